@@ -1,0 +1,208 @@
+// safetensors writer and validating reader.
+#include "checkpoint/safetensors.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "io/atomic_file.h"
+#include "io/json_strict.h"
+
+namespace zt {
+
+namespace {
+
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
+struct DTypeInfo {
+  DType dtype;
+  const char* name;
+  size_t size;
+};
+constexpr DTypeInfo kDTypes[] = {{DType::kF32, "F32", 4}, {DType::kI32, "I32", 4}, {DType::kU16, "U16", 2},
+                                 {DType::kF16, "F16", 2}, {DType::kBF16, "BF16", 2}, {DType::kI64, "I64", 8},
+                                 {DType::kU8, "U8", 1}};
+
+bool dtype_from_name(const std::string& name, DType* out) {
+  for (const DTypeInfo& d : kDTypes) {
+    if (name == d.name) {
+      *out = d.dtype;
+      return true;
+    }
+  }
+  return false;
+}
+
+// numel * elem_size with overflow detection.
+bool byte_size(const std::vector<int64_t>& shape, size_t elem, size_t* out) {
+  unsigned __int128 total = elem;
+  for (int64_t d : shape) {
+    if (d < 0) return false;
+    total *= static_cast<unsigned __int128>(d);
+    if (total > (static_cast<unsigned __int128>(1) << 62)) return false;
+  }
+  *out = static_cast<size_t>(total);
+  return true;
+}
+
+}  // namespace
+
+const char* dtype_name(DType dtype) {
+  for (const DTypeInfo& d : kDTypes) {
+    if (d.dtype == dtype) return d.name;
+  }
+  return "?";
+}
+
+size_t dtype_size(DType dtype) {
+  for (const DTypeInfo& d : kDTypes) {
+    if (d.dtype == dtype) return d.size;
+  }
+  return 0;
+}
+
+std::string shape_to_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+Status write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
+                         const std::map<std::string, std::string>& metadata) {
+  std::vector<const TensorToWrite*> order;
+  for (const TensorToWrite& t : tensors) order.push_back(&t);
+  std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+  for (size_t i = 1; i < order.size(); ++i) {
+    if (order[i]->name == order[i - 1]->name) {
+      return Status::InvalidArgument(path + ": duplicate tensor name " + order[i]->name);
+    }
+  }
+  Json header = Json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::vector<ByteSpan> pieces(2);
+  size_t offset = 0;
+  for (const TensorToWrite* t : order) {
+    size_t bytes = 0;
+    if (!byte_size(t->shape, dtype_size(t->dtype), &bytes)) {
+      return Status::InvalidArgument(path + ": tensor " + t->name + " has an invalid shape");
+    }
+    header[t->name] = {{"dtype", dtype_name(t->dtype)}, {"shape", t->shape}, {"data_offsets", {offset, offset + bytes}}};
+    pieces.push_back({t->data, bytes});
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  const uint64_t n = text.size();
+  unsigned char len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
+  pieces[0] = {len, 8};
+  pieces[1] = {text.data(), text.size()};
+  return write_file_atomic(path, pieces.data(), pieces.size());
+}
+
+StatusOr<SafetensorsFile> SafetensorsFile::read(const std::string& path) {
+  ZT_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  return parse(std::move(bytes), path);
+}
+
+StatusOr<SafetensorsFile> SafetensorsFile::parse(std::string bytes, const std::string& label) {
+  auto bad = [&label](const std::string& what) { return Status::Corruption(label + ": " + what); };
+  if (bytes.size() < 8) return bad("file is " + std::to_string(bytes.size()) + " bytes, shorter than the 8-byte header length");
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  if (n > kMaxHeaderBytes) return bad("header length " + std::to_string(n) + " exceeds the 100 MB limit");
+  if (n > bytes.size() - 8) {
+    return bad("header length " + std::to_string(n) + " runs past the end of the " + std::to_string(bytes.size()) +
+               "-byte file");
+  }
+  auto parsed = parse_json_strict(bytes.substr(8, n), label + " header");
+  if (!parsed.ok()) return Status::Corruption(parsed.status().message());
+  const Json& header = parsed.value();
+  if (!header.is_object()) return bad("header is not a JSON object");
+  SafetensorsFile file;
+  file.label_ = label;
+  file.data_start_ = 8 + n;
+  const size_t data_size = bytes.size() - file.data_start_;
+  std::vector<std::pair<size_t, std::string>> by_offset;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& name = it.key();
+    const Json& v = it.value();
+    if (name == "__metadata__") {
+      if (!v.is_object()) return bad("__metadata__ is not an object");
+      for (auto m = v.begin(); m != v.end(); ++m) {
+        if (!m.value().is_string()) return bad("__metadata__/" + m.key() + " is not a string");
+        file.metadata_[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    const std::string where = "tensor " + name;
+    if (!v.is_object() || !v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets")) {
+      return bad(where + ": expected an object with dtype, shape and data_offsets");
+    }
+    SafetensorsEntry e{};
+    if (!v["dtype"].is_string() || !dtype_from_name(v["dtype"].get<std::string>(), &e.dtype)) {
+      return bad(where + ": unsupported dtype " + v["dtype"].dump());
+    }
+    if (!v["shape"].is_array()) return bad(where + ": shape is not an array");
+    for (const Json& d : v["shape"]) {
+      if (!d.is_number_unsigned()) return bad(where + ": shape " + v["shape"].dump() + " has a non-integer or negative dimension");
+      e.shape.push_back(d.get<int64_t>());
+    }
+    const Json& off = v["data_offsets"];
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned()) {
+      return bad(where + ": data_offsets must be two non-negative integers");
+    }
+    e.begin = off[0].get<size_t>();
+    e.end = off[1].get<size_t>();
+    size_t expected = 0;
+    if (!byte_size(e.shape, dtype_size(e.dtype), &expected)) return bad(where + ": shape overflows");
+    if (e.end < e.begin || e.end - e.begin != expected) {
+      return bad(where + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + ") hold " +
+                 std::to_string(e.end - e.begin) + " bytes, but " + dtype_name(e.dtype) + " " +
+                 shape_to_string(e.shape) + " needs " + std::to_string(expected));
+    }
+    if (e.end > data_size) {
+      return bad(where + ": data ends at byte " + std::to_string(e.end) + " of a " + std::to_string(data_size) +
+                 "-byte data buffer (truncated file?)");
+    }
+    by_offset.emplace_back(e.begin, name);
+    file.entries_[name] = e;
+  }
+  std::sort(by_offset.begin(), by_offset.end());
+  size_t cursor = 0;
+  for (const auto& [begin, name] : by_offset) {
+    if (begin != cursor) {
+      return bad("tensor " + name + " starts at byte " + std::to_string(begin) + " but the previous tensor ends at " +
+                 std::to_string(cursor) + (begin > cursor ? " (hole)" : " (overlap)"));
+    }
+    cursor = file.entries_[name].end;
+  }
+  if (cursor != data_size) {
+    return bad("tensors cover " + std::to_string(cursor) + " bytes but the data buffer has " +
+               std::to_string(data_size) + " (trailing bytes)");
+  }
+  file.bytes_ = std::move(bytes);
+  return file;
+}
+
+const void* SafetensorsFile::data(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return nullptr;
+  return bytes_.data() + data_start_ + it->second.begin;
+}
+
+Status SafetensorsFile::read_f32(const std::string& name, const std::vector<int64_t>& shape, float* out) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return Status::NotFound(label_ + ": no tensor named " + name);
+  const SafetensorsEntry& e = it->second;
+  if (e.dtype != DType::kF32) {
+    return Status::InvalidArgument(label_ + ": tensor " + name + " has dtype " + dtype_name(e.dtype) + ", expected F32");
+  }
+  if (e.shape != shape) {
+    return Status::InvalidArgument(label_ + ": tensor " + name + " has shape " + shape_to_string(e.shape) +
+                                   ", expected " + shape_to_string(shape));
+  }
+  std::memcpy(out, data(name), e.end - e.begin);
+  return Status::OK();
+}
+
+}  // namespace zt

@@ -1,0 +1,71 @@
+// safetensors files (huggingface/safetensors format): an 8-byte little-endian header
+// length N, N bytes of JSON {name: {dtype, shape, data_offsets: [begin, end)}, and
+// optionally "__metadata__": {string: string}}, then the data buffer.
+//
+// The writer sorts tensors by name (all zerotrain tensors share one alignment), pads the
+// header with spaces to a multiple of 8 and writes atomically. The reader trusts nothing:
+// header length within the file and under 100 MB, valid JSON without duplicate keys,
+// known dtypes, shapes whose byte size matches data_offsets (overflow-checked), tensors
+// that tile the data buffer exactly (no holes, no overlap) and end at the end of file.
+// Every error names the file and what is wrong. Reading never executes code and never
+// allocates more than the file's own size.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace zt {
+
+enum class DType { kF32, kI32, kU16, kF16, kBF16, kI64, kU8 };
+const char* dtype_name(DType dtype);
+size_t dtype_size(DType dtype);
+
+struct TensorToWrite {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;
+  const void* data = nullptr;  // shape's product * dtype_size bytes
+};
+
+// Writes the tensors atomically (io/atomic_file.h). Duplicate names are refused.
+Status write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
+                         const std::map<std::string, std::string>& metadata = {});
+
+struct SafetensorsEntry {
+  DType dtype;
+  std::vector<int64_t> shape;
+  size_t begin;  // offset into the data buffer
+  size_t end;
+};
+
+class SafetensorsFile {
+ public:
+  // Reads and validates the whole file.
+  static StatusOr<SafetensorsFile> read(const std::string& path);
+  // Validates bytes already in memory; `label` names them in errors (usually the path).
+  static StatusOr<SafetensorsFile> parse(std::string bytes, const std::string& label);
+
+  const std::map<std::string, SafetensorsEntry>& entries() const { return entries_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  bool has(const std::string& name) const { return entries_.count(name) != 0; }
+  // Pointer to a tensor's bytes, or nullptr if absent.
+  const void* data(const std::string& name) const;
+  // Copies a float32 tensor of exactly `shape` into out; errors name file, tensor, shapes.
+  Status read_f32(const std::string& name, const std::vector<int64_t>& shape, float* out) const;
+  const std::string& label() const { return label_; }
+
+ private:
+  std::string label_;
+  std::string bytes_;
+  size_t data_start_ = 0;
+  std::map<std::string, SafetensorsEntry> entries_;
+  std::map<std::string, std::string> metadata_;
+};
+
+std::string shape_to_string(const std::vector<int64_t>& shape);
+
+}  // namespace zt

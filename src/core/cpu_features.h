@@ -1,0 +1,20 @@
+// Run-time ISA detection. Kernels are compiled for several ISAs (scalar, AVX2+FMA,
+// AVX-512) and the best one the CPU and OS support is chosen once at start-up;
+// ZT_ISA=scalar|avx2|avx512 in the environment forces a lower one (tests, benchmarks).
+// Thread-safety: all functions are safe to call from any thread.
+#pragma once
+
+namespace zt {
+
+enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+
+const char* isa_name(Isa isa);
+
+// The best ISA this CPU and OS support (cpuid + xgetbv), ignoring ZT_ISA.
+Isa detect_isa();
+
+// The ISA kernels use: detect_isa(), lowered by ZT_ISA if set. An unknown or
+// unsupported ZT_ISA value aborts with a message naming the allowed values.
+Isa active_isa();
+
+}  // namespace zt

@@ -1,0 +1,25 @@
+// Durable whole-file writes: write to "<path>.tmp.<pid>", fsync it, rename over
+// <path>, fsync the directory (the POSIX rule from fsync(2)). A crash at any point
+// leaves either the old file or the complete new one, never a torn file under <path>.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace zt {
+
+// Writes `size` bytes (possibly gathered from several pieces) atomically to `path`.
+struct ByteSpan {
+  const void* data;
+  size_t size;
+};
+Status write_file_atomic(const std::string& path, const ByteSpan* pieces, size_t count);
+Status write_file_atomic(const std::string& path, std::string_view contents);
+
+// Reads a whole file. NotFound if it does not exist; IOError naming the file otherwise.
+StatusOr<std::string> read_file(const std::string& path);
+
+}  // namespace zt

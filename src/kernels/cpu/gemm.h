@@ -1,0 +1,21 @@
+// Row-major single-precision GEMM, C = alpha * op(A) * op(B) + beta * C, through the
+// BLAS chosen at build time (OpenBLAS, OpenMP build). Called from inside an OpenMP
+// parallel region it runs on the calling thread only (the attention kernel relies on it).
+#pragma once
+
+namespace zt {
+
+enum class Trans { kNo, kYes };
+
+// op(A): (M, K), op(B): (K, N), C: (M, N); lda/ldb/ldc are row strides in elements.
+void sgemm(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+           const float* B, int ldb, float beta, float* C, int ldc);
+
+// Sets the thread count for OpenMP kernels and for the BLAS.
+void set_num_threads(int threads);
+int num_threads();
+
+// "OpenBLAS 0.3.21 (Cooperlake)": for reports.
+const char* blas_description();
+
+}  // namespace zt

@@ -1,0 +1,69 @@
+// GELU, tanh form as in GPT-2: y = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+// Evaluated as y = x * sigmoid(2u), the same function without the cancellation in
+// 1 + tanh(u) for negative u; the derivative is sigmoid(2u) + 2 x s (1 - s) du/dx.
+// Templated on an ISA struct S; included inside a per-ISA namespace.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/simd/tail.h"
+#include "kernels/cpu/simd/vmath.h"
+
+// sigmoid(2u) = 1 / (1 + exp(-2u)).
+template <class S>
+static inline typename S::V gelu_sigmoid(typename S::V x, typename S::V x2) {
+  const auto u = S::mul(S::set1(0.7978845608028654f), S::fmadd(S::mul(S::set1(0.044715f), x2), x, x));
+  const auto e = zt::simd::vexp<S>(S::mul(S::set1(-2.0f), u));
+  return S::div(S::set1(1.0f), S::add(S::set1(1.0f), e));
+}
+
+template <class S>
+static inline typename S::V gelu_value(typename S::V x) {
+  return S::mul(x, gelu_sigmoid<S>(x, S::mul(x, x)));
+}
+
+template <class S>
+static inline typename S::V gelu_grad(typename S::V x, typename S::V dy) {
+  using V = typename S::V;
+  const V x2 = S::mul(x, x);
+  const V s = gelu_sigmoid<S>(x, x2);
+  const V du = S::mul(S::set1(0.7978845608028654f), S::fmadd(S::set1(3.0f * 0.044715f), x2, S::set1(1.0f)));
+  const V ds = S::mul(S::mul(S::set1(2.0f), S::mul(s, S::sub(S::set1(1.0f), s))), du);  // d sigmoid(2u)/dx
+  return S::mul(S::fmadd(x, ds, s), dy);
+}
+
+template <class S>
+void gelu_forward_impl(float* out, const float* inp, int64_t n) {
+  constexpr int64_t kChunk = 4096;
+  const int64_t nchunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < nchunks; ++c) {
+    const int64_t lo = c * kChunk, hi = (lo + kChunk < n) ? lo + kChunk : n;
+    int64_t i = lo;
+    for (; i + S::kWidth <= hi; i += S::kWidth) S::store(out + i, gelu_value<S>(S::load(inp + i)));
+    if (i < hi) {
+      const int k = static_cast<int>(hi - i);
+      zt::simd::store_tail<S>(out + i, gelu_value<S>(zt::simd::load_tail<S>(inp + i, k, 0.0f)), k);
+    }
+  }
+}
+
+// dinp = gelu'(inp) * dout; dinp may alias dout.
+template <class S>
+void gelu_backward_impl(float* dinp, const float* inp, const float* dout, int64_t n) {
+  constexpr int64_t kChunk = 4096;
+  const int64_t nchunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < nchunks; ++c) {
+    const int64_t lo = c * kChunk, hi = (lo + kChunk < n) ? lo + kChunk : n;
+    int64_t i = lo;
+    for (; i + S::kWidth <= hi; i += S::kWidth) {
+      S::store(dinp + i, gelu_grad<S>(S::load(inp + i), S::load(dout + i)));
+    }
+    if (i < hi) {
+      const int k = static_cast<int>(hi - i);
+      const auto g = gelu_grad<S>(zt::simd::load_tail<S>(inp + i, k, 0.0f), zt::simd::load_tail<S>(dout + i, k, 0.0f));
+      zt::simd::store_tail<S>(dinp + i, g, k);
+    }
+  }
+}

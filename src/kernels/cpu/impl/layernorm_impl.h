@@ -1,0 +1,126 @@
+// LayerNorm forward/backward over rows of C, templated on an ISA struct S.
+// Included inside a per-ISA namespace by kernels_<isa>.cc; see kernels/cpu/layernorm.h
+// for the contract. Every reduction has a fixed order, independent of thread count:
+// rows are independent, and parameter gradients are split by column blocks.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/cpu/simd/tail.h"
+
+template <class S>
+static float row_sum(const float* x, int C) {
+  typename S::V acc = S::zero();
+  int i = 0;
+  for (; i + S::kWidth <= C; i += S::kWidth) acc = S::add(acc, S::load(x + i));
+  if (i < C) acc = S::add(acc, zt::simd::load_tail<S>(x + i, C - i, 0.0f));
+  return S::reduce_add(acc);
+}
+
+template <class S>
+void layernorm_forward_impl(float* out, float* mean, float* rstd, const float* inp,
+                            const float* weight, const float* bias, int64_t N, int C) {
+  constexpr float kEps = 1e-5f;
+  using V = typename S::V;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < N; ++r) {
+    const float* x = inp + r * C;
+    float* y = out + r * C;
+    const float m = row_sum<S>(x, C) / static_cast<float>(C);
+    const V vm = S::set1(m);
+    V acc = S::zero();
+    int i = 0;
+    for (; i + S::kWidth <= C; i += S::kWidth) {
+      const V d = S::sub(S::load(x + i), vm);
+      acc = S::fmadd(d, d, acc);
+    }
+    if (i < C) {
+      const V d = S::sub(zt::simd::load_tail<S>(x + i, C - i, m), vm);
+      acc = S::fmadd(d, d, acc);
+    }
+    const float var = S::reduce_add(acc) / static_cast<float>(C);
+    const float s = 1.0f / std::sqrt(var + kEps);
+    const V vs = S::set1(s);
+    i = 0;
+    for (; i + S::kWidth <= C; i += S::kWidth) {
+      const V n = S::mul(S::sub(S::load(x + i), vm), vs);
+      S::store(y + i, S::fmadd(n, S::load(weight + i), S::load(bias + i)));
+    }
+    if (i < C) {
+      const int k = C - i;
+      const V n = S::mul(S::sub(zt::simd::load_tail<S>(x + i, k, 0.0f), vm), vs);
+      const V w = zt::simd::load_tail<S>(weight + i, k, 0.0f);
+      const V b = zt::simd::load_tail<S>(bias + i, k, 0.0f);
+      zt::simd::store_tail<S>(y + i, S::fmadd(n, w, b), k);
+    }
+    mean[r] = m;
+    rstd[r] = s;
+  }
+}
+
+// dinp += d/dx; dweight += sum_rows dout * norm; dbias += sum_rows dout.
+template <class S>
+void layernorm_backward_impl(float* dinp, float* dweight, float* dbias, const float* dout,
+                             const float* inp, const float* weight, const float* mean,
+                             const float* rstd, int64_t N, int C) {
+  using V = typename S::V;
+  // Input gradient, one row at a time.
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < N; ++r) {
+    const float* x = inp + r * C;
+    const float* dy = dout + r * C;
+    float* dx = dinp + r * C;
+    const V vm = S::set1(mean[r]);
+    const V vs = S::set1(rstd[r]);
+    V acc_d = S::zero(), acc_dn = S::zero();
+    int i = 0;
+    for (; i + S::kWidth <= C; i += S::kWidth) {
+      const V n = S::mul(S::sub(S::load(x + i), vm), vs);
+      const V dn = S::mul(S::load(dy + i), S::load(weight + i));
+      acc_d = S::add(acc_d, dn);
+      acc_dn = S::fmadd(dn, n, acc_dn);
+    }
+    if (i < C) {
+      const int k = C - i;
+      const V n = S::mul(S::sub(zt::simd::load_tail<S>(x + i, k, mean[r]), vm), vs);
+      const V dn = S::mul(zt::simd::load_tail<S>(dy + i, k, 0.0f), zt::simd::load_tail<S>(weight + i, k, 0.0f));
+      acc_d = S::add(acc_d, dn);
+      acc_dn = S::fmadd(dn, n, acc_dn);
+    }
+    const V dmean = S::set1(S::reduce_add(acc_d) / static_cast<float>(C));
+    const V dnmean = S::set1(S::reduce_add(acc_dn) / static_cast<float>(C));
+    i = 0;
+    for (; i + S::kWidth <= C; i += S::kWidth) {
+      const V n = S::mul(S::sub(S::load(x + i), vm), vs);
+      const V dn = S::mul(S::load(dy + i), S::load(weight + i));
+      const V g = S::mul(S::sub(S::sub(dn, dmean), S::mul(n, dnmean)), vs);
+      S::store(dx + i, S::add(S::load(dx + i), g));
+    }
+    if (i < C) {
+      const int k = C - i;
+      const V n = S::mul(S::sub(zt::simd::load_tail<S>(x + i, k, 0.0f), vm), vs);
+      const V dn = S::mul(zt::simd::load_tail<S>(dy + i, k, 0.0f), zt::simd::load_tail<S>(weight + i, k, 0.0f));
+      const V g = S::mul(S::sub(S::sub(dn, dmean), S::mul(n, dnmean)), vs);
+      zt::simd::store_tail<S>(dx + i, S::add(zt::simd::load_tail<S>(dx + i, k, 0.0f), g), k);
+    }
+  }
+  // Parameter gradients by column block: each block sums over all rows in row order.
+  constexpr int kBlock = 64;
+  const int nblocks = (C + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static)
+  for (int blk = 0; blk < nblocks; ++blk) {
+    const int c0 = blk * kBlock;
+    const int c1 = (c0 + kBlock < C) ? c0 + kBlock : C;
+    for (int64_t r = 0; r < N; ++r) {
+      const float* x = inp + r * C;
+      const float* dy = dout + r * C;
+      const float m = mean[r], s = rstd[r];
+      for (int c = c0; c < c1; ++c) {
+        const float n = (x[c] - m) * s;
+        dweight[c] += dy[c] * n;
+        dbias[c] += dy[c];
+      }
+    }
+  }
+}

@@ -1,0 +1,160 @@
+// Every SIMD kernel against the scalar reference, on sizes with ragged tails. AdamW must
+// match bit for bit (same operation order, no FMA); the others within float rounding
+// (the SIMD paths sum in a different order and use FMA in their polynomials).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "kernels/cpu/kernel_table.h"
+#include "testing/gradcheck.h"
+
+namespace zt {
+namespace {
+
+using testing::random_vector;
+
+std::vector<Isa> simd_isas() {
+  std::vector<Isa> out;
+  if (detect_isa() >= Isa::kAvx2) out.push_back(Isa::kAvx2);
+  if (detect_isa() >= Isa::kAvx512) out.push_back(Isa::kAvx512);
+  return out;
+}
+
+void expect_close(const std::vector<float>& a, const std::vector<float>& b, double rtol, const char* what, Isa isa) {
+  ASSERT_EQ(a.size(), b.size());
+  double scale = 0.0;
+  for (float x : b) scale = std::max(scale, static_cast<double>(std::fabs(x)));
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_NEAR(a[i], b[i], rtol * (scale + 1e-30)) << what << " on " << isa_name(isa) << " at " << i;
+  }
+}
+
+TEST(KernelIsa, ReportsDetectedIsa) {
+  std::printf("  detected ISA: %s, active: %s\n", isa_name(detect_isa()), isa_name(active_isa()));
+  if (simd_isas().empty()) GTEST_SKIP() << "no SIMD ISA on this CPU: only the scalar path runs";
+}
+
+TEST(KernelIsa, LayerNormMatchesScalar) {
+  const int N = 5, C = 67;
+  auto x = random_vector(N * C, 1), w = random_vector(C, 2), b = random_vector(C, 3), dy = random_vector(N * C, 4);
+  auto run = [&](Isa isa, std::vector<float>* out, std::vector<float>* grads) {
+    const KernelTable& k = cpu_kernels_for(isa);
+    std::vector<float> mean(N), rstd(N);
+    out->assign(N * C, 0.0f);
+    k.layernorm_forward(out->data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C);
+    grads->assign(N * C + 2 * C, 0.25f);
+    k.layernorm_backward(grads->data(), grads->data() + N * C, grads->data() + N * C + C, dy.data(), x.data(),
+                         w.data(), mean.data(), rstd.data(), N, C);
+  };
+  std::vector<float> ref_out, ref_grads;
+  run(Isa::kScalar, &ref_out, &ref_grads);
+  for (Isa isa : simd_isas()) {
+    std::vector<float> out, grads;
+    run(isa, &out, &grads);
+    expect_close(out, ref_out, 1e-6, "layernorm forward", isa);
+    expect_close(grads, ref_grads, 1e-5, "layernorm backward", isa);
+  }
+}
+
+TEST(KernelIsa, GeluMatchesScalar) {
+  const int n = 1000 + 7;
+  auto x = random_vector(n, 5, 3.0f), dy = random_vector(n, 6);
+  for (Isa isa : simd_isas()) {
+    std::vector<float> y_ref(n), y(n), d_ref(n), d(n);
+    cpu_kernels_for(Isa::kScalar).gelu_forward(y_ref.data(), x.data(), n);
+    cpu_kernels_for(isa).gelu_forward(y.data(), x.data(), n);
+    cpu_kernels_for(Isa::kScalar).gelu_backward(d_ref.data(), x.data(), dy.data(), n);
+    cpu_kernels_for(isa).gelu_backward(d.data(), x.data(), dy.data(), n);
+    expect_close(y, y_ref, 1e-6, "gelu forward", isa);
+    expect_close(d, d_ref, 1e-6, "gelu backward", isa);
+  }
+  // The scalar path itself against libm's tanh.
+  std::vector<float> y(n);
+  cpu_kernels_for(Isa::kScalar).gelu_forward(y.data(), x.data(), n);
+  for (int i = 0; i < n; ++i) {
+    const double v = x[i];
+    const double ref = 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    ASSERT_NEAR(y[i], ref, 2e-7 * (1.0 + std::fabs(ref))) << "at x=" << v;
+  }
+}
+
+TEST(KernelIsa, AttentionSoftmaxMatchesScalar) {
+  const int T = 37;
+  auto s = random_vector(T * T, 7, 4.0f), dp = random_vector(T * T, 8);
+  std::vector<float> p_ref = s, d_ref = dp;
+  cpu_kernels_for(Isa::kScalar).attention_softmax_forward(p_ref.data(), T);
+  cpu_kernels_for(Isa::kScalar).attention_softmax_backward(d_ref.data(), p_ref.data(), T, 0.5f);
+  for (Isa isa : simd_isas()) {
+    std::vector<float> p = s, d = dp;
+    cpu_kernels_for(isa).attention_softmax_forward(p.data(), T);
+    cpu_kernels_for(isa).attention_softmax_backward(d.data(), p.data(), T, 0.5f);
+    expect_close(p, p_ref, 2e-6, "softmax forward", isa);
+    expect_close(d, d_ref, 2e-6, "softmax backward", isa);
+  }
+}
+
+TEST(KernelIsa, CrossEntropyMatchesScalar) {
+  const int N = 4, V = 1001, Vp = 1024;
+  auto logits = random_vector(N * Vp, 9, 5.0f);
+  const std::vector<int32_t> t = {5, -1, 1000, 0};
+  std::vector<float> l_ref(N), lse_ref(2 * N), d_ref(N * Vp);
+  const KernelTable& ks = cpu_kernels_for(Isa::kScalar);
+  ks.crossentropy_forward(l_ref.data(), lse_ref.data(), logits.data(), t.data(), N, V, Vp);
+  ks.crossentropy_backward(d_ref.data(), logits.data(), lse_ref.data(), t.data(), 0.3f, N, V, Vp);
+  for (Isa isa : simd_isas()) {
+    std::vector<float> l(N), lse(2 * N), d(N * Vp);
+    cpu_kernels_for(isa).crossentropy_forward(l.data(), lse.data(), logits.data(), t.data(), N, V, Vp);
+    cpu_kernels_for(isa).crossentropy_backward(d.data(), logits.data(), lse.data(), t.data(), 0.3f, N, V, Vp);
+    expect_close(l, l_ref, 1e-6, "crossentropy loss", isa);
+    expect_close(d, d_ref, 1e-6, "crossentropy grad", isa);
+  }
+}
+
+TEST(KernelIsa, SumSquaresMatchesScalarAndDouble) {
+  const int n = 200003;
+  auto x = random_vector(n, 10);
+  double exact = 0.0;
+  for (float v : x) exact += static_cast<double>(v) * v;
+  const double ref = cpu_kernels_for(Isa::kScalar).sum_squares(x.data(), n);
+  EXPECT_NEAR(ref, exact, 1e-5 * exact);
+  for (Isa isa : simd_isas()) EXPECT_NEAR(cpu_kernels_for(isa).sum_squares(x.data(), n), exact, 1e-5 * exact);
+}
+
+TEST(KernelIsa, AdamWBitIdenticalToScalar) {
+  const int n = 100000 + 13;
+  auto p0 = random_vector(n, 11), g = random_vector(n, 12), m0 = random_vector(n, 13, 0.1f);
+  auto v0 = random_vector(n, 14, 0.1f);
+  for (float& v : v0) v = v * v;
+  AdamWArgs a;
+  a.grad_scale = 0.7f;
+  a.decay_factor = 1.0f - 1e-3f * 0.1f;
+  a.beta1 = 0.9f;
+  a.one_minus_beta1 = 0.1f;
+  a.beta2 = 0.95f;
+  a.one_minus_beta2 = 0.05f;
+  a.bias_correction2_sqrt = 0.3f;
+  a.eps = 1e-8f;
+  a.neg_step_size = -1e-3f / 0.19f;
+  std::vector<float> p_ref = p0, m_ref = m0, v_ref = v0;
+  cpu_kernels_for(Isa::kScalar).adamw_step(p_ref.data(), g.data(), m_ref.data(), v_ref.data(), n, a);
+  for (Isa isa : simd_isas()) {
+    std::vector<float> p = p0, m = m0, v = v0;
+    cpu_kernels_for(isa).adamw_step(p.data(), g.data(), m.data(), v.data(), n, a);
+    EXPECT_EQ(0, std::memcmp(p.data(), p_ref.data(), n * sizeof(float))) << isa_name(isa);
+    EXPECT_EQ(0, std::memcmp(m.data(), m_ref.data(), n * sizeof(float))) << isa_name(isa);
+    EXPECT_EQ(0, std::memcmp(v.data(), v_ref.data(), n * sizeof(float))) << isa_name(isa);
+  }
+  // The scalar reference against the formula in double.
+  for (int i = 0; i < n; i += 997) {
+    const double gi = static_cast<double>(g[i]) * a.grad_scale;
+    const double m = m0[i] * 0.9 + gi * 0.1, v = v0[i] * 0.95 + 0.05 * gi * gi;
+    const double p = p0[i] * a.decay_factor + a.neg_step_size * m / (std::sqrt(v) / 0.3 + 1e-8);
+    EXPECT_NEAR(p_ref[i], p, 1e-5 * (1 + std::fabs(p)));
+  }
+}
+
+}  // namespace
+}  // namespace zt

@@ -1,0 +1,42 @@
+// KernelTable: the ISA-dispatched CPU kernels. Each ISA's translation unit
+// (kernels_scalar.cc, kernels_avx2.cc, kernels_avx512.cc) instantiates the templates in
+// impl/ for its ISA struct and fills one table; cpu_kernels() returns the table for
+// active_isa(). Callers normally use the typed wrappers (layernorm.h, gelu.h, ...).
+// Thread-safety: tables are immutable after static initialisation.
+#pragma once
+
+#include <cstdint>
+
+#include "core/cpu_features.h"
+#include "optim/adamw_args.h"
+
+namespace zt {
+
+struct KernelTable {
+  Isa isa;
+  void (*layernorm_forward)(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                            const float* bias, int64_t N, int C);
+  void (*layernorm_backward)(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                             const float* weight, const float* mean, const float* rstd, int64_t N, int C);
+  void (*gelu_forward)(float* out, const float* inp, int64_t n);
+  void (*gelu_backward)(float* dinp, const float* inp, const float* dout, int64_t n);
+  void (*attention_softmax_forward)(float* P, int T);
+  void (*attention_softmax_backward)(float* dP, const float* P, int T, float scale);
+  void (*crossentropy_forward)(float* losses, float* stats, const float* logits, const int32_t* targets,
+                               int64_t N, int V, int Vp);
+  void (*crossentropy_backward)(float* dlogits, const float* logits, const float* stats,
+                                const int32_t* targets, float dloss, int64_t N, int V, int Vp);
+  double (*sum_squares)(const float* x, int64_t n);
+  void (*adamw_step)(float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& args);
+};
+
+// The table for active_isa().
+const KernelTable& cpu_kernels();
+// The table for one ISA (tests compare ISAs); aborts if the CPU lacks it.
+const KernelTable& cpu_kernels_for(Isa isa);
+
+namespace kernels_scalar { extern const KernelTable kTable; }
+namespace kernels_avx2 { extern const KernelTable kTable; }
+namespace kernels_avx512 { extern const KernelTable kTable; }
+
+}  // namespace zt

@@ -1,0 +1,47 @@
+// AdamW: per-step scalars in double (as torch's Python floats), kernel per segment.
+#include "optim/adamw.h"
+
+#include <cmath>
+
+#include "kernels/cpu/kernel_table.h"
+
+namespace zt {
+
+AdamW::AdamW(const ParamTable& table, ElementRange range, const AdamWOptions& options)
+    : options_(options),
+      range_(range),
+      segments_(decay_segments(table, range)),
+      exp_avg_(range.size()),
+      exp_avg_sq_(range.size()) {}
+
+void AdamW::step(float* params, const float* grads, const StepHyper& hyper) {
+  ++steps_;
+  const double beta1 = std::isnan(hyper.momentum) ? options_.beta1 : hyper.momentum;
+  const double beta2 = options_.beta2;
+  const double t = static_cast<double>(steps_);
+  const double bc1 = options_.bias_correction ? 1.0 - std::pow(beta1, t) : 1.0;
+  const double bc2 = options_.bias_correction ? 1.0 - std::pow(beta2, t) : 1.0;
+  AdamWArgs args;
+  args.grad_scale = static_cast<float>(hyper.grad_scale);
+  args.beta1 = static_cast<float>(beta1);
+  args.one_minus_beta1 = static_cast<float>(1.0 - beta1);
+  args.beta2 = static_cast<float>(beta2);
+  args.one_minus_beta2 = static_cast<float>(1.0 - beta2);
+  args.bias_correction2_sqrt = static_cast<float>(std::sqrt(bc2));
+  args.eps = static_cast<float>(options_.eps);
+  args.neg_step_size = static_cast<float>(-(hyper.lr / bc1));
+  const float decay_factor = static_cast<float>(1.0 - hyper.lr * options_.weight_decay);
+  const KernelTable& k = cpu_kernels();
+  for (const DecaySegment& seg : segments_) {
+    args.decay_factor = seg.decay ? decay_factor : 1.0f;
+    const int64_t n = static_cast<int64_t>(seg.end - seg.begin);
+    k.adamw_step(params + seg.begin, grads + seg.begin, exp_avg_.data() + seg.begin,
+                 exp_avg_sq_.data() + seg.begin, n, args);
+  }
+}
+
+std::vector<StateTensor> AdamW::state() {
+  return {{"exp_avg", exp_avg_.data(), exp_avg_.size()}, {"exp_avg_sq", exp_avg_sq_.data(), exp_avg_sq_.size()}};
+}
+
+}  // namespace zt

@@ -1,0 +1,21 @@
+// Norms via the ISA-dispatched sum-of-squares kernel.
+#include "optim/grad_clip.h"
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/cpu/kernel_table.h"
+
+namespace zt {
+
+double sum_of_squares(const float* x, size_t n) { return cpu_kernels().sum_squares(x, static_cast<int64_t>(n)); }
+
+double l2_norm(const float* x, size_t n) { return std::sqrt(sum_of_squares(x, n)); }
+
+double clip_coefficient(double global_norm, double max_norm) {
+  if (max_norm <= 0.0) return 1.0;
+  const double coef = max_norm / (global_norm + 1e-6);
+  return coef < 1.0 ? coef : 1.0;
+}
+
+}  // namespace zt

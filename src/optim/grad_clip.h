@@ -1,0 +1,17 @@
+// Global-norm gradient clipping, DeepSpeed/torch style: the coefficient
+// max_norm / (norm + 1e-6) multiplies every gradient when it is below 1.
+#pragma once
+
+#include <cstddef>
+
+namespace zt {
+
+// sqrt of the sum of squares of n floats (fixed-order, thread-count independent).
+double l2_norm(const float* x, size_t n);
+// Sum of squares of n floats, for norms assembled from shards (ZeRO) by summing.
+double sum_of_squares(const float* x, size_t n);
+
+// 1.0 when max_norm <= 0 (clipping off) or the norm is already within it.
+double clip_coefficient(double global_norm, double max_norm);
+
+}  // namespace zt

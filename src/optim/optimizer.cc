@@ -1,0 +1,25 @@
+// decay_segments: intersect the optimizer's range with the tensor table, merging
+// neighbours that share a decay flag.
+#include "optim/optimizer.h"
+
+#include <algorithm>
+
+namespace zt {
+
+std::vector<DecaySegment> decay_segments(const ParamTable& table, ElementRange range) {
+  std::vector<DecaySegment> out;
+  for (const TensorSpec& s : table.specs()) {
+    const size_t lo = std::max(s.offset, range.begin);
+    const size_t hi = std::min(s.offset + s.numel, range.end);
+    if (lo >= hi) continue;
+    const size_t b = lo - range.begin, e = hi - range.begin;
+    if (!out.empty() && out.back().end == b && out.back().decay == s.weight_decay) {
+      out.back().end = e;
+    } else {
+      out.push_back({b, e, s.weight_decay});
+    }
+  }
+  return out;
+}
+
+}  // namespace zt

@@ -1,0 +1,39 @@
+// SGD with momentum, as torch.optim.SGD: g += wd * p (L2, on decayed tensors only);
+// buf = momentum * buf + (1 - dampening) * g (buf = g on the first step);
+// g = nesterov ? g + momentum * buf : buf; p -= lr * g.
+#pragma once
+
+#include "optim/optimizer.h"
+#include "tensor/buffer.h"
+
+namespace zt {
+
+struct SgdOptions {
+  double lr = 1e-3;
+  double momentum = 0.0;
+  double dampening = 0.0;
+  double weight_decay = 0.0;
+  bool nesterov = false;
+};
+
+class Sgd final : public Optimizer {
+ public:
+  Sgd(const ParamTable& table, ElementRange range, const SgdOptions& options);
+
+  void step(float* params, const float* grads, const StepHyper& hyper) override;
+  ElementRange range() const override { return range_; }
+  size_t state_bytes() const override { return momentum_buffer_.bytes(); }
+  std::vector<StateTensor> state() override;
+  int64_t step_count() const override { return steps_; }
+  void set_step_count(int64_t steps) override { steps_ = steps; }
+  const char* name() const override { return "SGD"; }
+
+ private:
+  SgdOptions options_;
+  ElementRange range_;
+  std::vector<DecaySegment> segments_;
+  FloatBuffer momentum_buffer_;  // empty when momentum == 0
+  int64_t steps_ = 0;
+};
+
+}  // namespace zt

@@ -1,0 +1,48 @@
+// FloatBuffer allocation and zeroing.
+#include "tensor/buffer.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "core/check.h"
+
+namespace zt {
+
+FloatBuffer::FloatBuffer(size_t count) : size_(count) {
+  if (count == 0) return;
+  const size_t bytes = ((count * sizeof(float) + 63) / 64) * 64;
+  data_ = static_cast<float*>(std::aligned_alloc(64, bytes));
+  ZT_CHECK(data_ != nullptr, "out of memory allocating %zu bytes", bytes);
+  zero();
+}
+
+FloatBuffer::~FloatBuffer() { std::free(data_); }
+
+FloatBuffer::FloatBuffer(FloatBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+FloatBuffer& FloatBuffer::operator=(FloatBuffer&& other) noexcept {
+  if (this != &other) {
+    std::free(data_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void FloatBuffer::zero() {
+  const long long n = static_cast<long long>(size_);
+  if (n < (1 << 20)) {
+    if (n > 0) std::memset(data_, 0, size_ * sizeof(float));
+    return;
+  }
+  const long long chunk = 1 << 18;
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < n; i += chunk) {
+    const long long len = (i + chunk < n) ? chunk : n - i;
+    std::memset(data_ + i, 0, static_cast<size_t>(len) * sizeof(float));
+  }
+}
+
+}  // namespace zt

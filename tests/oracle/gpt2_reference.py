@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""PyTorch GPT-2 reference for zerotrain's oracle tests (test-only; never a runtime dependency).
+
+Usage: gpt2_reference.py WORKDIR
+Reads WORKDIR/case.json and WORKDIR/init.safetensors (zerotrain's weights, by name, in
+nn.Linear (out, in) layout, plus int32 "tokens" and "targets" of shape (steps, B, T)),
+builds the same GPT-2 in PyTorch, and writes WORKDIR/torch.safetensors with:
+  logits (B, T, V), loss (1), grad.<param> for every parameter    -- batch 0, no update
+  step_losses (steps)                                              -- AdamW training run
+The training run uses torch.optim.AdamW (decay on 2-D tensors only), clip_grad_norm_ and
+DeepSpeed's WarmupLR formula, written here independently of zerotrain's C++.
+Exit status 3 with a message when torch is not installed (the test then fails).
+"""
+import json
+import math
+import struct
+import sys
+
+try:
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError as e:  # the C++ test turns this into a failure, never a skip
+    print(f"gpt2_reference.py: {e}; install Debian's python3-torch and python3-numpy", file=sys.stderr)
+    sys.exit(3)
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n])
+    base = 8 + n
+    dtypes = {"F32": np.float32, "I32": np.int32}
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        b, end = e["data_offsets"]
+        out[name] = np.frombuffer(blob[base + b:base + end], dtype=dtypes[e["dtype"]]).reshape(e["shape"]).copy()
+    return out
+
+
+def write_safetensors(path, tensors):
+    header, offset, chunks = {}, 0, []
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name], dtype=np.float32)
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
+        chunks.append(a.tobytes())
+        offset += a.nbytes
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(chunks))
+
+
+class Attention(nn.Module):
+    def __init__(self, C, NH):
+        super().__init__()
+        self.c_attn = nn.Linear(C, 3 * C)
+        self.c_proj = nn.Linear(C, C)
+        self.n_head = NH
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        hs = C // self.n_head
+        q, k, v = (t.view(B, T, self.n_head, hs).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))
+        mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+class Mlp(nn.Module):
+    def __init__(self, C):
+        super().__init__()
+        self.c_fc = nn.Linear(C, 4 * C)
+        self.c_proj = nn.Linear(4 * C, C)
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
+
+
+class Block(nn.Module):
+    def __init__(self, C, NH):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(C, eps=1e-5)
+        self.attn = Attention(C, NH)
+        self.ln_2 = nn.LayerNorm(C, eps=1e-5)
+        self.mlp = Mlp(C)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class Gpt2(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        C = cfg["n_embd"]
+        self.wte = nn.Embedding(cfg["vocab_size"], C)
+        self.wpe = nn.Embedding(cfg["n_positions"], C)
+        self.h = nn.ModuleList(Block(C, cfg["n_head"]) for _ in range(cfg["n_layer"]))
+        self.ln_f = nn.LayerNorm(C, eps=1e-5)
+
+    def forward(self, tokens):
+        T = tokens.shape[1]
+        x = self.wte(tokens) + self.wpe(torch.arange(T))
+        for block in self.h:
+            x = block(x)
+        return self.ln_f(x) @ self.wte.weight.t()
+
+
+def deepspeed_warmup_lr(it, min_lr, max_lr, warmup_steps, warmup_type):
+    """DeepSpeed WarmupLR.get_lr() at last_batch_iteration = it (it = -1: constructor state)."""
+    if it < 0:
+        return min_lr
+    warmup_steps = max(2, warmup_steps)
+    gamma = 1.0
+    if it < warmup_steps:
+        if warmup_type == "log":
+            gamma = (1.0 / math.log(warmup_steps)) * math.log(it + 1)
+        else:
+            gamma = it / warmup_steps
+    return min_lr + (max_lr - min_lr) * gamma
+
+
+def build(cfg, init):
+    model = Gpt2(cfg)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            src = init[name]
+            if name == "wte.weight":
+                src = src[: cfg["vocab_size"]]  # zerotrain may pad the vocabulary
+            assert tuple(src.shape) == tuple(p.shape), (name, src.shape, p.shape)
+            p.copy_(torch.from_numpy(src))
+    return model
+
+
+def loss_of(model, tokens, targets, V):
+    logits = model(tokens)
+    return logits, F.cross_entropy(logits.view(-1, V), targets.view(-1), ignore_index=-1)
+
+
+def main(workdir):
+    case = json.load(open(f"{workdir}/case.json"))
+    cfg = case["model"]
+    V = cfg["vocab_size"]
+    init = read_safetensors(f"{workdir}/init.safetensors")
+    tokens = torch.from_numpy(init["tokens"].astype(np.int64))
+    targets = torch.from_numpy(init["targets"].astype(np.int64))
+    out = {}
+
+    model = build(cfg, init)
+    logits, loss = loss_of(model, tokens[0], targets[0], V)
+    loss.backward()
+    out["logits"] = logits.detach().numpy()
+    out["loss"] = np.array([loss.item()], dtype=np.float32)
+    for name, p in model.named_parameters():
+        out["grad." + name] = p.grad.numpy()
+
+    opt_cfg, sched = case["adamw"], case["warmup_lr"]
+    model = build(cfg, init)
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": opt_cfg["weight_decay"]},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=sched["warmup_max_lr"], betas=(opt_cfg["beta1"], opt_cfg["beta2"]), eps=opt_cfg["eps"])
+    losses = []
+    for step in range(case["steps"]):
+        opt.zero_grad(set_to_none=False)
+        _, loss = loss_of(model, tokens[step], targets[step], V)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), case["gradient_clipping"])
+        lr = deepspeed_warmup_lr(step - 1, sched["warmup_min_lr"], sched["warmup_max_lr"],
+                                 sched["warmup_num_steps"], sched["warmup_type"])
+        for group in opt.param_groups:
+            group["lr"] = lr
+        opt.step()
+        losses.append(loss.item())
+    out["step_losses"] = np.array(losses, dtype=np.float64)
+    write_safetensors(f"{workdir}/torch.safetensors", out)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    torch.set_num_threads(2)
+    main(sys.argv[1])

@@ -24,8 +24,6 @@
 
 namespace zt {
 
-enum class OptimizerKind { kAdamW, kSgd };
-
 struct TrainerOptions {
   GptConfig model;
   int micro_batch = 4;         // sequences per micro-batch
@@ -81,6 +79,8 @@ class Trainer {
   Optimizer& optimizer() { return *optimizer_; }
   const TrainerOptions& options() const { return options_; }
   int64_t global_step() const { return global_step_; }
+  // For resuming: the number of optimizer steps already taken (drives the LR schedule).
+  void set_global_step(int64_t step) { global_step_ = step; }
   // The learning rate the next step will use.
   double next_lr() const { return schedule_.at(global_step_ - 1).lr; }
 

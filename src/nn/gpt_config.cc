@@ -36,6 +36,11 @@ int64_t GptConfig::num_parameters() const {
   return static_cast<int64_t>(vocab_size) * C + static_cast<int64_t>(n_positions) * C + L * per_block + 2 * C;
 }
 
+double GptConfig::flops_per_token(int T) const {
+  const double L = n_layer, C = n_embd, V = vocab_size;
+  return 6.0 * (12.0 * L * C * C + V * C) + 12.0 * L * C * T;
+}
+
 std::string GptConfig::to_string() const {
   char buf[160];
   std::snprintf(buf, sizeof(buf), "n_layer=%d n_head=%d n_embd=%d vocab_size=%d (padded %d) n_positions=%d",

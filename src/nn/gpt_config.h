@@ -25,6 +25,9 @@ struct GptConfig {
   Status validate() const;
   // Parameters excluding vocabulary padding (GPT-2 small: 124,439,808).
   int64_t num_parameters() const;
+  // Training FLOPs per token at sequence length T (forward + backward, PaLM's count):
+  // 6 x matmul weights (12 L C^2 + V C, the LM head included) + 12 L C T for attention.
+  double flops_per_token(int T) const;
   std::string to_string() const;
 
   static GptConfig gpt2_small();

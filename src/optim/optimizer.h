@@ -14,6 +14,8 @@
 
 namespace zt {
 
+enum class OptimizerKind { kAdamW, kSgd };
+
 // What changes from step to step, from the schedule and the gradient clipper.
 struct StepHyper {
   double lr = 0.0;

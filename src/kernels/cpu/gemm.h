@@ -1,6 +1,10 @@
-// Row-major single-precision GEMM, C = alpha * op(A) * op(B) + beta * C, through the
-// BLAS chosen at build time (OpenBLAS, OpenMP build). Called from inside an OpenMP
-// parallel region it runs on the calling thread only (the attention kernel relies on it).
+// Row-major single-precision GEMM, C = alpha * op(A) * op(B) + beta * C, through
+// OpenBLAS (OpenMP build) or oneDNN, whichever measured faster for the call's shape on
+// the AVX-512 machines we benchmark (bench/RESULTS.md): OpenBLAS for the forward
+// pattern X W^T (op(B) transposed), oneDNN for the backward patterns dY W and dY^T X.
+// ZT_GEMM=openblas|onednn|auto overrides. Both are deterministic for a fixed thread
+// count. Called from inside an OpenMP parallel region it always uses OpenBLAS, which
+// then runs on the calling thread only (the per-head attention GEMMs rely on this).
 #pragma once
 
 namespace zt {

@@ -1,0 +1,60 @@
+#!/usr/bin/python3
+"""Times PyTorch's training step (forward + backward + AdamW) for one GPT-2 shape and
+prints one JSON line with medians; bench/train_step.sh runs it alternately with
+zerotrain's train_step_bench. The model is tests/oracle/gpt2_reference.py's Gpt2 (the
+same architecture the oracle test checks zerotrain against).
+  torch_train_step.py --layers L --heads H --embd C --vocab V --batch B --seq T [--steps N] [--warmup W] [--threads P]
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "oracle"))
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from gpt2_reference import Gpt2  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for k, d in [("layers", 12), ("heads", 12), ("embd", 768), ("vocab", 50257), ("batch", 4), ("seq", 64),
+                 ("steps", 5), ("warmup", 1), ("threads", 2), ("positions", 1024)]:
+        ap.add_argument("--" + k, type=int, default=d)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    model = Gpt2({"n_embd": a.embd, "vocab_size": a.vocab, "n_positions": a.positions, "n_layer": a.layers,
+                  "n_head": a.heads})
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=1e-4)
+    x = torch.randint(0, a.vocab, (a.batch, a.seq))
+    y = torch.roll(x, -1)
+    fwd, bwd, st, total = [], [], [], []
+    for s in range(a.warmup + a.steps):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=False)
+        loss = F.cross_entropy(model(x).view(-1, a.vocab), y.view(-1))
+        t1 = time.perf_counter()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        t2 = time.perf_counter()
+        opt.step()
+        t3 = time.perf_counter()
+        if s >= a.warmup:
+            fwd.append(t1 - t0)
+            bwd.append(t2 - t1)
+            st.append(t3 - t2)
+            total.append(t3 - t0)
+    med = statistics.median
+    print(json.dumps({"impl": "pytorch", "version": torch.__version__, "ms": 1e3 * med(total),
+                      "forward_ms": 1e3 * med(fwd), "backward_ms": 1e3 * med(bwd), "optimizer_ms": 1e3 * med(st),
+                      "ms_min": 1e3 * min(total), "ms_max": 1e3 * max(total)}))
+
+
+if __name__ == "__main__":
+    main()

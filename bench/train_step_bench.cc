@@ -1,0 +1,84 @@
+// Times zerotrain's training step (forward + backward + AdamW) for one model shape and
+// prints one JSON line with medians: used by bench/train_step.sh, which runs the same
+// shape in PyTorch alternately and computes the ratios.
+//   train_step_bench --layers L --heads H --embd C --vocab V --batch B --seq T
+//                    [--steps N] [--warmup W] [--threads P] [--positions P]
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "engine/trainer.h"
+#include "kernels/cpu/gemm.h"
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  zt::TrainerOptions o;
+  int steps = 5, warmup = 1, threads = 2;
+  o.model.n_positions = 1024;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i];
+    const int v = std::atoi(argv[i + 1]);
+    if (k == "--layers") o.model.n_layer = v;
+    else if (k == "--heads") o.model.n_head = v;
+    else if (k == "--embd") o.model.n_embd = v;
+    else if (k == "--vocab") o.model.vocab_size = v;
+    else if (k == "--positions") o.model.n_positions = v;
+    else if (k == "--batch") o.micro_batch = v;
+    else if (k == "--seq") o.seq_len = v;
+    else if (k == "--steps") steps = v;
+    else if (k == "--warmup") warmup = v;
+    else if (k == "--threads") threads = v;
+    else if (k == "--padded-vocab") o.model.padded_vocab_size = v;
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
+      return 2;
+    }
+  }
+  zt::set_num_threads(threads);
+  o.schedule.base_lr = 1e-4;
+  auto created = zt::Trainer::create(o);
+  if (!created.ok()) {
+    std::fprintf(stderr, "%s\n", created.status().to_string().c_str());
+    return 2;
+  }
+  zt::Trainer& t = *created.value();
+  const int n = o.micro_batch * o.seq_len;
+  zt::Rng rng(1);
+  std::vector<int32_t> x(n), y(n);
+  for (int i = 0; i < n; ++i) x[i] = static_cast<int32_t>(rng.below(o.model.vocab_size));
+  for (int i = 0; i < n; ++i) y[i] = x[(i + 1) % n];
+  std::vector<double> total, fwd, bwd, opt;
+  for (int s = 0; s < warmup + steps; ++s) {
+    auto st = t.step({{x.data(), y.data()}});
+    if (!st.ok()) {
+      std::fprintf(stderr, "%s\n", st.status().to_string().c_str());
+      return 1;
+    }
+    if (s < warmup) continue;
+    fwd.push_back(st->forward_s);
+    bwd.push_back(st->backward_s);
+    opt.push_back(st->optimizer_s);
+    total.push_back(st->forward_s + st->backward_s + st->optimizer_s);
+  }
+  const zt::MemoryReport m = t.memory();
+  std::printf("{\"impl\":\"zerotrain\",\"ms\":%.2f,\"forward_ms\":%.2f,\"backward_ms\":%.2f,\"optimizer_ms\":%.2f,"
+              "\"ms_min\":%.2f,\"ms_max\":%.2f,\"params\":%lld,\"peak_rss_mb\":%.1f,\"activation_mb\":%.1f}\n",
+              1e3 * median(total), 1e3 * median(fwd), 1e3 * median(bwd), 1e3 * median(opt),
+              1e3 * *std::min_element(total.begin(), total.end()), 1e3 * *std::max_element(total.begin(), total.end()),
+              static_cast<long long>(o.model.num_parameters()), m.peak_rss_bytes / 1048576.0,
+              m.activation_bytes / 1048576.0);
+  return 0;
+}

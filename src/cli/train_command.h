@@ -1,0 +1,20 @@
+// `zerotrain train`: configuration -> data -> Trainer -> loop with progress, metrics,
+// validation and timing breakdown -> checkpoint, memory report, sample.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace zt {
+
+struct TrainCommandArgs {
+  std::string config_path;             // "" = the embedded demo configuration
+  std::vector<std::string> overrides;  // "key.path=value", applied before validation
+  std::string resume;                  // checkpoint (tag dir or save dir with `latest`); "" = fresh
+};
+
+// Exit status: 0 done, 2 bad configuration or input (before any training), 1 failure
+// during the run.
+int run_train(const TrainCommandArgs& args);
+
+}  // namespace zt

@@ -1,0 +1,132 @@
+// parse_config orchestration, DeepSpeed batch arithmetic, feature gate, overrides.
+#include "config/config.h"
+
+#include "config/sections.h"
+#include "io/atomic_file.h"
+
+namespace zt {
+
+using namespace config_sections;
+
+StatusOr<ZtConfig> parse_config(const Json& root) {
+  if (!root.is_object()) return Status::InvalidArgument("config: expected a JSON object at the top level");
+  ZtConfig c;
+  c.source = root;
+  JsonReader r(root, "");
+  parse_batch(r, &c.batch);
+  parse_optimizer(r, &c);
+  parse_scheduler(r, &c);
+  parse_zero(r, &c.zero);
+  parse_precision(r, &c.precision);
+  parse_activation_checkpointing(r, &c.activation_checkpointing);
+  parse_misc(r, &c);
+  parse_data(r, &c.data);
+  parse_model(r, c.data.tokenizer, &c.model);
+  parse_training(r, &c.training);
+  ZT_RETURN_IF_ERROR(r.finish());
+  if (c.data.seq_len > c.model.n_positions) {
+    return Status::InvalidArgument("/data/seq_len: " + std::to_string(c.data.seq_len) +
+                                   " exceeds /model/n_positions=" + std::to_string(c.model.n_positions));
+  }
+  return c;
+}
+
+Status resolve_batch(BatchConfig* b, int dp) {
+  const int64_t tbs = b->train_batch_size, mbs = b->micro_batch, gas = b->grad_accum;
+  const std::string dp_text = "data-parallel size " + std::to_string(dp);
+  auto bad = [](const std::string& key, const std::string& why) { return Status::InvalidArgument("/" + key + ": " + why); };
+  if (tbs == 0 && mbs == 0) {
+    return bad("train_batch_size", "either train_batch_size or train_micro_batch_size_per_gpu must be given");
+  }
+  if (tbs && mbs && gas) {
+    if (tbs != mbs * gas * dp) {
+      return bad("train_batch_size", std::to_string(tbs) + " is not train_micro_batch_size_per_gpu " +
+                                         std::to_string(mbs) + " x gradient_accumulation_steps " + std::to_string(gas) +
+                                         " x " + dp_text + " (= " + std::to_string(mbs * gas * dp) + ")");
+    }
+  } else if (tbs && mbs) {
+    if (tbs % (mbs * dp) != 0) {
+      return bad("train_batch_size", std::to_string(tbs) + " is not divisible by train_micro_batch_size_per_gpu " +
+                                         std::to_string(mbs) + " x " + dp_text);
+    }
+    b->grad_accum = tbs / (mbs * dp);
+  } else if (tbs && gas) {
+    if (tbs % (gas * dp) != 0) {
+      return bad("train_batch_size", std::to_string(tbs) + " is not divisible by gradient_accumulation_steps " +
+                                         std::to_string(gas) + " x " + dp_text);
+    }
+    b->micro_batch = tbs / (gas * dp);
+  } else if (mbs) {
+    b->grad_accum = gas ? gas : 1;
+    b->train_batch_size = mbs * b->grad_accum * dp;
+  } else {  // train_batch_size alone
+    if (tbs % dp != 0) {
+      return bad("train_batch_size", std::to_string(tbs) + " is not divisible by the " + dp_text);
+    }
+    b->grad_accum = 1;
+    b->micro_batch = tbs / dp;
+  }
+  return Status::OK();
+}
+
+Status check_supported(const ZtConfig& c) {
+  auto no = [](const std::string& ptr, const std::string& why) { return Status::Unimplemented(ptr + ": " + why); };
+  if (c.precision.fp16) return no("/fp16/enabled", "true is not supported yet: zerotrain trains in fp32 for now");
+  if (c.precision.bf16) return no("/bf16/enabled", "true is not supported yet: zerotrain trains in fp32 for now");
+  if (c.zero.stage > 0) {
+    return no("/zero_optimization/stage",
+              std::to_string(c.zero.stage) + " is not supported yet: ZeRO stages arrive with data parallelism");
+  }
+  if (c.zero.offload_optimizer.device != "none") {
+    return no("/zero_optimization/offload_optimizer/device", "\"" + c.zero.offload_optimizer.device +
+                                                                 "\" is not supported yet: optimizer offload");
+  }
+  if (c.zero.offload_param.device != "none") {
+    return no("/zero_optimization/offload_param/device",
+              "\"" + c.zero.offload_param.device + "\" is not supported yet: parameter offload");
+  }
+  const ActivationCheckpointConfig& a = c.activation_checkpointing;
+  if (a.partition_activations) return no("/activation_checkpointing/partition_activations", "true is not supported yet");
+  if (a.cpu_checkpointing) return no("/activation_checkpointing/cpu_checkpointing", "true is not supported yet");
+  if (a.number_checkpoints) return no("/activation_checkpointing/number_checkpoints", "is not supported yet");
+  return Status::OK();
+}
+
+StatusOr<Json> load_json_file(const std::string& path) {
+  auto text = read_file(path);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) return Status::NotFound("config file not found: " + path);
+    return text.status();
+  }
+  return parse_json_strict(text.value(), path);
+}
+
+Status apply_override(Json* root, const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return Status::InvalidArgument("--set " + assignment + ": expected key.path=value");
+  }
+  const std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  Json value;
+  auto parsed = parse_json_strict(text, "--set " + key);
+  value = parsed.ok() ? parsed.value() : Json(text);
+  Json* node = root;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = key.find('.', start);
+    const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty()) return Status::InvalidArgument("--set " + assignment + ": empty key component");
+    if (!node->is_object()) {
+      return Status::InvalidArgument("--set " + assignment + ": " + key.substr(0, start - 1) + " is not an object");
+    }
+    if (dot == std::string::npos) {
+      (*node)[part] = value;
+      return Status::OK();
+    }
+    if (!node->contains(part)) (*node)[part] = Json::object();
+    node = &(*node)[part];
+    start = dot + 1;
+  }
+}
+
+}  // namespace zt

@@ -1,0 +1,129 @@
+// ZtConfig: one training run's configuration, read from a DeepSpeed ds_config.json with
+// DeepSpeed's vocabulary and defaults, plus zerotrain's own sections ("model", "data",
+// "training") in the same file. parse_config() validates every key (unknown, wrong type,
+// out of range -> InvalidArgument naming the JSON pointer, the value and what is
+// allowed); resolve_batch() applies DeepSpeed's batch-size arithmetic for a data-parallel
+// size; check_supported() refuses, naming the key, any feature zerotrain lacks so far.
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "io/json_strict.h"
+#include "nn/gpt_config.h"
+#include "optim/adamw.h"
+#include "optim/lr_schedule.h"
+#include "optim/optimizer.h"
+#include "optim/sgd.h"
+
+namespace zt {
+
+// DeepSpeed's train_batch_size / train_micro_batch_size_per_gpu / gradient_accumulation_steps.
+// 0 = not given. After resolve_batch all three are set and consistent.
+struct BatchConfig {
+  int64_t train_batch_size = 0;
+  int64_t micro_batch = 0;
+  int64_t grad_accum = 0;
+};
+
+struct OffloadConfig {
+  std::string device = "none";  // none | cpu | nvme
+  std::string nvme_path;
+};
+
+// zero_optimization (DeepSpeed's DeepSpeedZeroConfig defaults; sizes in elements).
+struct ZeroConfig {
+  int stage = 0;
+  bool overlap_comm = false;  // DeepSpeed: true for stage 3 unless set
+  bool contiguous_gradients = true;
+  bool reduce_scatter = true;
+  int64_t reduce_bucket_size = 500'000'000;
+  int64_t allgather_bucket_size = 500'000'000;
+  int64_t stage3_prefetch_bucket_size = 50'000'000;
+  int64_t stage3_param_persistence_threshold = 100'000;
+  int64_t stage3_max_live_parameters = 1'000'000'000;
+  int64_t stage3_max_reuse_distance = 1'000'000'000;
+  int64_t sub_group_size = 1'000'000'000;
+  OffloadConfig offload_optimizer;
+  OffloadConfig offload_param;
+};
+
+struct PrecisionConfig {
+  bool fp16 = false;
+  bool bf16 = false;
+  double fp16_loss_scale = 0.0;  // 0 = dynamic
+  int fp16_initial_scale_power = 16;
+  int64_t fp16_loss_scale_window = 1000;
+  int fp16_hysteresis = 2;
+  double fp16_min_loss_scale = 1.0;
+};
+
+struct ActivationCheckpointConfig {
+  bool partition_activations = false;
+  bool cpu_checkpointing = false;
+  int64_t number_checkpoints = 0;  // 0 = not set
+};
+
+struct DataConfig {
+  std::vector<std::string> train;  // files or globs, one split may span several shards
+  std::vector<std::string> val;
+  std::string format = "auto";     // auto | llmc | raw_uint16
+  std::string tokenizer = "gpt2";  // gpt2 | byte
+  std::string bpe_dir;             // empty: default location
+  int seq_len = 256;
+};
+
+struct TrainingConfig {
+  int64_t steps = 1000;
+  int64_t eval_interval = 100;  // 0 = no periodic validation
+  int64_t eval_batches = 8;
+  std::string output_dir = "out";
+  uint64_t seed = 1234;
+  int threads = 0;  // 0 = OMP_NUM_THREADS / all cores
+  bool metrics_csv = true;
+  int64_t sample_tokens = 0;  // > 0: print a sample of this many tokens at the end
+  std::string sample_prompt = "\n";
+  double sample_temperature = 0.8;
+  int sample_top_k = 40;
+  bool save_at_end = true;
+};
+
+struct ZtConfig {
+  BatchConfig batch;
+  OptimizerKind optimizer = OptimizerKind::kAdamW;
+  AdamWOptions adamw;
+  SgdOptions sgd;
+  LrScheduleOptions schedule;
+  double gradient_clipping = 1.0;
+  int64_t steps_per_print = 0;  // 0 = DeepSpeed's None
+  bool wall_clock_breakdown = false;
+  ZeroConfig zero;
+  PrecisionConfig precision;
+  ActivationCheckpointConfig activation_checkpointing;
+  GptConfig model;
+  DataConfig data;
+  TrainingConfig training;
+  Json source;  // the configuration as given (after overrides), for checkpoints and logs
+};
+
+// Validates and reads a whole config. Does not resolve the batch triple.
+StatusOr<ZtConfig> parse_config(const Json& root);
+
+// DeepSpeed's batch arithmetic: train_batch_size = micro_batch x grad_accum x dp_size,
+// any two given determine the third; one alone sets grad_accum = 1.
+Status resolve_batch(BatchConfig* batch, int dp_size);
+
+// Refuses features zerotrain does not have yet, naming the key (e.g. fp16, ZeRO > 0).
+Status check_supported(const ZtConfig& config);
+
+// Reads a JSON file strictly (duplicate keys are errors).
+StatusOr<Json> load_json_file(const std::string& path);
+
+// Applies "a.b.c=value" to root: value is parsed as JSON, or taken as a string if it is
+// not valid JSON. Intermediate objects are created.
+Status apply_override(Json* root, const std::string& assignment);
+
+}  // namespace zt

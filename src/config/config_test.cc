@@ -1,0 +1,156 @@
+// Every class of bad configuration, with the exact message; DeepSpeed's defaults and
+// batch arithmetic; command-line overrides.
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+
+namespace zt {
+namespace {
+
+Status parse_text(const std::string& text, ZtConfig* out = nullptr) {
+  auto json = parse_json_strict(text, "config.json");
+  if (!json.ok()) return json.status();
+  auto c = parse_config(json.value());
+  if (!c.ok()) return c.status();
+  if (out != nullptr) *out = c.value();
+  return Status::OK();
+}
+
+void expect_error(const std::string& text, const std::string& message) {
+  const Status s = parse_text(text);
+  EXPECT_FALSE(s.ok()) << text;
+  EXPECT_EQ(s.message(), message) << text;
+}
+
+TEST(Config, WrongTypeNamesPointerValueAndAllowed) {
+  expect_error(R"({"zero_optimization": {"stage": "2"}})", R"(/zero_optimization/stage: expected an integer 0..3, got "2")");
+  expect_error(R"({"gradient_clipping": "1.0"})", R"(/gradient_clipping: expected a number >= 0, got "1.0")");
+  expect_error(R"({"wall_clock_breakdown": 1})", "/wall_clock_breakdown: expected true or false, got 1");
+  expect_error(R"({"optimizer": {"type": "AdamW", "params": {"betas": 0.9}}})",
+               "/optimizer/params/betas: expected two numbers in [0, 1), got 0.9");
+  expect_error(R"({"zero_optimization": 2})", "/zero_optimization: expected an object, got 2");
+  expect_error(R"({"data": {"train": 7}})", "/data/train: expected a string or an array of strings, got 7");
+}
+
+TEST(Config, OutOfRange) {
+  expect_error(R"({"zero_optimization": {"stage": 4}})", "/zero_optimization/stage: expected an integer 0..3, got 4");
+  expect_error(R"({"train_batch_size": 0})", "/train_batch_size: expected an integer >= 1, got 0");
+  expect_error(R"({"optimizer": {"type": "AdamW", "params": {"lr": -1}}})",
+               "/optimizer/params/lr: expected a number >= 0, got -1");
+  expect_error(R"({"scheduler": {"type": "WarmupLR", "params": {"warmup_type": "cosine"}}})",
+               R"(/scheduler/params/warmup_type: expected one of "log", "linear", got "cosine")");
+  expect_error(R"({"model": {"n_embd": 100, "n_head": 3}})", "/model/n_embd: 100 is not divisible by n_head=3");
+  expect_error(R"({"data": {"seq_len": 2048}})", "/data/seq_len: 2048 exceeds /model/n_positions=1024");
+}
+
+TEST(Config, UnknownKeysAreRefusedNotIgnored) {
+  expect_error(R"({"train_batch_sise": 8})",
+               "/train_batch_sise: unknown key; allowed here: activation_checkpointing, aio, amp, autotuning, bf16, "
+               "bfloat16, checkpoint, comet, comms_logger, communication_data_type, compression_training, csv_monitor, "
+               "curriculum_learning, data, data_efficiency, dataloader_drop_last, disable_allgather, dump_state, "
+               "elasticity, flops_profiler, fp16, gradient_accumulation_steps, gradient_allreduce_op, "
+               "gradient_clipping, gradient_predivide_factor, memory_breakdown, model, optimizer, pipeline, "
+               "prescale_gradients, scheduler, sequence_parallel, sparse_attention, sparse_gradients, "
+               "steps_per_print, tensor_parallel, tensorboard, torch_autocast, train_batch_size, "
+               "train_micro_batch_size_per_gpu, training, wall_clock_breakdown, wandb, "
+               "zero_allow_untested_optimizer, zero_force_ds_cpu_optimizer, zero_optimization");
+  const Status nested = parse_text(R"({"zero_optimization": {"stage": 1, "overlap_com": true}})");
+  EXPECT_EQ(nested.message().substr(0, 45), "/zero_optimization/overlap_com: unknown key; ");
+  const Status sched = parse_text(R"({"scheduler": {"type": "WarmupLR", "params": {"warmup_steps": 10}}})");
+  EXPECT_EQ(sched.message().substr(0, 48), "/scheduler/params/warmup_steps: unknown key; all");
+}
+
+TEST(Config, DuplicateKey) {
+  expect_error(R"({"zero_optimization": {"stage": 1, "stage": 2}})",
+               "config.json: /zero_optimization/stage: duplicate key");
+}
+
+TEST(Config, SyntaxErrorGivesLineAndColumn) {
+  const Status s = parse_text("{\n  \"train_batch_size\": 8,\n}");
+  EXPECT_NE(s.message().find("config.json: invalid JSON: parse error at line 3, column 1"), std::string::npos)
+      << s.message();
+}
+
+TEST(Config, MissingFile) {
+  auto j = load_json_file("/nonexistent/ds_config.json");
+  EXPECT_EQ(j.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(j.status().message(), "config file not found: /nonexistent/ds_config.json");
+}
+
+TEST(Config, UnsupportedFeaturesAreRefusedNamingTheKey) {
+  ZtConfig c;
+  ASSERT_TRUE(parse_text(R"({"optimizer": {"type": "OneBitAdam", "params": {"lr": 1e-3}}})", &c).message().find(
+                  R"(/optimizer/type: "OneBitAdam" is not supported yet)") == 0);
+  ASSERT_TRUE(parse_text(R"({"fp16": {"enabled": true}})", &c).ok());
+  EXPECT_EQ(check_supported(c).message(), "/fp16/enabled: true is not supported yet: zerotrain trains in fp32 for now");
+  expect_error(R"({"tensorboard": {"enabled": true, "output_path": "x"}})",
+               "/tensorboard: TensorBoard output is not supported yet; zerotrain writes a metrics CSV");
+  EXPECT_TRUE(parse_text(R"({"tensorboard": {"enabled": false, "output_path": "x"}})").ok());
+  expect_error(R"({"zero_optimization": {"stage": 2, "round_robin_gradients": true}})",
+               "/zero_optimization/round_robin_gradients: true is not supported");
+}
+
+TEST(Config, DeepSpeedDefaults) {
+  ZtConfig c;
+  ASSERT_TRUE(parse_text(R"({"train_batch_size": 8, "optimizer": {"type": "adamw"}})", &c).ok());
+  EXPECT_DOUBLE_EQ(c.gradient_clipping, 1.0);
+  EXPECT_EQ(c.optimizer, OptimizerKind::kAdamW);
+  EXPECT_DOUBLE_EQ(c.adamw.lr, 1e-3);
+  EXPECT_DOUBLE_EQ(c.adamw.weight_decay, 0.0);  // FusedAdam's default
+  EXPECT_DOUBLE_EQ(c.adamw.beta2, 0.999);
+  EXPECT_EQ(c.zero.stage, 0);
+  EXPECT_FALSE(c.zero.overlap_comm);
+  EXPECT_EQ(c.zero.reduce_bucket_size, 500000000);
+  ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 3, "reduce_bucket_size": 5e8}})", &c).ok());
+  EXPECT_TRUE(c.zero.overlap_comm);  // DeepSpeed turns overlap on for stage 3
+  EXPECT_EQ(c.model.vocab_size, 50257);
+  ASSERT_TRUE(parse_text(R"({"data": {"tokenizer": "byte"}})", &c).ok());
+  EXPECT_EQ(c.model.vocab_size, 257);
+  ASSERT_TRUE(parse_text(R"({"model": {"preset": "gpt2", "n_layer": 2}})", &c).ok());
+  EXPECT_EQ(c.model.n_embd, 768);
+  EXPECT_EQ(c.model.n_layer, 2);
+}
+
+TEST(Config, BatchArithmeticAsDeepSpeed) {
+  BatchConfig b{32, 4, 0};
+  ASSERT_TRUE(resolve_batch(&b, 2).ok());
+  EXPECT_EQ(b.grad_accum, 4);
+  b = {32, 0, 2};
+  ASSERT_TRUE(resolve_batch(&b, 4).ok());
+  EXPECT_EQ(b.micro_batch, 4);
+  b = {0, 4, 3};
+  ASSERT_TRUE(resolve_batch(&b, 2).ok());
+  EXPECT_EQ(b.train_batch_size, 24);
+  b = {0, 4, 0};
+  ASSERT_TRUE(resolve_batch(&b, 3).ok());
+  EXPECT_EQ(b.train_batch_size, 12);
+  EXPECT_EQ(b.grad_accum, 1);
+  b = {16, 0, 0};
+  ASSERT_TRUE(resolve_batch(&b, 4).ok());
+  EXPECT_EQ(b.micro_batch, 4);
+  b = {32, 4, 3};
+  EXPECT_EQ(resolve_batch(&b, 2).message(),
+            "/train_batch_size: 32 is not train_micro_batch_size_per_gpu 4 x gradient_accumulation_steps 3 x "
+            "data-parallel size 2 (= 24)");
+  b = {30, 4, 0};
+  EXPECT_EQ(resolve_batch(&b, 2).message(),
+            "/train_batch_size: 30 is not divisible by train_micro_batch_size_per_gpu 4 x data-parallel size 2");
+  b = {0, 0, 2};
+  EXPECT_EQ(resolve_batch(&b, 1).message(),
+            "/train_batch_size: either train_batch_size or train_micro_batch_size_per_gpu must be given");
+}
+
+TEST(Config, OverridesAreValidatedLikeTheFile) {
+  Json root = Json::object();
+  ASSERT_TRUE(apply_override(&root, "training.steps=50").ok());
+  ASSERT_TRUE(apply_override(&root, "data.train=data/x.bin").ok());
+  ASSERT_TRUE(apply_override(&root, "model.n_layer=\"3\"").ok());
+  EXPECT_EQ(root["training"]["steps"], 50);
+  EXPECT_EQ(root["data"]["train"], "data/x.bin");
+  auto c = parse_config(root);
+  EXPECT_EQ(c.status().message(), R"(/model/n_layer: expected an integer 1..1024, got "3")");
+  EXPECT_FALSE(apply_override(&root, "novalue").ok());
+}
+
+}  // namespace
+}  // namespace zt

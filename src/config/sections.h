@@ -1,0 +1,25 @@
+// Section parsers used by parse_config (config.cc): each reads one part of the file
+// through a JsonReader and fills its part of ZtConfig. Internal to config/.
+#pragma once
+
+#include "config/config.h"
+#include "config/json_reader.h"
+
+namespace zt::config_sections {
+
+// DeepSpeed's own vocabulary (ds_sections.cc).
+void parse_batch(JsonReader& root, BatchConfig* batch);
+void parse_optimizer(JsonReader& root, ZtConfig* c);
+void parse_scheduler(JsonReader& root, ZtConfig* c);
+void parse_zero(JsonReader& root, ZeroConfig* zero);
+void parse_precision(JsonReader& root, PrecisionConfig* p);
+void parse_activation_checkpointing(JsonReader& root, ActivationCheckpointConfig* a);
+// Top-level scalars and the sections for features zerotrain does not have.
+void parse_misc(JsonReader& root, ZtConfig* c);
+
+// zerotrain's sections (zt_sections.cc).
+void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* model);
+void parse_data(JsonReader& root, DataConfig* data);
+void parse_training(JsonReader& root, TrainingConfig* training);
+
+}  // namespace zt::config_sections

@@ -1,0 +1,66 @@
+// prepare_corpus: read, split, tokenize, write.
+#include "data/prepare.h"
+
+#include <cmath>
+
+#include "io/atomic_file.h"
+
+namespace zt {
+
+std::vector<std::string> split_documents(const std::string& text, const std::string& separator) {
+  std::vector<std::string> docs;
+  if (separator.empty()) {
+    if (!text.empty()) docs.push_back(text);
+    return docs;
+  }
+  std::string current;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    const bool last = end == std::string::npos;
+    if (last) end = text.size();
+    const std::string line = text.substr(pos, end - pos);
+    if (line == separator) {
+      if (!current.empty()) docs.push_back(std::move(current));
+      current.clear();
+    } else {
+      current += line;
+      if (!last) current += '\n';
+    }
+    pos = end + 1;
+  }
+  if (!current.empty()) docs.push_back(std::move(current));
+  return docs;
+}
+
+StatusOr<PrepareReport> prepare_corpus(const PrepareOptions& o, const Tokenizer& tok) {
+  if (o.inputs.empty()) return Status::InvalidArgument("prepare: no input files");
+  if (!o.val_output.empty() && !(o.val_fraction > 0.0 && o.val_fraction < 1.0)) {
+    return Status::InvalidArgument("prepare: --val-fraction must be in (0, 1)");
+  }
+  const int64_t every = o.val_output.empty() ? 0 : std::max<int64_t>(2, std::llround(1.0 / o.val_fraction));
+  PrepareReport report;
+  std::vector<int32_t> train, val;
+  for (const std::string& path : o.inputs) {
+    ZT_ASSIGN_OR_RETURN(std::string text, read_file(path));
+    report.bytes += static_cast<int64_t>(text.size());
+    for (const std::string& doc : split_documents(text, o.separator)) {
+      std::vector<int32_t>& dst = (every > 0 && report.documents % every == every - 1) ? val : train;
+      const std::vector<int32_t> ids = tok.encode(doc);
+      dst.insert(dst.end(), ids.begin(), ids.end());
+      dst.push_back(tok.eot_token());
+      ++report.documents;
+    }
+  }
+  if (train.empty()) return Status::InvalidArgument("prepare: the inputs hold no text");
+  ZT_RETURN_IF_ERROR(write_token_file_from_ids(o.train_output, train, o.format));
+  report.train_tokens = static_cast<int64_t>(train.size());
+  if (!o.val_output.empty()) {
+    if (val.empty()) return Status::InvalidArgument("prepare: too few documents for a validation split");
+    ZT_RETURN_IF_ERROR(write_token_file_from_ids(o.val_output, val, o.format));
+    report.val_tokens = static_cast<int64_t>(val.size());
+  }
+  return report;
+}
+
+}  // namespace zt

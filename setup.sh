@@ -18,7 +18,6 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libpcre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev
-  nodejs npm
   fortunes
   python3-torch python3-numpy
 )
@@ -32,6 +31,10 @@ install_packages() {
   for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
+  # Node.js and npm may come from elsewhere (e.g. NodeSource, whose nodejs conflicts with
+  # Debian's npm package): only install Debian's when the commands are missing.
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
   if [ "${#missing[@]}" -gt 0 ]; then
     echo "setup: installing ${missing[*]}"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq

@@ -74,6 +74,21 @@ TEST_F(Cli, BadConfigurationsExitTwoWithThePointer) {
                       R"(/zero_optimization/stage: expected an integer 0..3, got "2")");
   expect_config_error(R"({"train_batch_size": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-3, "betas": [0.9]}}})",
                       "/optimizer/params/betas: expected two numbers in [0, 1), got [0.9]");
+  expect_config_error(R"({"train_batch_size": 8, "zero_optimization": {"stage": 0, "overlap_com": true}})",
+                      "/zero_optimization/overlap_com: unknown key; allowed here: allgather_bucket_size, "
+                      "allgather_partitions, contiguous_gradients, cpu_offload, cpu_offload_param, "
+                      "cpu_offload_use_pin_memory, elastic_checkpoint, ignore_unused_parameters, load_from_fp32_weights, "
+                      "log_trace_cache_warnings, "
+                      "max_live_parameters, max_reuse_distance, memory_efficient_linear, "
+                      "mics_hierarchical_params_gather, mics_shard_size, model_persistence_threshold, offload_optimizer, "
+                      "offload_param, overlap_comm, param_persistence_threshold, prefetch_bucket_size, reduce_bucket_size, "
+                      "reduce_scatter, round_robin_gradients, stage, stage3_allgather_sequential, "
+                      "stage3_gather_16bit_weights_on_model_save, stage3_gather_fp16_weights_on_model_save, "
+                      "stage3_max_live_parameters, stage3_max_reuse_distance, stage3_model_persistence_threshold, "
+                      "stage3_module_granularity_threshold, stage3_param_persistence_threshold, "
+                      "stage3_prefetch_bucket_size, stage3_use_all_reduce_for_fetch_params, sub_group_size, "
+                      "use_multi_rank_bucket_allreduce, zero_hpz_partition_size, zero_quantized_gradients, "
+                      "zero_quantized_nontrainable_weights, zero_quantized_weights");
   expect_config_error(R"({"train_batch_size": 8, "gradient_clipping": -1})",
                       "/gradient_clipping: expected a number >= 0, got -1");
   expect_config_error(R"({"train_batch_size": 8, "train_batch_size": 16})",

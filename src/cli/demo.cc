@@ -42,7 +42,9 @@ static std::vector<std::string> fortune_files(const std::string& dir) {
   if (d == nullptr) return files;
   while (dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
-    if (name[0] == '.' || name.size() > 4 && (name.substr(name.size() - 4) == ".dat" || name.substr(name.size() - 3) == ".u8")) {
+    const bool index_or_alias =
+        name.size() > 4 && (name.substr(name.size() - 4) == ".dat" || name.substr(name.size() - 3) == ".u8");
+    if (name[0] == '.' || index_or_alias) {
       continue;
     }
     struct stat st {};
@@ -54,14 +56,14 @@ static std::vector<std::string> fortune_files(const std::string& dir) {
   return files;
 }
 
-Status prepare_demo_data(ZtConfig* config, const Tokenizer& tokenizer) {
+Status prepare_demo_data(ZtConfig* config, const Tokenizer& tokenizer, bool write) {
   if (!config->data.train.empty()) return Status::OK();
   const std::string dir = config->training.output_dir + "/data";
   const std::string train = dir + "/fortunes_" + tokenizer.name() + "_train.bin";
   const std::string val = dir + "/fortunes_" + tokenizer.name() + "_val.bin";
   config->data.train = {train};
   config->data.val = {val};
-  if (file_exists(train) && file_exists(val)) return Status::OK();
+  if (!write || (file_exists(train) && file_exists(val))) return Status::OK();
   const std::vector<std::string> inputs = fortune_files(demo_corpus_dir());
   if (inputs.empty()) {
     return Status::NotFound("the demo corpus comes from Debian's fortunes package, but " + demo_corpus_dir() +

@@ -17,8 +17,9 @@ const char* demo_config_text();
 // Where the fortunes text lives (ZT_DEMO_CORPUS overrides, for tests).
 std::string demo_corpus_dir();
 
-// If config->data.train is empty: prepares the fortunes corpus into
-// <output_dir>/data/fortunes_{train,val}.bin (once) and points data.train/val at it.
-Status prepare_demo_data(ZtConfig* config, const Tokenizer& tokenizer);
+// If config->data.train is empty: points data.train/val at
+// <output_dir>/data/fortunes_<tokenizer>_{train,val}.bin and, when `write` (one rank
+// of a job), prepares those files from the fortunes corpus if they are missing.
+Status prepare_demo_data(ZtConfig* config, const Tokenizer& tokenizer, bool write);
 
 }  // namespace zt

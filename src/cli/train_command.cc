@@ -1,18 +1,21 @@
-// The training run behind `zerotrain train`.
+// The training run behind `zerotrain train`, on one process or on every rank of an
+// mpirun job (data parallel, any ZeRO stage). Rank 0 prints and writes; every rank trains.
 #include "cli/train_command.h"
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "checkpoint/model_checkpoint.h"
-#include "cli/exit_status.h"
 #include "cli/demo.h"
+#include "cli/exit_status.h"
 #include "cli/metrics_csv.h"
 #include "cli/progress.h"
+#include "cli/run_report.h"
+#include "comm/mpi_world.h"
 #include "config/config.h"
 #include "core/cpu_features.h"
-#include "core/memory_stats.h"
 #include "core/timer.h"
 #include "data/dataset.h"
 #include "data/tokenizer.h"
@@ -26,7 +29,14 @@ namespace zt {
 
 namespace {
 
-StatusOr<ZtConfig> load_run_config(const TrainCommandArgs& a) {
+int env_world_size() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
+    if (const char* v = std::getenv(name)) return std::max(1, std::atoi(v));
+  }
+  return 1;
+}
+
+StatusOr<ZtConfig> load_run_config(const TrainCommandArgs& a, int world) {
   Json root;
   if (a.config_path.empty()) {
     ZT_ASSIGN_OR_RETURN(root, parse_json_strict(demo_config_text(), "demo config"));
@@ -35,8 +45,13 @@ StatusOr<ZtConfig> load_run_config(const TrainCommandArgs& a) {
   }
   for (const std::string& o : a.overrides) ZT_RETURN_IF_ERROR(apply_override(&root, o));
   ZT_ASSIGN_OR_RETURN(ZtConfig c, parse_config(root));
-  ZT_RETURN_IF_ERROR(resolve_batch(&c.batch, 1));
+  ZT_RETURN_IF_ERROR(resolve_parallel(&c.parallel, world));
+  ZT_RETURN_IF_ERROR(resolve_batch(&c.batch, c.parallel.dp));
   ZT_RETURN_IF_ERROR(check_supported(c));
+  if (!a.resume.empty() && c.parallel.dp > 1 && c.zero.stage > 0) {
+    return Status::Unimplemented("--resume: continuing a run whose optimizer state is sharded (ZeRO stage " +
+                                 std::to_string(c.zero.stage) + ") needs sharded checkpoints, not supported yet");
+  }
   return c;
 }
 
@@ -51,6 +66,12 @@ TrainerOptions trainer_options(const ZtConfig& c) {
   o.schedule = c.schedule;
   o.gradient_clipping = c.gradient_clipping;
   o.seed = c.training.seed;
+  o.zero.stage = static_cast<ZeroStage>(c.zero.stage);
+  o.zero.reduce_bucket_elems = static_cast<size_t>(c.zero.reduce_bucket_size);
+  o.zero.allgather_bucket_elems = static_cast<size_t>(c.zero.allgather_bucket_size);
+  o.zero.overlap_comm = c.zero.overlap_comm;
+  o.zero.prefetch_elems = static_cast<size_t>(c.zero.stage3_prefetch_bucket_size);
+  o.zero.persistence_threshold = static_cast<size_t>(c.zero.stage3_param_persistence_threshold);
   return o;
 }
 
@@ -76,26 +97,56 @@ std::vector<MicroBatch> as_micro_batches(const std::vector<Batch>& batches) {
   return out;
 }
 
+// Weights (gathered from every rank) and, while the optimizer state is not sharded, the
+// optimizer state. Collective; rank 0 writes.
+Status save_run(Trainer& t, const ZtConfig& cfg, std::vector<float>* full_params) {
+  ZT_RETURN_IF_ERROR(t.gather_params(full_params->data()));
+  if (t.dp().rank() != 0) return Status::OK();
+  const std::string tag = "global_step" + std::to_string(t.global_step());
+  const bool sharded = t.dp().size() > 1 && cfg.zero.stage > 0;
+  ZT_RETURN_IF_ERROR(save_checkpoint(cfg.training.output_dir + "/checkpoints", tag, t.param_table(), full_params->data(),
+                                     sharded ? nullptr : &t.optimizer(),
+                                     {t.global_step(), t.optimizer().step_count(), cfg.source}));
+  std::printf("saved checkpoint %s/checkpoints/%s%s\n", cfg.training.output_dir.c_str(), tag.c_str(),
+              sharded ? " (weights only: the optimizer state is sharded)" : "");
+  return Status::OK();
+}
+
 }  // namespace
 
 int run_train(const TrainCommandArgs& args) {
   // 1. Configuration, tokenizer and data: every failure here is the user's input (exit 2).
-  auto config_or = load_run_config(args);
+  auto config_or = load_run_config(args, launched_by_mpi() ? env_world_size() : 1);
   if (!config_or.ok()) return report_error(config_or.status(), kExitBadInput);
   ZtConfig cfg = std::move(config_or).value();
   const TrainingConfig& tc = cfg.training;
+  std::unique_ptr<MpiWorld> mpi;
+  ProcessGroup* dp = nullptr;
+  if (launched_by_mpi()) {
+    CommOptions co;
+    co.timeout_s = cfg.parallel.comm_timeout_s;
+    co.algorithm = cfg.parallel.algorithm;
+    co.ring_chunk_bytes = static_cast<size_t>(cfg.parallel.ring_chunk_bytes);
+    auto world = MpiWorld::init(co);
+    if (!world.ok()) return report_error(world.status(), kExitFailure);
+    mpi = std::move(world).value();
+    dp = &mpi->world();
+  }
+  const int rank = dp ? dp->rank() : 0;
+  const bool lead = rank == 0;
   if (tc.threads > 0) set_num_threads(tc.threads);
   auto tok_or = make_tokenizer(cfg.data.tokenizer, cfg.data.bpe_dir);
   if (!tok_or.ok()) return report_error(tok_or.status(), kExitBadInput);
   const Tokenizer& tok = *tok_or.value();
   if (tok.vocab_size() > cfg.model.vocab_size) {
     return report_error(Status::InvalidArgument("/model/vocab_size: " + std::to_string(cfg.model.vocab_size) +
-                                          " is smaller than the " + tok.name() + " tokenizer's " +
-                                          std::to_string(tok.vocab_size())), kExitBadInput);
+                                                " is smaller than the " + tok.name() + " tokenizer's " +
+                                                std::to_string(tok.vocab_size())), kExitBadInput);
   }
-  Status s = make_dirs(tc.output_dir);
-  if (s.ok() && args.config_path.empty()) s = prepare_demo_data(&cfg, tok);
+  Status s = lead ? make_dirs(tc.output_dir) : Status::OK();
+  if (s.ok() && args.config_path.empty()) s = prepare_demo_data(&cfg, tok, lead);
   if (!s.ok()) return report_error(s, kExitBadInput);
+  if (dp != nullptr && !(s = dp->barrier()->wait()).ok()) return report_error(s, kExitFailure);  // demo data ready
   if (cfg.data.train.empty()) {
     return report_error(Status::InvalidArgument("/data/train: required: the token files to train on"), kExitBadInput);
   }
@@ -111,62 +162,71 @@ int run_train(const TrainCommandArgs& args) {
     val_batches = validation_batches(*val, static_cast<int>(cfg.batch.micro_batch), tc.eval_batches);
     if (val_batches.empty()) {
       return report_error(Status::InvalidArgument("/data/val: the validation split holds " +
-                                            std::to_string(val->num_windows()) + " sequences, fewer than one micro-batch"), kExitBadInput);
+                                                  std::to_string(val->num_windows()) +
+                                                  " sequences, fewer than one micro-batch"), kExitBadInput);
     }
   }
 
   // 2. Model and optimizer state (fresh or resumed).
-  auto trainer_or = Trainer::create(trainer_options(cfg));
+  auto trainer_or = Trainer::create(trainer_options(cfg), dp);
   if (!trainer_or.ok()) return report_error(trainer_or.status(), kExitBadInput);
   Trainer& trainer = *trainer_or.value();
-  const ParamTable& table = trainer.model().param_table();
+  const ParamTable& table = trainer.param_table();
   if (!args.resume.empty()) {
     auto dir = resolve_checkpoint_dir(args.resume);
     auto st = dir.ok() ? read_checkpoint_state(dir.value()) : StatusOr<CheckpointState>(dir.status());
-    if (st.ok()) s = load_checkpoint_params(dir.value(), table, trainer.params().data());
+    std::vector<float> full(table.numel());
+    if (st.ok()) s = load_checkpoint_params(dir.value(), table, full.data());
     if (st.ok() && s.ok()) s = load_checkpoint_optimizer(dir.value(), table, &trainer.optimizer(), st->optimizer_steps);
     if (!st.ok() || !s.ok()) return report_error(st.ok() ? s : st.status(), kExitBadInput);
+    trainer.set_params(full.data());
     trainer.set_global_step(st->step);
-    std::printf("resumed from %s at step %lld\n", dir.value().c_str(), static_cast<long long>(st->step));
+    if (lead) std::printf("resumed from %s at step %lld\n", dir.value().c_str(), static_cast<long long>(st->step));
   }
-  std::printf("model: %s, %.2f M parameters; data: %lld train tokens (%lld sequences of %d)%s\n",
-              cfg.model.to_string().c_str(), cfg.model.num_parameters() / 1e6,
-              static_cast<long long>(train.num_tokens()), static_cast<long long>(train.num_windows()),
-              cfg.data.seq_len, val ? (", " + std::to_string(val->num_tokens()) + " val tokens").c_str() : "");
-  std::printf("batch: %lld sequences = micro-batch %lld x accumulation %lld; %lld steps; %d threads; %s\n",
-              static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
-              static_cast<long long>(cfg.batch.grad_accum), static_cast<long long>(tc.steps), num_threads(),
-              isa_name(active_isa()));
+  if (lead) {
+    std::printf("model: %s, %.2f M parameters; data: %lld train tokens (%lld sequences of %d)%s\n",
+                cfg.model.to_string().c_str(), cfg.model.num_parameters() / 1e6,
+                static_cast<long long>(train.num_tokens()), static_cast<long long>(train.num_windows()),
+                cfg.data.seq_len, val ? (", " + std::to_string(val->num_tokens()) + " val tokens").c_str() : "");
+    std::printf("batch: %lld sequences = micro-batch %lld x accumulation %lld x data-parallel %d; ZeRO stage %d; "
+                "%lld steps; %d threads per rank; %s\n",
+                static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
+                static_cast<long long>(cfg.batch.grad_accum), cfg.parallel.dp, cfg.zero.stage,
+                static_cast<long long>(tc.steps), num_threads(), isa_name(active_isa()));
+  }
 
   // 3. The loop.
-  auto csv = tc.metrics_csv ? MetricsCsv::open(tc.output_dir + "/metrics.csv", !args.resume.empty())
-                            : StatusOr<MetricsCsv>(Status::NotFound("disabled"));
-  if (tc.metrics_csv && !csv.ok()) return report_error(csv.status(), kExitBadInput);
-  const double peak = measure_fma_peak_gflops(num_threads(), 0.3) * 1e9;
+  auto csv = (lead && tc.metrics_csv) ? MetricsCsv::open(tc.output_dir + "/metrics.csv", !args.resume.empty())
+                                      : StatusOr<MetricsCsv>(Status::NotFound("disabled"));
+  if (lead && tc.metrics_csv && !csv.ok()) return report_error(csv.status(), kExitBadInput);
+  const double peak = lead ? measure_fma_peak_gflops(num_threads(), 0.3) * 1e9 * cfg.parallel.dp : 0.0;
   const int64_t print_every = cfg.steps_per_print > 0 ? cfg.steps_per_print : std::max<int64_t>(1, tc.steps / 20);
-  Progress progress(tc.steps, print_every, Progress::stdout_is_terminal());
+  // Under mpirun, stdout is a pseudo-terminal of the launcher even when piped: plain lines.
+  Progress progress(tc.steps, print_every, lead && Progress::stdout_is_terminal() && !launched_by_mpi());
   BatchSampler sampler(&train, tc.seed, cfg.batch.train_batch_size, static_cast<int>(cfg.batch.micro_batch),
                        static_cast<int>(cfg.batch.grad_accum));
+  const int dp_rank = dp ? dp->rank() : 0;
   std::optional<double> last_val;
   Stopwatch run_clock;
   const int64_t first_step = trainer.global_step();
   for (int64_t step = first_step; step < tc.steps; ++step) {
     Stopwatch step_clock;
     std::vector<Batch> batches;
-    for (int m = 0; m < cfg.batch.grad_accum; ++m) batches.push_back(sampler.micro_batch(step, 0, m));
+    for (int m = 0; m < cfg.batch.grad_accum; ++m) batches.push_back(sampler.micro_batch(step, dp_rank, m));
     auto stats = trainer.step(as_micro_batches(batches));
     if (!stats.ok()) return report_error(stats.status(), kExitFailure);
     if (!std::isfinite(stats->loss)) {
       return report_error(Status::Internal("non-finite loss at step " + std::to_string(step + 1)), kExitFailure);
     }
     const double dt = step_clock.seconds();
-    const double tok_s = static_cast<double>(stats->tokens) / dt;
+    const double tok_s = static_cast<double>(stats->tokens) * cfg.parallel.dp / dt;  // the whole job's throughput
     MetricsRow row{stats->step, stats->loss, std::nullopt, stats->lr, stats->grad_norm, tok_s,
                    1e3 * stats->forward_s, 1e3 * stats->backward_s, 1e3 * stats->optimizer_s};
     const double mfu = peak > 0 ? cfg.model.flops_per_token(cfg.data.seq_len) * tok_s / peak : -1.0;
-    progress.update({stats->step, stats->loss, stats->lr, stats->grad_norm, tok_s, mfu},
-                    run_clock.seconds() * static_cast<double>(stats->step) / static_cast<double>(stats->step - first_step));
-    if (cfg.wall_clock_breakdown && stats->step % print_every == 0) {
+    const double elapsed = run_clock.seconds() * static_cast<double>(stats->step) /
+                           static_cast<double>(stats->step - first_step);
+    if (lead) progress.update({stats->step, stats->loss, stats->lr, stats->grad_norm, tok_s, mfu}, elapsed);
+    if (lead && cfg.wall_clock_breakdown && stats->step % print_every == 0) {
       char line[160];
       std::snprintf(line, sizeof(line), "step %lld time (ms) | forward: %.2f | backward: %.2f | optimizer_step: %.2f",
                     static_cast<long long>(stats->step), row.forward_ms, row.backward_ms, row.optimizer_ms);
@@ -179,31 +239,32 @@ int run_train(const TrainCommandArgs& args) {
       row.val_loss = last_val = v.value();
       char line[96];
       std::snprintf(line, sizeof(line), "step %lld: val loss %.4f", static_cast<long long>(stats->step), v.value());
-      progress.message(line);
+      if (lead) progress.message(line);
     }
     if (csv.ok()) csv->write(row);
   }
-  progress.finish();
+  if (lead) progress.finish();
 
-  // 4. Checkpoint, reports, sample.
+  // 4. Checkpoint, reports, sample (collective parts first, then rank 0 alone).
+  std::vector<float> full(table.numel());
   if (tc.save_at_end && trainer.global_step() > first_step) {
-    const std::string tag = "global_step" + std::to_string(trainer.global_step());
-    s = save_checkpoint(tc.output_dir + "/checkpoints", tag, table, trainer.params().data(), &trainer.optimizer(),
-                        {trainer.global_step(), trainer.optimizer().step_count(), cfg.source});
-    if (!s.ok()) return report_error(s, kExitFailure);
-    std::printf("saved checkpoint %s/checkpoints/%s\n", tc.output_dir.c_str(), tag.c_str());
+    s = save_run(trainer, cfg, &full);  // gathers the parameters into `full`
+  } else if (tc.sample_tokens > 0) {
+    s = trainer.gather_params(full.data());
   }
-  const MemoryReport m = trainer.memory();
-  std::printf("memory: parameters %s, gradients %s, optimizer state %s, activations %s, peak RSS %s\n",
-              format_bytes(m.param_bytes).c_str(), format_bytes(m.grad_bytes).c_str(),
-              format_bytes(m.optimizer_bytes).c_str(), format_bytes(m.activation_bytes).c_str(),
-              format_bytes(m.peak_rss_bytes).c_str());
+  if (!s.ok()) return report_error(s, kExitFailure);
+  auto report = collect_run_report(trainer);
+  if (!report.ok()) return report_error(report.status(), kExitFailure);
+  if (!lead) return kExitOk;
+  std::fputs(report->c_str(), stdout);
   if (last_val) {
     const double h = unigram_entropy(train, cfg.model.vocab_size);
     std::printf("unigram entropy of the training split: %.4f nats/token; final validation loss: %.4f (%s)\n", h,
                 *last_val, *last_val < h ? "below: the model uses context" : "NOT below");
   }
   if (tc.sample_tokens > 0) {
+    GptModel sampler_model(cfg.model, 1, cfg.data.seq_len);
+    sampler_model.bind(full.data(), nullptr);
     std::vector<int32_t> prompt = tok.encode(tc.sample_prompt);
     if (prompt.empty()) prompt.push_back(tok.eot_token());
     SampleOptions so;
@@ -211,7 +272,7 @@ int run_train(const TrainCommandArgs& args) {
     so.temperature = tc.sample_temperature;
     so.top_k = tc.sample_top_k;
     so.seed = tc.seed;
-    const std::vector<int32_t> out = generate(trainer.model(), prompt, so);
+    const std::vector<int32_t> out = generate(sampler_model, prompt, so);
     std::printf("--- sample (temperature %.2f, top-k %d) ---\n%s%s\n---\n", so.temperature, so.top_k,
                 tc.sample_prompt.c_str(), tok.decode(out).c_str());
   }

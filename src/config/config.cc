@@ -23,6 +23,7 @@ StatusOr<ZtConfig> parse_config(const Json& root) {
   parse_data(r, &c.data);
   parse_model(r, c.data.tokenizer, &c.model);
   parse_training(r, &c.training);
+  parse_parallel(r, &c.parallel);
   ZT_RETURN_IF_ERROR(r.finish());
   if (c.data.seq_len > c.model.n_positions) {
     return Status::InvalidArgument("/data/seq_len: " + std::to_string(c.data.seq_len) +
@@ -69,14 +70,29 @@ Status resolve_batch(BatchConfig* b, int dp) {
   return Status::OK();
 }
 
+Status resolve_parallel(ParallelConfig* p, int world) {
+  const int model_parallel = p->pp * p->tp;
+  if (p->dp == 0) {
+    if (world % model_parallel != 0) {
+      return Status::InvalidArgument("/parallel: " + std::to_string(world) + " ranks are not divisible by pp x tp = " +
+                                     std::to_string(model_parallel));
+    }
+    p->dp = world / model_parallel;
+  }
+  if (p->dp * model_parallel != world) {
+    return Status::InvalidArgument("/parallel/dp: dp " + std::to_string(p->dp) + " x pp " + std::to_string(p->pp) +
+                                   " x tp " + std::to_string(p->tp) + " = " + std::to_string(p->dp * model_parallel) +
+                                   " does not match the " + std::to_string(world) + " ranks launched");
+  }
+  return Status::OK();
+}
+
 Status check_supported(const ZtConfig& c) {
   auto no = [](const std::string& ptr, const std::string& why) { return Status::Unimplemented(ptr + ": " + why); };
   if (c.precision.fp16) return no("/fp16/enabled", "true is not supported yet: zerotrain trains in fp32 for now");
   if (c.precision.bf16) return no("/bf16/enabled", "true is not supported yet: zerotrain trains in fp32 for now");
-  if (c.zero.stage > 0) {
-    return no("/zero_optimization/stage",
-              std::to_string(c.zero.stage) + " is not supported yet: ZeRO stages arrive with data parallelism");
-  }
+  if (c.parallel.pp > 1) return no("/parallel/pp", "pipeline parallelism is not supported yet");
+  if (c.parallel.tp > 1) return no("/parallel/tp", "tensor parallelism is not supported yet");
   if (c.zero.offload_optimizer.device != "none") {
     return no("/zero_optimization/offload_optimizer/device", "\"" + c.zero.offload_optimizer.device +
                                                                  "\" is not supported yet: optimizer offload");

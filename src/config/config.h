@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/process_group.h"
 #include "core/status.h"
 #include "io/json_strict.h"
 #include "nn/gpt_config.h"
@@ -91,6 +92,16 @@ struct TrainingConfig {
   bool save_at_end = true;
 };
 
+// zerotrain's "parallel" section: the layout of the ranks launched by mpirun.
+struct ParallelConfig {
+  int dp = 0;  // 0 = "auto": world size / (pp * tp)
+  int pp = 1;
+  int tp = 1;
+  CommAlgorithm algorithm = CommAlgorithm::kMpi;  // "allreduce_algorithm": "mpi" | "ring"
+  double comm_timeout_s = 600.0;
+  int64_t ring_chunk_bytes = 1 << 20;
+};
+
 struct ZtConfig {
   BatchConfig batch;
   OptimizerKind optimizer = OptimizerKind::kAdamW;
@@ -103,6 +114,7 @@ struct ZtConfig {
   ZeroConfig zero;
   PrecisionConfig precision;
   ActivationCheckpointConfig activation_checkpointing;
+  ParallelConfig parallel;
   GptConfig model;
   DataConfig data;
   TrainingConfig training;
@@ -116,7 +128,10 @@ StatusOr<ZtConfig> parse_config(const Json& root);
 // any two given determine the third; one alone sets grad_accum = 1.
 Status resolve_batch(BatchConfig* batch, int dp_size);
 
-// Refuses features zerotrain does not have yet, naming the key (e.g. fp16, ZeRO > 0).
+// Resolves parallel.dp = "auto" for world_size ranks and checks dp x pp x tp == world.
+Status resolve_parallel(ParallelConfig* parallel, int world_size);
+
+// Refuses features zerotrain does not have yet, naming the key (e.g. fp16, offload).
 Status check_supported(const ZtConfig& config);
 
 // Reads a JSON file strictly (duplicate keys are errors).

@@ -49,7 +49,7 @@ TEST(Config, UnknownKeysAreRefusedNotIgnored) {
                "bfloat16, checkpoint, comet, comms_logger, communication_data_type, compression_training, csv_monitor, "
                "curriculum_learning, data, data_efficiency, dataloader_drop_last, disable_allgather, dump_state, "
                "elasticity, flops_profiler, fp16, gradient_accumulation_steps, gradient_allreduce_op, "
-               "gradient_clipping, gradient_predivide_factor, memory_breakdown, model, optimizer, pipeline, "
+               "gradient_clipping, gradient_predivide_factor, memory_breakdown, model, optimizer, parallel, pipeline, "
                "prescale_gradients, scheduler, sequence_parallel, sparse_attention, sparse_gradients, "
                "steps_per_print, tensor_parallel, tensorboard, torch_autocast, train_batch_size, "
                "train_micro_batch_size_per_gpu, training, wall_clock_breakdown, wandb, "

@@ -21,5 +21,6 @@ void parse_misc(JsonReader& root, ZtConfig* c);
 void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* model);
 void parse_data(JsonReader& root, DataConfig* data);
 void parse_training(JsonReader& root, TrainingConfig* training);
+void parse_parallel(JsonReader& root, ParallelConfig* parallel);
 
 }  // namespace zt::config_sections

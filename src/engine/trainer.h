@@ -1,32 +1,49 @@
-// Trainer: one process trains a GptModel — the reference every distributed mode is
-// compared against. Owns the parameter and gradient arenas (one TensorSpec layout), the
-// optimizer and the LR schedule; one step() is gradient accumulation over the step's
-// micro-batches, global-norm clipping, and the optimizer update.
+// Trainer: trains a GptModel on one rank of a data-parallel group (a group of one for a
+// single process: the reference every distributed mode is compared against). Owns the
+// model states as the ZeRO stage says (partition.h thresholds): full or sharded
+// parameters, gradients and optimizer state; the optimizer and LR schedule; and the
+// communication that makes every rank's step equal to the single-process step on the
+// same global batch: bucketed gradient reduction overlapped with backward
+// (GradReducer), ZeRO-3 parameter gathers with prefetch (ParamFetcher), sharded norms,
+// and the post-step parameter all-gather of stages 1-2.
 //
 // Loss normalisation: a step's loss is the mean over every counted (non-ignored) target
-// token of all its micro-batches, so it does not depend on how the global batch is cut
-// into micro-batches or ranks. With no ignored tokens this equals DeepSpeed's mean of
+// token of the global batch, so it does not depend on how the batch is cut into
+// micro-batches or ranks. With no ignored tokens this equals DeepSpeed's mean of
 // per-micro-batch means.
-// Thread-safety: single-threaded driver; kernels use OpenMP internally.
+// Thread-safety: one training thread per rank; kernels use OpenMP internally.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "comm/process_group.h"
 #include "core/status.h"
 #include "nn/gpt_model.h"
 #include "optim/adamw.h"
 #include "optim/lr_schedule.h"
 #include "optim/optimizer.h"
 #include "optim/sgd.h"
+#include "parallel/data/grad_reducer.h"
+#include "parallel/zero/param_fetcher.h"
+#include "parallel/zero/partition.h"
 #include "tensor/buffer.h"
 
 namespace zt {
 
+struct ZeroOptions {
+  ZeroStage stage = ZeroStage::kNone;
+  size_t reduce_bucket_elems = 500'000'000;     // reduce_bucket_size
+  size_t allgather_bucket_elems = 500'000'000;  // allgather_bucket_size
+  bool overlap_comm = true;
+  size_t prefetch_elems = 50'000'000;           // stage3_prefetch_bucket_size
+  size_t persistence_threshold = 100'000;       // stage3_param_persistence_threshold
+};
+
 struct TrainerOptions {
   GptConfig model;
-  int micro_batch = 4;         // sequences per micro-batch
+  int micro_batch = 4;         // sequences per micro-batch on this rank
   int seq_len = 64;            // tokens per sequence
   OptimizerKind optimizer = OptimizerKind::kAdamW;
   AdamWOptions adamw;
@@ -34,6 +51,7 @@ struct TrainerOptions {
   LrScheduleOptions schedule;  // schedule.base_lr is the optimizer's lr
   double gradient_clipping = 1.0;  // max global norm; 0 disables (DeepSpeed's default is 1.0)
   uint64_t seed = 1234;
+  ZeroOptions zero;
 };
 
 // One micro-batch: micro_batch x seq_len inputs and targets (-1 = ignore).
@@ -44,40 +62,55 @@ struct MicroBatch {
 
 struct StepStats {
   int64_t step = 0;          // optimizer steps completed, including this one
-  double loss = 0.0;         // mean over counted tokens
+  double loss = 0.0;         // mean over the global batch's counted tokens
   double grad_norm = 0.0;    // global L2 norm before clipping
   double lr = 0.0;
-  int64_t tokens = 0;        // tokens processed (inputs, ignored or not)
+  int64_t tokens = 0;        // tokens this rank processed
   double forward_s = 0.0;    // forward + loss
-  double backward_s = 0.0;
-  double optimizer_s = 0.0;  // norm, clipping and update
+  double backward_s = 0.0;   // backward, including the wait for gradient reductions
+  double optimizer_s = 0.0;  // norm, clipping, update and parameter all-gather
 };
 
 struct MemoryReport {
-  size_t param_bytes = 0;
-  size_t grad_bytes = 0;
-  size_t optimizer_bytes = 0;
+  size_t param_bytes = 0;      // parameters held by this rank (full, or its shard)
+  size_t grad_bytes = 0;       // gradients held (full, or the shard)
+  size_t optimizer_bytes = 0;  // optimizer state held
+  size_t bucket_bytes = 0;     // gradient buckets and ZeRO-3 gather buffers
   size_t activation_bytes = 0;
   size_t peak_rss_bytes = 0;
 };
 
 class Trainer {
  public:
-  // Validates the options (model shape, batch shape) and initialises parameters.
-  static StatusOr<std::unique_ptr<Trainer>> create(const TrainerOptions& options);
+  // dp: this rank's data-parallel group (null: a single process). Validates the options
+  // and initialises parameters (each rank only what it holds).
+  static StatusOr<std::unique_ptr<Trainer>> create(const TrainerOptions& options, ProcessGroup* dp = nullptr);
+  ~Trainer();
 
-  // One optimizer step over the given micro-batches (gradient accumulation = their count).
+  // One optimizer step over this rank's micro-batches (gradient accumulation = their
+  // count, the same on every rank). Collective over the data-parallel group.
   StatusOr<StepStats> step(const std::vector<MicroBatch>& micro_batches);
 
-  // Mean loss over counted tokens, forward only (validation). Parameters unchanged.
-  StatusOr<double> evaluate(const std::vector<MicroBatch>& micro_batches);
+  // Mean loss over the counted tokens of `batches` (the whole validation set, the same
+  // list on every rank; each rank evaluates its share). Collective; parameters unchanged.
+  StatusOr<double> evaluate(const std::vector<MicroBatch>& batches);
+
+  // The full flat parameters into `out` (table.numel() floats); collective under ZeRO-3.
+  Status gather_params(float* out);
+  // Sets every parameter from a full flat arena (each rank keeps what it holds).
+  void set_params(const float* full);
 
   MemoryReport memory() const;
   GptModel& model() { return *model_; }
+  const ParamTable& param_table() const { return model_->param_table(); }
+  // The full parameter arena; empty under ZeRO-3 (use gather_params).
   FloatBuffer& params() { return params_; }
+  // The full gradient arena; empty under ZeRO-2/3.
   FloatBuffer& grads() { return grads_; }
   Optimizer& optimizer() { return *optimizer_; }
   const TrainerOptions& options() const { return options_; }
+  ProcessGroup& dp() { return *dp_; }
+  const Partition& partition() const { return partition_; }
   int64_t global_step() const { return global_step_; }
   // For resuming: the number of optimizer steps already taken (drives the LR schedule).
   void set_global_step(int64_t step) { global_step_ = step; }
@@ -85,13 +118,29 @@ class Trainer {
   double next_lr() const { return schedule_.at(global_step_ - 1).lr; }
 
  private:
-  explicit Trainer(const TrainerOptions& options);
+  Trainer(const TrainerOptions& options, ProcessGroup* dp);
+  Status init_states();
+  // Binds `layer` for the next model call: parameters (fetched under ZeRO-3) and, when
+  // backward, its gradient destination.
+  StatusOr<float*> layer_params(int layer);
+  void drop_layer_params(int layer);
+  Status forward_pass(const MicroBatch& mb, bool with_backward);
+  Status backward_pass(const MicroBatch& mb, float dloss);
+  StatusOr<double> all_reduce_sum(double value);
+  StatusOr<int64_t> all_reduce_sum(int64_t value);
 
   TrainerOptions options_;
+  std::unique_ptr<ProcessGroup> own_group_;  // the group of one when no dp group is given
+  ProcessGroup* dp_;
+  Partition partition_;
   std::unique_ptr<GptModel> model_;
-  FloatBuffer params_;
-  FloatBuffer grads_;
+  FloatBuffer params_;       // full parameters (stage < 3)
+  FloatBuffer param_shard_;  // this rank's parameters (stage 3)
+  FloatBuffer grads_;        // full gradients (stage < 2)
+  FloatBuffer grad_shard_;   // this rank's gradients (stage >= 2)
   std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<GradReducer> reducer_;
+  std::unique_ptr<ParamFetcher> fetcher_;  // stage 3
   LrSchedule schedule_;
   int64_t global_step_ = 0;
 };

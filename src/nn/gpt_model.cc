@@ -27,6 +27,19 @@ void GptModel::bind(float* params, float* grads) {
   dw_ = bind_gpt_weights(config_, table_, grads);
 }
 
+void GptModel::bind_layer(int layer, float* params_at, float* grads_at) {
+  if (w_.blocks.empty()) w_.blocks.resize(static_cast<size_t>(config_.n_layer));
+  if (dw_.blocks.empty()) dw_.blocks.resize(static_cast<size_t>(config_.n_layer));
+  bind_gpt_layer(table_, layer, params_at, &w_);
+  bind_gpt_layer(table_, layer, grads_at, &dw_);
+}
+
+float* GptModel::bound_params(int layer) const {
+  if (layer == kEmbeddingLayer) return w_.wte;  // wte is the first tensor of its layer
+  if (layer == config_.n_layer) return w_.lnfw;
+  return w_.blocks[static_cast<size_t>(layer)].ln1w;  // ln_1.weight is the block's first tensor
+}
+
 Status GptModel::validate_batch(const int32_t* tokens, const int32_t* targets, int B, int T) const {
   if (B <= 0 || B > max_batch_ || T <= 0 || T > max_seq_) {
     return Status::InvalidArgument("batch of " + std::to_string(B) + " x " + std::to_string(T) +

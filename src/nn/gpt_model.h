@@ -38,8 +38,16 @@ class GptModel {
   int max_batch() const { return max_batch_; }
   int max_seq() const { return max_seq_; }
 
-  // Binds the full parameter and gradient arenas (table().numel() floats each).
+  // Binds the full parameter and gradient arenas (table().numel() floats each); grads
+  // may be null for forward-only use.
   void bind(float* params, float* grads);
+  // Binds one layer (kEmbeddingLayer, a block, or n_layer for ln_f) to buffers holding
+  // that layer's range of the arena: a ZeRO-3 gather buffer, a gradient bucket. Either
+  // pointer may be null (unbound) when the next calls do not need it.
+  void bind_layer(int layer, float* params_at, float* grads_at);
+
+  // The parameter pointer bound for `layer` (its range begin), or null.
+  float* bound_params(int layer) const;
 
   // Checks a batch before any kernel touches it: B, T within the allocation, tokens in
   // [0, vocab_size), targets in [0, vocab_size) or -1. targets may be null.

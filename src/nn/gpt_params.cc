@@ -1,6 +1,7 @@
 // GPT-2 parameter table, binding and initialisation.
 #include "nn/gpt_params.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -53,19 +54,23 @@ ParamTable build_gpt_param_table(const GptConfig& cfg) {
   return table;
 }
 
-GptWeights bind_gpt_weights(const GptConfig& cfg, const ParamTable& table, float* base) {
-  auto at = [&](const std::string& name) {
+void bind_gpt_layer(const ParamTable& table, int layer, float* layer_base, GptWeights* w) {
+  const size_t begin = table.layer_range(layer).begin;
+  auto at = [&](const std::string& name) -> float* {
     const int i = table.find(name);
     ZT_CHECK(i >= 0, "parameter %s missing from table", name.c_str());
-    return base + table.at(i).offset;
+    return layer_base == nullptr ? nullptr : layer_base + (table.at(i).offset - begin);
   };
-  GptWeights w;
-  w.wte = at("wte.weight");
-  w.wpe = at("wpe.weight");
-  w.blocks.resize(static_cast<size_t>(cfg.n_layer));
-  for (int l = 0; l < cfg.n_layer; ++l) {
-    const std::string p = "h." + std::to_string(l) + ".";
-    BlockWeights& b = w.blocks[static_cast<size_t>(l)];
+  const int n_layer = static_cast<int>(w->blocks.size());
+  if (layer == kEmbeddingLayer) {
+    w->wte = at("wte.weight");
+    w->wpe = at("wpe.weight");
+  } else if (layer == n_layer) {
+    w->lnfw = at("ln_f.weight");
+    w->lnfb = at("ln_f.bias");
+  } else {
+    const std::string p = "h." + std::to_string(layer) + ".";
+    BlockWeights& b = w->blocks[static_cast<size_t>(layer)];
     b.ln1w = at(p + "ln_1.weight");
     b.ln1b = at(p + "ln_1.bias");
     b.qkvw = at(p + "attn.c_attn.weight");
@@ -79,34 +84,51 @@ GptWeights bind_gpt_weights(const GptConfig& cfg, const ParamTable& table, float
     b.fcprojw = at(p + "mlp.c_proj.weight");
     b.fcprojb = at(p + "mlp.c_proj.bias");
   }
-  w.lnfw = at("ln_f.weight");
-  w.lnfb = at("ln_f.bias");
+}
+
+GptWeights bind_gpt_weights(const GptConfig& cfg, const ParamTable& table, float* base) {
+  GptWeights w;
+  w.blocks.resize(static_cast<size_t>(cfg.n_layer));
+  for (int layer = kEmbeddingLayer; layer <= cfg.n_layer; ++layer) {
+    bind_gpt_layer(table, layer, base == nullptr ? nullptr : base + table.layer_range(layer).begin, &w);
+  }
   return w;
 }
 
-void init_params(const ParamTable& table, float* params, uint64_t seed) {
+void init_params_range(const ParamTable& table, ElementRange range, float* out, uint64_t seed) {
   const auto& specs = table.specs();
 #pragma omp parallel for schedule(dynamic)
   for (size_t i = 0; i < specs.size(); ++i) {
     const TensorSpec& s = specs[i];
-    float* p = params + s.offset;
+    const size_t lo = std::max(s.offset, range.begin), hi = std::min(s.offset + s.numel, range.end);
+    if (lo >= hi) continue;
+    float* p = out + (lo - range.begin);  // element j of the tensor lands at p[j - (lo - s.offset)]
+    const size_t first = lo - s.offset, last = hi - s.offset;
     switch (s.init) {
       case InitKind::kZeros:
-        for (size_t j = 0; j < s.numel; ++j) p[j] = 0.0f;
+        for (size_t j = first; j < last; ++j) p[j - first] = 0.0f;
         break;
       case InitKind::kOnes:
-        for (size_t j = 0; j < s.numel; ++j) p[j] = 1.0f;
+        for (size_t j = first; j < last; ++j) p[j - first] = 1.0f;
         break;
       case InitKind::kNormal: {
+        // The tensor's whole stream is drawn in order so every element gets the value
+        // it would get in a full initialisation; only the owned part is stored.
         Rng rng(seed * 0x9e3779b97f4a7c15ull + (i + 1) * 0xbf58476d1ce4e5b9ull);
         const size_t row = s.shape.size() >= 2 ? s.numel / static_cast<size_t>(s.shape[0]) : s.numel;
         const size_t filled = s.init_rows >= 0 ? static_cast<size_t>(s.init_rows) * row : s.numel;
-        for (size_t j = 0; j < filled; ++j) p[j] = static_cast<float>(rng.normal() * s.init_std);
-        for (size_t j = filled; j < s.numel; ++j) p[j] = 0.0f;
+        for (size_t j = 0; j < last; ++j) {
+          const float v = j < filled ? static_cast<float>(rng.normal() * s.init_std) : 0.0f;
+          if (j >= first) p[j - first] = v;
+        }
         break;
       }
     }
   }
+}
+
+void init_params(const ParamTable& table, float* params, uint64_t seed) {
+  init_params_range(table, {0, table.numel()}, params, seed);
 }
 
 }  // namespace zt

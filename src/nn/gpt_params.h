@@ -47,9 +47,18 @@ ParamTable build_gpt_param_table(const GptConfig& config);
 // Points a GptWeights at `base`, an arena laid out by `table` (params or grads alike).
 GptWeights bind_gpt_weights(const GptConfig& config, const ParamTable& table, float* base);
 
+// Re-points only `layer`'s views (kEmbeddingLayer, a block, or n_layer for ln_f) at
+// `layer_base`, which holds that layer's range of the arena (table.layer_range(layer))
+// — a ZeRO-3 gather buffer or a gradient bucket. null unbinds the layer.
+void bind_gpt_layer(const ParamTable& table, int layer, float* layer_base, GptWeights* weights);
+
 // Fills `params` (table.numel() floats) per each spec's InitKind. Each tensor draws from
 // its own stream, seeded from (seed, tensor index): the result is independent of threads
 // and of which other tensors are initialised.
 void init_params(const ParamTable& table, float* params, uint64_t seed);
+
+// The same values as init_params, but only for the elements in `range`, written to
+// `out` (range.size() floats): each rank of a sharded run initialises just its shard.
+void init_params_range(const ParamTable& table, ElementRange range, float* out, uint64_t seed);
 
 }  // namespace zt

@@ -1,0 +1,62 @@
+// Per-rank figures gathered with one all-reduce of a rank-indexed table.
+#include "cli/run_report.h"
+
+#include <cstdio>
+#include <vector>
+
+#include "core/memory_stats.h"
+
+namespace zt {
+
+namespace {
+
+enum Field { kParams, kGrads, kOptim, kBuckets, kActs, kRss, kBusy, kExposed, kFirstBytes };
+constexpr int kFields = kFirstBytes + kNumCommOps;
+
+}  // namespace
+
+StatusOr<std::string> collect_run_report(Trainer& trainer) {
+  ProcessGroup& g = trainer.dp();
+  const int N = g.size(), rank = g.rank();
+  const MemoryReport m = trainer.memory();
+  const CommStats cs = g.stats();
+  std::vector<double> table(static_cast<size_t>(N) * kFields, 0.0);
+  double* row = table.data() + static_cast<size_t>(rank) * kFields;
+  row[kParams] = static_cast<double>(m.param_bytes);
+  row[kGrads] = static_cast<double>(m.grad_bytes);
+  row[kOptim] = static_cast<double>(m.optimizer_bytes);
+  row[kBuckets] = static_cast<double>(m.bucket_bytes);
+  row[kActs] = static_cast<double>(m.activation_bytes);
+  row[kRss] = static_cast<double>(m.peak_rss_bytes);
+  row[kBusy] = cs.busy_seconds;
+  row[kExposed] = cs.exposed_seconds;
+  for (int k = 0; k < kNumCommOps; ++k) row[kFirstBytes + k] = static_cast<double>(cs.ops[k].logical_bytes);
+  ZT_RETURN_IF_ERROR(g.all_reduce(table.data(), table.size(), CommDType::kF64)->wait());
+  if (rank != 0) return std::string();
+  std::string out = "memory per rank:  parameters  gradients  optimizer    buckets activations  peak RSS\n";
+  char line[256];
+  for (int r = 0; r < N; ++r) {
+    const double* v = table.data() + static_cast<size_t>(r) * kFields;
+    std::snprintf(line, sizeof(line), "  rank %-3d       %11s %10s %10s %10s %11s %9s\n", r,
+                  format_bytes(v[kParams]).c_str(), format_bytes(v[kGrads]).c_str(), format_bytes(v[kOptim]).c_str(),
+                  format_bytes(v[kBuckets]).c_str(), format_bytes(v[kActs]).c_str(), format_bytes(v[kRss]).c_str());
+    out += line;
+  }
+  if (N == 1) return out;
+  out += "communication per rank (logical bytes as the ZeRO paper counts; time in flight, hidden = overlapped):\n";
+  for (int r = 0; r < N; ++r) {
+    const double* v = table.data() + static_cast<size_t>(r) * kFields;
+    std::string kinds;
+    for (int k = 0; k < kNumCommOps; ++k) {
+      if (v[kFirstBytes + k] <= 0) continue;
+      kinds += std::string(" ") + comm_op_name(static_cast<CommOp>(k)) + " " + format_bytes(v[kFirstBytes + k]);
+    }
+    const double hidden = v[kBusy] > 0 ? (v[kBusy] - v[kExposed]) / v[kBusy] : 0.0;
+    std::snprintf(line, sizeof(line), "  rank %-3d %s | %.2f s in flight, %.0f%% hidden\n", r, kinds.c_str(), v[kBusy],
+                  100.0 * (hidden < 0 ? 0.0 : hidden));
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace zt

@@ -1,0 +1,17 @@
+// End-of-run reports of `zerotrain train`: every rank's memory (parameters, gradients,
+// optimizer state, buckets, activations, peak RSS) and communication (logical bytes per
+// collective kind, time in communication and the share hidden behind computation),
+// collected on rank 0 and printed as tables.
+#pragma once
+
+#include <string>
+
+#include "comm/process_group.h"
+#include "engine/trainer.h"
+
+namespace zt {
+
+// Collective over the trainer's data-parallel group; rank 0 returns the text, others "".
+StatusOr<std::string> collect_run_report(Trainer& trainer);
+
+}  // namespace zt

@@ -1,0 +1,117 @@
+// ProcessGroup: the collectives and point-to-point operations every distributed part of
+// zerotrain uses, with asynchronous Work handles (c10d's Backend/Work shape).
+//
+// Contract shared by every backend (MPI, in-process threads, single process):
+// - Every operation is asynchronous: it is queued and started in call order on the
+//   group's own communication thread, so computation on the caller's thread overlaps
+//   it. Every rank must issue the same collectives in the same order (zerotrain derives
+//   that order from static layer lists, never from data). Buffers must stay valid and
+//   untouched until the Work completes.
+// - Every operation has a deadline (CommOptions::timeout_s after it starts). A hung peer
+//   never hangs the job: the MPI backend prints one line naming the rank, step,
+//   operation, sequence number, bytes and elapsed time and aborts the whole job
+//   (MPI_Abort, exit status kExitCommTimeout); the thread backend completes the Work
+//   with DeadlineExceeded carrying the same message (so tests can check it).
+// - Results are deterministic: the same inputs give the same bits on every rank and
+//   on every run (fixed reduction order for a given world size and algorithm).
+// Thread-safety: one thread issues operations on a group; wait() may be called from it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace zt {
+
+constexpr int kExitCommTimeout = 75;  // exit status of a job aborted by a communication deadline
+
+enum class CommOp { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kSend, kRecv, kBarrier };
+constexpr int kNumCommOps = 7;
+const char* comm_op_name(CommOp op);  // "all_reduce", "reduce_scatter", ...
+
+enum class CommDType { kF32, kF64, kI64 };
+size_t comm_dtype_size(CommDType dtype);
+
+// Which implementation moves the data of all_reduce, reduce_scatter and all_gather.
+enum class CommAlgorithm {
+  kMpi,   // the MPI library's own collectives (MPI_Iallreduce, MPI_Ireduce_scatter, MPI_Iallgatherv)
+  kRing,  // zerotrain's ring over point-to-point messages: chunked, pipelined
+          // reduce-scatter then all-gather (comm/ring.h)
+};
+
+struct CommOptions {
+  double timeout_s = 600.0;                // deadline of every operation after it starts
+  CommAlgorithm algorithm = CommAlgorithm::kMpi;
+  size_t ring_chunk_bytes = 1 << 20;       // pipelining granularity of the ring
+  // Polling of the communication thread while operations are in flight but not moving:
+  // it spins this long after the last progress, then sleeps an eighth of the time since
+  // (at least 10 us, at most the cap). With nothing in flight it blocks instead.
+  double poll_spin_us = 50.0;
+  double poll_max_sleep_us = 1000.0;
+};
+
+class Work {
+ public:
+  virtual ~Work() = default;
+  // Blocks until the operation has completed; its status (OK, or DeadlineExceeded /
+  // Internal with a message naming rank, operation and sequence number).
+  virtual Status wait() = 0;
+  virtual bool completed() const = 0;
+};
+using WorkHandle = std::shared_ptr<Work>;
+
+struct CommOpStats {
+  int64_t calls = 0;
+  int64_t logical_bytes = 0;  // per rank, counted as the ZeRO paper does (see below)
+  double seconds = 0.0;       // summed start-to-finish time of this kind's operations
+};
+
+// Logical volume per rank: all_reduce of B bytes counts 2B (reduce-scatter + all-gather),
+// reduce_scatter and all_gather count the total bytes of all segments, broadcast / send /
+// recv their bytes, barrier 0.
+struct CommStats {
+  CommOpStats ops[kNumCommOps];
+  double busy_seconds = 0.0;     // wall time during which at least one operation was in flight
+  double exposed_seconds = 0.0;  // wall time callers spent blocked in Work::wait()
+  // Share of communication time hidden behind computation: (busy - exposed) / busy.
+  double hidden_fraction() const;
+  int64_t total_logical_bytes() const;
+  const CommOpStats& of(CommOp op) const { return ops[static_cast<int>(op)]; }
+};
+
+class ProcessGroup {
+ public:
+  virtual ~ProcessGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual const char* backend_name() const = 0;  // "mpi", "thread", "single"
+
+  // In-place sum of `count` elements over ranks.
+  virtual WorkHandle all_reduce(void* data, size_t count, CommDType dtype) = 0;
+  // In-place reduce-scatter of floats over segments: `data` holds sum(counts) floats,
+  // segment r starts at counts[0] + ... + counts[r-1] (counts.size() == size(); zero
+  // counts allowed). Afterwards this rank's own segment holds the sum over ranks; the
+  // contents of the other segments are unspecified.
+  virtual WorkHandle reduce_scatter(float* data, const std::vector<size_t>& counts) = 0;
+  // In-place all-gather of floats over segments (same layout): before, this rank's own
+  // segment holds its data; afterwards every segment holds its owner's data, everywhere.
+  virtual WorkHandle all_gather(float* data, const std::vector<size_t>& counts) = 0;
+  virtual WorkHandle broadcast(void* data, size_t bytes, int root) = 0;
+  virtual WorkHandle send(const void* data, size_t bytes, int dst, int tag) = 0;
+  virtual WorkHandle recv(void* data, size_t bytes, int src, int tag) = 0;
+  virtual WorkHandle barrier() = 0;
+
+  // The training step, for timeout messages.
+  virtual void set_step(int64_t step) = 0;
+  virtual CommStats stats() const = 0;
+  virtual void reset_stats() = 0;
+};
+
+// A group of one process: every collective completes at once and changes nothing.
+std::unique_ptr<ProcessGroup> make_single_process_group();
+
+}  // namespace zt

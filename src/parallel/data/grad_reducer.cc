@@ -1,0 +1,137 @@
+// Bucket planning, launching and retiring.
+#include "parallel/data/grad_reducer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/check.h"
+
+namespace zt {
+
+namespace {
+constexpr size_t kMaxBucketBuffers = 3;  // the embedding's, one being filled, one in flight
+}
+
+GradReducer::GradReducer(const ParamTable& table, const Partition& partition, ProcessGroup* dp,
+                         const GradReducerOptions& options, int n_layer, float* full_grads, float* grad_shard)
+    : partition_(partition),
+      dp_(dp),
+      options_(options),
+      full_grads_(full_grads),
+      grad_shard_(grad_shard),
+      bucket_of_layer_(static_cast<size_t>(n_layer + 2), -1),
+      layer_range_(static_cast<size_t>(n_layer + 2)) {
+  ZT_CHECK(shards_gradients(options.stage) ? grad_shard != nullptr : full_grads != nullptr,
+           "gradient storage does not match the ZeRO stage");
+  for (int layer = kEmbeddingLayer; layer <= n_layer; ++layer) {
+    layer_range_[static_cast<size_t>(layer + 1)] = table.layer_range(layer);
+  }
+  // Completion order of backward: ln_f, blocks last to first, embeddings.
+  for (int layer = n_layer; layer >= kEmbeddingLayer; --layer) {
+    const ElementRange r = layer_range_[static_cast<size_t>(layer + 1)];
+    const bool fits = !buckets_.empty() && buckets_.back().range.size() + r.size() <= options.bucket_elems;
+    if (!fits) buckets_.push_back(Bucket{r, {}, 0, nullptr, nullptr, false});
+    Bucket& b = buckets_.back();
+    ZT_CHECK(r.end == b.range.begin || b.layers.empty(), "layer ranges are not adjacent");
+    b.range.begin = r.begin;
+    b.layers.push_back(layer);
+    bucket_of_layer_[static_cast<size_t>(layer + 1)] = static_cast<int>(buckets_.size()) - 1;
+  }
+  for (const Bucket& b : buckets_) buffer_elems_ = std::max(buffer_elems_, b.range.size());
+}
+
+size_t GradReducer::bucket_bytes() const { return pool_.size() * buffer_elems_ * sizeof(float); }
+
+void GradReducer::begin_micro(bool last) {
+  last_micro_ = last;
+  for (Bucket& b : buckets_) {
+    b.pending = static_cast<int>(b.layers.size());
+    b.launched = false;
+    b.work = nullptr;
+    b.buffer = nullptr;
+  }
+}
+
+float* GradReducer::take_buffer(size_t elems) {
+  ZT_CHECK(elems <= buffer_elems_, "bucket larger than planned");
+  while (free_.empty() && pool_.size() >= kMaxBucketBuffers && !in_flight_.empty()) {
+    note(retire(*in_flight_.front()));  // bound the pool: wait for the oldest reduction
+  }
+  if (free_.empty()) {
+    pool_.push_back(std::make_unique<FloatBuffer>(buffer_elems_));
+    free_.push_back(pool_.back()->data());
+  }
+  float* p = free_.back();
+  free_.pop_back();
+  std::memset(p, 0, elems * sizeof(float));
+  return p;
+}
+
+float* GradReducer::acquire_layer(int layer) {
+  const ElementRange r = layer_range_[static_cast<size_t>(layer + 1)];
+  if (!shards_gradients(options_.stage)) return full_grads_ + r.begin;
+  Bucket& b = buckets_[static_cast<size_t>(bucket_of_layer_[static_cast<size_t>(layer + 1)])];
+  if (b.buffer == nullptr) b.buffer = take_buffer(b.range.size());
+  return b.buffer + (r.begin - b.range.begin);
+}
+
+void GradReducer::layer_done(int layer) {
+  Bucket& b = buckets_[static_cast<size_t>(bucket_of_layer_[static_cast<size_t>(layer + 1)])];
+  ZT_CHECK(b.pending > 0, "layer %d reported done twice", layer);
+  if (--b.pending > 0) return;
+  launch(b);
+  if (options_.overlap) return;
+  // overlap_comm off: the bucket is reduced synchronously, as DeepSpeed does without a
+  // side stream; the results are the same, only the timing differs.
+  while (!in_flight_.empty()) note(retire(*in_flight_.front()));
+}
+
+void GradReducer::launch(Bucket& b) {
+  if (b.launched) return;
+  b.launched = true;
+  const bool reduce_now = last_micro_ || shards_gradients(options_.stage);
+  if (!reduce_now) return;  // stages 0-1 accumulate locally until the last micro-batch
+  const ElementRange r = b.range;
+  if (options_.stage == ZeroStage::kNone) {
+    b.work = dp_->all_reduce(full_grads_ + r.begin, r.size(), CommDType::kF32);
+  } else {
+    float* data = shards_gradients(options_.stage) ? b.buffer : full_grads_ + r.begin;
+    b.work = dp_->reduce_scatter(data, partition_.counts(r));
+  }
+  in_flight_.push_back(&b);
+}
+
+Status GradReducer::retire(Bucket& b) {
+  ZT_CHECK(!in_flight_.empty() && in_flight_.front() == &b, "buckets retire in launch order");
+  in_flight_.pop_front();
+  ZT_RETURN_IF_ERROR(b.work->wait());
+  b.work = nullptr;
+  if (shards_gradients(options_.stage)) {
+    // This rank's segment of the bucket now holds the sum over ranks: add it to the shard.
+    const ElementRange mine = partition_.shard(dp_->rank());
+    const size_t lo = std::max(mine.begin, b.range.begin), hi = std::min(mine.end, b.range.end);
+    if (lo < hi) {
+      const float* src = b.buffer + (lo - b.range.begin);
+      float* dst = grad_shard_ + (lo - mine.begin);
+      const int64_t n = static_cast<int64_t>(hi - lo);
+#pragma omp parallel for schedule(static)
+      for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+    }
+    free_.push_back(b.buffer);
+    b.buffer = nullptr;
+  }
+  return Status::OK();
+}
+
+Status GradReducer::end_micro() {
+  for (Bucket& b : buckets_) {
+    ZT_CHECK(b.pending == 0, "a layer's gradient was never reported done");
+    launch(b);  // no-op for buckets already launched
+  }
+  while (!in_flight_.empty()) note(retire(*in_flight_.front()));
+  Status s = error_;
+  error_ = Status::OK();
+  return s;
+}
+
+}  // namespace zt

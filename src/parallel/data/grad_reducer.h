@@ -1,0 +1,92 @@
+// GradReducer: turns each rank's local gradients into the data-parallel sum, in buckets
+// launched as soon as backward has produced them (overlap_comm), in an order fixed by
+// the layer list so every rank issues the same collectives.
+//
+// Units are the model's layers (ln_f, blocks from last to first, then the embeddings:
+// the order in which backward completes them); a bucket is a run of consecutive units
+// up to reduce_bucket_size elements (a larger unit is a bucket alone), so each bucket is
+// one contiguous range of the flat arena. By ZeRO stage (thresholds, partition.h):
+//   stage 0: gradients live in a full arena; on the last micro-batch each bucket is
+//            all-reduced in place (earlier micro-batches accumulate locally).
+//   stage 1: the same arena; on the last micro-batch each bucket is reduce-scattered, so
+//            every rank ends with the sum of its own shard.
+//   stage 2+: no full arena. Each bucket is filled in a pooled buffer, reduce-scattered
+//            on every micro-batch, the rank's part added into its gradient shard, and the
+//            buffer reused: gradient memory is the shard plus a few buckets.
+// Gradients are summed, not averaged: the loss is normalised by the global token count.
+// Thread-safety: used by the training thread only.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "comm/process_group.h"
+#include "parallel/zero/partition.h"
+#include "tensor/buffer.h"
+#include "tensor/tensor_spec.h"
+
+namespace zt {
+
+struct GradReducerOptions {
+  ZeroStage stage = ZeroStage::kNone;
+  size_t bucket_elems = 500'000'000;  // reduce_bucket_size
+  bool overlap = true;  // overlap_comm: a full bucket's reduction runs while backward goes on;
+                        // off: it runs to completion before backward continues
+};
+
+class GradReducer {
+ public:
+  // full_grads: the full gradient arena (stage < 2), else null; grad_shard: the rank's
+  // gradient shard (stage >= 2), else null. n_layer: units are layers -1..n_layer.
+  GradReducer(const ParamTable& table, const Partition& partition, ProcessGroup* dp, const GradReducerOptions& options,
+              int n_layer, float* full_grads, float* grad_shard);
+
+  // Starts a micro-batch; `last` is the last one of the optimizer step.
+  void begin_micro(bool last);
+  // Where `layer`'s gradients go for this micro-batch (pointer to the element of the
+  // layer's range begin). Stage 2+: opens (zeroes) the layer's bucket buffer if needed.
+  float* acquire_layer(int layer);
+  // `layer`'s gradient for this micro-batch is complete; may launch its bucket.
+  void layer_done(int layer);
+  // Launches what is left, waits for every reduction of the micro-batch and (stage 2+)
+  // adds each rank's part into its shard. Returns the first failure of the micro-batch.
+  Status end_micro();
+
+  int num_buckets() const { return static_cast<int>(buckets_.size()); }
+  size_t bucket_bytes() const;  // peak bytes of bucket buffers (stage 2+)
+
+ private:
+  struct Bucket {
+    ElementRange range;
+    std::vector<int> layers;   // units, in completion order
+    int pending = 0;           // units not yet done in this micro-batch
+    float* buffer = nullptr;   // stage 2+: pooled buffer holding `range`
+    WorkHandle work;
+    bool launched = false;
+  };
+  void launch(Bucket& b);
+  Status retire(Bucket& b);          // wait, accumulate (stage 2+), release the buffer
+  float* take_buffer(size_t elems);
+  void note(const Status& s) {
+    if (error_.ok() && !s.ok()) error_ = s;
+  }
+
+  const Partition& partition_;
+  ProcessGroup* dp_;
+  GradReducerOptions options_;
+  float* full_grads_;
+  float* grad_shard_;
+  std::vector<Bucket> buckets_;
+  std::vector<int> bucket_of_layer_;  // indexed by layer + 1
+  std::vector<ElementRange> layer_range_;
+  std::deque<Bucket*> in_flight_;
+  bool last_micro_ = false;
+  std::vector<std::unique_ptr<FloatBuffer>> pool_;
+  std::vector<float*> free_;
+  size_t buffer_elems_ = 0;
+  Status error_;  // first failed reduction of the micro-batch, reported by end_micro()
+};
+
+}  // namespace zt

@@ -1,0 +1,61 @@
+// RankGrid rank maths.
+#include "parallel/grid.h"
+
+namespace zt {
+
+StatusOr<RankGrid> RankGrid::create(int world_size, int tp, int dp, int pp) {
+  if (tp < 1 || dp < 1 || pp < 1) {
+    return Status::InvalidArgument("parallel degrees must be >= 1, got tp=" + std::to_string(tp) + " dp=" +
+                                   std::to_string(dp) + " pp=" + std::to_string(pp));
+  }
+  if (tp * dp * pp != world_size) {
+    return Status::InvalidArgument("tp=" + std::to_string(tp) + " x dp=" + std::to_string(dp) + " x pp=" +
+                                   std::to_string(pp) + " = " + std::to_string(tp * dp * pp) +
+                                   " does not match the " + std::to_string(world_size) + " ranks launched");
+  }
+  return RankGrid(tp, dp, pp);
+}
+
+int RankGrid::degree(GridAxis axis) const {
+  switch (axis) {
+    case GridAxis::kTp: return tp_;
+    case GridAxis::kDp: return dp_;
+    case GridAxis::kPp: return pp_;
+  }
+  return 1;
+}
+
+GridCoord RankGrid::coord(int rank) const {
+  GridCoord c;
+  c.tp = rank % tp_;
+  c.dp = (rank / tp_) % dp_;
+  c.pp = rank / (tp_ * dp_);
+  return c;
+}
+
+int RankGrid::rank(const GridCoord& c) const { return c.tp + tp_ * (c.dp + dp_ * c.pp); }
+
+std::vector<int> RankGrid::group_of(int r, GridAxis axis) const {
+  GridCoord c = coord(r);
+  std::vector<int> out;
+  for (int i = 0; i < degree(axis); ++i) {
+    if (axis == GridAxis::kTp) c.tp = i;
+    if (axis == GridAxis::kDp) c.dp = i;
+    if (axis == GridAxis::kPp) c.pp = i;
+    out.push_back(rank(c));
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> RankGrid::groups(GridAxis axis) const {
+  std::vector<std::vector<int>> out;
+  for (int r = 0; r < world_size(); ++r) {
+    std::vector<int> g = group_of(r, axis);
+    if (g.front() == r) out.push_back(std::move(g));
+  }
+  return out;
+}
+
+int RankGrid::group_color(int r, GridAxis axis) const { return group_of(r, axis).front(); }
+
+}  // namespace zt

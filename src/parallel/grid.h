@@ -1,0 +1,66 @@
+// RankGrid: the data x pipeline x tensor parallel layout of a job as pure rank maths
+// (Megatron's RankGenerator idea, no MPI needed), and ParallelGroups: the communicators
+// for it, created once and passed explicitly to every component (no globals).
+//
+// Order "tp-dp-pp": tensor-parallel ranks vary fastest, then data-parallel, then pipeline:
+//   rank = tp_rank + tp * (dp_rank + dp * pp_rank)
+// Worked example, 16 ranks as tp=2, dp=2, pp=4 (rank: (tp, dp, pp)):
+//   tp groups (same dp, pp): [0 1] [2 3] [4 5] ... [14 15]
+//   dp groups (same tp, pp): [0 2] [1 3] [4 6] [5 7] ... [13 15]
+//   pp groups (same tp, dp): [0 4 8 12] [1 5 9 13] [2 6 10 14] [3 7 11 15]
+// Thread-safety: RankGrid is an immutable value.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/process_group.h"
+#include "core/status.h"
+
+namespace zt {
+
+struct GridCoord {
+  int tp = 0;
+  int dp = 0;
+  int pp = 0;
+  bool operator==(const GridCoord& o) const { return tp == o.tp && dp == o.dp && pp == o.pp; }
+};
+
+enum class GridAxis { kTp, kDp, kPp };
+
+class RankGrid {
+ public:
+  // InvalidArgument unless every degree is >= 1 and tp * dp * pp == world_size.
+  static StatusOr<RankGrid> create(int world_size, int tp, int dp, int pp);
+
+  int world_size() const { return tp_ * dp_ * pp_; }
+  int tp() const { return tp_; }
+  int dp() const { return dp_; }
+  int pp() const { return pp_; }
+  int degree(GridAxis axis) const;
+
+  GridCoord coord(int rank) const;
+  int rank(const GridCoord& c) const;
+  // The ranks that share every coordinate of `rank` except `axis`, in axis order.
+  std::vector<int> group_of(int rank, GridAxis axis) const;
+  // Every group along `axis` (each a list of ranks), ordered by their first rank.
+  std::vector<std::vector<int>> groups(GridAxis axis) const;
+  // The color that identifies rank's group along axis (for MPI_Comm_split).
+  int group_color(int rank, GridAxis axis) const;
+
+ private:
+  RankGrid(int tp, int dp, int pp) : tp_(tp), dp_(dp), pp_(pp) {}
+  int tp_, dp_, pp_;
+};
+
+// The communicators of one rank: the world and its group along each axis.
+struct ParallelGroups {
+  ProcessGroup* world = nullptr;
+  ProcessGroup* dp = nullptr;
+  ProcessGroup* pp = nullptr;
+  ProcessGroup* tp = nullptr;
+  std::vector<std::unique_ptr<ProcessGroup>> owned;  // groups created for this bundle
+};
+
+}  // namespace zt

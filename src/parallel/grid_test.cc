@@ -1,0 +1,43 @@
+// RankGrid against hand-worked layouts (the 16-rank example of the header, and the
+// 8-rank dp2 x pp2 x tp2 job of the 3D tests).
+#include "parallel/grid.h"
+
+#include <gtest/gtest.h>
+
+namespace zt {
+namespace {
+
+using Groups = std::vector<std::vector<int>>;
+
+TEST(RankGrid, SixteenRanksWorkedExample) {
+  auto g = RankGrid::create(16, /*tp=*/2, /*dp=*/2, /*pp=*/4);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->groups(GridAxis::kTp), (Groups{{0, 1}, {2, 3}, {4, 5}, {6, 7}, {8, 9}, {10, 11}, {12, 13}, {14, 15}}));
+  EXPECT_EQ(g->groups(GridAxis::kDp), (Groups{{0, 2}, {1, 3}, {4, 6}, {5, 7}, {8, 10}, {9, 11}, {12, 14}, {13, 15}}));
+  EXPECT_EQ(g->groups(GridAxis::kPp), (Groups{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}}));
+  EXPECT_EQ(g->coord(13), (GridCoord{1, 0, 3}));
+  for (int r = 0; r < 16; ++r) EXPECT_EQ(g->rank(g->coord(r)), r);
+  EXPECT_EQ(g->group_color(13, GridAxis::kDp), 13);
+  EXPECT_EQ(g->group_color(15, GridAxis::kDp), 13);
+}
+
+TEST(RankGrid, EightRanks3D) {
+  auto g = RankGrid::create(8, 2, 2, 2);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->group_of(5, GridAxis::kTp), (std::vector<int>{4, 5}));
+  EXPECT_EQ(g->group_of(5, GridAxis::kDp), (std::vector<int>{5, 7}));
+  EXPECT_EQ(g->group_of(5, GridAxis::kPp), (std::vector<int>{1, 5}));
+}
+
+TEST(RankGrid, PureDataParallelAndErrors) {
+  auto g = RankGrid::create(3, 1, 3, 1);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->groups(GridAxis::kDp), (Groups{{0, 1, 2}}));
+  EXPECT_EQ(g->groups(GridAxis::kTp), (Groups{{0}, {1}, {2}}));
+  EXPECT_EQ(RankGrid::create(4, 2, 3, 1).status().message(),
+            "tp=2 x dp=3 x pp=1 = 6 does not match the 4 ranks launched");
+  EXPECT_FALSE(RankGrid::create(4, 0, 4, 1).ok());
+}
+
+}  // namespace
+}  // namespace zt

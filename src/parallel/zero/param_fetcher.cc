@@ -1,0 +1,137 @@
+// Gather sequence, prefetch and buffer pool of ZeRO-3.
+#include "parallel/zero/param_fetcher.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/check.h"
+
+namespace zt {
+
+ParamFetcher::ParamFetcher(const ParamTable& table, const Partition& partition, ProcessGroup* dp,
+                           const float* param_shard, int n_layer, const ParamFetcherOptions& options)
+    : partition_(partition),
+      dp_(dp),
+      param_shard_(param_shard),
+      options_(options),
+      range_(static_cast<size_t>(n_layer + 2)),
+      persistent_(static_cast<size_t>(n_layer + 2)),
+      persistent_copy_(static_cast<size_t>(n_layer + 2)) {
+  for (int layer = kEmbeddingLayer; layer <= n_layer; ++layer) {
+    const size_t i = static_cast<size_t>(layer + 1);
+    range_[i] = table.layer_range(layer);
+    persistent_[i] = range_[i].size() < options.persistence_threshold;
+    if (persistent_[i]) {
+      persistent_copy_[i] = FloatBuffer(range_[i].size());
+      peak_bytes_ += persistent_copy_[i].bytes();
+    }
+  }
+}
+
+size_t ParamFetcher::buffer_bytes() const { return peak_bytes_; }
+
+void ParamFetcher::begin_micro(bool with_backward) {
+  ZT_CHECK(next_ == sequence_.size(), "previous micro-batch left %zu fetches unused", sequence_.size() - next_);
+  const int n_layer = static_cast<int>(range_.size()) - 2;
+  std::vector<int> order = {kEmbeddingLayer};
+  for (int l = 0; l < n_layer; ++l) order.push_back(l);
+  order.push_back(n_layer);          // ln_f
+  order.push_back(kEmbeddingLayer);  // the tied LM head
+  if (with_backward) {
+    for (int l = n_layer - 1; l >= 0; --l) order.push_back(l);
+  }
+  sequence_.clear();
+  for (int layer : order) {
+    if (!persistent(layer)) sequence_.push_back(Slot{layer, ParamState::kNotAvailable, nullptr, nullptr});
+  }
+  next_ = started_ = 0;
+}
+
+float* ParamFetcher::take_buffer(size_t elems) {
+  for (size_t i = 0; i < free_.size(); ++i) {
+    if (free_[i].first == elems) {
+      float* p = free_[i].second;
+      free_.erase(free_.begin() + static_cast<long>(i));
+      return p;
+    }
+  }
+  pool_.emplace_back(elems, std::make_unique<FloatBuffer>(elems));
+  live_bytes_ += elems * sizeof(float);
+  peak_bytes_ = std::max(peak_bytes_, live_bytes_);
+  return pool_.back().second->data();
+}
+
+void ParamFetcher::give_back(float* buffer, size_t elems) { free_.emplace_back(elems, buffer); }
+
+void ParamFetcher::start(Slot& slot) {
+  const ElementRange r = range_[static_cast<size_t>(slot.layer + 1)];
+  slot.buffer = take_buffer(r.size());
+  // Our own part goes in place; the all-gather fills in everyone else's.
+  const ElementRange mine = partition_.shard(dp_->rank());
+  const size_t lo = std::max(mine.begin, r.begin), hi = std::min(mine.end, r.end);
+  if (lo < hi) std::memcpy(slot.buffer + (lo - r.begin), param_shard_ + (lo - mine.begin), (hi - lo) * sizeof(float));
+  slot.work = dp_->all_gather(slot.buffer, partition_.counts(r));
+  slot.state = ParamState::kInFlight;
+}
+
+StatusOr<float*> ParamFetcher::acquire(int layer) {
+  ZT_CHECK(next_ < sequence_.size() && sequence_[next_].layer == layer,
+           "layer %d fetched out of the static order (expected layer %d)", layer,
+           next_ < sequence_.size() ? sequence_[next_].layer : -2);
+  Slot& slot = sequence_[next_++];
+  if (slot.state == ParamState::kNotAvailable) start(slot);
+  started_ = std::max(started_, next_);
+  // Prefetch: keep the following gathers in flight up to the budget (at least one).
+  size_t budget = 0;
+  for (size_t i = next_; i < started_; ++i) budget += range_[static_cast<size_t>(sequence_[i].layer + 1)].size();
+  while (started_ < sequence_.size()) {
+    const size_t elems = range_[static_cast<size_t>(sequence_[started_].layer + 1)].size();
+    if (started_ > next_ && budget + elems > options_.prefetch_elems) break;
+    start(sequence_[started_]);
+    budget += elems;
+    ++started_;
+  }
+  ZT_RETURN_IF_ERROR(slot.work->wait());
+  slot.work = nullptr;
+  slot.state = ParamState::kAvailable;
+  return slot.buffer;
+}
+
+void ParamFetcher::release(int layer) {
+  for (size_t i = next_; i-- > 0;) {
+    Slot& s = sequence_[i];
+    if (s.layer == layer && s.state == ParamState::kAvailable) {
+      give_back(s.buffer, range_[static_cast<size_t>(layer + 1)].size());
+      s.buffer = nullptr;
+      s.state = ParamState::kNotAvailable;
+      return;
+    }
+  }
+  ZT_CHECK(false, "release of layer %d, which is not available", layer);
+}
+
+ParamState ParamFetcher::state_of_next() const {
+  return next_ < sequence_.size() ? sequence_[next_].state : ParamState::kNotAvailable;
+}
+
+Status ParamFetcher::refresh_persistent() {
+  const ElementRange mine = partition_.shard(dp_->rank());
+  std::vector<WorkHandle> works;
+  for (size_t i = 0; i < range_.size(); ++i) {
+    if (!persistent_[i]) continue;
+    const ElementRange r = range_[i];
+    float* dst = persistent_copy_[i].data();
+    const size_t lo = std::max(mine.begin, r.begin), hi = std::min(mine.end, r.end);
+    if (lo < hi) std::memcpy(dst + (lo - r.begin), param_shard_ + (lo - mine.begin), (hi - lo) * sizeof(float));
+    works.push_back(dp_->all_gather(dst, partition_.counts(r)));
+  }
+  for (WorkHandle& w : works) ZT_RETURN_IF_ERROR(w->wait());
+  return Status::OK();
+}
+
+float* ParamFetcher::persistent_params(int layer) {
+  ZT_CHECK(persistent(layer), "layer %d is not persistent", layer);
+  return persistent_copy_[static_cast<size_t>(layer + 1)].data();
+}
+
+}  // namespace zt

@@ -1,0 +1,84 @@
+// ParamFetcher: ZeRO-3's parameter side. Each rank keeps only its shard of the flat
+// parameters; a layer's full parameters are all-gathered into a pooled buffer just
+// before its forward and again before its backward, and released after.
+//
+// The fetch order of a micro-batch is static, from the layer list (embeddings, blocks
+// 0..L-1, ln_f, embeddings again for the tied LM head — ln_f and the head stay held
+// through the head's backward — then blocks L-1..0 for the backward),
+// so every rank issues the same all-gathers in the same order; while one layer
+// computes, the next ones in that order are prefetched up to stage3_prefetch_bucket_size
+// elements. Every fetch slot goes kNotAvailable -> kInFlight -> kAvailable -> released.
+// A layer smaller than stage3_param_persistence_threshold elements is kept whole on
+// every rank instead (gathered once after each optimizer step): zerotrain fetches whole
+// layers in one collective, so the threshold applies to layers, not to single tensors.
+// Thread-safety: used by the training thread only.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "comm/process_group.h"
+#include "parallel/zero/partition.h"
+#include "tensor/buffer.h"
+#include "tensor/tensor_spec.h"
+
+namespace zt {
+
+enum class ParamState { kNotAvailable, kInFlight, kAvailable };
+
+struct ParamFetcherOptions {
+  size_t prefetch_elems = 50'000'000;       // stage3_prefetch_bucket_size
+  size_t persistence_threshold = 100'000;   // stage3_param_persistence_threshold
+};
+
+class ParamFetcher {
+ public:
+  // param_shard: this rank's shard of the flat parameters (partition.shard(rank)).
+  ParamFetcher(const ParamTable& table, const Partition& partition, ProcessGroup* dp, const float* param_shard,
+               int n_layer, const ParamFetcherOptions& options);
+
+  // Starts a micro-batch's fetch sequence: forward only (evaluation) or forward and backward.
+  void begin_micro(bool with_backward);
+  // The gathered parameters of `layer` (pointer to its range begin), which must be the next
+  // non-persistent layer of the sequence; waits for its gather and prefetches ahead.
+  StatusOr<float*> acquire(int layer);
+  // Returns the buffer of the most recent acquire of `layer` to the pool.
+  void release(int layer);
+  // Re-gathers the persistent layers from the shards (after each optimizer step).
+  Status refresh_persistent();
+  bool persistent(int layer) const { return persistent_[static_cast<size_t>(layer + 1)]; }
+  // Persistent layers' full parameters (valid after refresh_persistent()).
+  float* persistent_params(int layer);
+
+  size_t buffer_bytes() const;  // peak bytes of gather buffers, persistent copies included
+  ParamState state_of_next() const;
+
+ private:
+  struct Slot {
+    int layer;
+    ParamState state = ParamState::kNotAvailable;
+    float* buffer = nullptr;
+    WorkHandle work;
+  };
+  void start(Slot& slot);
+  float* take_buffer(size_t elems);
+  void give_back(float* buffer, size_t elems);
+
+  const Partition& partition_;
+  ProcessGroup* dp_;
+  const float* param_shard_;
+  ParamFetcherOptions options_;
+  std::vector<ElementRange> range_;        // indexed by layer + 1
+  std::vector<bool> persistent_;           // indexed by layer + 1
+  std::vector<FloatBuffer> persistent_copy_;
+  std::vector<Slot> sequence_;
+  size_t next_ = 0;     // next slot to acquire
+  size_t started_ = 0;  // slots started so far
+  std::vector<std::pair<size_t, std::unique_ptr<FloatBuffer>>> pool_;  // (elements, buffer)
+  std::vector<std::pair<size_t, float*>> free_;
+  size_t peak_bytes_ = 0;
+  size_t live_bytes_ = 0;
+};
+
+}  // namespace zt

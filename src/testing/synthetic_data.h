@@ -1,0 +1,40 @@
+// Deterministic synthetic token streams for distributed tests: sample s is T+1 tokens
+// from its own RNG stream, so any rank can build any part of a global batch, and the
+// global batch is the same whatever the layout (the BatchSampler convention: rank r's
+// micro-batch m, row j of step k is sample k*G + r*A*M + m*M + j). Every 11th target is
+// the ignore index, to exercise the global token count.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/rng.h"
+
+namespace zt::testing {
+
+struct SyntheticBatch {
+  std::vector<int32_t> tokens;
+  std::vector<int32_t> targets;
+};
+
+inline SyntheticBatch synthetic_micro_batch(int vocab, int seq, int micro, int accum, int world_rank_in_dp, int dp,
+                                            int64_t step, int m, uint64_t seed) {
+  (void)dp;
+  SyntheticBatch b;
+  const int64_t G = static_cast<int64_t>(micro) * accum * dp;
+  for (int j = 0; j < micro; ++j) {
+    const int64_t sample = step * G + static_cast<int64_t>(world_rank_in_dp) * accum * micro +
+                           static_cast<int64_t>(m) * micro + j;
+    Rng rng(seed * 1000003ull + static_cast<uint64_t>(sample));
+    std::vector<int32_t> x(static_cast<size_t>(seq) + 1);
+    for (int32_t& t : x) t = static_cast<int32_t>(rng.below(static_cast<uint64_t>(vocab)));
+    for (int t = 0; t < seq; ++t) {
+      b.tokens.push_back(x[static_cast<size_t>(t)]);
+      const int64_t pos = sample * seq + t;
+      b.targets.push_back(pos % 11 == 3 ? -1 : x[static_cast<size_t>(t) + 1]);
+    }
+  }
+  return b;
+}
+
+}  // namespace zt::testing

@@ -13,5 +13,5 @@ zt_build() {
 zt_machine() {
   local cpu
   cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)
-  echo "$cpu, $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r)"
+  echo "$cpu, $(nproc --all) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r)"
 }

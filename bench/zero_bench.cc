@@ -4,7 +4,7 @@
 // computation, and rank 0's model-state / bucket bytes and peak RSS. Used by
 // bench/zero.sh and bench/zero_memory.sh.
 //   mpirun -np N zero_bench --stage S [--batch B] [--seq T] [--steps K] [--warmup W]
-//       [--layers L] [--heads H] [--embd C] [--vocab V] [--bucket E] [--prefetch E]
+//       [--layers L] [--heads H] [--embd C] [--vocab V] [--bucket E] [--prefetch E] [--algo ring|mpi]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -21,10 +21,12 @@
 int main(int argc, char** argv) {
   int stage = 0, batch = 4, seq = 64, steps = 4, warmup = 1, layers = 12, heads = 12, embd = 768, vocab = 50257;
   long bucket = 6'250'000, prefetch = 50'000'000;
+  std::string algo = "ring";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const long v = std::atol(argv[i + 1]);
-    if (k == "--stage") stage = static_cast<int>(v);
+    if (k == "--algo") algo = argv[i + 1];
+    else if (k == "--stage") stage = static_cast<int>(v);
     else if (k == "--batch") batch = static_cast<int>(v);
     else if (k == "--seq") seq = static_cast<int>(v);
     else if (k == "--steps") steps = static_cast<int>(v);
@@ -40,7 +42,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  auto world = zt::MpiWorld::init(zt::CommOptions{});
+  zt::CommOptions co;
+  co.algorithm = algo == "ring" ? zt::CommAlgorithm::kRing : zt::CommAlgorithm::kMpi;
+  auto world = zt::MpiWorld::init(co);
   if (!world.ok()) {
     std::fprintf(stderr, "%s\n", world.status().to_string().c_str());
     return 1;
@@ -66,6 +70,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   zt::Trainer& t = *created.value();
+  const double rss_after_create = zt::current_rss_bytes() / 1048576.0;
   std::vector<double> times;
   for (int s = 0; s < warmup + steps; ++s) {
     const auto d = zt::testing::synthetic_micro_batch(vocab, seq, batch, 1, dp.rank(), dp.size(), s, 0, 5);
@@ -86,12 +91,13 @@ int main(int argc, char** argv) {
   if (dp.rank() == 0) {
     std::printf("{\"impl\":\"zerotrain\",\"stage\":%d,\"ranks\":%d,\"ms\":%.1f,\"ms_min\":%.1f,\"ms_max\":%.1f,"
                 "\"tokens_per_s\":%.1f,\"comm_s_per_step\":%.3f,\"exposed_s_per_step\":%.3f,\"hidden_fraction\":%.3f,"
-                "\"model_state_mb\":%.1f,\"bucket_mb\":%.1f,\"activation_mb\":%.1f,\"peak_rss_mb\":%.1f}\n",
+                "\"model_state_mb\":%.1f,\"bucket_mb\":%.1f,\"activation_mb\":%.1f,\"rss_after_create_mb\":%.1f,"
+                "\"peak_rss_mb\":%.1f}\n",
                 stage, dp.size(), 1e3 * med, 1e3 * sorted.front(), 1e3 * sorted.back(),
                 static_cast<double>(batch) * seq * dp.size() / med, cs.busy_seconds / steps,
                 cs.exposed_seconds / steps, cs.hidden_fraction(),
                 (m.param_bytes + m.grad_bytes + m.optimizer_bytes) / 1048576.0, m.bucket_bytes / 1048576.0,
-                m.activation_bytes / 1048576.0, m.peak_rss_bytes / 1048576.0);
+                m.activation_bytes / 1048576.0, rss_after_create, m.peak_rss_bytes / 1048576.0);
   }
   return 0;
 }

@@ -45,7 +45,10 @@ enum class CommAlgorithm {
 
 struct CommOptions {
   double timeout_s = 600.0;                // deadline of every operation after it starts
-  CommAlgorithm algorithm = CommAlgorithm::kMpi;
+  // The ring measured faster than Open MPI's collectives from 16 MiB up and needs only
+  // chunk-sized temporaries (MPI's reduce-scatter allocates the whole bucket again):
+  // bench/RESULTS.md.
+  CommAlgorithm algorithm = CommAlgorithm::kRing;
   size_t ring_chunk_bytes = 1 << 20;       // pipelining granularity of the ring
   // Polling of the communication thread while operations are in flight but not moving:
   // it spins this long after the last progress, then sleeps an eighth of the time since

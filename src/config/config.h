@@ -97,7 +97,7 @@ struct ParallelConfig {
   int dp = 0;  // 0 = "auto": world size / (pp * tp)
   int pp = 1;
   int tp = 1;
-  CommAlgorithm algorithm = CommAlgorithm::kMpi;  // "allreduce_algorithm": "mpi" | "ring"
+  CommAlgorithm algorithm = CommAlgorithm::kRing;  // "allreduce_algorithm": "ring" (default) | "mpi"
   double comm_timeout_s = 600.0;
   int64_t ring_chunk_bytes = 1 << 20;
 };

@@ -24,6 +24,7 @@ enum class StatusCode {
   kUnimplemented,    // a feature or combination zerotrain does not support
   kFailedPrecondition,
   kDeadlineExceeded,
+  kResourceExhausted,  // memory (or another finite resource) ran out
   kInternal,
 };
 
@@ -42,6 +43,7 @@ class [[nodiscard]] Status {
   static Status Unimplemented(std::string msg) { return {StatusCode::kUnimplemented, std::move(msg)}; }
   static Status FailedPrecondition(std::string msg) { return {StatusCode::kFailedPrecondition, std::move(msg)}; }
   static Status DeadlineExceeded(std::string msg) { return {StatusCode::kDeadlineExceeded, std::move(msg)}; }
+  static Status ResourceExhausted(std::string msg) { return {StatusCode::kResourceExhausted, std::move(msg)}; }
   static Status Internal(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }

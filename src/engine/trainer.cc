@@ -46,20 +46,20 @@ Status Trainer::init_states() {
   const ElementRange shard = partition_.shard(dp_->rank());
   const ElementRange all{0, table.numel()};
   if (shards_parameters(stage)) {
-    param_shard_ = FloatBuffer(shard.size());
+    ZT_ASSIGN_OR_RETURN(param_shard_, FloatBuffer::allocate(shard.size(), "the parameter shard"));
     init_params_range(table, shard, param_shard_.data(), options_.seed);
   } else {
-    params_ = FloatBuffer(table.numel());
+    ZT_ASSIGN_OR_RETURN(params_, FloatBuffer::allocate(table.numel(), "the parameters"));
     init_params(table, params_.data(), options_.seed);
   }
   if (shards_gradients(stage)) {
-    grad_shard_ = FloatBuffer(shard.size());
+    ZT_ASSIGN_OR_RETURN(grad_shard_, FloatBuffer::allocate(shard.size(), "the gradient shard"));
   } else {
-    grads_ = FloatBuffer(table.numel());
+    ZT_ASSIGN_OR_RETURN(grads_, FloatBuffer::allocate(table.numel(), "the gradients"));
   }
   const ElementRange opt_range = shards_optimizer(stage) ? shard : all;
   if (options_.optimizer == OptimizerKind::kAdamW) {
-    optimizer_ = std::make_unique<AdamW>(table, opt_range, options_.adamw);
+    ZT_ASSIGN_OR_RETURN(optimizer_, AdamW::create(table, opt_range, options_.adamw));
   } else {
     optimizer_ = std::make_unique<Sgd>(table, opt_range, options_.sgd);
   }

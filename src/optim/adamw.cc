@@ -8,11 +8,21 @@
 namespace zt {
 
 AdamW::AdamW(const ParamTable& table, ElementRange range, const AdamWOptions& options)
+    : AdamW(table, range, options, FloatBuffer(range.size()), FloatBuffer(range.size())) {}
+
+AdamW::AdamW(const ParamTable& table, ElementRange range, const AdamWOptions& options, FloatBuffer m, FloatBuffer v)
     : options_(options),
       range_(range),
       segments_(decay_segments(table, range)),
-      exp_avg_(range.size()),
-      exp_avg_sq_(range.size()) {}
+      exp_avg_(std::move(m)),
+      exp_avg_sq_(std::move(v)) {}
+
+StatusOr<std::unique_ptr<AdamW>> AdamW::create(const ParamTable& table, ElementRange range,
+                                               const AdamWOptions& options) {
+  ZT_ASSIGN_OR_RETURN(FloatBuffer m, FloatBuffer::allocate(range.size(), "AdamW's first moments"));
+  ZT_ASSIGN_OR_RETURN(FloatBuffer v, FloatBuffer::allocate(range.size(), "AdamW's second moments"));
+  return std::unique_ptr<AdamW>(new AdamW(table, range, options, std::move(m), std::move(v)));
+}
 
 void AdamW::step(float* params, const float* grads, const StepHyper& hyper) {
   ++steps_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "optim/optimizer.h"
@@ -23,6 +24,9 @@ struct AdamWOptions {
 class AdamW final : public Optimizer {
  public:
   AdamW(const ParamTable& table, ElementRange range, const AdamWOptions& options);
+  // The same, with the moments' allocation failure returned as a Status.
+  static StatusOr<std::unique_ptr<AdamW>> create(const ParamTable& table, ElementRange range,
+                                                 const AdamWOptions& options);
 
   void step(float* params, const float* grads, const StepHyper& hyper) override;
   ElementRange range() const override { return range_; }
@@ -34,6 +38,7 @@ class AdamW final : public Optimizer {
   const AdamWOptions& options() const { return options_; }
 
  private:
+  AdamW(const ParamTable& table, ElementRange range, const AdamWOptions& options, FloatBuffer m, FloatBuffer v);
   AdamWOptions options_;
   ElementRange range_;
   std::vector<DecaySegment> segments_;

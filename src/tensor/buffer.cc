@@ -17,6 +17,20 @@ FloatBuffer::FloatBuffer(size_t count) : size_(count) {
   zero();
 }
 
+StatusOr<FloatBuffer> FloatBuffer::allocate(size_t count, const char* what) {
+  FloatBuffer b;
+  if (count == 0) return b;
+  const size_t bytes = ((count * sizeof(float) + 63) / 64) * 64;
+  b.data_ = static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (b.data_ == nullptr) {
+    return Status::ResourceExhausted("out of memory: cannot allocate " + std::to_string(bytes) + " bytes for " + what +
+                                     "; use a higher ZeRO stage, more ranks or a smaller model");
+  }
+  b.size_ = count;
+  b.zero();
+  return b;
+}
+
 FloatBuffer::~FloatBuffer() { std::free(data_); }
 
 FloatBuffer::FloatBuffer(FloatBuffer&& other) noexcept

@@ -6,12 +6,17 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/status.h"
+
 namespace zt {
 
 class FloatBuffer {
  public:
   FloatBuffer() = default;
   explicit FloatBuffer(size_t count);  // aborts if the allocation fails
+  // The same, but an allocation failure is a ResourceExhausted-style Status naming `what`
+  // and the bytes, for the large arenas a user sizes through the model and ZeRO stage.
+  static StatusOr<FloatBuffer> allocate(size_t count, const char* what);
   ~FloatBuffer();
   FloatBuffer(FloatBuffer&& other) noexcept;
   FloatBuffer& operator=(FloatBuffer&& other) noexcept;

@@ -36,8 +36,8 @@ std::string bin_dir() {
 }
 
 std::string mpirun(int np) {
-  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 mpirun --oversubscribe "
-         "--mca btl self,vader -np " + std::to_string(np) + " ";
+  return std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 mpirun ") +
+         "--oversubscribe --mca btl self,vader -np " + std::to_string(np) + " ";
 }
 
 struct RunResult {
@@ -49,8 +49,8 @@ struct RunResult {
 RunResult run(const std::string& launcher, const std::string& args, const std::string& tag) {
   const std::string dir = ::testing::TempDir();
   const std::string out = dir + "zt_dp_" + tag + ".bin", log = dir + "zt_dp_" + tag + ".log";
-  const std::string cmd = launcher + bin_dir() + "/zt_dp_train --steps " + std::to_string(kSteps) + " --out " + out +
-                          " " + args + " > " + log + " 2>&1";
+  const std::string cmd = launcher + bin_dir() + std::string("/zt_dp_train --steps ") + std::to_string(kSteps) +
+                          " --out " + out + " " + args + " > " + log + " 2>&1";
   const int rc = std::system(cmd.c_str());
   RunResult r;
   std::ifstream lf(log);
@@ -116,24 +116,26 @@ TEST_P(DpExactness, StageMatchesSingleProcessAtEveryWorldSize) {
   const std::string common = " --micro 2 --bucket 3000 --prefetch 6000";
   for (int world : {1, 2, 3, 4}) {
     // The single process sees the whole global batch: world x accumulation micro-batches.
-    const RunResult ref = run("", "--stage 0 --accum " + std::to_string(world) + common, "ref" + std::to_string(world));
+    const RunResult ref =
+        run("", std::string("--stage 0 --accum ") + std::to_string(world) + common, std::string("ref") + std::to_string(world));
     ASSERT_EQ(ref.losses.size(), static_cast<size_t>(kSteps)) << ref.log;
-    const std::string args = "--stage " + std::to_string(stage) + " --accum 1" + common;
-    expect_same(ref, run(mpirun(world), args, "s" + std::to_string(stage) + "w" + std::to_string(world)),
-                "stage " + std::to_string(stage) + ", " + std::to_string(world) + " ranks");
+    const std::string args = std::string("--stage ") + std::to_string(stage) + " --accum 1" + common;
+    const std::string tag = std::string("s") + std::to_string(stage) + std::string("w") + std::to_string(world);
+    expect_same(ref, run(mpirun(world), args, tag),
+                std::string("stage ") + std::to_string(stage) + std::string(", ") + std::to_string(world) + " ranks");
   }
   // Gradient accumulation and the ring algorithm, at 2 and 3 ranks.
   for (int world : {2, 3}) {
-    const RunResult ref = run("", "--stage 0 --accum " + std::to_string(3 * world) + common, "refacc");
-    const std::string base = "--stage " + std::to_string(stage) + " --accum 3" + common;
-    expect_same(ref, run(mpirun(world), base, "acc"), "stage " + std::to_string(stage) + ", " +
+    const RunResult ref = run("", std::string("--stage 0 --accum ") + std::to_string(3 * world) + common, "refacc");
+    const std::string base = std::string("--stage ") + std::to_string(stage) + " --accum 3" + common;
+    expect_same(ref, run(mpirun(world), base, "acc"), std::string("stage ") + std::to_string(stage) + ", " +
                 std::to_string(world) + " ranks, accumulation 3");
-    expect_same(ref, run(mpirun(world), base + " --algo ring", "ring"), "stage " + std::to_string(stage) + ", " +
+    expect_same(ref, run(mpirun(world), base + " --algo ring", "ring"), std::string("stage ") + std::to_string(stage) + ", " +
                 std::to_string(world) + " ranks, accumulation 3, ring");
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Zero, DpExactness, ::testing::Values(0, 1, 2, 3),
-                         [](const auto& info) { return "stage" + std::to_string(info.param); });
+                         [](const auto& info) { return std::string("stage") + std::to_string(info.param); });
 
 }  // namespace

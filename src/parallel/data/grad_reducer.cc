@@ -37,10 +37,9 @@ GradReducer::GradReducer(const ParamTable& table, const Partition& partition, Pr
     b.layers.push_back(layer);
     bucket_of_layer_[static_cast<size_t>(layer + 1)] = static_cast<int>(buckets_.size()) - 1;
   }
-  for (const Bucket& b : buckets_) buffer_elems_ = std::max(buffer_elems_, b.range.size());
 }
 
-size_t GradReducer::bucket_bytes() const { return pool_.size() * buffer_elems_ * sizeof(float); }
+size_t GradReducer::bucket_bytes() const { return pool_bytes_; }
 
 void GradReducer::begin_micro(bool last) {
   last_micro_ = last;
@@ -52,17 +51,28 @@ void GradReducer::begin_micro(bool last) {
   }
 }
 
+// Buffers are kept per bucket size (most buckets share one size; the embeddings' may be
+// larger), and at most kMaxBucketBuffers are in use at once.
 float* GradReducer::take_buffer(size_t elems) {
-  ZT_CHECK(elems <= buffer_elems_, "bucket larger than planned");
-  while (free_.empty() && pool_.size() >= kMaxBucketBuffers && !in_flight_.empty()) {
-    note(retire(*in_flight_.front()));  // bound the pool: wait for the oldest reduction
+  auto find_free = [&]() -> float* {
+    for (size_t i = 0; i < free_.size(); ++i) {
+      if (free_[i].first != elems) continue;
+      float* p = free_[i].second;
+      free_.erase(free_.begin() + static_cast<long>(i));
+      return p;
+    }
+    return nullptr;
+  };
+  float* p = find_free();
+  while (p == nullptr && pool_.size() - free_.size() >= kMaxBucketBuffers && !in_flight_.empty()) {
+    note(retire(*in_flight_.front()));  // bound the live buffers: wait for the oldest reduction
+    p = find_free();
   }
-  if (free_.empty()) {
-    pool_.push_back(std::make_unique<FloatBuffer>(buffer_elems_));
-    free_.push_back(pool_.back()->data());
+  if (p == nullptr) {
+    pool_.push_back(std::make_unique<FloatBuffer>(elems));
+    pool_bytes_ += pool_.back()->bytes();
+    p = pool_.back()->data();
   }
-  float* p = free_.back();
-  free_.pop_back();
   std::memset(p, 0, elems * sizeof(float));
   return p;
 }
@@ -117,7 +127,7 @@ Status GradReducer::retire(Bucket& b) {
 #pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
     }
-    free_.push_back(b.buffer);
+    give_back(b.buffer, b.range.size());
     b.buffer = nullptr;
   }
   return Status::OK();

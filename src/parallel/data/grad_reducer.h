@@ -69,6 +69,7 @@ class GradReducer {
   void launch(Bucket& b);
   Status retire(Bucket& b);          // wait, accumulate (stage 2+), release the buffer
   float* take_buffer(size_t elems);
+  void give_back(float* buffer, size_t elems) { free_.emplace_back(elems, buffer); }
   void note(const Status& s) {
     if (error_.ok() && !s.ok()) error_ = s;
   }
@@ -83,9 +84,9 @@ class GradReducer {
   std::vector<ElementRange> layer_range_;
   std::deque<Bucket*> in_flight_;
   bool last_micro_ = false;
-  std::vector<std::unique_ptr<FloatBuffer>> pool_;
-  std::vector<float*> free_;
-  size_t buffer_elems_ = 0;
+  std::vector<std::unique_ptr<FloatBuffer>> pool_;  // every buffer ever made, each sized for a bucket
+  std::vector<std::pair<size_t, float*>> free_;     // (elements, buffer) not in use
+  size_t pool_bytes_ = 0;
   Status error_;  // first failed reduction of the micro-batch, reported by end_micro()
 };
 

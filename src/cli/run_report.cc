@@ -15,11 +15,10 @@ constexpr int kFields = kFirstBytes + kNumCommOps;
 
 }  // namespace
 
-StatusOr<std::string> collect_run_report(Trainer& trainer) {
-  ProcessGroup& g = trainer.dp();
+StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g) {
   const int N = g.size(), rank = g.rank();
   const MemoryReport m = trainer.memory();
-  const CommStats cs = g.stats();
+  const CommStats cs = trainer.dp().stats();
   std::vector<double> table(static_cast<size_t>(N) * kFields, 0.0);
   double* row = table.data() + static_cast<size_t>(rank) * kFields;
   row[kParams] = static_cast<double>(m.param_bytes);

@@ -11,7 +11,8 @@
 
 namespace zt {
 
-// Collective over the trainer's data-parallel group; rank 0 returns the text, others "".
-StatusOr<std::string> collect_run_report(Trainer& trainer);
+// Collective over `group` (every rank of the job); its rank 0 returns the text, others "".
+// Communication figures are those of the trainer's data-parallel group.
+StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& group);
 
 }  // namespace zt

@@ -98,8 +98,10 @@ int run_eval(const EvalCommandArgs& a) {
   double sum = 0.0;
   int64_t n = 0;
   for (const Batch& b : batches) {
-    m.model->forward(b.tokens.data(), b.rows, T);
-    const LossSum l = m.model->loss(b.targets.data());
+    Status st = m.model->forward(b.tokens.data(), b.rows, T);
+    auto l_or = st.ok() ? m.model->loss(b.targets.data()) : StatusOr<LossSum>(st);
+    if (!l_or.ok()) return report_error(l_or.status(), kExitFailure);
+    const LossSum l = l_or.value();
     sum += l.sum;
     n += l.count;
   }

@@ -12,6 +12,8 @@
 #include "cli/exit_status.h"
 #include "cli/metrics_csv.h"
 #include "cli/progress.h"
+#include "cli/run_inputs.h"
+#include "cli/ps_command.h"
 #include "cli/run_report.h"
 #include "comm/mpi_world.h"
 #include "config/config.h"
@@ -19,6 +21,7 @@
 #include "core/timer.h"
 #include "data/dataset.h"
 #include "data/tokenizer.h"
+#include "engine/parallel_setup.h"
 #include "engine/sampling.h"
 #include "engine/trainer.h"
 #include "io/filesystem.h"
@@ -29,23 +32,15 @@ namespace zt {
 
 namespace {
 
-int env_world_size() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
-    if (const char* v = std::getenv(name)) return std::max(1, std::atoi(v));
-  }
-  return 1;
-}
-
 StatusOr<ZtConfig> load_run_config(const TrainCommandArgs& a, int world) {
-  Json root;
-  if (a.config_path.empty()) {
-    ZT_ASSIGN_OR_RETURN(root, parse_json_strict(demo_config_text(), "demo config"));
-  } else {
-    ZT_ASSIGN_OR_RETURN(root, load_json_file(a.config_path));
-  }
-  for (const std::string& o : a.overrides) ZT_RETURN_IF_ERROR(apply_override(&root, o));
+  ZT_ASSIGN_OR_RETURN(const Json root, load_config_json(a));
   ZT_ASSIGN_OR_RETURN(ZtConfig c, parse_config(root));
   ZT_RETURN_IF_ERROR(resolve_parallel(&c.parallel, world));
+  // Megatron-style: an unset padded vocabulary is padded to a multiple of tp (padding
+  // never changes a result); an explicit one must already be divisible.
+  if (c.parallel.tp > 1 && c.model.padded_vocab_size == 0) {
+    c.model.padded_vocab_size = (c.model.vocab_size + c.parallel.tp - 1) / c.parallel.tp * c.parallel.tp;
+  }
   ZT_RETURN_IF_ERROR(resolve_batch(&c.batch, c.parallel.dp));
   ZT_RETURN_IF_ERROR(check_supported(c));
   if (!a.resume.empty() && c.parallel.dp > 1 && c.zero.stage > 0) {
@@ -72,6 +67,10 @@ TrainerOptions trainer_options(const ZtConfig& c) {
   o.zero.overlap_comm = c.zero.overlap_comm;
   o.zero.prefetch_elems = static_cast<size_t>(c.zero.stage3_prefetch_bucket_size);
   o.zero.persistence_threshold = static_cast<size_t>(c.zero.stage3_param_persistence_threshold);
+  o.pipe_schedule = c.parallel.pipeline_schedule == "gpipe" ? PipeScheduleKind::kGPipe : PipeScheduleKind::k1F1B;
+  o.micro_batches = static_cast<int>(c.batch.grad_accum);
+  o.checkpoint = checkpointed_blocks(c.activation_checkpointing, c.model.n_layer);
+  o.partition_activations = c.activation_checkpointing.partition_activations;
   return o;
 }
 
@@ -91,15 +90,17 @@ double unigram_entropy(const TokenDataset& d, int vocab) {
   return h;
 }
 
-std::vector<MicroBatch> as_micro_batches(const std::vector<Batch>& batches) {
-  std::vector<MicroBatch> out;
-  for (const Batch& b : batches) out.push_back({b.tokens.data(), b.targets.data()});
-  return out;
-}
-
 // Weights (gathered from every rank) and, while the optimizer state is not sharded, the
-// optimizer state. Collective; rank 0 writes.
+// optimizer state. Collective; rank 0 writes. Pipeline and tensor-parallel runs hold the
+// model in pieces that this single-file checkpoint cannot express yet: they save nothing.
 Status save_run(Trainer& t, const ZtConfig& cfg, std::vector<float>* full_params) {
+  if (cfg.parallel.pp > 1 || cfg.parallel.tp > 1) {
+    if (t.dp().rank() == 0 && cfg.parallel.pp * cfg.parallel.tp > 1 && (t.param_table().tp_rank() == 0)) {
+      std::printf("no checkpoint: model-parallel runs (pp %d, tp %d) need sharded checkpoints, not supported yet\n",
+                  cfg.parallel.pp, cfg.parallel.tp);
+    }
+    return Status::OK();
+  }
   ZT_RETURN_IF_ERROR(t.gather_params(full_params->data()));
   if (t.dp().rank() != 0) return Status::OK();
   const std::string tag = "global_step" + std::to_string(t.global_step());
@@ -115,13 +116,23 @@ Status save_run(Trainer& t, const ZtConfig& cfg, std::vector<float>* full_params
 }  // namespace
 
 int run_train(const TrainCommandArgs& args) {
+  // Parameter-server jobs resolve the batch over their workers, not the whole world.
+  if (param_server_requested(args)) return run_param_server_train(args);
   // 1. Configuration, tokenizer and data: every failure here is the user's input (exit 2).
-  auto config_or = load_run_config(args, launched_by_mpi() ? env_world_size() : 1);
+  auto config_or = load_run_config(args, launched_by_mpi() ? launched_world_size() : 1);
   if (!config_or.ok()) return report_error(config_or.status(), kExitBadInput);
   ZtConfig cfg = std::move(config_or).value();
   const TrainingConfig& tc = cfg.training;
+  const int world_size = cfg.parallel.dp * cfg.parallel.pp * cfg.parallel.tp;
+  auto grid_or = RankGrid::create(world_size, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp);
+  if (!grid_or.ok()) return report_error(grid_or.status(), kExitBadInput);
+  const RankGrid grid = grid_or.value();
+  const StagePartition partition = cfg.parallel.partition_method == "uniform"      ? StagePartition::kUniform
+                                   : cfg.parallel.partition_method == "parameters" ? StagePartition::kParameters
+                                                                                   : StagePartition::kFlops;
+  if (auto lay = layout_for_rank(cfg.model, grid, 0, partition); !lay.ok()) return report_error(lay.status(), kExitBadInput);
   std::unique_ptr<MpiWorld> mpi;
-  ProcessGroup* dp = nullptr;
+  ParallelGroups groups;
   if (launched_by_mpi()) {
     CommOptions co;
     co.timeout_s = cfg.parallel.comm_timeout_s;
@@ -130,45 +141,29 @@ int run_train(const TrainCommandArgs& args) {
     auto world = MpiWorld::init(co);
     if (!world.ok()) return report_error(world.status(), kExitFailure);
     mpi = std::move(world).value();
-    dp = &mpi->world();
+    auto g = make_mpi_groups(*mpi, grid);
+    if (!g.ok()) return report_error(g.status(), kExitFailure);
+    groups = std::move(g).value();
   }
+  ProcessGroup* dp = groups.world;  // for the barrier below; null on a single process
   const int rank = dp ? dp->rank() : 0;
   const bool lead = rank == 0;
   if (tc.threads > 0) set_num_threads(tc.threads);
-  auto tok_or = make_tokenizer(cfg.data.tokenizer, cfg.data.bpe_dir);
+  auto tok_or = prepare_inputs(&cfg, args.config_path.empty(), lead);
   if (!tok_or.ok()) return report_error(tok_or.status(), kExitBadInput);
   const Tokenizer& tok = *tok_or.value();
-  if (tok.vocab_size() > cfg.model.vocab_size) {
-    return report_error(Status::InvalidArgument("/model/vocab_size: " + std::to_string(cfg.model.vocab_size) +
-                                                " is smaller than the " + tok.name() + " tokenizer's " +
-                                                std::to_string(tok.vocab_size())), kExitBadInput);
-  }
-  Status s = lead ? make_dirs(tc.output_dir) : Status::OK();
-  if (s.ok() && args.config_path.empty()) s = prepare_demo_data(&cfg, tok, lead);
-  if (!s.ok()) return report_error(s, kExitBadInput);
+  Status s;
   if (dp != nullptr && !(s = dp->barrier()->wait()).ok()) return report_error(s, kExitFailure);  // demo data ready
-  if (cfg.data.train.empty()) {
-    return report_error(Status::InvalidArgument("/data/train: required: the token files to train on"), kExitBadInput);
-  }
-  auto train_or = TokenDataset::open(cfg.data.train, cfg.data.format, cfg.model.vocab_size, cfg.data.seq_len);
-  if (!train_or.ok()) return report_error(train_or.status(), kExitBadInput);
-  const TokenDataset& train = train_or.value();
-  std::optional<TokenDataset> val;
-  std::vector<Batch> val_batches;
-  if (!cfg.data.val.empty()) {
-    auto val_or = TokenDataset::open(cfg.data.val, cfg.data.format, cfg.model.vocab_size, cfg.data.seq_len);
-    if (!val_or.ok()) return report_error(val_or.status(), kExitBadInput);
-    val = std::move(val_or).value();
-    val_batches = validation_batches(*val, static_cast<int>(cfg.batch.micro_batch), tc.eval_batches);
-    if (val_batches.empty()) {
-      return report_error(Status::InvalidArgument("/data/val: the validation split holds " +
-                                                  std::to_string(val->num_windows()) +
-                                                  " sequences, fewer than one micro-batch"), kExitBadInput);
-    }
-  }
+  auto data_or = open_datasets(cfg);
+  if (!data_or.ok()) return report_error(data_or.status(), kExitBadInput);
+  const TokenDataset& train = *data_or->train;
+  const std::optional<TokenDataset>& val = data_or->val;
+  const std::vector<Batch>& val_batches = data_or->val_batches;
 
   // 2. Model and optimizer state (fresh or resumed).
-  auto trainer_or = Trainer::create(trainer_options(cfg), dp);
+  TrainerOptions topts = trainer_options(cfg);
+  topts.layout = layout_for_rank(cfg.model, grid, rank, partition).value();
+  auto trainer_or = Trainer::create(topts, launched_by_mpi() ? &groups : nullptr);
   if (!trainer_or.ok()) return report_error(trainer_or.status(), kExitBadInput);
   Trainer& trainer = *trainer_or.value();
   const ParamTable& table = trainer.param_table();
@@ -193,19 +188,29 @@ int run_train(const TrainCommandArgs& args) {
                 static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
                 static_cast<long long>(cfg.batch.grad_accum), cfg.parallel.dp, cfg.zero.stage,
                 static_cast<long long>(tc.steps), num_threads(), isa_name(active_isa()));
+    if (cfg.parallel.pp > 1 || cfg.parallel.tp > 1) {
+      std::printf("model parallel: pp %d (%s schedule, %s partition), tp %d\n", cfg.parallel.pp,
+                  cfg.parallel.pipeline_schedule.c_str(), cfg.parallel.partition_method.c_str(), cfg.parallel.tp);
+    }
+    if (!topts.checkpoint.empty()) {
+      int n = 0;
+      for (bool b : topts.checkpoint) n += b;
+      std::printf("activation checkpointing: %d of %d blocks%s\n", n, cfg.model.n_layer,
+                  topts.partition_activations ? ", inputs partitioned over tp" : "");
+    }
   }
 
   // 3. The loop.
   auto csv = (lead && tc.metrics_csv) ? MetricsCsv::open(tc.output_dir + "/metrics.csv", !args.resume.empty())
                                       : StatusOr<MetricsCsv>(Status::NotFound("disabled"));
   if (lead && tc.metrics_csv && !csv.ok()) return report_error(csv.status(), kExitBadInput);
-  const double peak = lead ? measure_fma_peak_gflops(num_threads(), 0.3) * 1e9 * cfg.parallel.dp : 0.0;
+  const double peak = lead ? measure_fma_peak_gflops(num_threads(), 0.3) * 1e9 * world_size : 0.0;
   const int64_t print_every = cfg.steps_per_print > 0 ? cfg.steps_per_print : std::max<int64_t>(1, tc.steps / 20);
   // Under mpirun, stdout is a pseudo-terminal of the launcher even when piped: plain lines.
   Progress progress(tc.steps, print_every, lead && Progress::stdout_is_terminal() && !launched_by_mpi());
   BatchSampler sampler(&train, tc.seed, cfg.batch.train_batch_size, static_cast<int>(cfg.batch.micro_batch),
                        static_cast<int>(cfg.batch.grad_accum));
-  const int dp_rank = dp ? dp->rank() : 0;
+  const int dp_rank = grid.coord(rank).dp;
   std::optional<double> last_val;
   Stopwatch run_clock;
   const int64_t first_step = trainer.global_step();
@@ -249,11 +254,11 @@ int run_train(const TrainCommandArgs& args) {
   std::vector<float> full(table.numel());
   if (tc.save_at_end && trainer.global_step() > first_step) {
     s = save_run(trainer, cfg, &full);  // gathers the parameters into `full`
-  } else if (tc.sample_tokens > 0) {
+  } else if (tc.sample_tokens > 0 && cfg.parallel.pp == 1 && cfg.parallel.tp == 1) {
     s = trainer.gather_params(full.data());
   }
   if (!s.ok()) return report_error(s, kExitFailure);
-  auto report = collect_run_report(trainer);
+  auto report = collect_run_report(trainer, groups.world != nullptr ? *groups.world : trainer.dp());
   if (!report.ok()) return report_error(report.status(), kExitFailure);
   if (!lead) return kExitOk;
   std::fputs(report->c_str(), stdout);
@@ -262,19 +267,10 @@ int run_train(const TrainCommandArgs& args) {
     std::printf("unigram entropy of the training split: %.4f nats/token; final validation loss: %.4f (%s)\n", h,
                 *last_val, *last_val < h ? "below: the model uses context" : "NOT below");
   }
-  if (tc.sample_tokens > 0) {
-    GptModel sampler_model(cfg.model, 1, cfg.data.seq_len);
-    sampler_model.bind(full.data(), nullptr);
-    std::vector<int32_t> prompt = tok.encode(tc.sample_prompt);
-    if (prompt.empty()) prompt.push_back(tok.eot_token());
-    SampleOptions so;
-    so.max_tokens = tc.sample_tokens;
-    so.temperature = tc.sample_temperature;
-    so.top_k = tc.sample_top_k;
-    so.seed = tc.seed;
-    const std::vector<int32_t> out = generate(sampler_model, prompt, so);
-    std::printf("--- sample (temperature %.2f, top-k %d) ---\n%s%s\n---\n", so.temperature, so.top_k,
-                tc.sample_prompt.c_str(), tok.decode(out).c_str());
+  if (tc.sample_tokens > 0 && (cfg.parallel.pp > 1 || cfg.parallel.tp > 1)) {
+    std::printf("no sample: the model is split over pipeline/tensor-parallel ranks (sharded checkpoints will assemble it)\n");
+  } else if (tc.sample_tokens > 0) {
+    print_sample(cfg, tok, full.data());
   }
   return kExitOk;
 }

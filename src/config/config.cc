@@ -1,6 +1,8 @@
 // parse_config orchestration, DeepSpeed batch arithmetic, feature gate, overrides.
 #include "config/config.h"
 
+#include <algorithm>
+
 #include "config/sections.h"
 #include "io/atomic_file.h"
 
@@ -19,11 +21,12 @@ StatusOr<ZtConfig> parse_config(const Json& root) {
   parse_zero(r, &c.zero);
   parse_precision(r, &c.precision);
   parse_activation_checkpointing(r, &c.activation_checkpointing);
+  parse_parallel(r, &c.parallel);  // before parse_misc: DeepSpeed's pipeline section may refine it
   parse_misc(r, &c);
   parse_data(r, &c.data);
   parse_model(r, c.data.tokenizer, &c.model);
   parse_training(r, &c.training);
-  parse_parallel(r, &c.parallel);
+  parse_parameter_server(r, &c.parameter_server);
   ZT_RETURN_IF_ERROR(r.finish());
   if (c.data.seq_len > c.model.n_positions) {
     return Status::InvalidArgument("/data/seq_len: " + std::to_string(c.data.seq_len) +
@@ -87,12 +90,28 @@ Status resolve_parallel(ParallelConfig* p, int world) {
   return Status::OK();
 }
 
+std::vector<bool> checkpointed_blocks(const ActivationCheckpointConfig& a, int n_layer) {
+  std::vector<bool> out;
+  if (a.interval > 0) {
+    out.assign(static_cast<size_t>(n_layer), false);
+    for (int l = 0; l < n_layer; l += static_cast<int>(a.interval)) out[static_cast<size_t>(l)] = true;
+  } else if (a.number_checkpoints > 0) {
+    out.assign(static_cast<size_t>(n_layer), false);
+    const int64_t k = std::min<int64_t>(a.number_checkpoints, n_layer);
+    for (int64_t i = 0; i < k; ++i) out[static_cast<size_t>(i * n_layer / k)] = true;  // spread evenly
+  }
+  return out;
+}
+
 Status check_supported(const ZtConfig& c) {
   auto no = [](const std::string& ptr, const std::string& why) { return Status::Unimplemented(ptr + ": " + why); };
   if (c.precision.fp16) return no("/fp16/enabled", "true is not supported yet: zerotrain trains in fp32 for now");
   if (c.precision.bf16) return no("/bf16/enabled", "true is not supported yet: zerotrain trains in fp32 for now");
-  if (c.parallel.pp > 1) return no("/parallel/pp", "pipeline parallelism is not supported yet");
-  if (c.parallel.tp > 1) return no("/parallel/tp", "tensor parallelism is not supported yet");
+  if (c.parallel.pp > 1 && c.zero.stage >= 2) {
+    return no("/zero_optimization/stage", std::to_string(c.zero.stage) + " with parallel.pp > 1: ZeRO-2/3 would "
+              "re-partition gradients and parameters for every micro-batch of the pipeline schedule (DeepSpeed "
+              "refuses it too); use stage 0 or 1");
+  }
   if (c.zero.offload_optimizer.device != "none") {
     return no("/zero_optimization/offload_optimizer/device", "\"" + c.zero.offload_optimizer.device +
                                                                  "\" is not supported yet: optimizer offload");
@@ -101,10 +120,11 @@ Status check_supported(const ZtConfig& c) {
     return no("/zero_optimization/offload_param/device",
               "\"" + c.zero.offload_param.device + "\" is not supported yet: parameter offload");
   }
-  const ActivationCheckpointConfig& a = c.activation_checkpointing;
-  if (a.partition_activations) return no("/activation_checkpointing/partition_activations", "true is not supported yet");
-  if (a.cpu_checkpointing) return no("/activation_checkpointing/cpu_checkpointing", "true is not supported yet");
-  if (a.number_checkpoints) return no("/activation_checkpointing/number_checkpoints", "is not supported yet");
+  if (c.activation_checkpointing.cpu_checkpointing) {
+    return no("/activation_checkpointing/cpu_checkpointing",
+              "true moves saved activations to host memory, but on a CPU-only machine they already are in host "
+              "memory: there is no slower tier to move them to");
+  }
   return Status::OK();
 }
 

@@ -62,10 +62,14 @@ struct PrecisionConfig {
   double fp16_min_loss_scale = 1.0;
 };
 
+// DeepSpeed's activation_checkpointing section. Checkpointing is on when the section
+// sets number_checkpoints (that many blocks, spread evenly over the model) or
+// pipeline.activation_checkpoint_interval (every k-th block).
 struct ActivationCheckpointConfig {
   bool partition_activations = false;
   bool cpu_checkpointing = false;
   int64_t number_checkpoints = 0;  // 0 = not set
+  int64_t interval = 0;            // pipeline.activation_checkpoint_interval; 0 = not set
 };
 
 struct DataConfig {
@@ -98,8 +102,23 @@ struct ParallelConfig {
   int pp = 1;
   int tp = 1;
   CommAlgorithm algorithm = CommAlgorithm::kRing;  // "allreduce_algorithm": "ring" (default) | "mpi"
+  std::string pipeline_schedule = "1f1b";          // "1f1b" | "gpipe"
+  std::string partition_method = "flops";          // "flops" (compute-balanced), "parameters" (DeepSpeed's default), "uniform"
   double comm_timeout_s = 600.0;
   int64_t ring_chunk_bytes = 1 << 20;
+};
+
+// zerotrain's "parameter_server" section (issue 7): S server ranks and W worker ranks
+// instead of all-reduce (parallel/param_server/ps_options.h; ps_section.cc documents the keys).
+struct ParameterServerConfig {
+  bool enabled = false;       // the section is present and "enabled" is not false
+  int servers = 1;
+  std::string mode = "sync";  // sync | async | bounded
+  int64_t staleness = 0;      // bounded: steps a worker may run ahead of the slowest (0 = sync)
+  int64_t bucket_size = 0;    // elements per gradient push; 0 = zero_optimization.reduce_bucket_size
+  double deadline_s = 0.0;    // 0 = parallel.comm_timeout_s
+  int slow_worker_rank = -1;  // test hook "test_slow_worker": {"rank", "delay_ms"}
+  double slow_worker_delay_ms = 0.0;
 };
 
 struct ZtConfig {
@@ -115,6 +134,7 @@ struct ZtConfig {
   PrecisionConfig precision;
   ActivationCheckpointConfig activation_checkpointing;
   ParallelConfig parallel;
+  ParameterServerConfig parameter_server;
   GptConfig model;
   DataConfig data;
   TrainingConfig training;
@@ -130,6 +150,9 @@ Status resolve_batch(BatchConfig* batch, int dp_size);
 
 // Resolves parallel.dp = "auto" for world_size ranks and checks dp x pp x tp == world.
 Status resolve_parallel(ParallelConfig* parallel, int world_size);
+
+// Which blocks activation checkpointing covers (per block; empty when it is off).
+std::vector<bool> checkpointed_blocks(const ActivationCheckpointConfig& a, int n_layer);
 
 // Refuses features zerotrain does not have yet, naming the key (e.g. fp16, offload).
 Status check_supported(const ZtConfig& config);

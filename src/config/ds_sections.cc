@@ -234,7 +234,7 @@ void parse_activation_checkpointing(JsonReader& root, ActivationCheckpointConfig
   if (!r) return;
   a->partition_activations = r->boolean("partition_activations", false);
   a->cpu_checkpointing = r->boolean("cpu_checkpointing", false);
-  a->number_checkpoints = r->integer("number_checkpoints", 0, 1, kMaxInt);
+  a->number_checkpoints = r->integer("number_checkpoints", 0, 0, kMaxInt);
   r->boolean("contiguous_memory_optimization", false);
   r->boolean("synchronize_checkpoint_boundary", false);
   r->boolean("profile", false);
@@ -292,7 +292,17 @@ void parse_misc(JsonReader& root, ZtConfig* c) {
   refuse_unless_disabled(root, "curriculum_learning", "curriculum learning is not supported");
   refuse_unless_disabled(root, "sparse_attention", "sparse attention is not supported");
   refuse_unless_disabled(root, "torch_autocast", "torch autocast is not supported; see bf16/fp16");
-  refuse_unless_disabled(root, "pipeline", "DeepSpeed's pipeline section is not supported yet");
+  if (auto pipe = root.object("pipeline")) {  // DeepSpeed's pipeline section; degrees live in "parallel"
+    c->activation_checkpointing.interval = pipe->integer("activation_checkpoint_interval", 0, 0, 1 << 20);
+    const std::string partition = pipe->choice("partition", "parameters", {"parameters", "uniform", "best"});
+    c->parallel.partition_method = partition == "uniform" ? "uniform" : "parameters";
+    if (pipe->has("stages") && !(pipe->raw("stages")->is_string() && pipe->raw("stages")->get<std::string>() == "auto")) {
+      pipe->fail("stages", "set the number of stages with zerotrain's parallel.pp");
+    }
+    for (const char* k : {"pipe_partitioned", "grad_partitioned"}) pipe->boolean(k, true);
+    pipe->boolean("seed_layers", false);
+    pipe->done();
+  }
   refuse_unless_disabled(root, "tensor_parallel", "tensor parallelism is not supported yet");
   refuse_unless_disabled(root, "sequence_parallel", "sequence parallelism is not supported");
 }

@@ -22,5 +22,6 @@ void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* mode
 void parse_data(JsonReader& root, DataConfig* data);
 void parse_training(JsonReader& root, TrainingConfig* training);
 void parse_parallel(JsonReader& root, ParallelConfig* parallel);
+void parse_parameter_server(JsonReader& root, ParameterServerConfig* ps);  // ps_section.cc
 
 }  // namespace zt::config_sections

@@ -14,13 +14,21 @@ namespace zt {
 Trainer::Trainer(const TrainerOptions& options, ProcessGroup* dp)
     : options_(options),
       dp_(dp),
-      partition_(build_gpt_param_table(options.model).numel(), dp->size()),
+      partition_(build_gpt_param_table(options.model, options.layout).numel(), dp->size()),
       schedule_(options.schedule) {}
 
 Trainer::~Trainer() = default;
 
 StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options, ProcessGroup* dp) {
+  ParallelGroups groups;
+  groups.world = dp;
+  groups.dp = dp;
+  return create(options, &groups);
+}
+
+StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options, const ParallelGroups* groups) {
   ZT_RETURN_IF_ERROR(options.model.validate());
+  ZT_RETURN_IF_ERROR(options.layout.validate(options.model));
   if (options.micro_batch <= 0) {
     return Status::InvalidArgument("micro batch size must be positive, got " + std::to_string(options.micro_batch));
   }
@@ -29,15 +37,65 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
                                    std::to_string(options.model.n_positions) + "]");
   }
   std::unique_ptr<ProcessGroup> own;
+  ProcessGroup* dp = groups != nullptr ? groups->dp : nullptr;
   if (dp == nullptr) {
     own = make_single_process_group();
     dp = own.get();
   }
   std::unique_ptr<Trainer> t(new Trainer(options, dp));
   t->own_group_ = std::move(own);
-  t->model_ = std::make_unique<GptModel>(options.model, options.micro_batch, options.seq_len);
+  if (groups != nullptr) {
+    t->world_ = groups->world;
+    t->pp_ = groups->pp;
+    t->tp_ = groups->tp;
+    t->tied_ = groups->tied;
+  }
+  if (t->world_ == nullptr) t->world_ = dp;
+  ZT_RETURN_IF_ERROR(t->validate_parallel());
+  GptModelOptions mo;
+  mo.layout = options.layout;
+  mo.tp = options.layout.tp_size > 1 ? t->tp_ : nullptr;
+  mo.max_batch = options.micro_batch;
+  mo.max_seq = options.seq_len;
+  mo.slots = t->pipelined() ? pipe_schedule_slots(options.pipe_schedule, std::max(1, options.micro_batches), t->pp_->size(),
+                                                  t->pp_->rank())
+                            : 1;
+  mo.checkpoint = options.checkpoint;
+  mo.partition_activations = options.partition_activations;
+  t->model_ = std::make_unique<GptModel>(options.model, mo);
+  if (t->pipelined() && !options.layout.embedding) {
+    for (int i = 0; i < mo.slots; ++i) {
+      t->grad_send_.emplace_back(static_cast<size_t>(options.micro_batch) * options.seq_len * options.model.n_embd);
+    }
+  }
   ZT_RETURN_IF_ERROR(t->init_states());
   return t;
+}
+
+Status Trainer::validate_parallel() const {
+  const GptLayout& lay = options_.layout;
+  const int pp = pp_ != nullptr ? pp_->size() : 1, tp = tp_ != nullptr ? tp_->size() : 1;
+  if (tp != lay.tp_size || (tp_ != nullptr && tp_->rank() != lay.tp_rank)) {
+    return Status::InvalidArgument("the tensor-parallel group does not match the layout's tp rank and size");
+  }
+  if (pp > 1) {
+    const bool first = pp_->rank() == 0, last = pp_->rank() == pp - 1;
+    if (lay.embedding != first || lay.head != last) {
+      return Status::InvalidArgument("pipeline stage " + std::to_string(pp_->rank()) + " of " + std::to_string(pp) +
+                                     ": the layout must hold the embeddings exactly on the first stage and the head on the last");
+    }
+    if ((first || last) && (tied_ == nullptr || tied_->size() != 2)) {
+      return Status::InvalidArgument("pipeline end stages need the tied-weight group of their first and last stage");
+    }
+    if (options_.zero.stage >= ZeroStage::kGradients) {
+      return Status::Unimplemented("/zero_optimization/stage: ZeRO stage " + std::to_string(static_cast<int>(options_.zero.stage)) +
+                                   " with pipeline parallelism: gradients and parameters would be re-partitioned for every "
+                                   "micro-batch of the schedule (DeepSpeed refuses it too); use stage 0 or 1");
+    }
+  } else if (!lay.embedding || !lay.head || lay.first_block != 0 || lay.end(options_.model) != options_.model.n_layer) {
+    return Status::InvalidArgument("without pipeline parallelism the layout must hold every block, the embeddings and the head");
+  }
+  return Status::OK();
 }
 
 Status Trainer::init_states() {
@@ -65,7 +123,7 @@ Status Trainer::init_states() {
   }
   const int L = options_.model.n_layer;
   GradReducerOptions ro{stage, options_.zero.reduce_bucket_elems, options_.zero.overlap_comm};
-  reducer_ = std::make_unique<GradReducer>(table, partition_, dp_, ro, L, grads_.empty() ? nullptr : grads_.data(),
+  reducer_ = std::make_unique<GradReducer>(table, partition_, dp_, ro, grads_.empty() ? nullptr : grads_.data(),
                                            grad_shard_.empty() ? nullptr : grad_shard_.data());
   if (shards_parameters(stage)) {
     ParamFetcherOptions fo{options_.zero.prefetch_elems, options_.zero.persistence_threshold};
@@ -77,117 +135,94 @@ Status Trainer::init_states() {
   return Status::OK();
 }
 
-StatusOr<float*> Trainer::layer_params(int layer) {
-  if (!fetcher_) return params_.data() + model_->param_table().layer_range(layer).begin;
-  if (fetcher_->persistent(layer)) return fetcher_->persistent_params(layer);
-  return fetcher_->acquire(layer);
-}
-
-void Trainer::drop_layer_params(int layer) {
-  if (fetcher_ && !fetcher_->persistent(layer)) fetcher_->release(layer);
-}
-
-Status Trainer::forward_pass(const MicroBatch& mb, bool with_backward) {
-  GptModel& m = *model_;
-  const int L = options_.model.n_layer;
-  if (fetcher_) fetcher_->begin_micro(with_backward);
-  ZT_ASSIGN_OR_RETURN(float* emb, layer_params(kEmbeddingLayer));
-  m.bind_layer(kEmbeddingLayer, emb, nullptr);
-  m.forward_embedding(mb.tokens, options_.micro_batch, options_.seq_len);
-  drop_layer_params(kEmbeddingLayer);
-  for (int l = 0; l < L; ++l) {
-    ZT_ASSIGN_OR_RETURN(float* p, layer_params(l));
-    m.bind_layer(l, p, nullptr);
-    m.forward_block(l);
-    drop_layer_params(l);
-  }
-  ZT_ASSIGN_OR_RETURN(float* lnf, layer_params(L));
-  m.bind_layer(L, lnf, nullptr);
-  ZT_ASSIGN_OR_RETURN(float* head, layer_params(kEmbeddingLayer));  // the tied LM head
-  m.bind_layer(kEmbeddingLayer, head, nullptr);
-  m.forward_head();
-  if (!with_backward) {  // otherwise ln_f and the head stay held for backward_head
-    drop_layer_params(L);
-    drop_layer_params(kEmbeddingLayer);
-  }
-  return Status::OK();
-}
-
-// Runs after forward_pass(with_backward = true), with the LM head still bound.
-Status Trainer::backward_pass(const MicroBatch& mb, float dloss) {
-  GptModel& m = *model_;
-  const int L = options_.model.n_layer;
-  float* g_lnf = reducer_->acquire_layer(L);
-  float* g_emb = reducer_->acquire_layer(kEmbeddingLayer);
-  // ln_f's and the head's parameters are the ones forward_pass bound (under ZeRO-3 still held).
-  m.bind_layer(L, m.bound_params(L), g_lnf);
-  m.bind_layer(kEmbeddingLayer, m.bound_params(kEmbeddingLayer), g_emb);
-  m.backward_head(mb.targets, dloss);
-  reducer_->layer_done(L);
-  drop_layer_params(L);
-  drop_layer_params(kEmbeddingLayer);
-  for (int l = L - 1; l >= 0; --l) {
-    ZT_ASSIGN_OR_RETURN(float* p, layer_params(l));
-    m.bind_layer(l, p, reducer_->acquire_layer(l));
-    m.backward_block(l);
-    reducer_->layer_done(l);
-    drop_layer_params(l);
-  }
-  m.bind_layer(kEmbeddingLayer, nullptr, g_emb);  // the embedding backward needs no parameters
-  m.backward_embedding(mb.tokens);
-  reducer_->layer_done(kEmbeddingLayer);
-  return reducer_->end_micro();
-}
-
-StatusOr<double> Trainer::all_reduce_sum(double value) {
-  ZT_RETURN_IF_ERROR(dp_->all_reduce(&value, 1, CommDType::kF64)->wait());
+StatusOr<double> Trainer::all_reduce_sum(ProcessGroup* g, double value) {
+  if (g == nullptr || g->size() == 1) return value;
+  ZT_RETURN_IF_ERROR(g->all_reduce(&value, 1, CommDType::kF64)->wait());
   return value;
 }
 
-StatusOr<int64_t> Trainer::all_reduce_sum(int64_t value) {
-  ZT_RETURN_IF_ERROR(dp_->all_reduce(&value, 1, CommDType::kI64)->wait());
+StatusOr<int64_t> Trainer::all_reduce_sum(ProcessGroup* g, int64_t value) {
+  if (g == nullptr || g->size() == 1) return value;
+  ZT_RETURN_IF_ERROR(g->all_reduce(&value, 1, CommDType::kI64)->wait());
   return value;
+}
+
+// Every parameter counted once: tensor-parallel copies only on tp rank 0, the last
+// pipeline stage's copy of wte not at all, ZeRO shards each on their owner, and the
+// full gradients of stage 0 only on data-parallel rank 0; then summed over the world.
+StatusOr<double> Trainer::global_grad_norm() {
+  const ZeroStage stage = options_.zero.stage;
+  const ElementRange range = optimizer_->range();
+  const float* owned = !grad_shard_.empty() ? grad_shard_.data() : grads_.data() + range.begin;
+  const bool model_parallel = pipelined() || options_.layout.tp_size > 1;
+  if (!model_parallel) {
+    if (stage == ZeroStage::kNone) return l2_norm(grads_.data(), grads_.size());  // same sums on every rank
+    ZT_ASSIGN_OR_RETURN(const double sq, all_reduce_sum(dp_, sum_of_squares(owned, range.size())));
+    return std::sqrt(sq);
+  }
+  double sq = 0.0;
+  if (stage != ZeroStage::kNone || dp_->rank() == 0) {
+    const ParamTable& table = model_->param_table();
+    const int tied = tied_head_layer(options_.model);
+    for (const TensorSpec& s : table.specs()) {
+      if (s.layer == tied) continue;                                          // counted on the first stage
+      if (options_.layout.tp_size > 1 && s.tp_dim < 0 && options_.layout.tp_rank != 0) continue;  // replicated
+      const size_t lo = std::max(s.offset, range.begin), hi = std::min(s.offset + s.numel, range.end);
+      if (lo < hi) sq += sum_of_squares(owned + (lo - range.begin), hi - lo);
+    }
+  }
+  ZT_ASSIGN_OR_RETURN(sq, all_reduce_sum(world_, sq));
+  return std::sqrt(sq);
 }
 
 StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) {
   const int B = options_.micro_batch, T = options_.seq_len;
   const ZeroStage stage = options_.zero.stage;
+  const GptLayout& lay = options_.layout;
   if (micro_batches.empty()) return Status::InvalidArgument("a training step needs at least one micro-batch");
+  if (pipelined() && static_cast<int>(micro_batches.size()) != std::max(1, options_.micro_batches)) {
+    return Status::InvalidArgument("this pipeline was built for " + std::to_string(options_.micro_batches) +
+                                   " micro-batches per step, got " + std::to_string(micro_batches.size()));
+  }
   int64_t local_count = 0;
   for (const MicroBatch& mb : micro_batches) {
-    ZT_RETURN_IF_ERROR(model_->validate_batch(mb.tokens, mb.targets, B, T));
+    ZT_RETURN_IF_ERROR(model_->validate_batch(lay.embedding ? mb.tokens : nullptr, mb.targets, B, T));
     for (int64_t i = 0; i < static_cast<int64_t>(B) * T; ++i) local_count += mb.targets[i] >= 0;
   }
-  dp_->set_step(global_step_ + 1);
-  ZT_ASSIGN_OR_RETURN(const int64_t counted, all_reduce_sum(local_count));
+  for (ProcessGroup* g : {world_, dp_, pp_, tp_, tied_}) {
+    if (g != nullptr) g->set_step(global_step_ + 1);
+  }
+  ZT_ASSIGN_OR_RETURN(const int64_t counted, all_reduce_sum(dp_, local_count));
   const float dloss = counted > 0 ? static_cast<float>(1.0 / static_cast<double>(counted)) : 0.0f;
   if (!grads_.empty()) grads_.zero();
   if (!grad_shard_.empty()) grad_shard_.zero();
   StepStats stats;
   double loss_sum = 0.0;
-  for (size_t i = 0; i < micro_batches.size(); ++i) {
-    const MicroBatch& mb = micro_batches[i];
-    reducer_->begin_micro(i + 1 == micro_batches.size());
-    Stopwatch sw;
-    ZT_RETURN_IF_ERROR(forward_pass(mb, /*with_backward=*/true));
-    loss_sum += model_->loss(mb.targets).sum;
-    stats.forward_s += sw.seconds();
-    sw.restart();
-    ZT_RETURN_IF_ERROR(backward_pass(mb, dloss));
-    stats.backward_s += sw.seconds();
+  if (pipelined()) {
+    ZT_RETURN_IF_ERROR(run_pipeline(micro_batches, dloss, &loss_sum, &stats));
+  } else {
+    for (size_t i = 0; i < micro_batches.size(); ++i) {
+      const MicroBatch& mb = micro_batches[i];
+      reducer_->begin_micro(i + 1 == micro_batches.size());
+      Stopwatch sw;
+      ZT_RETURN_IF_ERROR(forward_pass(mb, /*with_backward=*/true));
+      ZT_ASSIGN_OR_RETURN(const LossSum l, model_->loss(mb.targets));
+      loss_sum += l.sum;
+      stats.forward_s += sw.seconds();
+      sw.restart();
+      ZT_RETURN_IF_ERROR(backward_pass(mb, dloss));
+      stats.backward_s += sw.seconds();
+    }
   }
   Stopwatch sw;
-  ZT_ASSIGN_OR_RETURN(const double global_loss, all_reduce_sum(loss_sum));
-  // The gradients this rank owns after reduction: all of them (stage 0), or its shard.
+  // The loss lives on the last pipeline stage (every tp rank holds it); sum it over the
+  // pipeline (other stages add 0) and the data-parallel replicas.
+  ZT_ASSIGN_OR_RETURN(double global_loss, all_reduce_sum(pp_, loss_sum));
+  ZT_ASSIGN_OR_RETURN(global_loss, all_reduce_sum(dp_, global_loss));
+  ZT_ASSIGN_OR_RETURN(stats.grad_norm, global_grad_norm());
   const ElementRange range = optimizer_->range();
   const float* owned_grads = !grad_shard_.empty() ? grad_shard_.data() : grads_.data() + range.begin;
   float* owned_params = shards_parameters(stage) ? param_shard_.data() : params_.data() + range.begin;
-  if (stage == ZeroStage::kNone) {
-    stats.grad_norm = l2_norm(grads_.data(), grads_.size());  // every rank holds the same reduced sums
-  } else {
-    ZT_ASSIGN_OR_RETURN(const double sq, all_reduce_sum(sum_of_squares(owned_grads, range.size())));
-    stats.grad_norm = std::sqrt(sq);
-  }
   const ScheduleValue sched = schedule_.at(global_step_ - 1);
   StepHyper hyper;
   hyper.lr = sched.lr;
@@ -220,23 +255,41 @@ StatusOr<double> Trainer::evaluate(const std::vector<MicroBatch>& batches) {
   const int N = dp_->size(), rank = dp_->rank();
   double sum = 0.0;
   int64_t count = 0;
+  // This replica's share: batches rank, rank + N, ... Under ZeRO-3 every forward is
+  // collective, so a replica without a batch left runs a dummy forward (not counted).
   const size_t per_rank = (batches.size() + static_cast<size_t>(N) - 1) / static_cast<size_t>(N);
+  std::vector<MicroBatch> mine;
+  std::vector<bool> real;
   for (size_t i = 0; i < per_rank; ++i) {
     const size_t idx = static_cast<size_t>(rank) + i * static_cast<size_t>(N);
-    const bool real = idx < batches.size();
-    // Under ZeRO-3 every forward is collective: a rank without a batch left runs a dummy
-    // forward (not counted) so that all ranks issue the same gathers.
-    if (!real && !fetcher_) continue;
-    const MicroBatch& mb = batches[real ? idx : 0];
-    ZT_RETURN_IF_ERROR(model_->validate_batch(mb.tokens, mb.targets, B, T));
-    ZT_RETURN_IF_ERROR(forward_pass(mb, /*with_backward=*/false));
-    const LossSum l = model_->loss(mb.targets);
-    if (!real) continue;
-    sum += l.sum;
-    count += l.count;
+    if (idx >= batches.size() && !fetcher_) continue;
+    mine.push_back(batches[idx < batches.size() ? idx : 0]);
+    real.push_back(idx < batches.size());
   }
-  ZT_ASSIGN_OR_RETURN(sum, all_reduce_sum(sum));
-  ZT_ASSIGN_OR_RETURN(count, all_reduce_sum(count));
+  for (size_t i = 0; i < mine.size(); ++i) {
+    ZT_RETURN_IF_ERROR(model_->validate_batch(options_.layout.embedding ? mine[i].tokens : nullptr, mine[i].targets, B, T));
+  }
+  if (pipelined()) {
+    for (size_t i = 0; i < mine.size(); ++i) {
+      if (!real[i]) continue;
+      int64_t c = 0;
+      ZT_ASSIGN_OR_RETURN(const double s, evaluate_pipeline({mine[i]}, &c));
+      sum += s;
+      count += c;
+    }
+  } else {
+    for (size_t i = 0; i < mine.size(); ++i) {
+      ZT_RETURN_IF_ERROR(forward_pass(mine[i], /*with_backward=*/false));
+      ZT_ASSIGN_OR_RETURN(const LossSum l, model_->loss(mine[i].targets));
+      if (!real[i]) continue;
+      sum += l.sum;
+      count += l.count;
+    }
+  }
+  ZT_ASSIGN_OR_RETURN(sum, all_reduce_sum(pp_, sum));
+  ZT_ASSIGN_OR_RETURN(count, all_reduce_sum(pp_, count));
+  ZT_ASSIGN_OR_RETURN(sum, all_reduce_sum(dp_, sum));
+  ZT_ASSIGN_OR_RETURN(count, all_reduce_sum(dp_, count));
   return count > 0 ? sum / static_cast<double>(count) : 0.0;
 }
 

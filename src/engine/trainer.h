@@ -26,6 +26,8 @@
 #include "optim/optimizer.h"
 #include "optim/sgd.h"
 #include "parallel/data/grad_reducer.h"
+#include "parallel/grid.h"
+#include "parallel/pipeline/schedule.h"
 #include "parallel/zero/param_fetcher.h"
 #include "parallel/zero/partition.h"
 #include "tensor/buffer.h"
@@ -52,6 +54,13 @@ struct TrainerOptions {
   double gradient_clipping = 1.0;  // max global norm; 0 disables (DeepSpeed's default is 1.0)
   uint64_t seed = 1234;
   ZeroOptions zero;
+  // Model parallelism: this rank's part of the model (pipeline stage, tensor-parallel
+  // slice) and how its pipeline runs. Default: the whole model.
+  GptLayout layout;
+  PipeScheduleKind pipe_schedule = PipeScheduleKind::k1F1B;
+  int micro_batches = 1;         // per step on this rank (pipeline slots are sized from it)
+  std::vector<bool> checkpoint;  // per global block: activation checkpointing
+  bool partition_activations = false;
 };
 
 // One micro-batch: micro_batch x seq_len inputs and targets (-1 = ignore).
@@ -69,6 +78,7 @@ struct StepStats {
   double forward_s = 0.0;    // forward + loss
   double backward_s = 0.0;   // backward, including the wait for gradient reductions
   double optimizer_s = 0.0;  // norm, clipping, update and parameter all-gather
+  double pipeline_wait_s = 0.0;  // pipeline stages: time blocked on the neighbours (the bubble)
 };
 
 struct MemoryReport {
@@ -82,8 +92,10 @@ struct MemoryReport {
 
 class Trainer {
  public:
-  // dp: this rank's data-parallel group (null: a single process). Validates the options
+  // groups: this rank's communicators (null: a single process). Validates the options
   // and initialises parameters (each rank only what it holds).
+  static StatusOr<std::unique_ptr<Trainer>> create(const TrainerOptions& options, const ParallelGroups* groups);
+  // Data parallelism only: dp is this rank's data-parallel group (null: a single process).
   static StatusOr<std::unique_ptr<Trainer>> create(const TrainerOptions& options, ProcessGroup* dp = nullptr);
   ~Trainer();
 
@@ -110,6 +122,7 @@ class Trainer {
   Optimizer& optimizer() { return *optimizer_; }
   const TrainerOptions& options() const { return options_; }
   ProcessGroup& dp() { return *dp_; }
+  bool pipelined() const { return pp_ != nullptr && pp_->size() > 1; }
   const Partition& partition() const { return partition_; }
   int64_t global_step() const { return global_step_; }
   // For resuming: the number of optimizer steps already taken (drives the LR schedule).
@@ -120,18 +133,32 @@ class Trainer {
  private:
   Trainer(const TrainerOptions& options, ProcessGroup* dp);
   Status init_states();
+  Status validate_parallel() const;
   // Binds `layer` for the next model call: parameters (fetched under ZeRO-3) and, when
   // backward, its gradient destination.
   StatusOr<float*> layer_params(int layer);
   void drop_layer_params(int layer);
+  // Without pipelining (trainer_passes.cc): one micro-batch through every layer.
   Status forward_pass(const MicroBatch& mb, bool with_backward);
   Status backward_pass(const MicroBatch& mb, float dloss);
-  StatusOr<double> all_reduce_sum(double value);
-  StatusOr<int64_t> all_reduce_sum(int64_t value);
+  // With pipelining (trainer_pipeline.cc): the stage's schedule for all micro-batches.
+  Status run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, double* loss_sum, StepStats* stats);
+  StatusOr<double> evaluate_pipeline(const std::vector<MicroBatch>& batches, int64_t* count);
+  Status reduce_tied_grads();
+  Status flush_grad_reductions();
+  // The global gradient norm, counting every parameter once across dp, pp and tp.
+  StatusOr<double> global_grad_norm();
+  StatusOr<double> all_reduce_sum(ProcessGroup* g, double value);
+  StatusOr<int64_t> all_reduce_sum(ProcessGroup* g, int64_t value);
 
   TrainerOptions options_;
   std::unique_ptr<ProcessGroup> own_group_;  // the group of one when no dp group is given
+  ProcessGroup* world_ = nullptr;  // every rank of the job (the dp group without model parallelism)
   ProcessGroup* dp_;
+  ProcessGroup* pp_ = nullptr;
+  ProcessGroup* tp_ = nullptr;
+  ProcessGroup* tied_ = nullptr;
+  std::vector<FloatBuffer> grad_send_;  // pipeline: per slot, the input gradient being sent
   Partition partition_;
   std::unique_ptr<GptModel> model_;
   FloatBuffer params_;       // full parameters (stage < 3)

@@ -1,4 +1,5 @@
-// Activation arena layout: one allocation, pointers carved in declaration order.
+// Activation arena layout: one allocation, pointers carved in declaration order, first
+// counted then assigned by the same code.
 #include "nn/gpt_activations.h"
 
 #include <cstdint>
@@ -7,7 +8,6 @@ namespace zt {
 
 namespace {
 
-// Two passes over the same carving code: first to count, then to assign pointers.
 class Carver {
  public:
   explicit Carver(float* base) : base_(base) {}
@@ -23,50 +23,124 @@ class Carver {
   size_t used_ = 0;
 };
 
-void carve(GptActivations* a, const GptConfig& cfg, size_t BT, size_t B, size_t T, Carver* c) {
-  const size_t C = static_cast<size_t>(cfg.n_embd), NH = static_cast<size_t>(cfg.n_head);
-  const size_t Vp = static_cast<size_t>(cfg.padded_vocab());
-  a->encoded = c->take(BT * C);
-  a->blocks.resize(static_cast<size_t>(cfg.n_layer));
-  for (BlockActivations& b : a->blocks) {
-    b.ln1 = c->take(BT * C);
-    b.ln1_mean = c->take(BT);
-    b.ln1_rstd = c->take(BT);
-    b.qkv = c->take(BT * 3 * C);
-    b.att = c->take(B * NH * T * T);
-    b.atty = c->take(BT * C);
-    b.res2 = c->take(BT * C);
-    b.ln2 = c->take(BT * C);
-    b.ln2_mean = c->take(BT);
-    b.ln2_rstd = c->take(BT);
-    b.fch = c->take(BT * 4 * C);
-    b.fch_gelu = c->take(BT * 4 * C);
-    b.res3 = c->take(BT * C);
+struct Dims {
+  size_t B, T, BT, C, Cl, NHl, Vl, tp;
+};
+
+void carve_internals(BlockActivations* b, const Dims& d, Carver* c) {
+  b->ln1 = c->take(d.BT * d.C);
+  b->ln1_mean = c->take(d.BT);
+  b->ln1_rstd = c->take(d.BT);
+  b->qkv = c->take(d.BT * 3 * d.Cl);
+  b->att = c->take(d.B * d.NHl * d.T * d.T);
+  b->atty = c->take(d.BT * d.Cl);
+  b->res2 = c->take(d.BT * d.C);
+  b->ln2 = c->take(d.BT * d.C);
+  b->ln2_mean = c->take(d.BT);
+  b->ln2_rstd = c->take(d.BT);
+  b->fch = c->take(d.BT * 4 * d.Cl);
+  b->fch_gelu = c->take(d.BT * 4 * d.Cl);
+}
+
+void carve(GptActivationArena* a, const GptConfig& cfg, const GptLayout& lay, const Dims& d, int slots,
+           const std::vector<bool>& ckpt, bool partition, Carver* c) {
+  const int first = lay.first_block, end = lay.end(cfg);
+  auto checkpointed = [&](int l) { return !ckpt.empty() && l < end && ckpt[static_cast<size_t>(l)]; };
+  const bool any_ckpt = [&] {
+    for (int l = first; l < end; ++l) {
+      if (checkpointed(l)) return true;
+    }
+    return false;
+  }();
+  const bool partitioned = partition && d.tp > 1;
+  GptScratch& s = a->scratch;
+  a->slots.assign(static_cast<size_t>(slots), GptActivations{});
+  for (GptActivations& g : a->slots) {
+    g.encoded = c->take(d.BT * d.C);
+    g.blocks.assign(static_cast<size_t>(cfg.n_layer), BlockActivations{});
+    for (int l = first; l < end; ++l) {
+      BlockActivations& b = g.blocks[static_cast<size_t>(l)];
+      b.checkpointed = checkpointed(l);
+      if (!b.checkpointed) carve_internals(&b, d, c);
+      // The output stays whole unless the next block is checkpointed and partitioned.
+      const bool live = partitioned && l + 1 < end && checkpointed(l + 1);
+      if (!live) b.res3 = c->take(d.BT * d.C);
+      // Its input is the previous block's live output: keep this rank's slice of it.
+      if (b.checkpointed && partitioned && l > first) b.saved_input_part = c->take(d.BT * d.C / d.tp);
+    }
+    if (lay.head) {
+      g.lnf = c->take(d.BT * d.C);
+      g.lnf_mean = c->take(d.BT);
+      g.lnf_rstd = c->take(d.BT);
+      g.logits = c->take(d.BT * d.Vl);
+      g.losses = c->take(d.BT);
+      g.xent_stats = c->take(2 * d.BT);
+    }
   }
-  a->lnf = c->take(BT * C);
-  a->lnf_mean = c->take(BT);
-  a->lnf_rstd = c->take(BT);
-  a->logits = c->take(BT * Vp);
-  a->losses = c->take(BT);
-  a->xent_stats = c->take(2 * BT);
   a->saved_bytes = c->used() * sizeof(float);
-  a->dresidual = c->take(BT * C);
-  a->dln = c->take(BT * C);
-  a->dqkv = c->take(BT * 3 * C);
-  a->dfch = c->take(BT * 4 * C);
+  s.dresidual = c->take(d.BT * d.C);
+  s.dln = c->take(d.BT * d.C);
+  s.dqkv = c->take(d.BT * 3 * d.Cl);
+  s.dfch = c->take(d.BT * 4 * d.Cl);
+  if (d.tp > 1) {
+    s.tp_partial = c->take(d.BT * d.C);
+    s.tp_rows = c->take(d.tp * d.BT);
+    s.tp_row_sums = c->take(2 * d.BT);
+  }
+  if (any_ckpt) {
+    carve_internals(&s.recompute, d, c);
+    s.recompute.res3 = c->take(d.BT * d.C);
+  }
+  if (partitioned && any_ckpt) {
+    s.live[0] = c->take(d.BT * d.C);
+    s.live[1] = c->take(d.BT * d.C);
+    s.gathered_input = c->take(d.BT * d.C);
+  }
   a->scratch_bytes = c->used() * sizeof(float) - a->saved_bytes;
+  // Outputs of partitioned checkpointed blocks alternate between the two live buffers.
+  if (partitioned && any_ckpt) {
+    for (GptActivations& g : a->slots) {
+      for (int l = first; l < end; ++l) {
+        BlockActivations& b = g.blocks[static_cast<size_t>(l)];
+        if (b.res3 == nullptr) b.res3 = s.live[l % 2];
+      }
+    }
+  }
+  // Checkpointed blocks compute their internals in the shared recompute set.
+  for (GptActivations& g : a->slots) {
+    for (int l = first; l < end; ++l) {
+      BlockActivations& b = g.blocks[static_cast<size_t>(l)];
+      if (!b.checkpointed) continue;
+      float* res3 = b.res3;
+      float* part = b.saved_input_part;
+      b = s.recompute;
+      b.res3 = res3;
+      b.checkpointed = true;
+      b.saved_input_part = part;
+    }
+  }
 }
 
 }  // namespace
 
-GptActivations GptActivations::allocate(const GptConfig& cfg, int max_batch, int max_seq) {
-  const size_t B = static_cast<size_t>(max_batch), T = static_cast<size_t>(max_seq);
-  GptActivations a;
+GptActivationArena GptActivationArena::allocate(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq,
+                                                int slots, const std::vector<bool>& checkpoint, bool partition) {
+  const size_t tp = static_cast<size_t>(lay.tp_size);
+  Dims d;
+  d.B = static_cast<size_t>(max_batch);
+  d.T = static_cast<size_t>(max_seq);
+  d.BT = d.B * d.T;
+  d.C = static_cast<size_t>(cfg.n_embd);
+  d.Cl = d.C / tp;
+  d.NHl = static_cast<size_t>(cfg.n_head) / tp;
+  d.Vl = static_cast<size_t>(cfg.padded_vocab()) / tp;
+  d.tp = tp;
+  GptActivationArena a;
   Carver counter(nullptr);
-  carve(&a, cfg, B * T, B, T, &counter);
+  carve(&a, cfg, lay, d, slots, checkpoint, partition, &counter);
   a.arena = FloatBuffer(counter.used());
   Carver carver(a.arena.data());
-  carve(&a, cfg, B * T, B, T, &carver);
+  carve(&a, cfg, lay, d, slots, checkpoint, partition, &carver);
   return a;
 }
 

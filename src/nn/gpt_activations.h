@@ -1,53 +1,80 @@
-// GptActivations: what the forward saves for the backward, plus the backward's scratch,
-// in one arena sized for the largest (B, T) the model will see. Smaller batches use a
-// prefix of every buffer. Shapes below use B, T of the current call.
+// The activation arena of a GptModel: what the forward saves for the backward, per
+// in-flight micro-batch ("slot": a pipeline stage keeps several), and the backward's
+// scratch, shared by all slots. Shapes use B, T of the current call; tensor-parallel
+// widths are the rank's slice (Cl = C/tp, NHl = n_head/tp, Vl = padded vocab/tp).
+//
+// A checkpointed block keeps only its input; its internals point into one shared
+// recompute set, refilled by re-running the block's forward in backward. Its output is
+// kept in full if the next owned block needs it (a block that is not checkpointed, the
+// head, the next pipeline stage); otherwise (partition_activations with tp > 1) it goes
+// to one of two rotating live buffers and the next block keeps just its 1/tp slice,
+// all-gathered before the recompute.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
 #include "nn/gpt_config.h"
+#include "nn/gpt_layout.h"
 #include "tensor/buffer.h"
 
 namespace zt {
 
 struct BlockActivations {
-  float* ln1;       // (B, T, C)   LayerNorm 1 output, input of c_attn
-  float* ln1_mean;  // (B, T)
-  float* ln1_rstd;  // (B, T)
-  float* qkv;       // (B, T, 3C)
-  float* att;       // (B, NH, T, T) softmax probabilities P (causal; zeros above the diagonal)
-  float* atty;      // (B, T, C)   attention output, input of attn.c_proj
-  float* res2;      // (B, T, C)   residual after attention
-  float* ln2;       // (B, T, C)
-  float* ln2_mean;  // (B, T)
-  float* ln2_rstd;  // (B, T)
-  float* fch;       // (B, T, 4C)  c_fc output (GELU input)
-  float* fch_gelu;  // (B, T, 4C)  GELU output, input of mlp.c_proj
-  float* res3;      // (B, T, C)   residual after the MLP: the block's output
+  float* ln1 = nullptr;       // (B, T, C)   LayerNorm 1 output, input of c_attn
+  float* ln1_mean = nullptr;  // (B, T)
+  float* ln1_rstd = nullptr;  // (B, T)
+  float* qkv = nullptr;       // (B, T, 3Cl)
+  float* att = nullptr;       // (B, NHl, T, T) softmax probabilities P (causal; zeros above the diagonal)
+  float* atty = nullptr;      // (B, T, Cl)  attention output, input of attn.c_proj
+  float* res2 = nullptr;      // (B, T, C)   residual after attention
+  float* ln2 = nullptr;       // (B, T, C)
+  float* ln2_mean = nullptr;  // (B, T)
+  float* ln2_rstd = nullptr;  // (B, T)
+  float* fch = nullptr;       // (B, T, 4Cl) c_fc output (GELU input)
+  float* fch_gelu = nullptr;  // (B, T, 4Cl) GELU output, input of mlp.c_proj
+  float* res3 = nullptr;      // (B, T, C)   the block's output
+  // Checkpointed blocks only.
+  bool checkpointed = false;
+  float* saved_input_part = nullptr;  // (B*T*C/tp) this rank's slice of the input (partitioned), else null
 };
 
+// One in-flight micro-batch.
 struct GptActivations {
-  float* encoded;  // (B, T, C) embedding output, input of block 0
-  std::vector<BlockActivations> blocks;
-  float* lnf;       // (B, T, C)
-  float* lnf_mean;  // (B, T)
-  float* lnf_rstd;  // (B, T)
-  float* logits;    // (B, T, Vp); overwritten in place by dlogits during backward
-  float* losses;    // (B, T)
-  float* xent_stats; // (B, T, 2) max and log-sum-exp per row, saved for the backward
-  // Backward scratch, reused by every block.
-  float* dresidual;  // (B, T, C) gradient flowing down the residual stream
-  float* dln;        // (B, T, C) gradient of a LayerNorm output / of atty
-  float* dqkv;       // (B, T, 3C)
-  float* dfch;       // (B, T, 4C)
+  float* encoded = nullptr;  // (B, T, C) the stage input: embedding output, or received from the previous stage
+  std::vector<BlockActivations> blocks;  // indexed by global block id; blocks of other stages stay empty
+  float* lnf = nullptr;         // (B, T, C)
+  float* lnf_mean = nullptr;    // (B, T)
+  float* lnf_rstd = nullptr;    // (B, T)
+  float* logits = nullptr;      // (B, T, Vl); overwritten in place by dlogits during backward
+  float* losses = nullptr;      // (B, T)
+  float* xent_stats = nullptr;  // (B, T, 2) max and log-sum-exp per row, saved for the backward
+};
 
-  size_t saved_bytes = 0;    // what the forward keeps for the backward
-  size_t scratch_bytes = 0;  // backward scratch
+// Shared by every slot: backward scratch and the recompute set.
+struct GptScratch {
+  float* dresidual = nullptr;  // (B, T, C) gradient flowing down the residual stream
+  float* dln = nullptr;        // (B, T, C) gradient of a LayerNorm output / of atty
+  float* dqkv = nullptr;       // (B, T, 3Cl)
+  float* dfch = nullptr;       // (B, T, 4Cl)
+  float* tp_partial = nullptr;      // (B, T, C) partial sums of row-parallel layers (tp > 1)
+  float* tp_rows = nullptr;         // (tp, B, T) per-row maxima of the vocab-parallel softmax (tp > 1)
+  float* tp_row_sums = nullptr;     // (B, T, 2) sum of exp and target logit, all-reduced (tp > 1)
+  BlockActivations recompute;       // internals of the checkpointed block being recomputed
+  float* live[2] = {nullptr, nullptr};  // (B, T, C) rotating outputs of partitioned checkpointed blocks
+  float* gathered_input = nullptr;      // (B, T, C) a partitioned checkpoint input, all-gathered
+};
+
+struct GptActivationArena {
+  std::vector<GptActivations> slots;
+  GptScratch scratch;
+  size_t saved_bytes = 0;    // what the forward keeps for the backward, all slots
+  size_t scratch_bytes = 0;  // backward scratch and recompute buffers
   FloatBuffer arena;
 
-  // Allocates for at most max_batch x max_seq tokens.
-  static GptActivations allocate(const GptConfig& config, int max_batch, int max_seq);
+  // checkpoint: per global block, true to keep only its input (empty: none).
+  static GptActivationArena allocate(const GptConfig& config, const GptLayout& layout, int max_batch, int max_seq,
+                                     int slots, const std::vector<bool>& checkpoint, bool partition_activations);
 };
 
 }  // namespace zt

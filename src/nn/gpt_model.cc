@@ -1,25 +1,54 @@
-// GPT-2 forward/backward: the layer sequence, one line per kernel call.
+// GptModel: construction, binding, validation, the embeddings and the head. The
+// transformer blocks are in gpt_block.cc.
 #include "nn/gpt_model.h"
 
 #include <cstring>
 #include <string>
 
 #include "core/check.h"
-#include "kernels/cpu/attention.h"
 #include "kernels/cpu/crossentropy.h"
 #include "kernels/cpu/encoder.h"
-#include "kernels/cpu/gelu.h"
 #include "kernels/cpu/layernorm.h"
 #include "kernels/cpu/linear.h"
+#include "parallel/tensor/tp_mappings.h"
+#include "parallel/tensor/vocab_parallel.h"
 
 namespace zt {
 
+namespace {
+
+GptModelOptions whole_model(int max_batch, int max_seq) {
+  GptModelOptions o;
+  o.max_batch = max_batch;
+  o.max_seq = max_seq;
+  return o;
+}
+
+VocabSlice vocab_slice(const GptConfig& c, const GptLayout& lay) {
+  const int Vl = c.padded_vocab() / lay.tp_size;
+  return VocabSlice{lay.tp_rank * Vl, Vl, c.vocab_size};
+}
+
+}  // namespace
+
 GptModel::GptModel(const GptConfig& config, int max_batch, int max_seq)
-    : config_(config), table_(build_gpt_param_table(config)), max_batch_(max_batch), max_seq_(max_seq) {
+    : GptModel(config, whole_model(max_batch, max_seq)) {}
+
+GptModel::GptModel(const GptConfig& config, const GptModelOptions& options)
+    : config_(config), options_(options), table_(build_gpt_param_table(config, options.layout)) {
   ZT_CHECK(config.validate().ok(), "invalid GptConfig: %s", config.validate().to_string().c_str());
-  ZT_CHECK(max_batch > 0 && max_seq > 0 && max_seq <= config.n_positions, "bad activation shape %d x %d",
-           max_batch, max_seq);
-  acts_ = GptActivations::allocate(config, max_batch, max_seq);
+  const Status lay = options.layout.validate(config);
+  ZT_CHECK(lay.ok(), "invalid layout: %s", lay.to_string().c_str());
+  ZT_CHECK(options.max_batch > 0 && options.max_seq > 0 && options.max_seq <= config.n_positions,
+           "bad activation shape %d x %d", options.max_batch, options.max_seq);
+  ZT_CHECK(options.layout.tp_size == 1 || (options.tp != nullptr && options.tp->size() == options.layout.tp_size &&
+                                           options.tp->rank() == options.layout.tp_rank),
+           "tensor-parallel group does not match the layout");
+  ZT_CHECK(options.slots >= 1, "at least one activation slot");
+  arena_ = GptActivationArena::allocate(config, options.layout, options.max_batch, options.max_seq, options.slots,
+                                        options.checkpoint, options.partition_activations);
+  w_.blocks.resize(static_cast<size_t>(config.n_layer));
+  dw_.blocks.resize(static_cast<size_t>(config.n_layer));
 }
 
 void GptModel::bind(float* params, float* grads) {
@@ -28,27 +57,26 @@ void GptModel::bind(float* params, float* grads) {
 }
 
 void GptModel::bind_layer(int layer, float* params_at, float* grads_at) {
-  if (w_.blocks.empty()) w_.blocks.resize(static_cast<size_t>(config_.n_layer));
-  if (dw_.blocks.empty()) dw_.blocks.resize(static_cast<size_t>(config_.n_layer));
   bind_gpt_layer(table_, layer, params_at, &w_);
   bind_gpt_layer(table_, layer, grads_at, &dw_);
 }
 
 float* GptModel::bound_params(int layer) const {
-  if (layer == kEmbeddingLayer) return w_.wte;  // wte is the first tensor of its layer
+  // Each layer's first tensor: wte, a block's ln_1.weight, ln_f.weight, the tied wte copy.
+  if (layer == kEmbeddingLayer || layer == tied_head_layer(config_)) return w_.wte;
   if (layer == config_.n_layer) return w_.lnfw;
-  return w_.blocks[static_cast<size_t>(layer)].ln1w;  // ln_1.weight is the block's first tensor
+  return w_.blocks[static_cast<size_t>(layer)].ln1w;
 }
 
 Status GptModel::validate_batch(const int32_t* tokens, const int32_t* targets, int B, int T) const {
-  if (B <= 0 || B > max_batch_ || T <= 0 || T > max_seq_) {
+  if (B <= 0 || B > options_.max_batch || T <= 0 || T > options_.max_seq) {
     return Status::InvalidArgument("batch of " + std::to_string(B) + " x " + std::to_string(T) +
-                                   " tokens does not fit the model's allocation of " + std::to_string(max_batch_) +
-                                   " x " + std::to_string(max_seq_));
+                                   " tokens does not fit the model's allocation of " +
+                                   std::to_string(options_.max_batch) + " x " + std::to_string(options_.max_seq));
   }
   const int64_t n = static_cast<int64_t>(B) * T;
   for (int64_t i = 0; i < n; ++i) {
-    if (tokens[i] < 0 || tokens[i] >= config_.vocab_size) {
+    if (tokens != nullptr && (tokens[i] < 0 || tokens[i] >= config_.vocab_size)) {
       return Status::InvalidArgument("input token " + std::to_string(tokens[i]) + " at position " +
                                      std::to_string(i) + " is outside the vocabulary [0, " +
                                      std::to_string(config_.vocab_size) + ")");
@@ -62,96 +90,111 @@ Status GptModel::validate_batch(const int32_t* tokens, const int32_t* targets, i
   return Status::OK();
 }
 
+void GptModel::set_slot(int slot) {
+  ZT_CHECK(slot >= 0 && slot < options_.slots, "slot %d of %d", slot, options_.slots);
+  slot_ = slot;
+}
+
+Status GptModel::all_reduce(float* x, size_t n) { return reduce_from_tp_forward(options_.tp, x, n); }
+
+float* GptModel::stage_input() { return slot().encoded; }
+
+const float* GptModel::stage_output() const { return block_input(options_.layout.end(config_)); }
+
 const float* GptModel::block_input(int layer) const {
-  return layer == 0 ? acts_.encoded : acts_.blocks[static_cast<size_t>(layer - 1)].res3;
+  if (layer == options_.layout.first_block) return slot().encoded;
+  return slot().blocks[static_cast<size_t>(layer - 1)].res3;
 }
 
-void GptModel::forward(const int32_t* tokens, int B, int T) {
-  forward_embedding(tokens, B, T);
-  for (int l = 0; l < config_.n_layer; ++l) forward_block(l);
-  forward_head();
+Status GptModel::forward(const int32_t* tokens, int B, int T) {
+  ZT_RETURN_IF_ERROR(forward_embedding(tokens, B, T));
+  for (int l = 0; l < config_.n_layer; ++l) ZT_RETURN_IF_ERROR(forward_block(l));
+  return forward_head();
 }
 
-void GptModel::forward_embedding(const int32_t* tokens, int B, int T) {
-  ZT_CHECK(B > 0 && B <= max_batch_ && T > 0 && T <= max_seq_, "batch %d x %d exceeds allocation", B, T);
+Status GptModel::backward(const int32_t* tokens, const int32_t* targets, float dloss) {
+  ZT_RETURN_IF_ERROR(backward_head(targets, dloss));
+  for (int l = config_.n_layer - 1; l >= 0; --l) ZT_RETURN_IF_ERROR(backward_block(l));
+  backward_embedding(tokens);
+  return Status::OK();
+}
+
+void GptModel::begin_stage(int B, int T) {
+  ZT_CHECK(B > 0 && B <= options_.max_batch && T > 0 && T <= options_.max_seq, "batch %d x %d exceeds allocation",
+           B, T);
   B_ = B;
   T_ = T;
-  encoder_forward(acts_.encoded, tokens, w_.wte, w_.wpe, B, T, config_.n_embd);
 }
 
-void GptModel::forward_block(int l) {
-  const int C = config_.n_embd, NH = config_.n_head;
-  const int64_t BT = static_cast<int64_t>(B_) * T_;
-  const BlockWeights& w = w_.blocks[static_cast<size_t>(l)];
-  const BlockActivations& a = acts_.blocks[static_cast<size_t>(l)];
-  const float* res_in = block_input(l);
-  layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, res_in, w.ln1w, w.ln1b, BT, C);
-  linear_forward(a.qkv, a.ln1, w.qkvw, w.qkvb, nullptr, BT, C, 3 * C);
-  attention_forward(a.atty, a.att, a.qkv, B_, T_, C, NH);
-  linear_forward(a.res2, a.atty, w.attprojw, w.attprojb, res_in, BT, C, C);
-  layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2w, w.ln2b, BT, C);
-  linear_forward(a.fch, a.ln2, w.fcw, w.fcb, nullptr, BT, C, 4 * C);
-  gelu_forward(a.fch_gelu, a.fch, BT * 4 * C);
-  linear_forward(a.res3, a.fch_gelu, w.fcprojw, w.fcprojb, a.res2, BT, 4 * C, C);
+Status GptModel::forward_embedding(const int32_t* tokens, int B, int T) {
+  ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
+  begin_stage(B, T);
+  if (!tp()) {
+    encoder_forward(slot().encoded, tokens, w_.wte, w_.wpe, B, T, config_.n_embd);
+    return Status::OK();
+  }
+  return vocab_parallel_embedding_forward(options_.tp, slot().encoded, tokens, w_.wte, w_.wpe, B, T, config_.n_embd,
+                                          vocab_slice(config_, options_.layout));
 }
 
-void GptModel::forward_head() {
-  const int C = config_.n_embd;
+Status GptModel::forward_head() {
+  ZT_CHECK(options_.layout.head, "this stage does not hold the head");
+  const int C = config_.n_embd, Vl = config_.padded_vocab() / options_.layout.tp_size;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
-  const float* res = block_input(config_.n_layer);
-  layernorm_forward(acts_.lnf, acts_.lnf_mean, acts_.lnf_rstd, res, w_.lnfw, w_.lnfb, BT, C);
-  linear_forward(acts_.logits, acts_.lnf, w_.wte, nullptr, nullptr, BT, C, config_.padded_vocab());
+  GptActivations& a = slot();
+  layernorm_forward(a.lnf, a.lnf_mean, a.lnf_rstd, block_input(config_.n_layer), w_.lnfw, w_.lnfb, BT, C);
+  copy_to_tp_forward();
+  linear_forward(a.logits, a.lnf, w_.wte, nullptr, nullptr, BT, C, Vl);  // the tied LM head (this rank's vocabulary)
+  return Status::OK();
 }
 
-LossSum GptModel::loss(const int32_t* targets) {
+StatusOr<LossSum> GptModel::loss(const int32_t* targets) {
   const int64_t BT = static_cast<int64_t>(B_) * T_;
-  crossentropy_forward(acts_.losses, acts_.xent_stats, acts_.logits, targets, BT, config_.vocab_size,
-                       config_.padded_vocab());
+  GptActivations& a = slot();
+  if (!tp()) {
+    crossentropy_forward(a.losses, a.xent_stats, a.logits, targets, BT, config_.vocab_size, config_.padded_vocab());
+  } else {
+    ZT_RETURN_IF_ERROR(vocab_parallel_xent_forward(options_.tp, a.losses, a.xent_stats, arena_.scratch.tp_rows,
+                                                   arena_.scratch.tp_row_sums, a.logits, targets, BT,
+                                                   vocab_slice(config_, options_.layout)));
+  }
   LossSum result;
   for (int64_t i = 0; i < BT; ++i) {
     if (targets[i] == kIgnoreIndex) continue;
-    result.sum += acts_.losses[i];
+    result.sum += a.losses[i];
     ++result.count;
   }
   return result;
 }
 
-void GptModel::backward(const int32_t* tokens, const int32_t* targets, float dloss) {
-  backward_head(targets, dloss);
-  for (int l = config_.n_layer - 1; l >= 0; --l) backward_block(l);
-  backward_embedding(tokens);
-}
-
-void GptModel::backward_head(const int32_t* targets, float dloss) {
-  const int C = config_.n_embd, Vp = config_.padded_vocab();
+Status GptModel::backward_head(const int32_t* targets, float dloss) {
+  const int C = config_.n_embd, Vl = config_.padded_vocab() / options_.layout.tp_size;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
-  float* dlogits = acts_.logits;  // in place
-  crossentropy_backward(dlogits, acts_.logits, acts_.xent_stats, targets, dloss, BT, config_.vocab_size, Vp);
-  std::memset(acts_.dresidual, 0, sizeof(float) * static_cast<size_t>(BT) * C);
-  linear_backward(acts_.dln, dw_.wte, nullptr, dlogits, acts_.lnf, w_.wte, BT, C, Vp);
-  layernorm_backward(acts_.dresidual, dw_.lnfw, dw_.lnfb, acts_.dln, block_input(config_.n_layer), w_.lnfw,
-                     acts_.lnf_mean, acts_.lnf_rstd, BT, C);
-}
-
-void GptModel::backward_block(int l) {
-  const int C = config_.n_embd, NH = config_.n_head;
-  const int64_t BT = static_cast<int64_t>(B_) * T_;
-  const BlockWeights& w = w_.blocks[static_cast<size_t>(l)];
-  const BlockWeights& dw = dw_.blocks[static_cast<size_t>(l)];
-  const BlockActivations& a = acts_.blocks[static_cast<size_t>(l)];
-  float* dres = acts_.dresidual;  // holds dL/d(res3) on entry, dL/d(block input) on exit
-  linear_backward(acts_.dfch, dw.fcprojw, dw.fcprojb, dres, a.fch_gelu, w.fcprojw, BT, 4 * C, C);
-  gelu_backward(acts_.dfch, a.fch, acts_.dfch, BT * 4 * C);
-  linear_backward(acts_.dln, dw.fcw, dw.fcb, acts_.dfch, a.ln2, w.fcw, BT, C, 4 * C);
-  layernorm_backward(dres, dw.ln2w, dw.ln2b, acts_.dln, a.res2, w.ln2w, a.ln2_mean, a.ln2_rstd, BT, C);
-  linear_backward(acts_.dln, dw.attprojw, dw.attprojb, dres, a.atty, w.attprojw, BT, C, C);
-  attention_backward(acts_.dqkv, acts_.dln, a.qkv, a.att, B_, T_, C, NH);
-  linear_backward(acts_.dln, dw.qkvw, dw.qkvb, acts_.dqkv, a.ln1, w.qkvw, BT, C, 3 * C);
-  layernorm_backward(dres, dw.ln1w, dw.ln1b, acts_.dln, block_input(l), w.ln1w, a.ln1_mean, a.ln1_rstd, BT, C);
+  GptActivations& a = slot();
+  GptScratch& s = arena_.scratch;
+  float* dlogits = a.logits;  // in place
+  if (!tp()) {
+    crossentropy_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT, config_.vocab_size, Vl);
+  } else {
+    vocab_parallel_xent_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT,
+                                 vocab_slice(config_, options_.layout));
+  }
+  std::memset(s.dresidual, 0, sizeof(float) * static_cast<size_t>(BT) * C);
+  linear_backward(s.dln, dw_.wte, nullptr, dlogits, a.lnf, w_.wte, BT, C, Vl);
+  ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.dln, static_cast<size_t>(BT) * C));
+  layernorm_backward(s.dresidual, dw_.lnfw, dw_.lnfb, s.dln, block_input(config_.n_layer), w_.lnfw, a.lnf_mean,
+                     a.lnf_rstd, BT, C);
+  return Status::OK();
 }
 
 void GptModel::backward_embedding(const int32_t* tokens) {
-  encoder_backward(dw_.wte, dw_.wpe, acts_.dresidual, tokens, B_, T_, config_.n_embd);
+  ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
+  if (!tp()) {
+    encoder_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd);
+  } else {
+    vocab_parallel_embedding_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd,
+                                      vocab_slice(config_, options_.layout));
+  }
 }
 
 }  // namespace zt

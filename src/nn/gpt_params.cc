@@ -23,34 +23,53 @@ TensorSpec spec(std::string name, std::vector<int64_t> shape, int layer, InitKin
   return s;
 }
 
+// A tensor-parallel slice of `s` along dim (groups: Q/K/V blocks), or s itself.
+TensorSpec tp_slice(TensorSpec s, const GptLayout& lay, int dim, int groups = 1) {
+  if (lay.tp_size == 1) return s;
+  s.global_shape = s.shape;
+  s.tp_dim = dim;
+  s.tp_groups = groups;
+  s.shape[static_cast<size_t>(dim)] /= lay.tp_size;
+  return s;
+}
+
 }  // namespace
 
-ParamTable build_gpt_param_table(const GptConfig& cfg) {
+ParamTable build_gpt_param_table(const GptConfig& cfg, const GptLayout& lay) {
   const int64_t C = cfg.n_embd;
   const float kStd = 0.02f;
   const float proj_std = kStd / std::sqrt(2.0f * static_cast<float>(cfg.n_layer));
   ParamTable table;
-  TensorSpec wte = spec("wte.weight", {cfg.padded_vocab(), C}, kEmbeddingLayer, InitKind::kNormal, kStd);
-  wte.init_rows = cfg.vocab_size;
-  table.add(wte);
-  table.add(spec("wpe.weight", {cfg.n_positions, C}, kEmbeddingLayer, InitKind::kNormal, kStd));
-  for (int l = 0; l < cfg.n_layer; ++l) {
+  table.set_tp(lay.tp_rank, lay.tp_size);
+  auto wte = [&](int layer) {
+    TensorSpec w = spec("wte.weight", {cfg.padded_vocab(), C}, layer, InitKind::kNormal, kStd);
+    w.init_rows = cfg.vocab_size;
+    return tp_slice(w, lay, 0);
+  };
+  if (lay.embedding) {
+    table.add(wte(kEmbeddingLayer));
+    table.add(spec("wpe.weight", {cfg.n_positions, C}, kEmbeddingLayer, InitKind::kNormal, kStd));
+  }
+  for (int l = lay.first_block; l < lay.end(cfg); ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
     table.add(spec(p + "ln_1.weight", {C}, l, InitKind::kOnes));
     table.add(spec(p + "ln_1.bias", {C}, l, InitKind::kZeros));
-    table.add(spec(p + "attn.c_attn.weight", {3 * C, C}, l, InitKind::kNormal, kStd));
-    table.add(spec(p + "attn.c_attn.bias", {3 * C}, l, InitKind::kZeros));
-    table.add(spec(p + "attn.c_proj.weight", {C, C}, l, InitKind::kNormal, proj_std));
+    table.add(tp_slice(spec(p + "attn.c_attn.weight", {3 * C, C}, l, InitKind::kNormal, kStd), lay, 0, 3));
+    table.add(tp_slice(spec(p + "attn.c_attn.bias", {3 * C}, l, InitKind::kZeros), lay, 0, 3));
+    table.add(tp_slice(spec(p + "attn.c_proj.weight", {C, C}, l, InitKind::kNormal, proj_std), lay, 1));
     table.add(spec(p + "attn.c_proj.bias", {C}, l, InitKind::kZeros));
     table.add(spec(p + "ln_2.weight", {C}, l, InitKind::kOnes));
     table.add(spec(p + "ln_2.bias", {C}, l, InitKind::kZeros));
-    table.add(spec(p + "mlp.c_fc.weight", {4 * C, C}, l, InitKind::kNormal, kStd));
-    table.add(spec(p + "mlp.c_fc.bias", {4 * C}, l, InitKind::kZeros));
-    table.add(spec(p + "mlp.c_proj.weight", {C, 4 * C}, l, InitKind::kNormal, proj_std));
+    table.add(tp_slice(spec(p + "mlp.c_fc.weight", {4 * C, C}, l, InitKind::kNormal, kStd), lay, 0));
+    table.add(tp_slice(spec(p + "mlp.c_fc.bias", {4 * C}, l, InitKind::kZeros), lay, 0));
+    table.add(tp_slice(spec(p + "mlp.c_proj.weight", {C, 4 * C}, l, InitKind::kNormal, proj_std), lay, 1));
     table.add(spec(p + "mlp.c_proj.bias", {C}, l, InitKind::kZeros));
   }
-  table.add(spec("ln_f.weight", {C}, cfg.n_layer, InitKind::kOnes));
-  table.add(spec("ln_f.bias", {C}, cfg.n_layer, InitKind::kZeros));
+  if (lay.head) {
+    table.add(spec("ln_f.weight", {C}, cfg.n_layer, InitKind::kOnes));
+    table.add(spec("ln_f.bias", {C}, cfg.n_layer, InitKind::kZeros));
+    if (lay.has_tied_copy()) table.add(wte(tied_head_layer(cfg)));
+  }
   return table;
 }
 
@@ -65,6 +84,8 @@ void bind_gpt_layer(const ParamTable& table, int layer, float* layer_base, GptWe
   if (layer == kEmbeddingLayer) {
     w->wte = at("wte.weight");
     w->wpe = at("wpe.weight");
+  } else if (layer == n_layer + 1) {  // the LM head's copy of wte on a last pipeline stage
+    w->wte = at("wte.weight");
   } else if (layer == n_layer) {
     w->lnfw = at("ln_f.weight");
     w->lnfb = at("ln_f.bias");
@@ -89,40 +110,49 @@ void bind_gpt_layer(const ParamTable& table, int layer, float* layer_base, GptWe
 GptWeights bind_gpt_weights(const GptConfig& cfg, const ParamTable& table, float* base) {
   GptWeights w;
   w.blocks.resize(static_cast<size_t>(cfg.n_layer));
-  for (int layer = kEmbeddingLayer; layer <= cfg.n_layer; ++layer) {
+  for (int layer : table.layers()) {
     bind_gpt_layer(table, layer, base == nullptr ? nullptr : base + table.layer_range(layer).begin, &w);
   }
   return w;
 }
 
+static uint64_t name_hash(const std::string& name) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
 void init_params_range(const ParamTable& table, ElementRange range, float* out, uint64_t seed) {
   const auto& specs = table.specs();
+  const int tp_rank = table.tp_rank(), tp_size = table.tp_size();
 #pragma omp parallel for schedule(dynamic)
   for (size_t i = 0; i < specs.size(); ++i) {
     const TensorSpec& s = specs[i];
     const size_t lo = std::max(s.offset, range.begin), hi = std::min(s.offset + s.numel, range.end);
     if (lo >= hi) continue;
-    float* p = out + (lo - range.begin);  // element j of the tensor lands at p[j - (lo - s.offset)]
-    const size_t first = lo - s.offset, last = hi - s.offset;
-    switch (s.init) {
-      case InitKind::kZeros:
-        for (size_t j = first; j < last; ++j) p[j - first] = 0.0f;
-        break;
-      case InitKind::kOnes:
-        for (size_t j = first; j < last; ++j) p[j - first] = 1.0f;
-        break;
-      case InitKind::kNormal: {
-        // The tensor's whole stream is drawn in order so every element gets the value
-        // it would get in a full initialisation; only the owned part is stored.
-        Rng rng(seed * 0x9e3779b97f4a7c15ull + (i + 1) * 0xbf58476d1ce4e5b9ull);
-        const size_t row = s.shape.size() >= 2 ? s.numel / static_cast<size_t>(s.shape[0]) : s.numel;
-        const size_t filled = s.init_rows >= 0 ? static_cast<size_t>(s.init_rows) * row : s.numel;
-        for (size_t j = 0; j < last; ++j) {
-          const float v = j < filled ? static_cast<float>(rng.normal() * s.init_std) : 0.0f;
-          if (j >= first) p[j - first] = v;
-        }
-        break;
-      }
+    // Local element k of the tensor lands at out[s.offset + k - range.begin] when in [lo, hi).
+    auto store = [&](size_t k, float v) {
+      if (s.offset + k >= lo && s.offset + k < hi) out[s.offset + k - range.begin] = v;
+    };
+    if (s.init != InitKind::kNormal) {
+      const float v = s.init == InitKind::kOnes ? 1.0f : 0.0f;
+      for (size_t k = lo - s.offset; k < hi - s.offset; ++k) store(k, v);
+      continue;
+    }
+    // The whole global tensor's stream in order, so every element gets the value a full
+    // initialisation gives it; only this slice's part of [lo, hi) is stored.
+    const std::vector<int64_t>& gs = s.global_shape.empty() ? s.shape : s.global_shape;
+    size_t global_numel = 1;
+    for (int64_t d : gs) global_numel *= static_cast<size_t>(d);
+    const size_t row = gs.size() >= 2 ? static_cast<size_t>(gs[1]) : global_numel;
+    const size_t filled = s.init_rows >= 0 ? static_cast<size_t>(s.init_rows) * row : global_numel;
+    const bool sliced = s.tp_dim >= 0 && tp_size > 1;
+    const size_t stop = sliced ? global_numel : hi - s.offset;  // unsliced: nothing after hi is needed
+    Rng rng(seed * 0x9e3779b97f4a7c15ull + name_hash(s.name));
+    for (size_t g = 0; g < stop; ++g) {
+      const float v = g < filled ? static_cast<float>(rng.normal() * s.init_std) : 0.0f;
+      size_t k;
+      if (tp_local_index(s, tp_rank, tp_size, g, &k)) store(k, v);
     }
   }
 }

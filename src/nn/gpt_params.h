@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nn/gpt_config.h"
+#include "nn/gpt_layout.h"
 #include "tensor/tensor_spec.h"
 
 namespace zt {
@@ -39,22 +40,27 @@ struct GptWeights {
   float* lnfb = nullptr;  // (C)
 };
 
-// The table for `config` (config must be valid). Init: normal(0.02) for weights and
-// embeddings, 0.02/sqrt(2 n_layer) for attn.c_proj and mlp.c_proj weights, zeros for
-// biases, ones for LayerNorm weights; decay on 2-D tensors only.
-ParamTable build_gpt_param_table(const GptConfig& config);
+// The table of the part `layout` holds of the model (config and layout must be valid;
+// default: everything). Init: normal(0.02) for weights and embeddings,
+// 0.02/sqrt(2 n_layer) for attn.c_proj and mlp.c_proj weights, zeros for biases, ones
+// for LayerNorm weights; decay on 2-D tensors only. Tensor-parallel slices carry their
+// global shape and cut (TensorSpec::tp_dim): c_attn and mlp.c_fc by rows (c_attn as Q,
+// K, V blocks), attn.c_proj and mlp.c_proj weights by columns, wte by vocabulary rows.
+ParamTable build_gpt_param_table(const GptConfig& config, const GptLayout& layout = GptLayout{});
 
 // Points a GptWeights at `base`, an arena laid out by `table` (params or grads alike).
 GptWeights bind_gpt_weights(const GptConfig& config, const ParamTable& table, float* base);
 
-// Re-points only `layer`'s views (kEmbeddingLayer, a block, or n_layer for ln_f) at
+// Re-points only `layer`'s views (kEmbeddingLayer, a block, n_layer for ln_f, or
+// tied_head_layer for a last stage's copy of wte) at
 // `layer_base`, which holds that layer's range of the arena (table.layer_range(layer))
 // — a ZeRO-3 gather buffer or a gradient bucket. null unbinds the layer.
 void bind_gpt_layer(const ParamTable& table, int layer, float* layer_base, GptWeights* weights);
 
 // Fills `params` (table.numel() floats) per each spec's InitKind. Each tensor draws from
-// its own stream, seeded from (seed, tensor index): the result is independent of threads
-// and of which other tensors are initialised.
+// its own stream, seeded from (seed, tensor name), over its GLOBAL shape, and keeps the
+// elements of its slice: every layout (pipeline stage, tensor-parallel rank, ZeRO
+// shard) starts from exactly the values the whole model on one process would.
 void init_params(const ParamTable& table, float* params, uint64_t seed);
 
 // The same values as init_params, but only for the elements in `range`, written to

@@ -54,12 +54,15 @@ class RankGrid {
   int tp_, dp_, pp_;
 };
 
-// The communicators of one rank: the world and its group along each axis.
+// The communicators of one rank: the world and its group along each axis, plus the
+// pipeline's tied-weight group (its first and last stage: they both hold wte). A null
+// group means "this rank alone" along that axis.
 struct ParallelGroups {
   ProcessGroup* world = nullptr;
   ProcessGroup* dp = nullptr;
   ProcessGroup* pp = nullptr;
   ProcessGroup* tp = nullptr;
+  ProcessGroup* tied = nullptr;  // first and last pipeline stage with this rank's (dp, tp); null unless pp > 1 and at an end
   std::vector<std::unique_ptr<ProcessGroup>> owned;  // groups created for this bundle
 };
 

@@ -39,4 +39,41 @@ ElementRange ParamTable::layer_range(int layer) const {
   return range;
 }
 
+bool ParamTable::has_layer(int layer) const {
+  for (const TensorSpec& s : specs_) {
+    if (s.layer == layer) return true;
+  }
+  return false;
+}
+
+std::vector<int> ParamTable::layers() const {
+  std::vector<int> out;
+  for (const TensorSpec& s : specs_) {
+    if (out.empty() || out.back() != s.layer) out.push_back(s.layer);
+  }
+  return out;
+}
+
+bool tp_local_index(const TensorSpec& s, int tp_rank, int tp_size, size_t g, size_t* local) {
+  if (s.tp_dim < 0 || tp_size == 1) {
+    *local = g;
+    return true;
+  }
+  const std::vector<int64_t>& gs = s.global_shape.empty() ? s.shape : s.global_shape;
+  const size_t cols = gs.size() >= 2 ? static_cast<size_t>(gs[1]) : 1;
+  const size_t row = g / cols, col = g % cols;
+  const size_t P = static_cast<size_t>(tp_size), r = static_cast<size_t>(tp_rank);
+  if (s.tp_dim == 0) {
+    const size_t group_rows = static_cast<size_t>(gs[0]) / static_cast<size_t>(s.tp_groups);
+    const size_t part = group_rows / P, group = row / group_rows, within = row % group_rows;
+    if (within / part != r) return false;
+    *local = (group * part + within % part) * cols + col;
+    return true;
+  }
+  const size_t part = cols / P;
+  if (col / part != r) return false;
+  *local = row * part + col % part;
+  return true;
+}
+
 }  // namespace zt

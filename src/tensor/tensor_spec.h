@@ -31,7 +31,18 @@ struct TensorSpec {
   InitKind init = InitKind::kZeros;
   float init_std = 0.0f;       // for kNormal
   int64_t init_rows = -1;      // kNormal fills only the first init_rows rows (vocab padding stays 0); -1 = all
+  // Tensor parallelism: this is one slice of a global tensor of global_shape, cut along
+  // dimension tp_dim into tp_size parts (-1: a whole copy). With tp_groups > 1 the
+  // dimension is tp_groups equal blocks (c_attn's Q, K, V) each cut into tp_size parts,
+  // and the slice is the concatenation of this rank's part of every block.
+  std::vector<int64_t> global_shape;  // empty: same as shape
+  int tp_dim = -1;
+  int tp_groups = 1;
 };
+
+// For a tensor-parallel slice (rank `tp_rank` of `tp_size`): whether element
+// `global_index` of the global tensor (row-major) belongs to this slice, and where.
+bool tp_local_index(const TensorSpec& spec, int tp_rank, int tp_size, size_t global_index, size_t* local_index);
 
 // A contiguous [begin, end) range of the arena, in elements.
 struct ElementRange {
@@ -52,10 +63,22 @@ class ParamTable {
   const TensorSpec& at(int index) const { return specs_.at(static_cast<size_t>(index)); }
   // The arena range holding every tensor of `layer` (layers are contiguous by construction).
   ElementRange layer_range(int layer) const;
+  bool has_layer(int layer) const;
+  // Layer ids present, in arena order.
+  std::vector<int> layers() const;
+  // The tensor-parallel slice this table describes (rank 0 of 1: whole tensors).
+  int tp_rank() const { return tp_rank_; }
+  int tp_size() const { return tp_size_; }
+  void set_tp(int rank, int size) {
+    tp_rank_ = rank;
+    tp_size_ = size;
+  }
 
  private:
   std::vector<TensorSpec> specs_;
   size_t numel_ = 0;
+  int tp_rank_ = 0;
+  int tp_size_ = 1;
 };
 
 }  // namespace zt

@@ -23,22 +23,11 @@
 #include <vector>
 
 #include "nn/gpt_params.h"
+#include "testing/launch.h"
 
 namespace {
 
 constexpr int kSteps = 20;
-
-std::string bin_dir() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  std::string exe(buf, n > 0 ? static_cast<size_t>(n) : 0);
-  return exe.substr(0, exe.rfind('/'));
-}
-
-std::string mpirun(int np) {
-  return std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 mpirun ") +
-         "--oversubscribe --mca btl self,vader -np " + std::to_string(np) + " ";
-}
 
 struct RunResult {
   std::vector<double> losses;
@@ -49,7 +38,7 @@ struct RunResult {
 RunResult run(const std::string& launcher, const std::string& args, const std::string& tag) {
   const std::string dir = ::testing::TempDir();
   const std::string out = dir + "zt_dp_" + tag + ".bin", log = dir + "zt_dp_" + tag + ".log";
-  const std::string cmd = launcher + bin_dir() + std::string("/zt_dp_train --steps ") + std::to_string(kSteps) +
+  const std::string cmd = launcher + zt::testing::binary_dir() + std::string("/zt_dp_train --steps ") + std::to_string(kSteps) +
                           " --out " + out + " " + args + " > " + log + " 2>&1";
   const int rc = std::system(cmd.c_str());
   RunResult r;
@@ -121,16 +110,16 @@ TEST_P(DpExactness, StageMatchesSingleProcessAtEveryWorldSize) {
     ASSERT_EQ(ref.losses.size(), static_cast<size_t>(kSteps)) << ref.log;
     const std::string args = std::string("--stage ") + std::to_string(stage) + " --accum 1" + common;
     const std::string tag = std::string("s") + std::to_string(stage) + std::string("w") + std::to_string(world);
-    expect_same(ref, run(mpirun(world), args, tag),
+    expect_same(ref, run(zt::testing::mpirun_prefix(world), args, tag),
                 std::string("stage ") + std::to_string(stage) + std::string(", ") + std::to_string(world) + " ranks");
   }
   // Gradient accumulation and the ring algorithm, at 2 and 3 ranks.
   for (int world : {2, 3}) {
     const RunResult ref = run("", std::string("--stage 0 --accum ") + std::to_string(3 * world) + common, "refacc");
     const std::string base = std::string("--stage ") + std::to_string(stage) + " --accum 3" + common;
-    expect_same(ref, run(mpirun(world), base, "acc"), std::string("stage ") + std::to_string(stage) + ", " +
+    expect_same(ref, run(zt::testing::mpirun_prefix(world), base, "acc"), std::string("stage ") + std::to_string(stage) + ", " +
                 std::to_string(world) + " ranks, accumulation 3");
-    expect_same(ref, run(mpirun(world), base + " --algo ring", "ring"), std::string("stage ") + std::to_string(stage) + ", " +
+    expect_same(ref, run(zt::testing::mpirun_prefix(world), base + " --algo ring", "ring"), std::string("stage ") + std::to_string(stage) + ", " +
                 std::to_string(world) + " ranks, accumulation 3, ring");
   }
 }

@@ -1,10 +1,12 @@
-// Test driver: trains a tiny GPT data-parallel (under mpirun) or on one process, on
-// synthetic data, with a chosen ZeRO stage, accumulation, bucket size and collective
-// algorithm. Rank 0 prints each step's loss and gradient norm as hex floats and writes
-// the final parameters; every rank prints its memory and communication figures.
+// Test driver: trains a tiny GPT under mpirun (data, pipeline and tensor parallel, any
+// ZeRO stage) or on one process, on synthetic data. Rank 0 prints each step's loss and
+// gradient norm as hex floats and writes the final parameters (data parallel only);
+// every rank prints its memory and communication figures and a digest of its gradient
+// arena after the last step (activation checkpointing must leave it bit-identical).
 //   zt_dp_train --stage S --accum A --micro M --steps N [--algo mpi|ring] [--bucket E]
 //               [--overlap 0|1] [--prefetch E] [--persist E] [--timeout S] [--lr X] [--out FILE]
-//               [--layers L] [--embd C] [--heads H] [--vocab V] [--seq T]
+//               [--layers L] [--embd C] [--heads H] [--vocab V] [--padded V] [--seq T]
+//               [--tp P] [--pp P] [--schedule 1f1b|gpipe] [--ckpt 0|1] [--partition 0|1]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,11 +16,14 @@
 #include <vector>
 
 #include "comm/mpi_world.h"
+#include "engine/parallel_setup.h"
 #include "engine/trainer.h"
 #include "testing/synthetic_data.h"
 
 int main(int argc, char** argv) {
   int stage = 0, accum = 1, micro = 2, steps = 20, layers = 2, embd = 32, heads = 4, vocab = 97, seq = 8;
+  int tp = 1, pp = 1, ckpt = 0, partition = 0, padded = 0;
+  std::string schedule = "1f1b";
   long bucket = 2000, prefetch = 4000, persist = 0;
   int overlap = 1;
   double timeout = 60.0, lr = 1e-3;
@@ -42,6 +47,12 @@ int main(int argc, char** argv) {
     else if (k == "--heads") heads = std::atoi(v.c_str());
     else if (k == "--vocab") vocab = std::atoi(v.c_str());
     else if (k == "--seq") seq = std::atoi(v.c_str());
+    else if (k == "--tp") tp = std::atoi(v.c_str());
+    else if (k == "--pp") pp = std::atoi(v.c_str());
+    else if (k == "--schedule") schedule = v;
+    else if (k == "--ckpt") ckpt = std::atoi(v.c_str());
+    else if (k == "--partition") partition = std::atoi(v.c_str());
+    else if (k == "--padded") padded = std::atoi(v.c_str());
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
@@ -52,7 +63,8 @@ int main(int argc, char** argv) {
   co.algorithm = algo == "ring" ? zt::CommAlgorithm::kRing : zt::CommAlgorithm::kMpi;
   co.ring_chunk_bytes = 4096;  // tiny model: several chunks per bucket exercise the pipeline
   std::unique_ptr<zt::MpiWorld> world;
-  zt::ProcessGroup* dp = nullptr;
+  zt::ParallelGroups groups;
+  int world_size = 1, world_rank = 0;
   if (zt::launched_by_mpi()) {
     auto w = zt::MpiWorld::init(co);
     if (!w.ok()) {
@@ -60,13 +72,29 @@ int main(int argc, char** argv) {
       return 1;
     }
     world = std::move(w).value();
-    dp = &world->world();
+    world_size = world->world().size();
+    world_rank = world->world().rank();
+  }
+  auto grid_or = zt::RankGrid::create(world_size, tp, world_size / (tp * pp), pp);
+  if (!grid_or.ok()) {
+    std::fprintf(stderr, "%s\n", grid_or.status().to_string().c_str());
+    return 2;
+  }
+  const zt::RankGrid grid = grid_or.value();
+  if (world) {
+    auto g = zt::make_mpi_groups(*world, grid);
+    if (!g.ok()) {
+      std::fprintf(stderr, "%s\n", g.status().to_string().c_str());
+      return 1;
+    }
+    groups = std::move(g).value();
   }
   zt::TrainerOptions o;
   o.model.n_layer = layers;
   o.model.n_head = heads;
   o.model.n_embd = embd;
   o.model.vocab_size = vocab;
+  o.model.padded_vocab_size = padded;
   o.model.n_positions = seq;
   o.micro_batch = micro;
   o.seq_len = seq;
@@ -79,13 +107,23 @@ int main(int argc, char** argv) {
   o.zero.overlap_comm = overlap != 0;
   o.zero.prefetch_elems = static_cast<size_t>(prefetch);
   o.zero.persistence_threshold = static_cast<size_t>(persist);
-  auto created = zt::Trainer::create(o, dp);
+  o.pipe_schedule = schedule == "gpipe" ? zt::PipeScheduleKind::kGPipe : zt::PipeScheduleKind::k1F1B;
+  o.micro_batches = accum;
+  if (ckpt) o.checkpoint.assign(static_cast<size_t>(layers), true);
+  o.partition_activations = partition != 0;
+  auto layout = zt::layout_for_rank(o.model, grid, world_rank, zt::StagePartition::kUniform);
+  if (!layout.ok()) {
+    std::fprintf(stderr, "%s\n", layout.status().to_string().c_str());
+    return 2;
+  }
+  o.layout = layout.value();
+  auto created = zt::Trainer::create(o, world ? &groups : nullptr);
   if (!created.ok()) {
     std::fprintf(stderr, "%s\n", created.status().to_string().c_str());
     return 1;
   }
   zt::Trainer& t = *created.value();
-  const int rank = t.dp().rank(), N = t.dp().size();
+  const int rank = grid.coord(world_rank).dp, N = grid.dp();
   int64_t bytes_first_step = 0;
   for (int s = 0; s < steps; ++s) {
     std::vector<zt::testing::SyntheticBatch> data;
@@ -99,21 +137,25 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (s == 1) bytes_first_step = t.dp().stats().total_logical_bytes();
-    if (rank == 0) std::printf("step %d loss %a norm %a\n", s + 1, st->loss, st->grad_norm);
+    if (world_rank == 0) std::printf("step %d loss %a norm %a\n", s + 1, st->loss, st->grad_norm);
   }
   const zt::ParamTable& table = t.param_table();
+  uint64_t digest = 0xcbf29ce484222325ull;  // FNV-1a over the gradient arena's bytes
+  const auto* bytes = reinterpret_cast<const unsigned char*>(t.grads().data());
+  for (size_t i = 0; i < t.grads().bytes(); ++i) digest = (digest ^ bytes[i]) * 0x100000001b3ull;
+  std::printf("rank %d grad_digest %016llx\n", world_rank, static_cast<unsigned long long>(digest));
   std::vector<float> params(table.numel());
   const zt::Status gs = t.gather_params(params.data());
   if (!gs.ok()) {
     std::fprintf(stderr, "%s\n", gs.to_string().c_str());
     return 1;
   }
-  if (rank == 0 && !out.empty()) {
+  if (world_rank == 0 && !out.empty() && tp * pp == 1) {
     std::ofstream f(out, std::ios::binary);
     f.write(reinterpret_cast<const char*>(params.data()), static_cast<std::streamsize>(params.size() * sizeof(float)));
   }
   const zt::MemoryReport m = t.memory();
-  std::printf("rank %d psi %zu params %zu grads %zu optimizer %zu buckets %zu comm_bytes_per_step %lld\n", rank,
+  std::printf("rank %d psi %zu params %zu grads %zu optimizer %zu buckets %zu comm_bytes_per_step %lld\n", world_rank,
               table.numel(), m.param_bytes, m.grad_bytes, m.optimizer_bytes, m.bucket_bytes,
               static_cast<long long>(bytes_first_step));
   std::fflush(stdout);

@@ -26,6 +26,9 @@ struct KernelTable {
                                int64_t N, int V, int Vp);
   void (*crossentropy_backward)(float* dlogits, const float* logits, const float* stats,
                                 const int32_t* targets, float dloss, int64_t N, int V, int Vp);
+  float (*row_max)(const float* x, int n);
+  float (*row_sum_exp)(const float* x, int n, float m);
+  void (*row_softmax_scaled)(float* d, const float* x, int n, float m, float logsum, float scale);
   double (*sum_squares)(const float* x, int64_t n);
   void (*adamw_step)(float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& args);
 };

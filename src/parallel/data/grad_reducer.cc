@@ -13,21 +13,17 @@ constexpr size_t kMaxBucketBuffers = 3;  // the embedding's, one being filled, o
 }
 
 GradReducer::GradReducer(const ParamTable& table, const Partition& partition, ProcessGroup* dp,
-                         const GradReducerOptions& options, int n_layer, float* full_grads, float* grad_shard)
-    : partition_(partition),
-      dp_(dp),
-      options_(options),
-      full_grads_(full_grads),
-      grad_shard_(grad_shard),
-      bucket_of_layer_(static_cast<size_t>(n_layer + 2), -1),
-      layer_range_(static_cast<size_t>(n_layer + 2)) {
+                         const GradReducerOptions& options, float* full_grads, float* grad_shard)
+    : partition_(partition), dp_(dp), options_(options), full_grads_(full_grads), grad_shard_(grad_shard) {
   ZT_CHECK(shards_gradients(options.stage) ? grad_shard != nullptr : full_grads != nullptr,
            "gradient storage does not match the ZeRO stage");
-  for (int layer = kEmbeddingLayer; layer <= n_layer; ++layer) {
-    layer_range_[static_cast<size_t>(layer + 1)] = table.layer_range(layer);
-  }
-  // Completion order of backward: ln_f, blocks last to first, embeddings.
-  for (int layer = n_layer; layer >= kEmbeddingLayer; --layer) {
+  const std::vector<int> layers = table.layers();
+  order_.assign(layers.rbegin(), layers.rend());
+  const size_t slots = static_cast<size_t>(*std::max_element(layers.begin(), layers.end()) + 2);
+  bucket_of_layer_.assign(slots, -1);
+  layer_range_.resize(slots);
+  for (int layer : layers) layer_range_[static_cast<size_t>(layer + 1)] = table.layer_range(layer);
+  for (int layer : order_) {
     const ElementRange r = layer_range_[static_cast<size_t>(layer + 1)];
     const bool fits = !buckets_.empty() && buckets_.back().range.size() + r.size() <= options.bucket_elems;
     if (!fits) buckets_.push_back(Bucket{r, {}, 0, nullptr, nullptr, false});

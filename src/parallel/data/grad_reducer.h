@@ -2,8 +2,10 @@
 // launched as soon as backward has produced them (overlap_comm), in an order fixed by
 // the layer list so every rank issues the same collectives.
 //
-// Units are the model's layers (ln_f, blocks from last to first, then the embeddings:
-// the order in which backward completes them); a bucket is a run of consecutive units
+// Units are the layers of the rank's parameter table in reverse arena order, which is the
+// order backward completes them (the LM head's wte and ln_f, blocks from last to first,
+// then the embeddings, whose tied wte is complete only after the embedding backward);
+// a bucket is a run of consecutive units
 // up to reduce_bucket_size elements (a larger unit is a bucket alone), so each bucket is
 // one contiguous range of the flat arena. By ZeRO stage (thresholds, partition.h):
 //   stage 0: gradients live in a full arena; on the last micro-batch each bucket is
@@ -39,9 +41,11 @@ struct GradReducerOptions {
 class GradReducer {
  public:
   // full_grads: the full gradient arena (stage < 2), else null; grad_shard: the rank's
-  // gradient shard (stage >= 2), else null. n_layer: units are layers -1..n_layer.
+  // gradient shard (stage >= 2), else null.
   GradReducer(const ParamTable& table, const Partition& partition, ProcessGroup* dp, const GradReducerOptions& options,
-              int n_layer, float* full_grads, float* grad_shard);
+              float* full_grads, float* grad_shard);
+  // The units in completion order (for callers that report them all at once).
+  const std::vector<int>& completion_order() const { return order_; }
 
   // Starts a micro-batch; `last` is the last one of the optimizer step.
   void begin_micro(bool last);
@@ -80,8 +84,9 @@ class GradReducer {
   float* full_grads_;
   float* grad_shard_;
   std::vector<Bucket> buckets_;
+  std::vector<int> order_;             // units in completion order
   std::vector<int> bucket_of_layer_;  // indexed by layer + 1
-  std::vector<ElementRange> layer_range_;
+  std::vector<ElementRange> layer_range_;  // indexed by layer + 1
   std::deque<Bucket*> in_flight_;
   bool last_micro_ = false;
   std::vector<std::unique_ptr<FloatBuffer>> pool_;  // every buffer ever made, each sized for a bucket

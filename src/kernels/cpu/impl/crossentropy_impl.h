@@ -76,3 +76,41 @@ void crossentropy_backward_impl(float* dlogits, const float* logits, const float
     for (int j = V; j < Vp; ++j) drow[j] = 0.0f;
   }
 }
+
+// Row pieces for the vocabulary-parallel cross-entropy (parallel/tensor/vocab_parallel.cc):
+// the max of n entries (-inf for n == 0), the sum of exp(x - m), and the gradient
+// d = (exp(x - m - logsum) - 0) * scale written over n entries.
+template <class S>
+float row_max_impl(const float* x, int n) {
+  using Vec = typename S::V;
+  Vec vmax = S::set1(-INFINITY);
+  int i = 0;
+  for (; i + S::kWidth <= n; i += S::kWidth) vmax = S::max(vmax, S::load(x + i));
+  if (i < n) vmax = S::max(vmax, zt::simd::load_tail<S>(x + i, n - i, -INFINITY));
+  return S::reduce_max(vmax);
+}
+
+template <class S>
+float row_sum_exp_impl(const float* x, int n, float m) {
+  using Vec = typename S::V;
+  const Vec vm = S::set1(m);
+  Vec acc = S::zero();
+  int i = 0;
+  for (; i + S::kWidth <= n; i += S::kWidth) acc = S::add(acc, zt::simd::vexp<S>(S::sub(S::load(x + i), vm)));
+  if (i < n) acc = S::add(acc, zt::simd::vexp<S>(S::sub(zt::simd::load_tail<S>(x + i, n - i, -INFINITY), vm)));
+  return S::reduce_add(acc);
+}
+
+template <class S>
+void row_softmax_scaled_impl(float* d, const float* x, int n, float m, float logsum, float scale) {
+  using Vec = typename S::V;
+  const Vec vm = S::set1(m), vl = S::set1(logsum), vs = S::set1(scale);
+  int i = 0;
+  for (; i + S::kWidth <= n; i += S::kWidth) {
+    S::store(d + i, S::mul(zt::simd::vexp<S>(S::sub(S::sub(S::load(x + i), vm), vl)), vs));
+  }
+  if (i < n) {
+    const Vec p = zt::simd::vexp<S>(S::sub(S::sub(zt::simd::load_tail<S>(x + i, n - i, 0.0f), vm), vl));
+    zt::simd::store_tail<S>(d + i, S::mul(p, vs), n - i);
+  }
+}

@@ -1,0 +1,103 @@
+// Times one parallel layout of GPT-2 (default small) on synthetic data: data, pipeline or
+// tensor parallel over the ranks mpirun starts (or one process), optionally with
+// activation checkpointing. Every rank prints one JSON line: median step time, time in
+// communication, the pipeline bubble (time blocked on neighbours / step time) next to
+// the ideal (S-1)/(M+S-1), activation bytes and peak RSS. Used by bench/parallel3d.sh.
+//   [mpirun -np N] parallel3d_bench [--tp P] [--pp P] [--micro B] [--accum M] [--seq T]
+//       [--steps K] [--ckpt 0|1] [--schedule 1f1b|gpipe] [--layers L] [--embd C] [--heads H]
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "comm/mpi_world.h"
+#include "core/timer.h"
+#include "engine/parallel_setup.h"
+#include "engine/trainer.h"
+#include "testing/synthetic_data.h"
+
+int main(int argc, char** argv) {
+  int tp = 1, pp = 1, micro = 4, accum = 1, seq = 64, steps = 3, ckpt = 0, layers = 12, embd = 768, heads = 12;
+  std::string schedule = "1f1b";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--tp") tp = std::atoi(v.c_str());
+    else if (k == "--pp") pp = std::atoi(v.c_str());
+    else if (k == "--micro") micro = std::atoi(v.c_str());
+    else if (k == "--accum") accum = std::atoi(v.c_str());
+    else if (k == "--seq") seq = std::atoi(v.c_str());
+    else if (k == "--steps") steps = std::atoi(v.c_str());
+    else if (k == "--ckpt") ckpt = std::atoi(v.c_str());
+    else if (k == "--schedule") schedule = v;
+    else if (k == "--layers") layers = std::atoi(v.c_str());
+    else if (k == "--embd") embd = std::atoi(v.c_str());
+    else if (k == "--heads") heads = std::atoi(v.c_str());
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
+      return 2;
+    }
+  }
+  std::unique_ptr<zt::MpiWorld> world;
+  zt::ParallelGroups groups;
+  int size = 1, rank = 0;
+  if (zt::launched_by_mpi()) {
+    auto w = zt::MpiWorld::init(zt::CommOptions{});
+    if (!w.ok()) return std::fprintf(stderr, "%s\n", w.status().to_string().c_str()), 1;
+    world = std::move(w).value();
+    size = world->world().size();
+    rank = world->world().rank();
+  }
+  const zt::RankGrid grid = zt::RankGrid::create(size, tp, size / (tp * pp), pp).value();
+  if (world) groups = std::move(zt::make_mpi_groups(*world, grid)).value();
+  zt::TrainerOptions o;
+  o.model.n_layer = layers;
+  o.model.n_head = heads;
+  o.model.n_embd = embd;
+  o.model.vocab_size = 50257;
+  o.model.padded_vocab_size = 50304;  // divisible by tp 2, 4, 8
+  o.micro_batch = micro;
+  o.seq_len = seq;
+  o.schedule.base_lr = 1e-4;
+  o.micro_batches = accum;
+  o.pipe_schedule = schedule == "gpipe" ? zt::PipeScheduleKind::kGPipe : zt::PipeScheduleKind::k1F1B;
+  o.zero.reduce_bucket_elems = 6'250'000;
+  if (ckpt) o.checkpoint.assign(static_cast<size_t>(layers), true);
+  o.layout = zt::layout_for_rank(o.model, grid, rank, zt::StagePartition::kFlops).value();
+  auto created = zt::Trainer::create(o, world ? &groups : nullptr);
+  if (!created.ok()) return std::fprintf(stderr, "%s\n", created.status().to_string().c_str()), 1;
+  zt::Trainer& t = *created.value();
+  const int dp_rank = grid.coord(rank).dp;
+  std::vector<double> times, bubbles;
+  double comm_s = 0.0;
+  for (int s = 0; s < steps + 1; ++s) {
+    std::vector<zt::testing::SyntheticBatch> data;
+    std::vector<zt::MicroBatch> mbs;
+    for (int m = 0; m < accum; ++m) data.push_back(zt::testing::synthetic_micro_batch(50257, seq, micro, accum, dp_rank, grid.dp(), s, m, 5));
+    for (const auto& d : data) mbs.push_back({d.tokens.data(), d.targets.data()});
+    for (zt::ProcessGroup* g : {groups.dp, groups.pp, groups.tp, groups.tied}) {
+      if (g != nullptr) g->reset_stats();
+    }
+    zt::Stopwatch sw;
+    auto st = t.step(mbs);
+    if (!st.ok()) return std::fprintf(stderr, "%s\n", st.status().to_string().c_str()), 1;
+    if (s == 0) continue;  // warm-up
+    const double dt = sw.seconds();
+    times.push_back(dt);
+    bubbles.push_back(st->pipeline_wait_s / dt);
+    for (zt::ProcessGroup* g : {groups.dp, groups.pp, groups.tp, groups.tied}) {
+      if (g != nullptr && g->size() > 1) comm_s += g->stats().busy_seconds;
+    }
+  }
+  std::sort(times.begin(), times.end());
+  std::sort(bubbles.begin(), bubbles.end());
+  const zt::MemoryReport m = t.memory();
+  const double ideal = pp > 1 ? static_cast<double>(pp - 1) / (accum + pp - 1) : 0.0;
+  std::printf("{\"rank\":%d,\"tp\":%d,\"pp\":%d,\"dp\":%d,\"ckpt\":%d,\"micro\":%d,\"accum\":%d,\"ms\":%.1f,"
+              "\"comm_s_per_step\":%.3f,\"bubble\":%.3f,\"ideal_bubble\":%.3f,\"activation_mb\":%.1f,"
+              "\"model_state_mb\":%.1f,\"peak_rss_mb\":%.1f}\n",
+              rank, tp, pp, grid.dp(), ckpt, micro, accum, 1e3 * times[times.size() / 2], comm_s / steps,
+              bubbles[bubbles.size() / 2], ideal, m.activation_bytes / 1048576.0,
+              (m.param_bytes + m.grad_bytes + m.optimizer_bytes) / 1048576.0, m.peak_rss_bytes / 1048576.0);
+  return 0;
+}

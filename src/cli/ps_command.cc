@@ -1,0 +1,202 @@
+// Parameter-server training behind `zerotrain train` (issue 7): configuration -> roles ->
+// data -> servers serve / workers train -> validation on the final parameters -> report
+// (rank 0), checkpoint (weights only) and sample (the first worker). Every rank runs it;
+// a failure while running aborts the whole job, since peers would otherwise wait on the
+// failed rank until their deadlines.
+#include "cli/ps_command.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include "checkpoint/model_checkpoint.h"
+#include "cli/demo.h"
+#include "cli/exit_status.h"
+#include "cli/progress.h"
+#include "cli/run_inputs.h"
+#include "comm/mpi_world.h"
+#include "config/config.h"
+#include "core/cpu_features.h"
+#include "core/timer.h"
+#include "data/dataset.h"
+#include "data/tokenizer.h"
+#include "engine/sampling.h"
+#include "io/filesystem.h"
+#include "kernels/cpu/gemm.h"
+#include "nn/gpt_model.h"
+#include "parallel/param_server/ps_job.h"
+
+namespace zt {
+
+namespace {
+
+// The configuration resolved for S servers and W = world - S workers (the data-parallel size).
+StatusOr<ZtConfig> load_ps_config(const TrainCommandArgs& a, int world) {
+  ZT_ASSIGN_OR_RETURN(const Json root, load_config_json(a));
+  ZT_ASSIGN_OR_RETURN(ZtConfig c, parse_config(root));
+  const ParameterServerConfig& ps = c.parameter_server;
+  auto no = [](const std::string& ptr, const std::string& why) { return Status::Unimplemented(ptr + ": " + why); };
+  if (!a.resume.empty()) return no("--resume", "continuing parameter-server training is not supported yet");
+  if (c.parallel.pp > 1 || c.parallel.tp > 1) {
+    return no(c.parallel.pp > 1 ? "/parallel/pp" : "/parallel/tp",
+              "parameter-server workers hold the whole model; pipeline and tensor parallelism do not combine with it");
+  }
+  if (c.zero.stage != 0) {
+    return no("/zero_optimization/stage", "parameter-server training shards the optimizer state over the servers "
+                                          "itself; use stage 0");
+  }
+  if (world <= ps.servers) {
+    return Status::InvalidArgument("/parameter_server/servers: " + std::to_string(ps.servers) + " server(s) need at "
+                                   "least " + std::to_string(ps.servers + 1) + " ranks (servers + workers), got " +
+                                   std::to_string(world) + (launched_by_mpi() ? "" : ": launch with mpirun -np N"));
+  }
+  ZT_RETURN_IF_ERROR(resolve_parallel(&c.parallel, world - ps.servers));
+  ZT_RETURN_IF_ERROR(resolve_batch(&c.batch, c.parallel.dp));
+  ZT_RETURN_IF_ERROR(check_supported(c));
+  return c;
+}
+
+PsModelOptions ps_model_options(const ZtConfig& c) {
+  PsModelOptions o;
+  o.model = c.model;
+  o.micro_batch = static_cast<int>(c.batch.micro_batch);
+  o.seq_len = c.data.seq_len;
+  o.grad_accum = static_cast<int>(c.batch.grad_accum);
+  o.optimizer = c.optimizer;
+  o.adamw = c.adamw;
+  o.sgd = c.sgd;
+  o.schedule = c.schedule;
+  o.gradient_clipping = c.gradient_clipping;
+  o.seed = c.training.seed;
+  return o;
+}
+
+PsOptions ps_options(const ZtConfig& c) {
+  const ParameterServerConfig& p = c.parameter_server;
+  PsOptions o;
+  o.servers = p.servers;
+  o.mode = p.mode == "async" ? PsMode::kAsync : p.mode == "bounded" ? PsMode::kBounded : PsMode::kSync;
+  o.staleness = p.staleness;
+  o.bucket_elems = static_cast<size_t>(p.bucket_size > 0 ? p.bucket_size : c.zero.reduce_bucket_size);
+  o.deadline_s = p.deadline_s > 0 ? p.deadline_s : c.parallel.comm_timeout_s;
+  o.slow_worker_rank = p.slow_worker_rank;
+  o.slow_worker_delay_ms = p.slow_worker_delay_ms;
+  return o;
+}
+
+std::vector<WorkerBatch> as_worker_batches(const std::vector<Batch>& batches) {
+  std::vector<WorkerBatch> out;
+  for (const Batch& b : batches) out.push_back({b.tokens.data(), b.targets.data()});
+  return out;
+}
+
+}  // namespace
+
+bool param_server_requested(const TrainCommandArgs& args) {
+  auto root = load_config_json(args);
+  if (!root.ok() || !root->is_object() || !root->contains("parameter_server")) return false;
+  const Json& ps = (*root)["parameter_server"];
+  if (!ps.is_object()) return true;  // parse_config names the error
+  return !ps.contains("enabled") || !ps["enabled"].is_boolean() || ps["enabled"].get<bool>();
+}
+
+int run_param_server_train(const TrainCommandArgs& args) {
+  // 1. Configuration, roles, tokenizer and data: failures here are the user's input (exit 2).
+  const int world_size = launched_by_mpi() ? launched_world_size() : 1;
+  auto config_or = load_ps_config(args, world_size);
+  if (!config_or.ok()) return report_error(config_or.status(), kExitBadInput);
+  ZtConfig cfg = std::move(config_or).value();
+  const TrainingConfig& tc = cfg.training;
+  const PsOptions pso = ps_options(cfg);
+  if (Status v = validate_ps_job(pso, world_size); !v.ok()) return report_error(v, kExitBadInput);
+  CommOptions co;
+  co.timeout_s = cfg.parallel.comm_timeout_s;
+  co.algorithm = cfg.parallel.algorithm;
+  co.ring_chunk_bytes = static_cast<size_t>(cfg.parallel.ring_chunk_bytes);
+  auto mpi_or = MpiWorld::init(co);
+  if (!mpi_or.ok()) return report_error(mpi_or.status(), kExitFailure);
+  std::unique_ptr<MpiWorld> mpi = std::move(mpi_or).value();
+  const int rank = mpi->world().rank(), S = pso.servers, W = world_size - S;
+  const bool lead_worker = rank == S;
+  if (tc.threads > 0) set_num_threads(tc.threads);
+  auto tok_or = prepare_inputs(&cfg, args.config_path.empty(), rank == 0);
+  if (!tok_or.ok()) return report_error(tok_or.status(), kExitBadInput);
+  const Tokenizer& tok = *tok_or.value();
+  Status s;
+  if (!(s = mpi->world().barrier()->wait()).ok()) return report_error(s, kExitFailure);  // demo data ready
+  auto data_or = open_datasets(cfg);
+  if (!data_or.ok()) return report_error(data_or.status(), kExitBadInput);
+  const TokenDataset& train = *data_or->train;
+  const std::vector<Batch>& val_batches = data_or->val_batches;
+  if (rank == 0) {
+    std::printf("model: %s, %.2f M parameters; data: %lld train tokens (%lld sequences of %d)\n",
+                cfg.model.to_string().c_str(), cfg.model.num_parameters() / 1e6,
+                static_cast<long long>(train.num_tokens()), static_cast<long long>(train.num_windows()),
+                cfg.data.seq_len);
+    std::printf("parameter server: %d server(s) (ranks 0..%d), %d worker(s) (ranks %d..%d), mode %s%s; batch: %lld "
+                "sequences = micro-batch %lld x accumulation %lld x %d workers; %lld steps; %d threads per rank; %s\n",
+                S, S - 1, W, S, world_size - 1, ps_mode_name(pso.effective_mode()),
+                pso.mode == PsMode::kBounded ? (" (staleness " + std::to_string(pso.staleness) + ")").c_str() : "",
+                static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
+                static_cast<long long>(cfg.batch.grad_accum), W, static_cast<long long>(tc.steps), num_threads(),
+                isa_name(active_isa()));
+    std::fflush(stdout);
+  }
+
+  // 2. The job: servers serve, workers train (the first worker shows progress).
+  auto groups = make_ps_groups(*mpi, pso, co);
+  if (!groups.ok()) abort_ps_job(groups.status());
+  BatchSampler sampler(&train, tc.seed, cfg.batch.train_batch_size, static_cast<int>(cfg.batch.micro_batch),
+                       static_cast<int>(cfg.batch.grad_accum));
+  std::vector<Batch> unit_storage;
+  PsWorkerHooks hooks;
+  hooks.unit_batches = [&](int64_t unit) -> StatusOr<std::vector<WorkerBatch>> {
+    unit_storage.clear();
+    for (int m = 0; m < cfg.batch.grad_accum; ++m) unit_storage.push_back(sampler.micro_batch(unit / W, unit % W, m));
+    return as_worker_batches(unit_storage);
+  };
+  const int64_t print_every = cfg.steps_per_print > 0 ? cfg.steps_per_print : std::max<int64_t>(1, tc.steps / 20);
+  Progress progress(tc.steps, print_every, false);
+  Stopwatch clock;
+  const double tokens_per_step = static_cast<double>(cfg.batch.train_batch_size) * cfg.data.seq_len;
+  int64_t last_printed = 0;
+  hooks.on_step = [&](const PsWorkerStep& st) {
+    const int64_t g = st.server0.global_step;  // global batches' worth of samples applied
+    if (!lead_worker || g <= last_printed) return;
+    last_printed = g;
+    const double elapsed = clock.seconds();
+    progress.update({g, st.loss, st.server0.lr, st.server0.grad_norm, g * tokens_per_step / elapsed, -1.0}, elapsed);
+  };
+  hooks.validation = as_worker_batches(val_batches);
+  auto result = run_ps_rank(ps_model_options(cfg), pso, groups.value(), tc.steps, &hooks, lead_worker);
+  if (!result.ok()) abort_ps_job(result.status());
+  if (lead_worker) progress.finish();
+
+  // 3. Report (rank 0), checkpoint and sample (the first worker, which holds the final parameters).
+  if (rank == 0) {
+    std::fputs(format_ps_report(result->reports, result->summary).c_str(), stdout);
+    if (!std::isnan(result->summary.val_loss)) {
+      std::printf("final validation loss: %.4f\n", result->summary.val_loss);
+    }
+    std::printf("summary (JSON): %s\n", ps_summary_json(result->summary).c_str());
+    std::fflush(stdout);
+  }
+  if (lead_worker) {
+    GptModel model(cfg.model, 1, cfg.data.seq_len);
+    const ParamTable& table = model.param_table();
+    std::vector<float>& full = result->final_params;
+    if (tc.save_at_end) {
+      const std::string tag = "global_step" + std::to_string(tc.steps);
+      s = save_checkpoint(tc.output_dir + "/checkpoints", tag, table, full.data(), nullptr, {tc.steps, 0, cfg.source});
+      if (!s.ok()) return report_error(s, kExitFailure);
+      std::printf("saved checkpoint %s/checkpoints/%s (weights only: the optimizer state lives on the servers)\n",
+                  tc.output_dir.c_str(), tag.c_str());
+    }
+    if (tc.sample_tokens > 0) print_sample(cfg, tok, full.data());
+    std::fflush(stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace zt

@@ -1,0 +1,25 @@
+// From a RankGrid to what one rank runs: its GptLayout (pipeline stage blocks from the
+// stage partition, tensor-parallel slice) and its communicators (dp, pp, tp, and the
+// tied-weight group of the pipeline's first and last stage), over MPI or, for tests,
+// over the in-process thread backend.
+#pragma once
+
+#include "comm/mpi_world.h"
+#include "comm/thread_world.h"
+#include "core/status.h"
+#include "nn/gpt_config.h"
+#include "nn/gpt_layout.h"
+#include "parallel/grid.h"
+#include "parallel/pipeline/partition.h"
+
+namespace zt {
+
+StatusOr<GptLayout> layout_for_rank(const GptConfig& config, const RankGrid& grid, int rank, StagePartition method);
+
+// Collective over the world: every rank calls it with the same grid.
+StatusOr<ParallelGroups> make_mpi_groups(MpiWorld& world, const RankGrid& grid);
+
+// For rank `rank` of a ThreadWorld of grid.world_size() ranks; every rank calls it.
+ParallelGroups make_thread_groups(ThreadWorld& world, const RankGrid& grid, int rank);
+
+}  // namespace zt

@@ -1,0 +1,70 @@
+// Training passes without pipelining: one micro-batch through every layer, binding each
+// layer's parameters (fetched by ZeRO-3's ParamFetcher when they are sharded) and, in
+// backward, its gradient destination (GradReducer: the full arena or a bucket).
+#include "engine/trainer.h"
+
+namespace zt {
+
+StatusOr<float*> Trainer::layer_params(int layer) {
+  if (!fetcher_) return params_.data() + model_->param_table().layer_range(layer).begin;
+  if (fetcher_->persistent(layer)) return fetcher_->persistent_params(layer);
+  return fetcher_->acquire(layer);
+}
+
+void Trainer::drop_layer_params(int layer) {
+  if (fetcher_ && !fetcher_->persistent(layer)) fetcher_->release(layer);
+}
+
+Status Trainer::forward_pass(const MicroBatch& mb, bool with_backward) {
+  GptModel& m = *model_;
+  const int L = options_.model.n_layer;
+  if (fetcher_) fetcher_->begin_micro(with_backward);
+  ZT_ASSIGN_OR_RETURN(float* emb, layer_params(kEmbeddingLayer));
+  m.bind_layer(kEmbeddingLayer, emb, nullptr);
+  ZT_RETURN_IF_ERROR(m.forward_embedding(mb.tokens, options_.micro_batch, options_.seq_len));
+  drop_layer_params(kEmbeddingLayer);
+  for (int l = 0; l < L; ++l) {
+    ZT_ASSIGN_OR_RETURN(float* p, layer_params(l));
+    m.bind_layer(l, p, nullptr);
+    ZT_RETURN_IF_ERROR(m.forward_block(l));
+    drop_layer_params(l);
+  }
+  ZT_ASSIGN_OR_RETURN(float* lnf, layer_params(L));
+  m.bind_layer(L, lnf, nullptr);
+  ZT_ASSIGN_OR_RETURN(float* head, layer_params(kEmbeddingLayer));  // the tied LM head
+  m.bind_layer(kEmbeddingLayer, head, nullptr);
+  ZT_RETURN_IF_ERROR(m.forward_head());
+  if (!with_backward) {  // otherwise ln_f and the head stay held for backward_head
+    drop_layer_params(L);
+    drop_layer_params(kEmbeddingLayer);
+  }
+  return Status::OK();
+}
+
+// Runs after forward_pass(with_backward = true), with the LM head still bound.
+Status Trainer::backward_pass(const MicroBatch& mb, float dloss) {
+  GptModel& m = *model_;
+  const int L = options_.model.n_layer;
+  float* g_lnf = reducer_->acquire_layer(L);
+  float* g_emb = reducer_->acquire_layer(kEmbeddingLayer);
+  // ln_f's and the head's parameters are the ones forward_pass bound (under ZeRO-3 still held).
+  m.bind_layer(L, m.bound_params(L), g_lnf);
+  m.bind_layer(kEmbeddingLayer, m.bound_params(kEmbeddingLayer), g_emb);
+  ZT_RETURN_IF_ERROR(m.backward_head(mb.targets, dloss));
+  reducer_->layer_done(L);
+  drop_layer_params(L);
+  drop_layer_params(kEmbeddingLayer);
+  for (int l = L - 1; l >= 0; --l) {
+    ZT_ASSIGN_OR_RETURN(float* p, layer_params(l));
+    m.bind_layer(l, p, reducer_->acquire_layer(l));
+    ZT_RETURN_IF_ERROR(m.backward_block(l));
+    reducer_->layer_done(l);
+    drop_layer_params(l);
+  }
+  m.bind_layer(kEmbeddingLayer, nullptr, g_emb);  // the embedding backward needs no parameters
+  m.backward_embedding(mb.tokens);
+  reducer_->layer_done(kEmbeddingLayer);
+  return reducer_->end_micro();
+}
+
+}  // namespace zt

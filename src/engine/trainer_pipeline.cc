@@ -1,0 +1,145 @@
+// The pipeline executor: runs this stage's instruction list (parallel/pipeline/
+// schedule.h) for one optimizer step — point-to-point activations forward, gradients
+// backward, the loss on the last stage — then the tied-weight and data-parallel
+// gradient reductions. Sends are asynchronous and waited for only before their buffer
+// is reused; receives block, and that blocked time is the stage's pipeline bubble.
+#include <cstring>
+
+#include "core/timer.h"
+#include "engine/trainer.h"
+
+namespace zt {
+
+namespace {
+int activation_tag(int m) { return 2 * m; }
+int grad_tag(int m) { return 2 * m + 1; }
+}  // namespace
+
+Status Trainer::reduce_tied_grads() {
+  if (tied_ == nullptr || grads_.empty()) return Status::OK();
+  const ParamTable& table = model_->param_table();
+  const TensorSpec& wte = table.at(table.find("wte.weight"));
+  return tied_->all_reduce(grads_.data() + wte.offset, wte.numel, CommDType::kF32)->wait();
+}
+
+Status Trainer::flush_grad_reductions() {
+  reducer_->begin_micro(/*last=*/true);
+  for (int layer : reducer_->completion_order()) reducer_->layer_done(layer);
+  return reducer_->end_micro();
+}
+
+Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, double* loss_sum, StepStats* stats) {
+  GptModel& m = *model_;
+  const GptLayout& lay = options_.layout;
+  const int S = pp_->size(), s = pp_->rank(), M = static_cast<int>(mbs.size());
+  const int B = options_.micro_batch, T = options_.seq_len;
+  const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * sizeof(float);
+  const int slots = pipe_schedule_slots(options_.pipe_schedule, M, S, s);
+  std::vector<WorkHandle> act_sent(static_cast<size_t>(slots)), grad_sent(static_cast<size_t>(slots));
+  auto settle = [](WorkHandle& w) -> Status {
+    if (w == nullptr) return Status::OK();
+    Status st = w->wait();
+    w = nullptr;
+    return st;
+  };
+  for (const PipeInstruction& in : make_pipe_schedule(options_.pipe_schedule, M, S, s)) {
+    const int mb = in.micro_batch, slot = mb >= 0 ? mb % slots : 0;
+    const size_t k = static_cast<size_t>(slot);
+    if (mb >= 0) m.set_slot(slot);
+    switch (in.op) {
+      case PipeOp::kRecvActivation: {
+        ZT_RETURN_IF_ERROR(settle(act_sent[k]));  // the slot's previous output has left
+        Stopwatch w;
+        ZT_RETURN_IF_ERROR(pp_->recv(m.stage_input(), bytes, s - 1, activation_tag(mb))->wait());
+        stats->pipeline_wait_s += w.seconds();
+        break;
+      }
+      case PipeOp::kForward: {
+        ZT_RETURN_IF_ERROR(settle(act_sent[k]));
+        Stopwatch w;
+        if (lay.embedding) {
+          ZT_RETURN_IF_ERROR(m.forward_embedding(mbs[static_cast<size_t>(mb)].tokens, B, T));
+        } else {
+          m.begin_stage(B, T);
+        }
+        for (int l = lay.first_block; l < lay.end(options_.model); ++l) ZT_RETURN_IF_ERROR(m.forward_block(l));
+        if (lay.head) {
+          ZT_RETURN_IF_ERROR(m.forward_head());
+          ZT_ASSIGN_OR_RETURN(const LossSum l, m.loss(mbs[static_cast<size_t>(mb)].targets));
+          *loss_sum += l.sum;
+        }
+        stats->forward_s += w.seconds();
+        break;
+      }
+      case PipeOp::kSendActivation:
+        act_sent[k] = pp_->send(m.stage_output(), bytes, s + 1, activation_tag(mb));
+        break;
+      case PipeOp::kRecvGrad: {
+        Stopwatch w;
+        ZT_RETURN_IF_ERROR(pp_->recv(m.stage_output_grad(), bytes, s + 1, grad_tag(mb))->wait());
+        stats->pipeline_wait_s += w.seconds();
+        break;
+      }
+      case PipeOp::kBackward: {
+        Stopwatch w;
+        if (lay.head) ZT_RETURN_IF_ERROR(m.backward_head(mbs[static_cast<size_t>(mb)].targets, dloss));
+        for (int l = lay.end(options_.model) - 1; l >= lay.first_block; --l) ZT_RETURN_IF_ERROR(m.backward_block(l));
+        if (lay.embedding) m.backward_embedding(mbs[static_cast<size_t>(mb)].tokens);
+        stats->backward_s += w.seconds();
+        break;
+      }
+      case PipeOp::kSendGrad:
+        ZT_RETURN_IF_ERROR(settle(grad_sent[k]));
+        std::memcpy(grad_send_[k].data(), m.stage_output_grad(), bytes);
+        grad_sent[k] = pp_->send(grad_send_[k].data(), bytes, s - 1, grad_tag(mb));
+        break;
+      case PipeOp::kReduceTiedGrads:
+        for (WorkHandle& w : act_sent) ZT_RETURN_IF_ERROR(settle(w));
+        for (WorkHandle& w : grad_sent) ZT_RETURN_IF_ERROR(settle(w));
+        ZT_RETURN_IF_ERROR(reduce_tied_grads());
+        break;
+      case PipeOp::kReduceGrads: {
+        Stopwatch w;
+        ZT_RETURN_IF_ERROR(flush_grad_reductions());
+        stats->backward_s += w.seconds();
+        break;
+      }
+      case PipeOp::kOptimizerStep:  // the caller's optimizer phase, common to every layout
+        break;
+    }
+  }
+  return Status::OK();
+}
+
+// One batch forward through the pipeline (validation): stage by stage, no overlap.
+StatusOr<double> Trainer::evaluate_pipeline(const std::vector<MicroBatch>& batches, int64_t* count) {
+  GptModel& m = *model_;
+  const GptLayout& lay = options_.layout;
+  const int S = pp_->size(), s = pp_->rank();
+  const int B = options_.micro_batch, T = options_.seq_len;
+  const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * sizeof(float);
+  double sum = 0.0;
+  m.set_slot(0);
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const int tag = activation_tag(static_cast<int>(i));
+    if (lay.embedding) {
+      ZT_RETURN_IF_ERROR(m.forward_embedding(batches[i].tokens, B, T));
+    } else {
+      ZT_RETURN_IF_ERROR(pp_->recv(m.stage_input(), bytes, s - 1, tag)->wait());
+      m.begin_stage(B, T);
+    }
+    for (int l = lay.first_block; l < lay.end(options_.model); ++l) ZT_RETURN_IF_ERROR(m.forward_block(l));
+    if (lay.head) {
+      ZT_RETURN_IF_ERROR(m.forward_head());
+      ZT_ASSIGN_OR_RETURN(const LossSum l, m.loss(batches[i].targets));
+      sum += l.sum;
+      *count += l.count;
+    } else {
+      ZT_RETURN_IF_ERROR(pp_->send(m.stage_output(), bytes, s + 1, tag)->wait());
+    }
+  }
+  (void)S;
+  return sum;
+}
+
+}  // namespace zt

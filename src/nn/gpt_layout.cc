@@ -1,0 +1,26 @@
+// GptLayout validation.
+#include "nn/gpt_layout.h"
+
+namespace zt {
+
+Status GptLayout::validate(const GptConfig& c) const {
+  if (first_block < 0 || end(c) > c.n_layer || first_block > end(c)) {
+    return Status::InvalidArgument("blocks [" + std::to_string(first_block) + ", " + std::to_string(end(c)) +
+                                   ") are not within the model's " + std::to_string(c.n_layer) + " blocks");
+  }
+  if (first_block == end(c) && !embedding && !head) return Status::InvalidArgument("a stage must hold some layer");
+  if (tp_size < 1 || tp_rank < 0 || tp_rank >= tp_size) {
+    return Status::InvalidArgument("tensor-parallel rank " + std::to_string(tp_rank) + " of " + std::to_string(tp_size));
+  }
+  if (c.n_head % tp_size != 0) {
+    return Status::InvalidArgument("/parallel/tp: " + std::to_string(tp_size) + " does not divide n_head=" +
+                                   std::to_string(c.n_head));
+  }
+  if (c.padded_vocab() % tp_size != 0) {
+    return Status::InvalidArgument("/parallel/tp: " + std::to_string(tp_size) + " does not divide the padded vocabulary " +
+                                   std::to_string(c.padded_vocab()) + "; set model.padded_vocab_size to a multiple of it");
+  }
+  return Status::OK();
+}
+
+}  // namespace zt

@@ -1,0 +1,68 @@
+// Parameter-server training (issue 7): the options every role of a job shares.
+//
+// Roles: world ranks [0, servers) are servers, [servers, world) are workers. A job trains
+// `steps` global batches; a global batch is W units (one per worker in synchronous mode),
+// a unit being one worker's micro-batches: unit u is rank u % W's part of global batch
+// u / W in BatchSampler terms, so every mode sees exactly the samples all-reduce data
+// parallelism with W ranks sees. Modes (PsMode): kSync applies one averaged update per
+// global step after all W pushes (the all-reduce engine's step); kAsync applies each push
+// at once; kBounded too, but a worker may run at most `staleness` steps ahead of the
+// slowest (staleness 0 runs kSync). Asynchronous modes hand units out dynamically, so a
+// fast worker processes more of them.
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "nn/gpt_config.h"
+#include "optim/adamw.h"
+#include "optim/lr_schedule.h"
+#include "optim/optimizer.h"
+#include "optim/sgd.h"
+
+namespace zt {
+
+enum class PsMode { kSync, kAsync, kBounded };
+const char* ps_mode_name(PsMode mode);  // "sync", "async", "bounded"
+
+constexpr int64_t kNoUnit = -1;  // "no more work": the job's sample budget is spent
+
+struct PsOptions {
+  int servers = 1;
+  PsMode mode = PsMode::kSync;
+  int64_t staleness = 0;              // kBounded: steps a worker may lead the slowest
+  size_t bucket_elems = 500'000'000;  // gradient push granularity (elements)
+  // A worker silent this long after receiving its parameters, or a server silent 1.5x
+  // this long, stops the job with a message naming it.
+  double deadline_s = 600.0;
+  int slow_worker_rank = -1;          // test hook: this world rank sleeps ...
+  double slow_worker_delay_ms = 0.0;  // ... this long at the start of every step
+
+  // kBounded with staleness 0 is kSync.
+  PsMode effective_mode() const {
+    return mode == PsMode::kBounded && staleness == 0 ? PsMode::kSync : mode;
+  }
+};
+
+// The model and optimisation of a job: what TrainerOptions holds for all-reduce.
+struct PsModelOptions {
+  GptConfig model;
+  int micro_batch = 4;  // sequences per micro-batch
+  int seq_len = 64;
+  int grad_accum = 1;   // micro-batches per unit
+  OptimizerKind optimizer = OptimizerKind::kAdamW;
+  AdamWOptions adamw;
+  SgdOptions sgd;
+  LrScheduleOptions schedule;
+  double gradient_clipping = 1.0;  // max global norm; 0 disables
+  uint64_t seed = 1234;
+};
+
+// One micro-batch: micro_batch x seq_len inputs and targets (-1 = ignore).
+struct WorkerBatch {
+  const int32_t* tokens;
+  const int32_t* targets;
+};
+
+}  // namespace zt

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "checkpoint/checksum.h"
 #include "io/atomic_file.h"
 #include "io/json_strict.h"
 
@@ -67,7 +68,7 @@ std::string shape_to_string(const std::vector<int64_t>& shape) {
 }
 
 Status write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
-                         const std::map<std::string, std::string>& metadata) {
+                         const std::map<std::string, std::string>& metadata, FileDigest* digest) {
   std::vector<const TensorToWrite*> order;
   for (const TensorToWrite& t : tensors) order.push_back(&t);
   std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
@@ -96,6 +97,15 @@ Status write_safetensors(const std::string& path, const std::vector<TensorToWrit
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
   pieces[0] = {len, 8};
   pieces[1] = {text.data(), text.size()};
+  if (digest != nullptr) {
+    Checksummer sum;
+    digest->bytes = 0;
+    for (const ByteSpan& p : pieces) {
+      sum.update(p.data, p.size);
+      digest->bytes += p.size;
+    }
+    digest->checksum = sum.digest();
+  }
   return write_file_atomic(path, pieces.data(), pieces.size());
 }
 

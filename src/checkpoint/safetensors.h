@@ -31,9 +31,16 @@ struct TensorToWrite {
   const void* data = nullptr;  // shape's product * dtype_size bytes
 };
 
+// What a writer put in a file: its size and XXH3-64 (checkpoint/checksum.h).
+struct FileDigest {
+  uint64_t bytes = 0;
+  uint64_t checksum = 0;
+};
+
 // Writes the tensors atomically (io/atomic_file.h). Duplicate names are refused.
+// `digest`, if given, receives the size and checksum of the bytes written.
 Status write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
-                         const std::map<std::string, std::string>& metadata = {});
+                         const std::map<std::string, std::string>& metadata = {}, FileDigest* digest = nullptr);
 
 struct SafetensorsEntry {
   DType dtype;

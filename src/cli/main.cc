@@ -1,10 +1,12 @@
-// zerotrain: the command-line entry point. Sub-commands: train, prepare, sample, eval.
+// zerotrain: the command-line entry point. Sub-commands: train, prepare, sample, eval, export, import.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 
+#include "cli/checkpoint_commands.h"
 #include "cli/tool_commands.h"
 #include "cli/train_command.h"
+#include "core/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"zerotrain: DeepSpeed-style training of GPT models, native C++.\n"
@@ -16,7 +18,9 @@ int main(int argc, char** argv) {
   CLI::App* t = app.add_subcommand("train", "Train a model (no --config: the built-in demo on Debian's fortunes)");
   t->add_option("-c,--config", train.config_path, "ds_config.json with model/data/training sections");
   t->add_option("--set", train.overrides, "Override a config key: key.path=value (JSON value), repeatable");
-  t->add_option("--resume", train.resume, "Continue from a checkpoint (a tag directory or a save directory)");
+  t->add_option("--resume", train.resume, "Continue from a checkpoint (a tag directory or a save directory), in any layout");
+  t->add_option("--init", train.init,
+                "Start from weights only: a checkpoint, or a HuggingFace GPT-2 model.safetensors (or its directory)");
   t->add_flag("--demo", demo, "Run the built-in demo (the default when --config is absent)");
   t->callback([&] {
     if (demo) train.config_path.clear();
@@ -51,6 +55,18 @@ int main(int argc, char** argv) {
   e->add_option("--batches", eval.batches, "Batches to evaluate (0 = all)")->check(CLI::NonNegativeNumber);
   e->add_option("--batch-size", eval.batch_size, "Sequences per batch")->check(CLI::PositiveNumber);
 
+  zt::ExportCommandArgs exp;
+  CLI::App* x = app.add_subcommand("export", "Write a checkpoint's model as HuggingFace GPT-2 model.safetensors + config.json");
+  x->add_option("checkpoint", exp.checkpoint, "Checkpoint (save directory with 'latest', or a tag directory)")->required();
+  x->add_option("-o,--output", exp.output, "Output directory")->required();
+
+  zt::ImportCommandArgs imp;
+  CLI::App* i = app.add_subcommand("import", "Turn a HuggingFace GPT-2 model.safetensors into a zerotrain checkpoint");
+  i->add_option("model", imp.model, "model.safetensors (config.json beside it) or their directory")->required();
+  i->add_option("-o,--output", imp.output, "Save directory of the new checkpoint")->required();
+  i->add_option("--tag", imp.tag, "Tag of the new checkpoint");
+
+  app.set_version_flag("--version", zt::kZerotrainVersion);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& h) {
@@ -63,5 +79,7 @@ int main(int argc, char** argv) {
   if (p->parsed()) return zt::run_prepare(prep);
   if (s->parsed()) return zt::run_sample(sample);
   if (e->parsed()) return zt::run_eval(eval);
+  if (x->parsed()) return zt::run_export(exp);
+  if (i->parsed()) return zt::run_import(imp);
   return 2;
 }

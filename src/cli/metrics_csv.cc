@@ -2,6 +2,7 @@
 #include "cli/metrics_csv.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -10,10 +11,10 @@
 namespace zt {
 
 const char* MetricsCsv::header() {
-  return "step,loss,val_loss,lr,grad_norm,tokens_per_s,forward_ms,backward_ms,optimizer_ms";
+  return "step,loss,val_loss,lr,grad_norm,tokens_per_s,forward_ms,backward_ms,optimizer_ms,loss_hex";
 }
 
-StatusOr<MetricsCsv> MetricsCsv::open(const std::string& path, bool append) {
+StatusOr<MetricsCsv> MetricsCsv::open(const std::string& path, bool append, int64_t resume_step) {
   bool need_header = true;
   if (append) {
     auto existing = read_file(path);
@@ -22,6 +23,17 @@ StatusOr<MetricsCsv> MetricsCsv::open(const std::string& path, bool append) {
         return Status::InvalidArgument(path + ": existing metrics file has a different header; move it away");
       }
       need_header = false;
+      // Rows past the checkpoint belong to the lost part of the run: drop them.
+      std::string kept;
+      size_t pos = 0;
+      while (pos < existing->size()) {
+        size_t nl = existing->find('\n', pos);
+        nl = nl == std::string::npos ? existing->size() : nl + 1;
+        const std::string line = existing->substr(pos, nl - pos);
+        if (pos == 0 || std::strtoll(line.c_str(), nullptr, 10) <= resume_step) kept += line;
+        pos = nl;
+      }
+      if (kept.size() != existing->size()) ZT_RETURN_IF_ERROR(write_file_atomic(path, kept));
     }
   }
   MetricsCsv m;
@@ -51,8 +63,8 @@ MetricsCsv::~MetricsCsv() {
 void MetricsCsv::write(const MetricsRow& r) {
   char val[32] = "";
   if (r.val_loss) std::snprintf(val, sizeof(val), "%.6f", *r.val_loss);
-  std::fprintf(f_, "%lld,%.6f,%s,%.6e,%.4f,%.1f,%.2f,%.2f,%.2f\n", static_cast<long long>(r.step), r.loss, val, r.lr,
-               r.grad_norm, r.tokens_per_s, r.forward_ms, r.backward_ms, r.optimizer_ms);
+  std::fprintf(f_, "%lld,%.6f,%s,%.6e,%.4f,%.1f,%.2f,%.2f,%.2f,%a\n", static_cast<long long>(r.step), r.loss, val, r.lr,
+               r.grad_norm, r.tokens_per_s, r.forward_ms, r.backward_ms, r.optimizer_ms, r.loss);
   std::fflush(f_);
 }
 

@@ -1,9 +1,12 @@
 // metrics.csv: one row per optimizer step (step, loss, val_loss, lr, grad_norm,
-// tokens_per_s, forward_ms, backward_ms, optimizer_ms). The header is written exactly
-// once: a resumed run appends to an existing file after checking its header matches.
+// tokens_per_s, forward_ms, backward_ms, optimizer_ms, loss_hex: the loss as a hex float,
+// for bit-for-bit comparisons). The header is written exactly once: a resumed run
+// appends to an existing file after checking its header matches, and first drops the
+// rows after the step it resumed from (they belong to the part of the run that was lost).
 // Rows are flushed as written, so a killed run keeps what it measured.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -27,7 +30,8 @@ struct MetricsRow {
 
 class MetricsCsv {
  public:
-  static StatusOr<MetricsCsv> open(const std::string& path, bool append);
+  // resume_step: with append, rows of later steps are removed first.
+  static StatusOr<MetricsCsv> open(const std::string& path, bool append, int64_t resume_step = INT64_MAX);
   MetricsCsv(MetricsCsv&& other) noexcept;
   MetricsCsv& operator=(MetricsCsv&& other) noexcept;
   MetricsCsv(const MetricsCsv&) = delete;

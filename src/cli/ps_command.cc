@@ -10,7 +10,8 @@
 #include <cstdlib>
 #include <optional>
 
-#include "checkpoint/model_checkpoint.h"
+#include "checkpoint/sharded_save.h"
+#include "core/version.h"
 #include "cli/demo.h"
 #include "cli/exit_status.h"
 #include "cli/progress.h"
@@ -187,11 +188,20 @@ int run_param_server_train(const TrainCommandArgs& args) {
     const ParamTable& table = model.param_table();
     std::vector<float>& full = result->final_params;
     if (tc.save_at_end) {
-      const std::string tag = "global_step" + std::to_string(tc.steps);
-      s = save_checkpoint(tc.output_dir + "/checkpoints", tag, table, full.data(), nullptr, {tc.steps, 0, cfg.source});
+      SaveRequest req;
+      req.save_dir = tc.checkpoint_dir();
+      req.tag = step_tag(tc.steps);
+      req.keep_last = static_cast<int>(tc.keep_last);
+      req.meta.zerotrain_version = kZerotrainVersion;
+      req.meta.model = cfg.model;
+      req.meta.config = cfg.source;
+      req.meta.engine.global_step = tc.steps;
+      req.meta.engine.train_batch_size = cfg.batch.train_batch_size;
+      req.meta.engine.seed = tc.seed;
+      s = save_whole_params(table, full.data(), req);
       if (!s.ok()) return report_error(s, kExitFailure);
-      std::printf("saved checkpoint %s/checkpoints/%s (weights only: the optimizer state lives on the servers)\n",
-                  tc.output_dir.c_str(), tag.c_str());
+      std::printf("saved checkpoint %s/%s (weights only: the optimizer state lives on the servers)\n",
+                  req.save_dir.c_str(), req.tag.c_str());
     }
     if (tc.sample_tokens > 0) print_sample(cfg, tok, full.data());
     std::fflush(stdout);

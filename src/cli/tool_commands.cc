@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "checkpoint/model_checkpoint.h"
+#include "checkpoint/sharded_load.h"
 #include "cli/exit_status.h"
 #include "config/config.h"
 #include "data/dataset.h"
@@ -28,18 +28,18 @@ struct LoadedModel {
 };
 
 StatusOr<std::unique_ptr<LoadedModel>> load_model(const std::string& path, int batch, int seq) {
-  ZT_ASSIGN_OR_RETURN(std::string dir, resolve_checkpoint_dir(path));
-  ZT_ASSIGN_OR_RETURN(CheckpointState st, read_checkpoint_state(dir));
-  auto cfg = parse_config(st.config);
-  if (!cfg.ok()) return Status::Corruption(dir + "/state.json: stored config: " + cfg.status().message());
+  ZT_ASSIGN_OR_RETURN(const CheckpointRef ckpt, open_checkpoint(path));
+  auto cfg = parse_config(ckpt.manifest.config);
+  if (!cfg.ok()) return Status::Corruption(ckpt.dir + "/manifest.json: stored config: " + cfg.status().message());
   auto m = std::make_unique<LoadedModel>();
   m->config = cfg.value();
+  m->config.model = ckpt.manifest.model;  // the checkpoint's shape, whatever padding the run used
   const int T = seq > 0 ? std::min(seq, m->config.model.n_positions) : m->config.model.n_positions;
   m->model = std::make_unique<GptModel>(m->config.model, batch, T);
   m->table = m->model->param_table();
   m->params = FloatBuffer(m->table.numel());
   m->grads = FloatBuffer(0);
-  ZT_RETURN_IF_ERROR(load_checkpoint_params(dir, m->table, m->params.data()));
+  ZT_RETURN_IF_ERROR(load_whole_params(ckpt, m->table, m->params.data()));
   m->model->bind(m->params.data(), nullptr);
   return m;
 }

@@ -7,14 +7,15 @@
 #include <cstdlib>
 #include <optional>
 
-#include "checkpoint/model_checkpoint.h"
 #include "cli/demo.h"
 #include "cli/exit_status.h"
 #include "cli/metrics_csv.h"
 #include "cli/progress.h"
+#include "cli/run_checkpoints.h"
 #include "cli/run_inputs.h"
 #include "cli/ps_command.h"
 #include "cli/run_report.h"
+#include "cli/stop_signal.h"
 #include "comm/mpi_world.h"
 #include "config/config.h"
 #include "core/cpu_features.h"
@@ -43,10 +44,6 @@ StatusOr<ZtConfig> load_run_config(const TrainCommandArgs& a, int world) {
   }
   ZT_RETURN_IF_ERROR(resolve_batch(&c.batch, c.parallel.dp));
   ZT_RETURN_IF_ERROR(check_supported(c));
-  if (!a.resume.empty() && c.parallel.dp > 1 && c.zero.stage > 0) {
-    return Status::Unimplemented("--resume: continuing a run whose optimizer state is sharded (ZeRO stage " +
-                                 std::to_string(c.zero.stage) + ") needs sharded checkpoints, not supported yet");
-  }
   return c;
 }
 
@@ -88,29 +85,6 @@ double unigram_entropy(const TokenDataset& d, int vocab) {
     if (c > 0.0) h -= c / n * std::log(c / n);
   }
   return h;
-}
-
-// Weights (gathered from every rank) and, while the optimizer state is not sharded, the
-// optimizer state. Collective; rank 0 writes. Pipeline and tensor-parallel runs hold the
-// model in pieces that this single-file checkpoint cannot express yet: they save nothing.
-Status save_run(Trainer& t, const ZtConfig& cfg, std::vector<float>* full_params) {
-  if (cfg.parallel.pp > 1 || cfg.parallel.tp > 1) {
-    if (t.dp().rank() == 0 && cfg.parallel.pp * cfg.parallel.tp > 1 && (t.param_table().tp_rank() == 0)) {
-      std::printf("no checkpoint: model-parallel runs (pp %d, tp %d) need sharded checkpoints, not supported yet\n",
-                  cfg.parallel.pp, cfg.parallel.tp);
-    }
-    return Status::OK();
-  }
-  ZT_RETURN_IF_ERROR(t.gather_params(full_params->data()));
-  if (t.dp().rank() != 0) return Status::OK();
-  const std::string tag = "global_step" + std::to_string(t.global_step());
-  const bool sharded = t.dp().size() > 1 && cfg.zero.stage > 0;
-  ZT_RETURN_IF_ERROR(save_checkpoint(cfg.training.output_dir + "/checkpoints", tag, t.param_table(), full_params->data(),
-                                     sharded ? nullptr : &t.optimizer(),
-                                     {t.global_step(), t.optimizer().step_count(), cfg.source}));
-  std::printf("saved checkpoint %s/checkpoints/%s%s\n", cfg.training.output_dir.c_str(), tag.c_str(),
-              sharded ? " (weights only: the optimizer state is sharded)" : "");
-  return Status::OK();
 }
 
 }  // namespace
@@ -167,17 +141,7 @@ int run_train(const TrainCommandArgs& args) {
   if (!trainer_or.ok()) return report_error(trainer_or.status(), kExitBadInput);
   Trainer& trainer = *trainer_or.value();
   const ParamTable& table = trainer.param_table();
-  if (!args.resume.empty()) {
-    auto dir = resolve_checkpoint_dir(args.resume);
-    auto st = dir.ok() ? read_checkpoint_state(dir.value()) : StatusOr<CheckpointState>(dir.status());
-    std::vector<float> full(table.numel());
-    if (st.ok()) s = load_checkpoint_params(dir.value(), table, full.data());
-    if (st.ok() && s.ok()) s = load_checkpoint_optimizer(dir.value(), table, &trainer.optimizer(), st->optimizer_steps);
-    if (!st.ok() || !s.ok()) return report_error(st.ok() ? s : st.status(), kExitBadInput);
-    trainer.set_params(full.data());
-    trainer.set_global_step(st->step);
-    if (lead) std::printf("resumed from %s at step %lld\n", dir.value().c_str(), static_cast<long long>(st->step));
-  }
+  if (!(s = restore_run(trainer, cfg, args, lead)).ok()) return report_error(s, kExitBadInput);
   if (lead) {
     std::printf("model: %s, %.2f M parameters; data: %lld train tokens (%lld sequences of %d)%s\n",
                 cfg.model.to_string().c_str(), cfg.model.num_parameters() / 1e6,
@@ -201,7 +165,8 @@ int run_train(const TrainCommandArgs& args) {
   }
 
   // 3. The loop.
-  auto csv = (lead && tc.metrics_csv) ? MetricsCsv::open(tc.output_dir + "/metrics.csv", !args.resume.empty())
+  const int64_t first_step = trainer.global_step();
+  auto csv = (lead && tc.metrics_csv) ? MetricsCsv::open(tc.output_dir + "/metrics.csv", !args.resume.empty(), first_step)
                                       : StatusOr<MetricsCsv>(Status::NotFound("disabled"));
   if (lead && tc.metrics_csv && !csv.ok()) return report_error(csv.status(), kExitBadInput);
   const double peak = lead ? measure_fma_peak_gflops(num_threads(), 0.3) * 1e9 * world_size : 0.0;
@@ -213,8 +178,10 @@ int run_train(const TrainCommandArgs& args) {
   const int dp_rank = grid.coord(rank).dp;
   std::optional<double> last_val;
   Stopwatch run_clock;
-  const int64_t first_step = trainer.global_step();
-  for (int64_t step = first_step; step < tc.steps; ++step) {
+  install_stop_handlers();
+  int64_t saved_step = -1;
+  bool stopping = false;
+  for (int64_t step = first_step; step < tc.steps && !stopping; ++step) {
     Stopwatch step_clock;
     std::vector<Batch> batches;
     for (int m = 0; m < cfg.batch.grad_accum; ++m) batches.push_back(sampler.micro_batch(step, dp_rank, m));
@@ -247,17 +214,29 @@ int run_train(const TrainCommandArgs& args) {
       if (lead) progress.message(line);
     }
     if (csv.ok()) csv->write(row);
+    // A stop signal on any rank: every rank checkpoints after this same step and exits 0.
+    auto stop = any_rank_stopping(groups.world);
+    if (!stop.ok()) return report_error(stop.status(), kExitFailure);
+    stopping = stop.value();
+    if (stopping || (tc.save_interval > 0 && stats->step % tc.save_interval == 0)) {
+      if (lead && stopping) progress.message("stop signal received: checkpointing at step " + std::to_string(stats->step));
+      if (!(s = save_run(trainer, cfg, lead)).ok()) return report_error(s, kExitFailure);
+      saved_step = stats->step;
+    }
   }
   if (lead) progress.finish();
 
   // 4. Checkpoint, reports, sample (collective parts first, then rank 0 alone).
-  std::vector<float> full(table.numel());
-  if (tc.save_at_end && trainer.global_step() > first_step) {
-    s = save_run(trainer, cfg, &full);  // gathers the parameters into `full`
-  } else if (tc.sample_tokens > 0 && cfg.parallel.pp == 1 && cfg.parallel.tp == 1) {
-    s = trainer.gather_params(full.data());
+  if (tc.save_at_end && trainer.global_step() > first_step && saved_step != trainer.global_step()) {
+    if (!(s = save_run(trainer, cfg, lead)).ok()) return report_error(s, kExitFailure);
+    saved_step = trainer.global_step();
   }
-  if (!s.ok()) return report_error(s, kExitFailure);
+  const bool model_parallel = cfg.parallel.pp > 1 || cfg.parallel.tp > 1;
+  std::vector<float> full;
+  if (tc.sample_tokens > 0 && !stopping && !model_parallel) {
+    full.resize(table.numel());
+    if (!(s = trainer.gather_params(full.data())).ok()) return report_error(s, kExitFailure);
+  }
   auto report = collect_run_report(trainer, groups.world != nullptr ? *groups.world : trainer.dp());
   if (!report.ok()) return report_error(report.status(), kExitFailure);
   if (!lead) return kExitOk;
@@ -267,11 +246,20 @@ int run_train(const TrainCommandArgs& args) {
     std::printf("unigram entropy of the training split: %.4f nats/token; final validation loss: %.4f (%s)\n", h,
                 *last_val, *last_val < h ? "below: the model uses context" : "NOT below");
   }
-  if (tc.sample_tokens > 0 && (cfg.parallel.pp > 1 || cfg.parallel.tp > 1)) {
-    std::printf("no sample: the model is split over pipeline/tensor-parallel ranks (sharded checkpoints will assemble it)\n");
-  } else if (tc.sample_tokens > 0) {
-    print_sample(cfg, tok, full.data());
+  if (stopping) {
+    std::printf("stopped by signal after step %lld; continue with --resume %s\n",
+                static_cast<long long>(trainer.global_step()), tc.checkpoint_dir().c_str());
+    return kExitOk;
   }
+  if (tc.sample_tokens > 0 && model_parallel) {
+    // The model is split over ranks: the sample reads the whole model back from the checkpoint.
+    if (saved_step != trainer.global_step()) {
+      std::printf("no sample: the model is split over pipeline/tensor-parallel ranks and no checkpoint of the last step was saved\n");
+      return kExitOk;
+    }
+    if (!(s = read_back_weights(cfg, &full)).ok()) return report_error(s, kExitFailure);
+  }
+  if (tc.sample_tokens > 0) print_sample(cfg, tok, full.data());
   return kExitOk;
 }
 

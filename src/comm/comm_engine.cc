@@ -121,6 +121,11 @@ std::string timeout_message(int rank, const std::string& group, const OpInfo& in
   } else {
     std::snprintf(head, sizeof(head), "rank %d: communication timeout: ", rank);
   }
+  if (info.phase != nullptr) {
+    std::string h = head;
+    h.insert(h.size() - 2, std::string(" during ") + info.phase);
+    std::snprintf(head, sizeof(head), "%s", h.c_str());
+  }
   char tail[160];
   std::snprintf(tail, sizeof(tail), " did not complete in %.1f s (timeout %g s); a peer is hung or stopped",
                 elapsed_s, timeout_s);
@@ -197,6 +202,7 @@ void CommEngine::set_step(int64_t step) { step_ = step; }
 WorkHandle CommEngine::submit(OpInfo info, std::unique_ptr<CommTask> task) {
   info.seq = next_seq_++;
   info.step = step_;
+  info.phase = phase_;
   auto entry = std::make_unique<Entry>();
   entry->info = info;
   entry->task = std::move(task);

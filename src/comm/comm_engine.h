@@ -28,6 +28,7 @@ struct OpInfo {
   CommOp op = CommOp::kBarrier;
   int64_t seq = 0;            // per-group sequence number, 1 for the first operation
   int64_t step = -1;          // training step at issue (-1: none set)
+  const char* phase = nullptr; // what the caller was doing, for messages (static string), or null
   int64_t bytes = 0;          // payload bytes (what the message names)
   int64_t logical_bytes = 0;  // CommStats counting
 };
@@ -106,6 +107,7 @@ class CommEngine {
   // Queues `task`, numbering it; the op/bytes of `info` are filled by the caller.
   WorkHandle submit(OpInfo info, std::unique_ptr<CommTask> task);
   void set_step(int64_t step);
+  void set_phase(const char* phase) { phase_ = phase; }
   CommStats stats() const { return recorder_->snapshot(); }
   void reset_stats() { recorder_->reset(); }
   // Stops accepting work, drains the queue, joins the thread. Idempotent.
@@ -125,6 +127,7 @@ class CommEngine {
   bool stop_ = false;                         // guarded by mu_
   int64_t next_seq_ = 1;                      // issuing thread only
   int64_t step_ = -1;                         // issuing thread only
+  const char* phase_ = nullptr;               // issuing thread only
   std::thread thread_;
 };
 

@@ -49,6 +49,7 @@ class MpiProcessGroup final : public ProcessGroup {
   WorkHandle barrier() override;
 
   void set_step(int64_t step) override { engine_->set_step(step); }
+  void set_phase(const char* phase) override { engine_->set_phase(phase); }
   CommStats stats() const override { return engine_->stats(); }
   void reset_stats() override { engine_->reset_stats(); }
 

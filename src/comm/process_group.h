@@ -110,6 +110,9 @@ class ProcessGroup {
 
   // The training step, for timeout messages.
   virtual void set_step(int64_t step) = 0;
+  // What the caller is doing (a static string such as "checkpoint save"), named by
+  // timeout messages; null clears it.
+  virtual void set_phase(const char* phase) { (void)phase; }
   virtual CommStats stats() const = 0;
   virtual void reset_stats() = 0;
 };

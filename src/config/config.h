@@ -94,6 +94,10 @@ struct TrainingConfig {
   double sample_temperature = 0.8;
   int sample_top_k = 40;
   bool save_at_end = true;
+  int64_t save_interval = 0;  // > 0: a checkpoint every this many steps
+  int64_t keep_last = 0;      // > 0: delete older checkpoints beyond the newest keep_last
+  std::string save_dir;       // "" = <output_dir>/checkpoints
+  std::string checkpoint_dir() const { return save_dir.empty() ? output_dir + "/checkpoints" : save_dir; }
 };
 
 // zerotrain's "parallel" section: the layout of the ranks launched by mpirun.

@@ -42,6 +42,9 @@ class JsonReader {
   std::optional<JsonReader> object(const std::string& key);
   // A nested object, or an empty object at that path when absent (errors still shared).
   JsonReader object_or_empty(const std::string& key);
+  // A reader for another object (an array element: pointer ".../tensors/3") that shares
+  // this reader's first-error status. `obj` must be an object and outlive the reader.
+  JsonReader nested(const Json& obj, std::string pointer) const { return JsonReader(obj, std::move(pointer), error_); }
   // The raw value of a known key (present and not null), for hand-validated shapes.
   const Json* raw(const std::string& key);
 

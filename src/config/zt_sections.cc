@@ -79,6 +79,9 @@ void parse_training(JsonReader& root, TrainingConfig* t) {
   t->sample_temperature = r.number("sample_temperature", 0.8, 0.0, 100.0);
   t->sample_top_k = static_cast<int>(r.integer("sample_top_k", 40, 0, 1 << 24));
   t->save_at_end = r.boolean("save_at_end", true);
+  t->save_interval = r.integer("save_interval", 0, 0, kMaxInt);
+  t->keep_last = r.integer("keep_last", 0, 0, kMaxInt);
+  t->save_dir = r.string("save_dir", "");
   r.done();
 }
 

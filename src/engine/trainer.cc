@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/memory_stats.h"
+#include "core/test_hooks.h"
 #include "core/timer.h"
 #include "optim/grad_clip.h"
 
@@ -214,6 +215,7 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
       stats.backward_s += sw.seconds();
     }
   }
+  test_kill_point(global_step_ + 1, world_->rank());
   Stopwatch sw;
   // The loss lives on the last pipeline stage (every tp rank holds it); sum it over the
   // pipeline (other stages add 0) and the data-parallel replicas.

@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "checkpoint/state_view.h"
 #include "comm/process_group.h"
 #include "core/status.h"
 #include "nn/gpt_model.h"
@@ -112,6 +113,12 @@ class Trainer {
   // Sets every parameter from a full flat arena (each rank keeps what it holds).
   void set_params(const float* full);
 
+  // Checkpoints (trainer_checkpoint.cc): where this rank's parameters and optimizer
+  // state are, for checkpoint/sharded_save.h and sharded_load.h.
+  RankStateView checkpoint_view();
+  // After a load: the step counters, and ZeRO-3's persistent copies (collective then).
+  Status finish_load(int64_t global_step, int64_t optimizer_steps);
+
   MemoryReport memory() const;
   GptModel& model() { return *model_; }
   const ParamTable& param_table() const { return model_->param_table(); }
@@ -122,6 +129,8 @@ class Trainer {
   Optimizer& optimizer() { return *optimizer_; }
   const TrainerOptions& options() const { return options_; }
   ProcessGroup& dp() { return *dp_; }
+  ProcessGroup& world() { return *world_; }
+  int pp_size() const { return pp_ != nullptr ? pp_->size() : 1; }
   bool pipelined() const { return pp_ != nullptr && pp_->size() > 1; }
   const Partition& partition() const { return partition_; }
   int64_t global_step() const { return global_step_; }

@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 namespace zt {
@@ -23,21 +25,33 @@ std::string parent_dir(const std::string& path) {
   return path.substr(0, slash);
 }
 
+std::atomic<long long> g_torn_write_budget{-1};
+
 Status write_all(int fd, const void* data, size_t size, const std::string& path) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
+    const long long budget = g_torn_write_budget.load();
+    size_t chunk = size;
+    if (budget >= 0 && static_cast<long long>(chunk) > budget) chunk = static_cast<size_t>(budget);
+    if (budget >= 0 && chunk == 0) {
+      ::fsync(fd);  // what was written is on disk, as after a crash
+      ::raise(SIGKILL);
+    }
+    const ssize_t n = ::write(fd, p, chunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       return posix_error("cannot write", path);
     }
     p += n;
     size -= static_cast<size_t>(n);
+    if (budget >= 0) g_torn_write_budget.fetch_sub(n);
   }
   return Status::OK();
 }
 
 }  // namespace
+
+void arm_torn_write_hook(long long bytes) { g_torn_write_budget.store(bytes); }
 
 Status write_file_atomic(const std::string& path, const ByteSpan* pieces, size_t count) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());

@@ -19,6 +19,12 @@ struct ByteSpan {
 Status write_file_atomic(const std::string& path, const ByteSpan* pieces, size_t count);
 Status write_file_atomic(const std::string& path, std::string_view contents);
 
+// Test hook for torn-write tests: after `bytes` more bytes have been written by
+// write_file_atomic (counted across calls, in this process), the process kills itself
+// with SIGKILL in the middle of the write. Negative disarms. The checkpoint writer arms
+// it from ZT_TEST_ABORT_AFTER_BYTES; nothing else uses it.
+void arm_torn_write_hook(long long bytes);
+
 // Reads a whole file. NotFound if it does not exist; IOError naming the file otherwise.
 StatusOr<std::string> read_file(const std::string& path);
 

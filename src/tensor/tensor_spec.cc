@@ -76,4 +76,21 @@ bool tp_local_index(const TensorSpec& s, int tp_rank, int tp_size, size_t g, siz
   return true;
 }
 
+size_t tp_global_index(const TensorSpec& s, int tp_rank, int tp_size, size_t k) {
+  if (s.tp_dim < 0 || tp_size == 1) return k;
+  const std::vector<int64_t>& gs = s.global_shape.empty() ? s.shape : s.global_shape;
+  const size_t cols = gs.size() >= 2 ? static_cast<size_t>(gs[1]) : 1;
+  const size_t P = static_cast<size_t>(tp_size), r = static_cast<size_t>(tp_rank);
+  if (s.tp_dim == 0) {
+    const size_t group_rows = static_cast<size_t>(gs[0]) / static_cast<size_t>(s.tp_groups);
+    const size_t part = group_rows / P;
+    const size_t local_row = k / cols, col = k % cols;
+    const size_t group = local_row / part, within = local_row % part;
+    return (group * group_rows + r * part + within) * cols + col;
+  }
+  const size_t part = cols / P;
+  const size_t row = k / part, col = k % part;
+  return row * cols + r * part + col;
+}
+
 }  // namespace zt

@@ -43,6 +43,8 @@ struct TensorSpec {
 // For a tensor-parallel slice (rank `tp_rank` of `tp_size`): whether element
 // `global_index` of the global tensor (row-major) belongs to this slice, and where.
 bool tp_local_index(const TensorSpec& spec, int tp_rank, int tp_size, size_t global_index, size_t* local_index);
+// The inverse: the global index of element `local_index` of this rank's slice.
+size_t tp_global_index(const TensorSpec& spec, int tp_rank, int tp_size, size_t local_index);
 
 // A contiguous [begin, end) range of the arena, in elements.
 struct ElementRange {

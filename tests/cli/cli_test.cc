@@ -136,7 +136,7 @@ TEST_F(Cli, PrepareTrainSampleEval) {
   EXPECT_NE(r.out.find("forward:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--- sample"), std::string::npos) << r.out;
   const std::string csv = slurp(dir_ + "/out/metrics.csv");
-  EXPECT_EQ(csv.rfind("step,loss,val_loss,lr,grad_norm,tokens_per_s,forward_ms,backward_ms,optimizer_ms\n", 0), 0u);
+  EXPECT_EQ(csv.rfind("step,loss,val_loss,lr,grad_norm,tokens_per_s,forward_ms,backward_ms,optimizer_ms,loss_hex\n", 0), 0u);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);
   r = run("sample out/checkpoints --prompt 'the ' --max-tokens 10 --seed 3");
   ASSERT_EQ(r.code, 0) << r.err;

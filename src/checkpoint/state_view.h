@@ -1,0 +1,56 @@
+// RankStateView: the model state one rank holds, as checkpoints see it. The engine
+// (Trainer::checkpoint_view) describes where its arenas are; the checkpoint code never
+// looks inside the engine.
+//
+// Every array mirrors the rank's ParamTable arena element for element: `data` points at
+// arena element `held.begin`, and elements outside `held` are not on this rank (ZeRO
+// shards). "param" is always first; the optimizer's state follows by its own names
+// ("exp_avg", "exp_avg_sq" for AdamW, "momentum_buffer" for SGD). zerotrain trains in
+// fp32, so "param" is also the master copy of the weights.
+//
+// Saving writes each element exactly once across the job: a rank writes only the
+// arena elements in `save_range` (its share of the data-parallel partition), only
+// tensors it is the tensor-parallel owner of, and never the layer `skip_layer` (the last
+// pipeline stage's copy of the tied wte, equal to the first stage's). Loading fills
+// every held element of every array, including skip_layer (by name, from the original).
+#pragma once
+
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor_spec.h"
+
+namespace zt {
+
+struct StateArray {
+  std::string kind;   // "param", "exp_avg", "exp_avg_sq", "momentum_buffer"
+  float* data;        // arena element held.begin
+  ElementRange held;  // arena elements present on this rank
+};
+
+struct RankStateView {
+  const ParamTable* table = nullptr;  // this rank's tensors: its pipeline stage, its tp slice
+  std::vector<StateArray> arrays;     // "param" first
+  ElementRange save_range;            // arena elements this rank writes
+  bool save_tp_replicated = true;     // writes the tensors every tp rank holds whole (tp rank 0)
+  int skip_layer = INT_MIN;           // never written; loaded from the tensor of the same name
+
+  const StateArray* array(const std::string& kind) const {
+    for (const StateArray& a : arrays) {
+      if (a.kind == kind) return &a;
+    }
+    return nullptr;
+  }
+};
+
+// Which tensor ranges this rank writes: (spec index, [begin, end) within the tensor's
+// tp-local elements). Follows the rules above.
+struct SavedRange {
+  int spec;
+  size_t begin;
+  size_t end;
+};
+std::vector<SavedRange> saved_ranges(const RankStateView& view);
+
+}  // namespace zt

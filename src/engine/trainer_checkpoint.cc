@@ -1,0 +1,142 @@
+// Trainer <-> sharded checkpoints; see trainer_checkpoint.h.
+#include "engine/trainer_checkpoint.h"
+
+#include "checkpoint/reshard.h"
+#include "checkpoint/sharded_save.h"
+#include "core/cpu_features.h"
+#include "core/version.h"
+#include "kernels/cpu/gemm.h"
+
+namespace zt {
+
+namespace {
+
+const char* schedule_name(ScheduleKind k) {
+  switch (k) {
+    case ScheduleKind::kConstant: return "";
+    case ScheduleKind::kWarmupLR: return "WarmupLR";
+    case ScheduleKind::kWarmupDecayLR: return "WarmupDecayLR";
+    case ScheduleKind::kWarmupCosineLR: return "WarmupCosineLR";
+    case ScheduleKind::kOneCycle: return "OneCycle";
+  }
+  return "";
+}
+
+// Every rank must succeed, or none trains: returns `local`, or an error naming how many
+// other ranks failed.
+Status all_ranks_ok(Trainer& t, const Status& local, const std::string& what) {
+  int64_t failed = local.ok() ? 0 : 1;
+  if (t.world().size() > 1) {
+    t.world().set_phase("checkpoint load");
+    Status agree = t.world().all_reduce(&failed, 1, CommDType::kI64)->wait();
+    t.world().set_phase(nullptr);
+    ZT_RETURN_IF_ERROR(agree);
+  }
+  if (!local.ok()) return local;
+  if (failed > 0) return Status::Corruption(what + " failed on " + std::to_string(failed) + " other rank(s)");
+  return Status::OK();
+}
+
+}  // namespace
+
+RankStateView Trainer::checkpoint_view() {
+  RankStateView v;
+  v.table = &model_->param_table();
+  const ElementRange shard = partition_.shard(dp_->rank());
+  if (shards_parameters(options_.zero.stage)) {
+    v.arrays.push_back({"param", param_shard_.data(), shard});
+  } else {
+    v.arrays.push_back({"param", params_.data(), {0, params_.size()}});
+  }
+  for (const StateTensor& st : optimizer_->state()) v.arrays.push_back({st.name, st.data, optimizer_->range()});
+  v.save_range = shard;
+  v.save_tp_replicated = options_.layout.tp_rank == 0;
+  if (options_.layout.has_tied_copy()) v.skip_layer = tied_head_layer(options_.model);
+  return v;
+}
+
+Status Trainer::finish_load(int64_t global_step, int64_t optimizer_steps) {
+  global_step_ = global_step;
+  optimizer_->set_step_count(optimizer_steps);
+  if (fetcher_) return fetcher_->refresh_persistent();
+  return Status::OK();
+}
+
+Status load_trainer_weights(Trainer& t, Status local, const ParamTable& whole, const float* whole_params) {
+  if (local.ok()) {
+    const RankStateView view = t.checkpoint_view();
+    const StateArray& p = view.arrays[0];
+    const ParamTable& table = *view.table;
+    for (const TensorSpec& s : table.specs()) {
+      const size_t lo = std::max(s.offset, p.held.begin), hi = std::min(s.offset + s.numel, p.held.end);
+      const int w = whole.find(s.name);
+      if (lo >= hi) continue;
+      if (w < 0) {
+        local = Status::InvalidArgument("the weights have no tensor " + s.name);
+        break;
+      }
+      const TensorSpec& ws = whole.at(w);
+      ManifestTensor saved;
+      saved.name = ws.name;
+      saved.shape = ws.shape;
+      saved.logical_rows = ws.init_rows >= 0 && ws.init_rows < ws.shape[0] ? ws.init_rows : -1;
+      if (!(local = check_reshardable(s, saved, "the weights")).ok()) break;
+      read_slice(s, table.tp_rank(), table.tp_size(), saved, whole_params + ws.offset, lo - s.offset, hi - s.offset,
+                 p.data + (lo - p.held.begin));
+    }
+  }
+  ZT_RETURN_IF_ERROR(all_ranks_ok(t, local, "loading weights"));
+  return t.finish_load(0, 0);
+}
+
+int64_t train_batch_size(Trainer& t) {
+  return static_cast<int64_t>(t.options().micro_batch) * std::max(1, t.options().micro_batches) * t.dp().size();
+}
+
+Status save_trainer(Trainer& t, const TrainerSave& save) {
+  const TrainerOptions& o = t.options();
+  SaveRequest req;
+  req.save_dir = save.save_dir;
+  req.tag = save.tag.empty() ? step_tag(t.global_step()) : save.tag;
+  req.keep_last = save.keep_last;
+  Manifest& m = req.meta;
+  m.zerotrain_version = kZerotrainVersion;
+  m.model = o.model;
+  m.layout = {t.world().size(), t.dp().size(), t.pp_size(), o.layout.tp_size, static_cast<int>(o.zero.stage)};
+  EngineState& e = m.engine;
+  e.global_step = t.global_step();
+  e.optimizer = o.optimizer == OptimizerKind::kAdamW ? "adamw" : "sgd";
+  e.optimizer_steps = t.optimizer().step_count();
+  e.lr_schedule = schedule_name(o.schedule.kind);
+  e.next_lr = t.next_lr();
+  e.train_batch_size = train_batch_size(t);
+  e.seed = o.seed;
+  e.isa = isa_name(active_isa());
+  e.threads_per_rank = num_threads();
+  m.config = save.config.is_object() ? save.config : Json::object();
+  const RankStateView view = t.checkpoint_view();
+  for (const StateArray& a : view.arrays) m.kinds.push_back(a.kind);
+  return save_checkpoint(&t.world(), view, req);
+}
+
+StatusOr<EngineState> load_trainer(Trainer& t, const CheckpointRef& ckpt, bool weights_only) {
+  const EngineState& e = ckpt.manifest.engine;
+  const RankStateView view = t.checkpoint_view();
+  std::vector<std::string> kinds;
+  for (const StateArray& a : view.arrays) {
+    if (!weights_only || a.kind == "param") kinds.push_back(a.kind);
+  }
+  Status s = check_same_model(ckpt, t.options().model);
+  const std::string mine = t.options().optimizer == OptimizerKind::kAdamW ? "adamw" : "sgd";
+  if (s.ok() && !weights_only && e.optimizer != mine) {
+    s = Status::InvalidArgument("checkpoint " + ckpt.dir + " holds " +
+                                (e.optimizer.empty() ? std::string("weights only") : e.optimizer + " state") +
+                                " but this run uses " + mine + "; start from its weights with --init instead");
+  }
+  if (s.ok()) s = load_state(ckpt, view, kinds);
+  ZT_RETURN_IF_ERROR(all_ranks_ok(t, s, "loading checkpoint " + ckpt.dir));
+  ZT_RETURN_IF_ERROR(weights_only ? t.finish_load(0, 0) : t.finish_load(e.global_step, e.optimizer_steps));
+  return e;
+}
+
+}  // namespace zt

@@ -124,6 +124,15 @@ StatusOr<std::string> build_manifest(const SaveRequest& req, const std::vector<s
   return text;
 }
 
+// Temporary files of writes that a crash cut short ("<name>.tmp.<pid>").
+void remove_torn_files(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && e.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(e.path(), ec);
+  }
+}
+
 // Deletes global_stepN directories older than the newest keep_last complete ones.
 void remove_old_tags(const std::string& save_dir, int64_t current, int keep_last) {
   namespace fs = std::filesystem;
@@ -199,8 +208,10 @@ Status save_checkpoint(ProcessGroup* world, const RankStateView& view, const Sav
     s = b.ok() ? (b->empty() ? Status::OK() : Status::IOError("checkpoint " + dir + " not saved: " + b.value())) : b.status();
   }
   world->set_phase(nullptr);
-  if (s.ok() && world->rank() == 0 && req.keep_last > 0) {
-    remove_old_tags(req.save_dir, req.meta.engine.global_step, req.keep_last);
+  if (s.ok() && world->rank() == 0) {
+    remove_torn_files(req.save_dir);
+    remove_torn_files(dir);
+    if (req.keep_last > 0) remove_old_tags(req.save_dir, req.meta.engine.global_step, req.keep_last);
   }
   return s;
 }

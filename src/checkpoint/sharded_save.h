@@ -11,7 +11,8 @@
 // pieces tile every tensor, writes manifest.json, then moves `latest`; rank 0
 // broadcasts the outcome, so every rank returns the same status. `latest` therefore
 // moves only after every shard is complete; a crash at any point leaves the previous
-// checkpoint current. Afterwards rank 0 deletes tags beyond keep_last.
+// checkpoint current. Afterwards rank 0 deletes the temporary files of earlier torn
+// saves and the tags beyond keep_last.
 #pragma once
 
 #include <string>

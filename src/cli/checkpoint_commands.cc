@@ -36,7 +36,8 @@ int run_import(const ImportCommandArgs& a) {
   req.meta.model = hf->config;
   const GptConfig& c = hf->config;
   req.meta.config = {{"model", {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd},
-                                {"vocab_size", c.vocab_size}, {"n_positions", c.n_positions}}}};
+                                {"vocab_size", c.vocab_size}, {"n_positions", c.n_positions}}},
+                     {"data", {{"tokenizer", a.tokenizer}, {"seq_len", c.n_positions}}}};
   Status s = save_whole_params(hf->table, hf->params.data(), req);
   if (!s.ok()) return report_error(s, s.code() == StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure);
   std::printf("imported %s (%s) as checkpoint %s/%s (weights only)\n", a.model.c_str(), c.to_string().c_str(),

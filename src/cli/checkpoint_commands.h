@@ -17,6 +17,7 @@ struct ImportCommandArgs {
   std::string model;   // model.safetensors (config.json beside it) or their directory
   std::string output;  // save directory of the new checkpoint
   std::string tag = "imported";
+  std::string tokenizer = "gpt2";  // recorded for `sample`: gpt2 or byte
 };
 int run_import(const ImportCommandArgs& args);
 

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   i->add_option("model", imp.model, "model.safetensors (config.json beside it) or their directory")->required();
   i->add_option("-o,--output", imp.output, "Save directory of the new checkpoint")->required();
   i->add_option("--tag", imp.tag, "Tag of the new checkpoint");
+  i->add_option("--tokenizer", imp.tokenizer, "Tokenizer recorded for sample: gpt2 or byte")->check(CLI::IsMember({"gpt2", "byte"}));
 
   app.set_version_flag("--version", zt::kZerotrainVersion);
   try {

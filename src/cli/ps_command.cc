@@ -39,6 +39,10 @@ StatusOr<ZtConfig> load_ps_config(const TrainCommandArgs& a, int world) {
   const ParameterServerConfig& ps = c.parameter_server;
   auto no = [](const std::string& ptr, const std::string& why) { return Status::Unimplemented(ptr + ": " + why); };
   if (!a.resume.empty()) return no("--resume", "continuing parameter-server training is not supported yet");
+  if (!a.init.empty()) return no("--init", "starting parameter-server training from saved weights is not supported yet");
+  if (c.training.save_interval > 0) {
+    return no("/training/save_interval", "parameter-server runs save only at the end (save_at_end), weights only");
+  }
   if (c.parallel.pp > 1 || c.parallel.tp > 1) {
     return no(c.parallel.pp > 1 ? "/parallel/pp" : "/parallel/tp",
               "parameter-server workers hold the whole model; pipeline and tensor parallelism do not combine with it");

@@ -1,4 +1,4 @@
-// SIGTERM / SIGINT -> a flag read at step boundaries.
+// SIGTERM / SIGINT / SIGUSR1 -> a flag read at step boundaries.
 #include "cli/stop_signal.h"
 
 #include <csignal>
@@ -21,6 +21,7 @@ void install_stop_handlers() {
   sa.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGUSR1, &sa, nullptr);
 }
 
 int stop_signal_received() { return g_signal; }

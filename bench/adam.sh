@@ -13,14 +13,8 @@ zt_build adam_bench
 export OMP_NUM_THREADS="$THREADS"
 log=$(mktemp)
 echo "machine: $(zt_machine)"
-for round in $(seq "$ROUNDS"); do
-  z=$("$ZT_BENCH_BUILD/adam_bench" --threads "$THREADS" --reps 7)
-  t=$("$ZT_PYTHON" "$ZT_ROOT/bench/torch_adam.py" --threads "$THREADS" --reps 5)
-  echo "$z" >>"$log"
-  echo "$t" >>"$log"
-  echo "round $round: $z" >&2
-  echo "round $round: $t" >&2
-done
+zt_alternate "$ROUNDS" "$log" '"$ZT_BENCH_BUILD/adam_bench" --threads "$THREADS" --reps 7' \
+  '"$ZT_PYTHON" "$ZT_ROOT/bench/torch_adam.py" --threads "$THREADS" --reps 5'
 "$ZT_PYTHON" - "$log" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

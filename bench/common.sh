@@ -15,3 +15,16 @@ zt_machine() {
   cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)
   echo "$cpu, $(nproc --all) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r)"
 }
+
+# Runs two commands that each print one JSON line, alternately, ROUNDS times; appends
+# every line to LOG and echoes it to stderr.  zt_alternate ROUNDS LOG "command 1" "command 2"
+zt_alternate() {
+  local rounds=$1 log=$2 first=$3 second=$4 round cmd out
+  for round in $(seq "$rounds"); do
+    for cmd in "$first" "$second"; do
+      out=$(eval "$cmd")
+      echo "$out" >>"$log"
+      echo "round $round: $out" >&2
+    done
+  done
+}

@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "checkpoint/checksum.h"
 #include "config/json_reader.h"
@@ -120,8 +122,9 @@ void read_layout(JsonReader& root, CheckpointLayout* l) {
   l->pp = static_cast<int>(need_int(r, "pp", 1, 1 << 20));
   l->tp = static_cast<int>(need_int(r, "tp", 1, 1 << 20));
   l->zero_stage = static_cast<int>(need_int(r, "zero_stage", 0, 3));
-  if (r.status().ok() && static_cast<int64_t>(l->dp) * l->pp * l->tp != l->world) {
-    r.fail("world", "is " + std::to_string(l->world) + " but dp x pp x tp = " + std::to_string(l->dp * l->pp * l->tp));
+  const int64_t product = static_cast<int64_t>(l->dp) * l->pp * l->tp;  // each up to 2^20: no overflow
+  if (r.status().ok() && product != l->world) {
+    r.fail("world", "is " + std::to_string(l->world) + " but dp x pp x tp = " + std::to_string(product));
   }
   r.done();
 }
@@ -129,7 +132,7 @@ void read_layout(JsonReader& root, CheckpointLayout* l) {
 void read_engine(JsonReader& root, EngineState* e) {
   auto r = root.object_or_empty("engine");
   e->global_step = need_int(r, "global_step", 0, kMaxInt);
-  need_int(r, "global_samples", 0, kMaxInt);
+  const int64_t samples = need_int(r, "global_samples", 0, kMaxInt);
   auto opt = r.object_or_empty("optimizer");
   e->optimizer = opt.choice("type", "", {"adamw", "sgd", ""});
   e->optimizer_steps = need_int(opt, "step_count", 0, kMaxInt);
@@ -148,6 +151,13 @@ void read_engine(JsonReader& root, EngineState* e) {
   e->train_batch_size = need_int(ds, "train_batch_size", 0, kMaxInt);
   need_int(ds, "next_batch", 0, kMaxInt);
   ds.done();
+  // The writer derives global_samples; checking it also bounds the product it computes.
+  int64_t product = 0;
+  if (r.status().ok() &&
+      (__builtin_mul_overflow(e->global_step, e->train_batch_size, &product) || product != samples)) {
+    r.fail("global_samples", std::to_string(samples) + " is not global_step " + std::to_string(e->global_step) +
+                                 " x data_sampler/train_batch_size " + std::to_string(e->train_batch_size));
+  }
   auto rng = r.object_or_empty("rng");
   need_int(rng, "seed", 0, kMaxInt);
   rng.string("why", "");
@@ -157,22 +167,31 @@ void read_engine(JsonReader& root, EngineState* e) {
   r.done();
 }
 
-void read_tensor(JsonReader& r, Manifest* m) {
+// Names seen so far while parsing, so that every lookup is O(1) even in a crafted
+// manifest with millions of entries.
+struct ParseIndex {
+  std::unordered_map<std::string, size_t> tensors;  // name -> index in Manifest::tensors
+  std::unordered_set<std::string> files;
+};
+
+void read_tensor(JsonReader& r, Manifest* m, ParseIndex* index) {
   ManifestTensor t;
   t.name = need_string(r, "name");
   const Json* shape = need_array(r, "shape");
   if (shape != nullptr) {
+    // Saturated at 2^40 + 1 after every factor: four factors of 2^40 would wrap 128 bits.
+    constexpr unsigned __int128 kLimit = static_cast<unsigned __int128>(1) << 40;
     unsigned __int128 n = 1;
     for (const Json& d : *shape) {
       if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t{1} << 40)) {
-        r.fail("shape", "expected non-negative dimensions below 2^40, got " + shape->dump());
+        r.fail("shape", "expected non-negative dimensions below 2^40, got " + json_brief(*shape));
         break;
       }
       t.shape.push_back(d.get<int64_t>());
-      n *= d.get<uint64_t>();
+      n = std::min(n * d.get<uint64_t>(), kLimit + 1);
     }
-    if (t.shape.empty() || t.shape.size() > 4) r.fail("shape", "expected 1 to 4 dimensions, got " + shape->dump());
-    if (n > (static_cast<unsigned __int128>(1) << 40)) r.fail("shape", "has more than 2^40 elements: " + shape->dump());
+    if (t.shape.empty() || t.shape.size() > 4) r.fail("shape", "expected 1 to 4 dimensions, got " + json_brief(*shape));
+    if (n > kLimit) r.fail("shape", "has more than 2^40 elements: " + json_brief(*shape));
   }
   const int64_t rows = t.shape.empty() ? 0 : t.shape[0];
   t.logical_rows = need_int(r, "logical_rows", -1, rows);
@@ -180,14 +199,16 @@ void read_tensor(JsonReader& r, Manifest* m) {
   t.tp_groups = static_cast<int>(need_int(r, "tp_groups", 1, 16));
   t.layer = static_cast<int>(need_int(r, "layer", -1, 1 << 20));
   t.weight_decay = r.boolean("weight_decay", false);
-  if (r.status().ok() && m->tensor(t.name) != nullptr) r.fail("name", "duplicate tensor " + t.name);
+  if (r.status().ok() && !index->tensors.emplace(t.name, m->tensors.size()).second) {
+    r.fail("name", "duplicate tensor " + t.name);
+  }
   if (r.status().ok() && t.tp_dim >= 0 && t.shape[static_cast<size_t>(t.tp_dim)] % t.tp_groups != 0) {
     r.fail("tp_groups", std::to_string(t.tp_groups) + " does not divide dimension " + std::to_string(t.tp_dim));
   }
   m->tensors.push_back(std::move(t));
 }
 
-void read_file_entry(JsonReader& r, Manifest* m) {
+void read_file_entry(JsonReader& r, Manifest* m, ParseIndex* index) {
   ManifestFile f;
   f.name = need_string(r, "name");
   f.rank = static_cast<int>(need_int(r, "rank", 0, m->layout.world - 1));
@@ -197,11 +218,11 @@ void read_file_entry(JsonReader& r, Manifest* m) {
     r.fail("name", "\"" + f.name + "\" is not a plain file name inside the checkpoint directory");
   }
   if (r.status().ok() && !is_checksum_hex(f.checksum)) r.fail("checksum", "expected 16 hex digits, got " + f.checksum);
-  if (r.status().ok() && m->file(f.name) != nullptr) r.fail("name", "duplicate file " + f.name);
+  if (r.status().ok() && !index->files.insert(f.name).second) r.fail("name", "duplicate file " + f.name);
   m->files.push_back(std::move(f));
 }
 
-void read_piece(JsonReader& r, Manifest* m) {
+void read_piece(JsonReader& r, Manifest* m, const ParseIndex& index) {
   ManifestPiece p;
   p.tensor = need_string(r, "tensor");
   p.kind = need_string(r, "kind");
@@ -212,10 +233,11 @@ void read_piece(JsonReader& r, Manifest* m) {
   p.end = static_cast<uint64_t>(need_int(r, "end", 0, kMaxInt));
   p.checksum = need_string(r, "checksum");
   if (!r.status().ok()) return;
-  const ManifestTensor* t = m->tensor(p.tensor);
-  if (t == nullptr) return r.fail("tensor", "names no tensor of the table: " + p.tensor);
+  auto found = index.tensors.find(p.tensor);
+  if (found == index.tensors.end()) return r.fail("tensor", "names no tensor of the table: " + p.tensor);
+  const ManifestTensor* t = &m->tensors[found->second];
   if (!m->has_kind(p.kind)) return r.fail("kind", "\"" + p.kind + "\" is not in state_kinds");
-  if (m->file(p.file) == nullptr) return r.fail("file", "names no file of the file list: " + p.file);
+  if (index.files.count(p.file) == 0) return r.fail("file", "names no file of the file list: " + p.file);
   if (!is_checksum_hex(p.checksum)) return r.fail("checksum", "expected 16 hex digits, got " + p.checksum);
   if (t->tp_dim < 0 && p.tp_size != 1) return r.fail("tp_size", "must be 1 for a tensor no tp layout cuts");
   if (t->tp_dim >= 0 && t->shape[static_cast<size_t>(t->tp_dim)] % (static_cast<int64_t>(t->tp_groups) * p.tp_size) != 0) {
@@ -262,6 +284,10 @@ Status check_coverage(const Manifest& m, const std::string& label) {
         cursor = p->end;
       }
       if (rank != P - 1 || cursor != slice) {
+        if (cursor == slice) {  // slice `rank` is whole: the next one is missing
+          return Status::Corruption(what + ": slice " + std::to_string(rank + 1) + " (of tp size " + std::to_string(P) +
+                                    ") has no pieces");
+        }
         return Status::Corruption(what + ": the pieces do not cover every element (slice " + std::to_string(rank) +
                                   " ends at " + std::to_string(cursor) + " of " + std::to_string(slice) + ")");
       }
@@ -352,9 +378,10 @@ StatusOr<Manifest> parse_manifest(const std::string& text, const std::string& la
     }
     if (r.status().ok() && (m.kinds.empty() || m.kinds[0] != "param")) r.fail("state_kinds", "must start with \"param\"");
   }
-  each_object(r, "tensors", [&m](JsonReader& e) { read_tensor(e, &m); });
-  each_object(r, "files", [&m](JsonReader& e) { read_file_entry(e, &m); });
-  each_object(r, "pieces", [&m](JsonReader& e) { read_piece(e, &m); });
+  ParseIndex index;
+  each_object(r, "tensors", [&](JsonReader& e) { read_tensor(e, &m, &index); });
+  each_object(r, "files", [&](JsonReader& e) { read_file_entry(e, &m, &index); });
+  each_object(r, "pieces", [&](JsonReader& e) { read_piece(e, &m, index); });
   Status s = r.finish();
   if (!s.ok()) return Status::Corruption(label + ": " + s.message());
   ZT_RETURN_IF_ERROR(check_coverage(m, label));

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "checkpoint/checksum.h"
 #include "io/atomic_file.h"
@@ -43,6 +44,12 @@ bool byte_size(const std::vector<int64_t>& shape, size_t elem, size_t* out) {
   }
   *out = static_cast<size_t>(total);
   return true;
+}
+
+// A JSON value for an error message, cut to 60 characters (a header may be 100 MB).
+std::string brief(const Json& v) {
+  std::string s = v.dump();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
 }  // namespace
@@ -110,29 +117,42 @@ Status write_safetensors(const std::string& path, const std::vector<TensorToWrit
 }
 
 StatusOr<SafetensorsFile> SafetensorsFile::read(const std::string& path) {
-  ZT_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
-  return parse(std::move(bytes), path);
+  ZT_ASSIGN_OR_RETURN(MappedFile map, MappedFile::open(path));
+  return from_mapping(std::make_shared<const MappedFile>(std::move(map)), path);
+}
+
+StatusOr<SafetensorsFile> SafetensorsFile::from_mapping(std::shared_ptr<const MappedFile> map, const std::string& label) {
+  const char* base = map->data();
+  const size_t size = map->size();
+  return parse_view(std::move(map), base, size, label);
 }
 
 StatusOr<SafetensorsFile> SafetensorsFile::parse(std::string bytes, const std::string& label) {
+  auto owned = std::make_shared<const std::string>(std::move(bytes));
+  const char* base = owned->data();
+  const size_t size = owned->size();
+  return parse_view(std::move(owned), base, size, label);
+}
+
+StatusOr<SafetensorsFile> SafetensorsFile::parse_view(std::shared_ptr<const void> storage, const char* base, size_t size,
+                                                      const std::string& label) {
   auto bad = [&label](const std::string& what) { return Status::Corruption(label + ": " + what); };
-  if (bytes.size() < 8) return bad("file is " + std::to_string(bytes.size()) + " bytes, shorter than the 8-byte header length");
+  if (size < 8) return bad("file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
   uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<unsigned char>(base[i])) << (8 * i);
   if (n > kMaxHeaderBytes) return bad("header length " + std::to_string(n) + " exceeds the 100 MB limit");
-  if (n > bytes.size() - 8) {
-    return bad("header length " + std::to_string(n) + " runs past the end of the " + std::to_string(bytes.size()) +
-               "-byte file");
+  if (n > size - 8) {
+    return bad("header length " + std::to_string(n) + " runs past the end of the " + std::to_string(size) + "-byte file");
   }
-  auto parsed = parse_json_strict(bytes.substr(8, n), label + " header");
+  auto parsed = parse_json_strict(std::string(base + 8, n), label + " header");
   if (!parsed.ok()) return Status::Corruption(parsed.status().message());
   const Json& header = parsed.value();
   if (!header.is_object()) return bad("header is not a JSON object");
   SafetensorsFile file;
   file.label_ = label;
   file.data_start_ = 8 + n;
-  const size_t data_size = bytes.size() - file.data_start_;
-  std::vector<std::pair<size_t, std::string>> by_offset;
+  const size_t data_size = size - file.data_start_;
+  std::vector<std::tuple<size_t, size_t, std::string>> by_offset;  // (begin, end, name)
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& name = it.key();
     const Json& v = it.value();
@@ -150,11 +170,11 @@ StatusOr<SafetensorsFile> SafetensorsFile::parse(std::string bytes, const std::s
     }
     SafetensorsEntry e{};
     if (!v["dtype"].is_string() || !dtype_from_name(v["dtype"].get<std::string>(), &e.dtype)) {
-      return bad(where + ": unsupported dtype " + v["dtype"].dump());
+      return bad(where + ": unsupported dtype " + brief(v["dtype"]));
     }
     if (!v["shape"].is_array()) return bad(where + ": shape is not an array");
     for (const Json& d : v["shape"]) {
-      if (!d.is_number_unsigned()) return bad(where + ": shape " + v["shape"].dump() + " has a non-integer or negative dimension");
+      if (!d.is_number_unsigned()) return bad(where + ": shape " + brief(v["shape"]) + " has a non-integer or negative dimension");
       e.shape.push_back(d.get<int64_t>());
     }
     const Json& off = v["data_offsets"];
@@ -165,7 +185,11 @@ StatusOr<SafetensorsFile> SafetensorsFile::parse(std::string bytes, const std::s
     e.end = off[1].get<size_t>();
     size_t expected = 0;
     if (!byte_size(e.shape, dtype_size(e.dtype), &expected)) return bad(where + ": shape overflows");
-    if (e.end < e.begin || e.end - e.begin != expected) {
+    if (e.end < e.begin) {
+      return bad(where + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
+                 ") end before they begin");
+    }
+    if (e.end - e.begin != expected) {
       return bad(where + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + ") hold " +
                  std::to_string(e.end - e.begin) + " bytes, but " + dtype_name(e.dtype) + " " +
                  shape_to_string(e.shape) + " needs " + std::to_string(expected));
@@ -174,30 +198,34 @@ StatusOr<SafetensorsFile> SafetensorsFile::parse(std::string bytes, const std::s
       return bad(where + ": data ends at byte " + std::to_string(e.end) + " of a " + std::to_string(data_size) +
                  "-byte data buffer (truncated file?)");
     }
-    by_offset.emplace_back(e.begin, name);
+    by_offset.push_back({e.begin, e.end, name});
     file.entries_[name] = e;
   }
+  // By [begin, end) as huggingface/safetensors does, so an empty tensor at the offset
+  // where another one starts is accepted whatever the two names are.
   std::sort(by_offset.begin(), by_offset.end());
   size_t cursor = 0;
-  for (const auto& [begin, name] : by_offset) {
+  for (const auto& [begin, end, name] : by_offset) {
     if (begin != cursor) {
       return bad("tensor " + name + " starts at byte " + std::to_string(begin) + " but the previous tensor ends at " +
                  std::to_string(cursor) + (begin > cursor ? " (hole)" : " (overlap)"));
     }
-    cursor = file.entries_[name].end;
+    cursor = end;
   }
   if (cursor != data_size) {
     return bad("tensors cover " + std::to_string(cursor) + " bytes but the data buffer has " +
                std::to_string(data_size) + " (trailing bytes)");
   }
-  file.bytes_ = std::move(bytes);
+  file.storage_ = std::move(storage);
+  file.base_ = base;
+  file.size_ = size;
   return file;
 }
 
 const void* SafetensorsFile::data(const std::string& name) const {
   auto it = entries_.find(name);
   if (it == entries_.end()) return nullptr;
-  return bytes_.data() + data_start_ + it->second.begin;
+  return base_ + data_start_ + it->second.begin;
 }
 
 Status SafetensorsFile::read_f32(const std::string& name, const std::vector<int64_t>& shape, float* out) const {
@@ -211,7 +239,7 @@ Status SafetensorsFile::read_f32(const std::string& name, const std::vector<int6
     return Status::InvalidArgument(label_ + ": tensor " + name + " has shape " + shape_to_string(e.shape) +
                                    ", expected " + shape_to_string(shape));
   }
-  std::memcpy(out, data(name), e.end - e.begin);
+  if (e.end > e.begin) std::memcpy(out, data(name), e.end - e.begin);  // out may be null for an empty tensor
   return Status::OK();
 }
 

@@ -13,10 +13,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
+#include "io/mapped_file.h"
 
 namespace zt {
 
@@ -51,8 +53,10 @@ struct SafetensorsEntry {
 
 class SafetensorsFile {
  public:
-  // Reads and validates the whole file.
+  // Maps (io/mapped_file.h) and validates the whole file.
   static StatusOr<SafetensorsFile> read(const std::string& path);
+  // Validates a file already mapped; the SafetensorsFile keeps the mapping alive.
+  static StatusOr<SafetensorsFile> from_mapping(std::shared_ptr<const MappedFile> map, const std::string& label);
   // Validates bytes already in memory; `label` names them in errors (usually the path).
   static StatusOr<SafetensorsFile> parse(std::string bytes, const std::string& label);
 
@@ -66,8 +70,13 @@ class SafetensorsFile {
   const std::string& label() const { return label_; }
 
  private:
+  static StatusOr<SafetensorsFile> parse_view(std::shared_ptr<const void> storage, const char* base, size_t size,
+                                              const std::string& label);
+
   std::string label_;
-  std::string bytes_;
+  std::shared_ptr<const void> storage_;  // the mapping or the string that holds the bytes
+  const char* base_ = nullptr;           // the whole file: base_[0, size_)
+  size_t size_ = 0;
   size_t data_start_ = 0;
   std::map<std::string, SafetensorsEntry> entries_;
   std::map<std::string, std::string> metadata_;

@@ -1,6 +1,8 @@
 // Verified, resharding checkpoint load; see sharded_load.h.
 #include "checkpoint/sharded_load.h"
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -10,6 +12,7 @@
 #include "checkpoint/safetensors.h"
 #include "io/atomic_file.h"
 #include "io/filesystem.h"
+#include "io/mapped_file.h"
 #include "tensor/buffer.h"
 
 namespace zt {
@@ -38,10 +41,11 @@ Status read_manifest(const std::string& dir, const std::string* expected_checksu
 
 // Names what is damaged in a file whose checksum is wrong: the first piece whose bytes
 // disagree with the manifest, else the header.
-Status damaged_file(const CheckpointRef& ckpt, const ManifestFile& f, const std::string& bytes, const std::string& actual) {
+Status damaged_file(const CheckpointRef& ckpt, const ManifestFile& f, std::shared_ptr<const MappedFile> map,
+                    const std::string& actual) {
   const std::string path = ckpt.dir + "/" + f.name;
   const std::string file_sums = " (file checksum expected " + f.checksum + ", actual " + actual + ")";
-  auto parsed = SafetensorsFile::parse(bytes, path);
+  auto parsed = SafetensorsFile::from_mapping(std::move(map), path);
   if (parsed.ok()) {
     for (const ManifestPiece& p : ckpt.manifest.pieces) {
       if (p.file != f.name) continue;
@@ -61,18 +65,19 @@ Status damaged_file(const CheckpointRef& ckpt, const ManifestFile& f, const std:
 // Reads and verifies one shard file and the pieces in it.
 StatusOr<SafetensorsFile> read_shard(const CheckpointRef& ckpt, const ManifestFile& f) {
   const std::string path = ckpt.dir + "/" + f.name;
-  auto bytes = read_file(path);
-  if (!bytes.ok()) {
-    if (bytes.status().code() == StatusCode::kNotFound) return Status::Corruption(path + ": missing (the manifest lists it)");
-    return bytes.status();
+  auto mapped = MappedFile::open(path);
+  if (!mapped.ok()) {
+    if (mapped.status().code() == StatusCode::kNotFound) return Status::Corruption(path + ": missing (the manifest lists it)");
+    return mapped.status();
   }
-  if (bytes->size() != f.bytes) {
-    return Status::Corruption(path + ": " + std::to_string(bytes->size()) + " bytes, but the manifest says " +
+  auto map = std::make_shared<const MappedFile>(std::move(mapped).value());
+  if (map->size() != f.bytes) {
+    return Status::Corruption(path + ": " + std::to_string(map->size()) + " bytes, but the manifest says " +
                               std::to_string(f.bytes) + " (truncated or overwritten)");
   }
-  const std::string actual = checksum_hex(bytes->data(), bytes->size());
-  if (actual != f.checksum) return damaged_file(ckpt, f, bytes.value(), actual);
-  ZT_ASSIGN_OR_RETURN(SafetensorsFile file, SafetensorsFile::parse(std::move(bytes).value(), path));
+  const std::string actual = checksum_hex(map->data(), map->size());
+  if (actual != f.checksum) return damaged_file(ckpt, f, std::move(map), actual);
+  ZT_ASSIGN_OR_RETURN(SafetensorsFile file, SafetensorsFile::from_mapping(std::move(map), path));
   for (const ManifestPiece& p : ckpt.manifest.pieces) {
     if (p.file != f.name) continue;
     auto it = file.entries().find(p.entry());
@@ -115,8 +120,7 @@ StatusOr<CheckpointRef> open_checkpoint(const std::string& path) {
 
 Status check_same_model(const CheckpointRef& ckpt, const GptConfig& model) {
   const GptConfig& m = ckpt.manifest.model;
-  if (m.n_layer != model.n_layer || m.n_head != model.n_head || m.n_embd != model.n_embd ||
-      m.vocab_size != model.vocab_size || m.n_positions != model.n_positions) {
+  if (!m.same_model(model)) {
     return Status::InvalidArgument("checkpoint " + ckpt.dir + " holds a different model (" + m.to_string() +
                                    ") than the configuration (" + model.to_string() + ")");
   }
@@ -126,6 +130,8 @@ Status check_same_model(const CheckpointRef& ckpt, const GptConfig& model) {
 Status load_state(const CheckpointRef& ckpt, const RankStateView& view, const std::vector<std::string>& kinds) {
   const Manifest& m = ckpt.manifest;
   const ParamTable& table = *view.table;
+  std::map<std::pair<std::string, std::string>, std::vector<const ManifestPiece*>> pieces_of;  // (tensor, kind)
+  for (const ManifestPiece& p : m.pieces) pieces_of[{p.tensor, p.kind}].push_back(&p);
   std::vector<Need> needs;
   std::set<std::string> files;
   for (const std::string& kind : kinds) {
@@ -143,9 +149,7 @@ Status load_state(const CheckpointRef& ckpt, const RankStateView& view, const st
       if (saved == nullptr) return Status::InvalidArgument("checkpoint " + ckpt.dir + " has no tensor " + s.name);
       ZT_RETURN_IF_ERROR(check_reshardable(s, *saved, "checkpoint " + ckpt.dir));
       needs.push_back({i, a, {lo - s.offset, hi - s.offset}});
-      for (const ManifestPiece& p : m.pieces) {
-        if (p.tensor == s.name && p.kind == kind) files.insert(p.file);
-      }
+      for (const ManifestPiece* p : pieces_of[{s.name, kind}]) files.insert(p->file);
     }
   }
   // Verify every needed file before changing any state.
@@ -157,12 +161,23 @@ Status load_state(const CheckpointRef& ckpt, const RankStateView& view, const st
   for (const Need& n : needs) {
     const TensorSpec& s = table.at(n.spec);
     const ManifestTensor& saved = *m.tensor(s.name);
-    ZT_ASSIGN_OR_RETURN(FloatBuffer global, FloatBuffer::allocate(saved.numel(), "a checkpoint tensor being resharded"));
-    for (const ManifestPiece& p : m.pieces) {
-      if (p.tensor != s.name || p.kind != n.array->kind) continue;
-      scatter_piece(saved, p, static_cast<const float*>(shards.at(p.file).data(p.entry())), global.data());
-    }
     float* out = n.array->data + (s.offset + n.range.begin - n.array->held.begin);
+    const std::vector<const ManifestPiece*>& pieces = pieces_of[{s.name, n.array->kind}];
+    bool whole = (s.tp_dim < 0 || table.tp_size() == 1) && saved.shape == (s.global_shape.empty() ? s.shape : s.global_shape);
+    for (const ManifestPiece* p : pieces) whole = whole && p->tp_size == 1;
+    if (whole) {  // neither side cuts the tensor: copy the overlaps of the pieces directly
+      for (const ManifestPiece* p : pieces) {
+        const size_t lo = std::max<size_t>(p->begin, n.range.begin), hi = std::min<size_t>(p->end, n.range.end);
+        if (lo >= hi) continue;
+        const float* src = static_cast<const float*>(shards.at(p->file).data(p->entry()));
+        std::memcpy(out + (lo - n.range.begin), src + (lo - p->begin), (hi - lo) * sizeof(float));
+      }
+      continue;
+    }
+    ZT_ASSIGN_OR_RETURN(FloatBuffer global, FloatBuffer::allocate(saved.numel(), "a checkpoint tensor being resharded"));
+    for (const ManifestPiece* p : pieces) {
+      scatter_piece(saved, *p, static_cast<const float*>(shards.at(p->file).data(p->entry())), global.data());
+    }
     read_slice(s, table.tp_rank(), table.tp_size(), saved, global.data(), n.range.begin, n.range.end, out);
   }
   return Status::OK();

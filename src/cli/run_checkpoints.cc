@@ -46,9 +46,7 @@ Status restore_run(Trainer& t, const ZtConfig& cfg, const TrainCommandArgs& args
   if (!args.init.empty() && is_hf_model_path(path)) {
     auto hf = read_hf_gpt2(path);
     Status local = hf.status();
-    if (local.ok() && (hf->config.n_layer != cfg.model.n_layer || hf->config.n_head != cfg.model.n_head ||
-                       hf->config.n_embd != cfg.model.n_embd || hf->config.vocab_size != cfg.model.vocab_size ||
-                       hf->config.n_positions != cfg.model.n_positions)) {
+    if (local.ok() && !hf->config.same_model(cfg.model)) {
       local = Status::InvalidArgument("--init " + path + " holds a different model (" + hf->config.to_string() +
                                       ") than the configuration (" + cfg.model.to_string() + ")");
     }

@@ -39,30 +39,41 @@ Status resolve_batch(BatchConfig* b, int dp) {
   const int64_t tbs = b->train_batch_size, mbs = b->micro_batch, gas = b->grad_accum;
   const std::string dp_text = "data-parallel size " + std::to_string(dp);
   auto bad = [](const std::string& key, const std::string& why) { return Status::InvalidArgument("/" + key + ": " + why); };
+  // x * y * z, false when it overflows int64 (each config value may be up to 2^63 - 1).
+  auto product = [](int64_t x, int64_t y, int64_t z, int64_t* out) {
+    return !__builtin_mul_overflow(x, y, out) && !__builtin_mul_overflow(*out, z, out);
+  };
+  int64_t p = 0;
   if (tbs == 0 && mbs == 0) {
     return bad("train_batch_size", "either train_batch_size or train_micro_batch_size_per_gpu must be given");
   }
   if (tbs && mbs && gas) {
-    if (tbs != mbs * gas * dp) {
+    const bool fits = product(mbs, gas, dp, &p);
+    if (!fits || tbs != p) {
       return bad("train_batch_size", std::to_string(tbs) + " is not train_micro_batch_size_per_gpu " +
                                          std::to_string(mbs) + " x gradient_accumulation_steps " + std::to_string(gas) +
-                                         " x " + dp_text + " (= " + std::to_string(mbs * gas * dp) + ")");
+                                         " x " + dp_text + " (= " + (fits ? std::to_string(p) : "more than 2^63") + ")");
     }
   } else if (tbs && mbs) {
-    if (tbs % (mbs * dp) != 0) {
+    if (!product(mbs, dp, 1, &p) || tbs % p != 0) {
       return bad("train_batch_size", std::to_string(tbs) + " is not divisible by train_micro_batch_size_per_gpu " +
                                          std::to_string(mbs) + " x " + dp_text);
     }
-    b->grad_accum = tbs / (mbs * dp);
+    b->grad_accum = tbs / p;
   } else if (tbs && gas) {
-    if (tbs % (gas * dp) != 0) {
+    if (!product(gas, dp, 1, &p) || tbs % p != 0) {
       return bad("train_batch_size", std::to_string(tbs) + " is not divisible by gradient_accumulation_steps " +
                                          std::to_string(gas) + " x " + dp_text);
     }
-    b->micro_batch = tbs / (gas * dp);
+    b->micro_batch = tbs / p;
   } else if (mbs) {
     b->grad_accum = gas ? gas : 1;
-    b->train_batch_size = mbs * b->grad_accum * dp;
+    if (!product(mbs, b->grad_accum, dp, &p)) {
+      return bad("train_micro_batch_size_per_gpu", std::to_string(mbs) + " x gradient_accumulation_steps " +
+                                                       std::to_string(b->grad_accum) + " x " + dp_text +
+                                                       " overflows a 64-bit train_batch_size");
+    }
+    b->train_batch_size = p;
   } else {  // train_batch_size alone
     if (tbs % dp != 0) {
       return bad("train_batch_size", std::to_string(tbs) + " is not divisible by the " + dp_text);
@@ -74,17 +85,18 @@ Status resolve_batch(BatchConfig* b, int dp) {
 }
 
 Status resolve_parallel(ParallelConfig* p, int world) {
-  const int model_parallel = p->pp * p->tp;
+  const int64_t model_parallel = static_cast<int64_t>(p->pp) * p->tp;  // each up to 2^20: int64
   if (p->dp == 0) {
     if (world % model_parallel != 0) {
       return Status::InvalidArgument("/parallel: " + std::to_string(world) + " ranks are not divisible by pp x tp = " +
                                      std::to_string(model_parallel));
     }
-    p->dp = world / model_parallel;
+    p->dp = static_cast<int>(world / model_parallel);
   }
-  if (p->dp * model_parallel != world) {
+  const int64_t total = p->dp * model_parallel;
+  if (total != world) {
     return Status::InvalidArgument("/parallel/dp: dp " + std::to_string(p->dp) + " x pp " + std::to_string(p->pp) +
-                                   " x tp " + std::to_string(p->tp) + " = " + std::to_string(p->dp * model_parallel) +
+                                   " x tp " + std::to_string(p->tp) + " = " + std::to_string(total) +
                                    " does not match the " + std::to_string(world) + " ranks launched");
   }
   return Status::OK();

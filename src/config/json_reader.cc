@@ -62,17 +62,19 @@ int64_t JsonReader::integer(const std::string& key, int64_t dflt, int64_t lo, in
   if (v == nullptr) return dflt;
   int64_t x = 0;
   bool ok = false;
-  if (v->is_number_integer()) {
-    x = v->get<int64_t>();
-    ok = true;
-  } else if (v->is_number_unsigned()) {
+  // Unsigned first: nlohmann's is_number_integer() is also true for unsigned values, and
+  // get<int64_t>() would wrap 2^64 - 1 to -1.
+  if (v->is_number_unsigned()) {
     const uint64_t u = v->get<uint64_t>();
     ok = u <= static_cast<uint64_t>(INT64_MAX);
     x = static_cast<int64_t>(u);
+  } else if (v->is_number_integer()) {
+    x = v->get<int64_t>();
+    ok = true;
   } else if (v->is_number_float()) {  // DeepSpeed configs write 5e8 for bucket sizes
     const double d = v->get<double>();
     ok = std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18;
-    x = static_cast<int64_t>(d);
+    if (ok) x = static_cast<int64_t>(d);  // out of range, the conversion is undefined
   }
   if (!ok || x < lo || x > hi) {
     fail(key, "expected " + range_text(lo, hi) + ", got " + json_brief(*v));

@@ -305,17 +305,6 @@ Status Trainer::gather_params(float* out) {
   return dp_->all_gather(out, partition_.counts({0, partition_.numel()}))->wait();
 }
 
-void Trainer::set_params(const float* full) {
-  if (!params_.empty()) {
-    std::memcpy(params_.data(), full, params_.bytes());
-    return;
-  }
-  const ElementRange shard = partition_.shard(dp_->rank());
-  std::memcpy(param_shard_.data(), full + shard.begin, param_shard_.bytes());
-  const Status s = fetcher_->refresh_persistent();
-  ZT_CHECK(s.ok(), "refreshing persistent layers failed: %s", s.to_string().c_str());
-}
-
 MemoryReport Trainer::memory() const {
   MemoryReport r;
   r.param_bytes = params_.bytes() + param_shard_.bytes();

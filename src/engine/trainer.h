@@ -110,8 +110,6 @@ class Trainer {
 
   // The full flat parameters into `out` (table.numel() floats); collective under ZeRO-3.
   Status gather_params(float* out);
-  // Sets every parameter from a full flat arena (each rank keeps what it holds).
-  void set_params(const float* full);
 
   // Checkpoints (trainer_checkpoint.cc): where this rank's parameters and optimizer
   // state are, for checkpoint/sharded_save.h and sharded_load.h.
@@ -134,8 +132,6 @@ class Trainer {
   bool pipelined() const { return pp_ != nullptr && pp_->size() > 1; }
   const Partition& partition() const { return partition_; }
   int64_t global_step() const { return global_step_; }
-  // For resuming: the number of optimizer steps already taken (drives the LR schedule).
-  void set_global_step(int64_t step) { global_step_ = step; }
   // The learning rate the next step will use.
   double next_lr() const { return schedule_.at(global_step_ - 1).lr; }
 

@@ -1,4 +1,6 @@
-// nlohmann callback parse with a path stack for duplicate-key detection.
+// nlohmann callback parse with a path stack for duplicate-key detection and a nesting
+// limit: nlohmann parses iteratively, but copying, dumping and comparing a document
+// recurse once per level, so "[[[[..." a few megabytes deep would overflow the stack.
 #include "io/json_strict.h"
 
 #include <set>
@@ -21,6 +23,10 @@ std::string json_pointer_escape(const std::string& key) {
 }
 
 namespace {
+
+constexpr size_t kMaxJsonDepth = 512;  // zerotrain's own files nest fewer than 10 levels
+
+struct NestingTooDeep {};  // thrown by the parse callback, caught below
 
 struct Frame {
   bool is_object;
@@ -49,10 +55,9 @@ StatusOr<Json> parse_json_strict(const std::string& text, const std::string& lab
   auto callback = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) -> bool {
     switch (event) {
       case Json::parse_event_t::object_start:
-        stack.push_back(Frame{true, {}, {}, 0});
-        break;
       case Json::parse_event_t::array_start:
-        stack.push_back(Frame{false, {}, {}, 0});
+        if (stack.size() == kMaxJsonDepth) throw NestingTooDeep{};
+        stack.push_back(Frame{event == Json::parse_event_t::object_start, {}, {}, 0});
         break;
       case Json::parse_event_t::key: {
         Frame& f = stack.back();
@@ -74,12 +79,16 @@ StatusOr<Json> parse_json_strict(const std::string& text, const std::string& lab
   Json result;
   try {
     result = Json::parse(text, callback);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     // e.what() is "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+    // or, for a number like 1e400, "[json.exception.out_of_range.406] number overflow ...".
     std::string what = e.what();
     const size_t pos = what.find("] ");
     if (pos != std::string::npos) what = what.substr(pos + 2);
     return Status::InvalidArgument(label + ": invalid JSON: " + what);
+  } catch (const NestingTooDeep&) {
+    return Status::InvalidArgument(label + ": invalid JSON: arrays and objects nested deeper than " +
+                                   std::to_string(kMaxJsonDepth) + " levels");
   }
   if (!duplicate.empty()) return Status::InvalidArgument(label + ": " + duplicate + ": duplicate key");
   return result;

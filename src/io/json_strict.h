@@ -1,6 +1,8 @@
 // Strict JSON parsing for every JSON zerotrain reads (configs, safetensors headers,
 // manifests): syntax errors give line and column; duplicate keys, which nlohmann would
-// silently collapse, are errors naming the key's JSON pointer (RFC 6901).
+// silently collapse, are errors naming the key's JSON pointer (RFC 6901). Arrays and
+// objects nested deeper than 512 levels are refused (deeper documents would overflow
+// the stack in nlohmann's recursive copy, dump and compare).
 #pragma once
 
 #include <string>

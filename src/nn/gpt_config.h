@@ -29,6 +29,11 @@ struct GptConfig {
   // 6 x matmul weights (12 L C^2 + V C, the LM head included) + 12 L C T for attention.
   double flops_per_token(int T) const;
   std::string to_string() const;
+  // The same model: every shape field equal (vocabulary padding aside).
+  bool same_model(const GptConfig& other) const {
+    return n_layer == other.n_layer && n_head == other.n_head && n_embd == other.n_embd &&
+           vocab_size == other.vocab_size && n_positions == other.n_positions;
+  }
 
   static GptConfig gpt2_small();
 };

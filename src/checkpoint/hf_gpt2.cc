@@ -33,8 +33,9 @@ void transpose(const float* in, int64_t rows, int64_t cols, float* out) {
 bool is_dir(const std::string& path) { return file_exists(path + "/model.safetensors"); }
 
 StatusOr<GptConfig> read_hf_config(const std::string& path) {
-  auto text = read_file(path);
+  auto text = read_file(path, 1 << 20);
   if (!text.ok()) {
+    if (text.status().code() != StatusCode::kNotFound) return text.status();
     return Status::NotFound(path + ": missing; a HuggingFace GPT-2 model needs its config.json beside model.safetensors");
   }
   auto parsed = parse_json_strict(text.value(), path);

@@ -11,7 +11,6 @@ namespace zt {
 namespace {
 
 constexpr size_t kTrailer = 22;  // "xxh3 " + 16 hex digits + '\n'
-constexpr size_t kMaxLatestBytes = 4096;
 
 }  // namespace
 

@@ -8,11 +8,14 @@
 // complete, so it only ever names a whole checkpoint.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "core/status.h"
 
 namespace zt {
+
+inline constexpr size_t kMaxLatestBytes = 4096;
 
 struct LatestPointer {
   std::string tag;

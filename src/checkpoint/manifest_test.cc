@@ -5,11 +5,16 @@
 // vocabulary padding rows come back as zeros.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 
 #include "checkpoint/latest_file.h"
 #include "checkpoint/manifest.h"
 #include "checkpoint/reshard.h"
+#include "checkpoint/sharded_load.h"
 
 namespace zt {
 namespace {
@@ -151,6 +156,17 @@ TEST(Latest, RoundTripsAndRefusesEveryFlip) {
   }
   EXPECT_FALSE(parse_latest(text.substr(0, text.size() - 1), "latest").ok());
   EXPECT_FALSE(parse_latest("", "latest").ok());
+}
+
+TEST(Latest, OversizedFilesAreRefusedBeforeReading) {
+  char tmpl[] = "/tmp/zt_latest_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::ofstream(dir + "/latest") << std::string(kMaxLatestBytes + 1, 'x');
+  auto r = open_checkpoint(dir);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), dir + "/latest: 4097 bytes, over the 4096-byte limit for this kind of file");
+  std::filesystem::remove_all(dir);
 }
 
 // A c_attn-like tensor: 3 blocks (Q, K, V) of 4 rows each, 5 columns, cut along rows.

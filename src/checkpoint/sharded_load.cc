@@ -21,7 +21,7 @@ namespace {
 
 Status read_manifest(const std::string& dir, const std::string* expected_checksum, Manifest* out) {
   const std::string path = dir + "/manifest.json";
-  auto text = read_file(path);
+  auto text = read_file(path, kMaxManifestBytes);
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kNotFound) {
       return Status::NotFound(dir + " is not a complete checkpoint: it has no manifest.json");
@@ -105,7 +105,7 @@ struct Need {
 StatusOr<CheckpointRef> open_checkpoint(const std::string& path) {
   CheckpointRef ref;
   if (file_exists(path + "/latest")) {
-    ZT_ASSIGN_OR_RETURN(const std::string text, read_file(path + "/latest"));
+    ZT_ASSIGN_OR_RETURN(const std::string text, read_file(path + "/latest", kMaxLatestBytes));
     ZT_ASSIGN_OR_RETURN(const LatestPointer latest, parse_latest(text, path + "/latest"));
     ref.dir = path + "/" + latest.tag;
     ZT_RETURN_IF_ERROR(read_manifest(ref.dir, &latest.manifest_checksum, &ref.manifest));

@@ -141,7 +141,7 @@ Status check_supported(const ZtConfig& c) {
 }
 
 StatusOr<Json> load_json_file(const std::string& path) {
-  auto text = read_file(path);
+  auto text = read_file(path, 64u << 20);  // a config is kilobytes; refuse anything absurd before reading it
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kNotFound) return Status::NotFound("config file not found: " + path);
     return text.status();

@@ -80,7 +80,7 @@ Status write_file_atomic(const std::string& path, std::string_view contents) {
   return write_file_atomic(path, &piece, 1);
 }
 
-StatusOr<std::string> read_file(const std::string& path) {
+StatusOr<std::string> read_file(const std::string& path, size_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return Status::NotFound("no such file: " + path);
@@ -90,6 +90,11 @@ StatusOr<std::string> read_file(const std::string& path) {
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
     return posix_error("cannot stat", path);
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return Status::Corruption(path + ": " + std::to_string(st.st_size) + " bytes, over the " + std::to_string(max_bytes) +
+                              "-byte limit for this kind of file");
   }
   std::string out(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -25,7 +26,8 @@ Status write_file_atomic(const std::string& path, std::string_view contents);
 // it from ZT_TEST_ABORT_AFTER_BYTES; nothing else uses it.
 void arm_torn_write_hook(long long bytes);
 
-// Reads a whole file. NotFound if it does not exist; IOError naming the file otherwise.
-StatusOr<std::string> read_file(const std::string& path);
+// Reads a whole file. NotFound if it does not exist; Corruption naming the file if it
+// is larger than max_bytes (checked before anything is allocated); IOError otherwise.
+StatusOr<std::string> read_file(const std::string& path, size_t max_bytes = SIZE_MAX);
 
 }  // namespace zt

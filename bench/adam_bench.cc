@@ -4,10 +4,11 @@
 // threads. Bytes are counted as STREAM does (no write-allocate traffic): AdamW moves
 // 7 floats per parameter (reads p, g, m, v; writes p, m, v), triad 3. One JSON line.
 //   adam_bench [--threads P] [--reps R] [--isa-report]
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -34,10 +35,10 @@ void triad(float* a, const float* b, const float* c, float s, int64_t n) {
 
 int main(int argc, char** argv) {
   int threads = 2, reps = 7;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--threads") == 0) threads = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
-  }
+  CLI::App app{"adam_bench: times the AdamW step and triad bandwidth"};
+  app.add_option("--threads", threads);
+  app.add_option("--reps", reps);
+  CLI11_PARSE(app, argc, argv);
   zt::set_num_threads(threads);
   const zt::ParamTable table = zt::build_gpt_param_table(zt::GptConfig::gpt2_small());
   const size_t n = table.numel();

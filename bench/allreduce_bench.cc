@@ -6,6 +6,8 @@
 // rank's. Reports median bus bandwidth (busbw = 2(N-1)/N * bytes / time), the CPU the comm
 // thread burns while waiting on a late peer, and, as the last line, one JSON object.
 //   --chunk BYTES  --spin-us US  --max-sleep-us US  --sizes-mib 1,16,64,256  --reps R
+#include <CLI/CLI.hpp>
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include <thread>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -55,25 +56,13 @@ int bench_main(int argc, char** argv) {
   options.timeout_s = 120.0;
   std::vector<size_t> sizes_mib = {1, 16, 64, 256};
   int reps_override = 0;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--chunk") {
-      options.ring_chunk_bytes = std::stoul(value);
-    } else if (key == "--spin-us") {
-      options.poll_spin_us = std::stod(value);
-    } else if (key == "--max-sleep-us") {
-      options.poll_max_sleep_us = std::stod(value);
-    } else if (key == "--reps") {
-      reps_override = std::stoi(value);
-    } else if (key == "--sizes-mib") {
-      sizes_mib.clear();
-      std::stringstream ss(value);
-      for (std::string item; std::getline(ss, item, ',');) sizes_mib.push_back(std::stoul(item));
-    } else {
-      std::fprintf(stderr, "allreduce_bench: unknown flag %s\n", key.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"allreduce_bench: the ring against MPI_Allreduce"};
+  app.add_option("--chunk", options.ring_chunk_bytes);
+  app.add_option("--spin-us", options.poll_spin_us);
+  app.add_option("--max-sleep-us", options.poll_max_sleep_us);
+  app.add_option("--reps", reps_override);
+  app.add_option("--sizes-mib", sizes_mib)->delimiter(',');
+  CLI11_PARSE(app, argc, argv);
   auto init = MpiWorld::init(options);
   if (!init.ok()) {
     std::fprintf(stderr, "allreduce_bench: %s\n", init.status().to_string().c_str());

@@ -7,10 +7,11 @@
 // a verified load does; zerotrain's load also checksums every piece and copies the bytes
 // into the trainer's arenas). One JSON line with medians.
 //   checkpoint_bench [--dir D] [--reps R] [--threads P]
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -60,11 +61,11 @@ void check(const zt::Status& s) {
 int main(int argc, char** argv) {
   std::string dir = "/tmp/zt_checkpoint_bench";
   int reps = 3, threads = 2;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--dir") == 0) dir = argv[i + 1];
-    if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--threads") == 0) threads = std::atoi(argv[i + 1]);
-  }
+  CLI::App app{"checkpoint_bench: times checkpoint save and load"};
+  app.add_option("--dir", dir);
+  app.add_option("--reps", reps);
+  app.add_option("--threads", threads);
+  CLI11_PARSE(app, argc, argv);
   zt::set_num_threads(threads);
   zt::TrainerOptions o;
   o.model = zt::GptConfig::gpt2_small();

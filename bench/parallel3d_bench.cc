@@ -5,6 +5,8 @@
 // the ideal (S-1)/(M+S-1), activation bytes and peak RSS. Used by bench/parallel3d.sh.
 //   [mpirun -np N] parallel3d_bench [--tp P] [--pp P] [--micro B] [--accum M] [--seq T]
 //       [--steps K] [--ckpt 0|1] [--schedule 1f1b|gpipe] [--layers L] [--embd C] [--heads H]
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -20,24 +22,19 @@
 int main(int argc, char** argv) {
   int tp = 1, pp = 1, micro = 4, accum = 1, seq = 64, steps = 3, ckpt = 0, layers = 12, embd = 768, heads = 12;
   std::string schedule = "1f1b";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--tp") tp = std::atoi(v.c_str());
-    else if (k == "--pp") pp = std::atoi(v.c_str());
-    else if (k == "--micro") micro = std::atoi(v.c_str());
-    else if (k == "--accum") accum = std::atoi(v.c_str());
-    else if (k == "--seq") seq = std::atoi(v.c_str());
-    else if (k == "--steps") steps = std::atoi(v.c_str());
-    else if (k == "--ckpt") ckpt = std::atoi(v.c_str());
-    else if (k == "--schedule") schedule = v;
-    else if (k == "--layers") layers = std::atoi(v.c_str());
-    else if (k == "--embd") embd = std::atoi(v.c_str());
-    else if (k == "--heads") heads = std::atoi(v.c_str());
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"parallel3d_bench: times one parallel layout of GPT-2"};
+  app.add_option("--tp", tp);
+  app.add_option("--pp", pp);
+  app.add_option("--micro", micro);
+  app.add_option("--accum", accum);
+  app.add_option("--seq", seq);
+  app.add_option("--steps", steps);
+  app.add_option("--ckpt", ckpt);
+  app.add_option("--schedule", schedule)->check(CLI::IsMember({"1f1b", "gpipe"}));
+  app.add_option("--layers", layers);
+  app.add_option("--embd", embd);
+  app.add_option("--heads", heads);
+  CLI11_PARSE(app, argc, argv);
   std::unique_ptr<zt::MpiWorld> world;
   zt::ParallelGroups groups;
   int size = 1, rank = 0;
@@ -71,10 +68,8 @@ int main(int argc, char** argv) {
   std::vector<double> times, bubbles;
   double comm_s = 0.0;
   for (int s = 0; s < steps + 1; ++s) {
-    std::vector<zt::testing::SyntheticBatch> data;
-    std::vector<zt::MicroBatch> mbs;
-    for (int m = 0; m < accum; ++m) data.push_back(zt::testing::synthetic_micro_batch(50257, seq, micro, accum, dp_rank, grid.dp(), s, m, 5));
-    for (const auto& d : data) mbs.push_back({d.tokens.data(), d.targets.data()});
+    const zt::testing::SyntheticStep data = zt::testing::synthetic_step(50257, seq, micro, accum, dp_rank, grid.dp(), s, 5);
+    const std::vector<zt::MicroBatch> mbs = data.micro_batches();
     for (zt::ProcessGroup* g : {groups.dp, groups.pp, groups.tp, groups.tied}) {
       if (g != nullptr) g->reset_stats();
     }

@@ -8,6 +8,8 @@
 //   mpirun -np N ps_bench --impl ps|allreduce [--mode sync|async|bounded] [--staleness K]
 //       [--servers S] [--steps K] [--batch B] [--seq T] [--layers L] [--heads H] [--embd C]
 //       [--vocab V] [--bucket E] [--slow-rank R] [--slow-ms D]
+#include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -37,9 +39,9 @@ int fail(const zt::Status& s) {
   return 1;
 }
 
-int run_allreduce(const Args& a, zt::MpiWorld& mpi) {
-  zt::ProcessGroup& dp = mpi.world();
-  zt::TrainerOptions o;
+// The same model and optimisation for both implementations.
+zt::GptTrainingOptions training_options(const Args& a) {
+  zt::GptTrainingOptions o;
   o.model.n_layer = a.layers;
   o.model.n_head = a.heads;
   o.model.n_embd = a.embd;
@@ -48,6 +50,13 @@ int run_allreduce(const Args& a, zt::MpiWorld& mpi) {
   o.micro_batch = a.batch;
   o.seq_len = a.seq;
   o.schedule.base_lr = 1e-4;
+  return o;
+}
+
+int run_allreduce(const Args& a, zt::MpiWorld& mpi) {
+  zt::ProcessGroup& dp = mpi.world();
+  zt::TrainerOptions o;
+  static_cast<zt::GptTrainingOptions&>(o) = training_options(a);
   o.zero.reduce_bucket_elems = static_cast<size_t>(a.bucket);
   auto created = zt::Trainer::create(o, &dp);
   if (!created.ok()) return fail(created.status());
@@ -75,29 +84,22 @@ int run_allreduce(const Args& a, zt::MpiWorld& mpi) {
 int run_ps(const Args& a, zt::MpiWorld& mpi, const zt::CommOptions& co) {
   zt::PsOptions po;
   po.servers = a.servers;
-  po.mode = a.mode == "async" ? zt::PsMode::kAsync : a.mode == "bounded" ? zt::PsMode::kBounded : zt::PsMode::kSync;
+  po.mode = zt::ps_mode_from_name(a.mode).value();  // checked by --mode
   po.staleness = a.staleness;
   po.bucket_elems = static_cast<size_t>(a.bucket);
   po.deadline_s = 120.0;
   po.slow_worker_rank = a.slow_rank;
   po.slow_worker_delay_ms = a.slow_ms;
   zt::PsModelOptions mo;
-  mo.model.n_layer = a.layers;
-  mo.model.n_head = a.heads;
-  mo.model.n_embd = a.embd;
-  mo.model.vocab_size = a.vocab;
-  mo.model.n_positions = a.seq;
-  mo.micro_batch = a.batch;
-  mo.seq_len = a.seq;
-  mo.schedule.base_lr = 1e-4;
+  static_cast<zt::GptTrainingOptions&>(mo) = training_options(a);
   auto groups = zt::make_ps_groups(mpi, po, co);
   if (!groups.ok()) return fail(groups.status());
   const int W = groups->ps->size() - a.servers;
   zt::testing::SyntheticBatch data;
   zt::PsWorkerHooks hooks;
-  hooks.unit_batches = [&](int64_t unit) -> zt::StatusOr<std::vector<zt::WorkerBatch>> {
+  hooks.unit_batches = [&](int64_t unit) -> zt::StatusOr<std::vector<zt::MicroBatch>> {
     data = zt::testing::synthetic_micro_batch(a.vocab, a.seq, a.batch, 1, static_cast<int>(unit % W), W, unit / W, 0, 5);
-    return std::vector<zt::WorkerBatch>{{data.tokens.data(), data.targets.data()}};
+    return std::vector<zt::MicroBatch>{{data.tokens.data(), data.targets.data()}};
   };
   auto result = zt::run_ps_rank(mo, po, groups.value(), a.steps, &hooks, false);
   if (!result.ok()) zt::abort_ps_job(result.status());
@@ -116,27 +118,22 @@ int run_ps(const Args& a, zt::MpiWorld& mpi, const zt::CommOptions& co) {
 
 int main(int argc, char** argv) {
   Args a;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--impl") a.impl = v;
-    else if (k == "--mode") a.mode = v;
-    else if (k == "--staleness") a.staleness = std::atol(v.c_str());
-    else if (k == "--servers") a.servers = std::atoi(v.c_str());
-    else if (k == "--steps") a.steps = std::atoi(v.c_str());
-    else if (k == "--batch") a.batch = std::atoi(v.c_str());
-    else if (k == "--seq") a.seq = std::atoi(v.c_str());
-    else if (k == "--layers") a.layers = std::atoi(v.c_str());
-    else if (k == "--heads") a.heads = std::atoi(v.c_str());
-    else if (k == "--embd") a.embd = std::atoi(v.c_str());
-    else if (k == "--vocab") a.vocab = std::atoi(v.c_str());
-    else if (k == "--bucket") a.bucket = std::atol(v.c_str());
-    else if (k == "--slow-rank") a.slow_rank = std::atoi(v.c_str());
-    else if (k == "--slow-ms") a.slow_ms = std::atof(v.c_str());
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"ps_bench: times parameter-server or all-reduce training"};
+  app.add_option("--impl", a.impl)->check(CLI::IsMember({"ps", "allreduce"}));
+  app.add_option("--mode", a.mode)->check(CLI::IsMember({"sync", "async", "bounded"}));
+  app.add_option("--staleness", a.staleness);
+  app.add_option("--servers", a.servers);
+  app.add_option("--steps", a.steps);
+  app.add_option("--batch", a.batch);
+  app.add_option("--seq", a.seq);
+  app.add_option("--layers", a.layers);
+  app.add_option("--heads", a.heads);
+  app.add_option("--embd", a.embd);
+  app.add_option("--vocab", a.vocab);
+  app.add_option("--bucket", a.bucket);
+  app.add_option("--slow-rank", a.slow_rank);
+  app.add_option("--slow-ms", a.slow_ms);
+  CLI11_PARSE(app, argc, argv);
   zt::CommOptions co;
   auto mpi = zt::MpiWorld::init(co);
   if (!mpi.ok()) return fail(mpi.status());

@@ -3,6 +3,8 @@
 // shape in PyTorch alternately and computes the ratios.
 //   train_step_bench --layers L --heads H --embd C --vocab V --batch B --seq T
 //                    [--steps N] [--warmup W] [--threads P] [--positions P]
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -28,25 +30,19 @@ int main(int argc, char** argv) {
   zt::TrainerOptions o;
   int steps = 5, warmup = 1, threads = 2;
   o.model.n_positions = 1024;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    const int v = std::atoi(argv[i + 1]);
-    if (k == "--layers") o.model.n_layer = v;
-    else if (k == "--heads") o.model.n_head = v;
-    else if (k == "--embd") o.model.n_embd = v;
-    else if (k == "--vocab") o.model.vocab_size = v;
-    else if (k == "--positions") o.model.n_positions = v;
-    else if (k == "--batch") o.micro_batch = v;
-    else if (k == "--seq") o.seq_len = v;
-    else if (k == "--steps") steps = v;
-    else if (k == "--warmup") warmup = v;
-    else if (k == "--threads") threads = v;
-    else if (k == "--padded-vocab") o.model.padded_vocab_size = v;
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"train_step_bench: times zerotrain training steps"};
+  app.add_option("--layers", o.model.n_layer);
+  app.add_option("--heads", o.model.n_head);
+  app.add_option("--embd", o.model.n_embd);
+  app.add_option("--vocab", o.model.vocab_size);
+  app.add_option("--positions", o.model.n_positions);
+  app.add_option("--batch", o.micro_batch);
+  app.add_option("--seq", o.seq_len);
+  app.add_option("--steps", steps);
+  app.add_option("--warmup", warmup);
+  app.add_option("--threads", threads);
+  app.add_option("--padded-vocab", o.model.padded_vocab_size);
+  CLI11_PARSE(app, argc, argv);
   zt::set_num_threads(threads);
   o.schedule.base_lr = 1e-4;
   auto created = zt::Trainer::create(o);

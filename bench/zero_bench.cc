@@ -5,10 +5,11 @@
 // bench/zero.sh and bench/zero_memory.sh.
 //   mpirun -np N zero_bench --stage S [--batch B] [--seq T] [--steps K] [--warmup W]
 //       [--layers L] [--heads H] [--embd C] [--vocab V] [--bucket E] [--prefetch E] [--algo ring|mpi]
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -22,26 +23,20 @@ int main(int argc, char** argv) {
   int stage = 0, batch = 4, seq = 64, steps = 4, warmup = 1, layers = 12, heads = 12, embd = 768, vocab = 50257;
   long bucket = 6'250'000, prefetch = 50'000'000;
   std::string algo = "ring";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    const long v = std::atol(argv[i + 1]);
-    if (k == "--algo") algo = argv[i + 1];
-    else if (k == "--stage") stage = static_cast<int>(v);
-    else if (k == "--batch") batch = static_cast<int>(v);
-    else if (k == "--seq") seq = static_cast<int>(v);
-    else if (k == "--steps") steps = static_cast<int>(v);
-    else if (k == "--warmup") warmup = static_cast<int>(v);
-    else if (k == "--layers") layers = static_cast<int>(v);
-    else if (k == "--heads") heads = static_cast<int>(v);
-    else if (k == "--embd") embd = static_cast<int>(v);
-    else if (k == "--vocab") vocab = static_cast<int>(v);
-    else if (k == "--bucket") bucket = v;
-    else if (k == "--prefetch") prefetch = v;
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"zero_bench: times data-parallel GPT training at one ZeRO stage"};
+  app.add_option("--algo", algo)->check(CLI::IsMember({"ring", "mpi"}));
+  app.add_option("--stage", stage);
+  app.add_option("--batch", batch);
+  app.add_option("--seq", seq);
+  app.add_option("--steps", steps);
+  app.add_option("--warmup", warmup);
+  app.add_option("--layers", layers);
+  app.add_option("--heads", heads);
+  app.add_option("--embd", embd);
+  app.add_option("--vocab", vocab);
+  app.add_option("--bucket", bucket);
+  app.add_option("--prefetch", prefetch);
+  CLI11_PARSE(app, argc, argv);
   zt::CommOptions co;
   co.algorithm = algo == "ring" ? zt::CommAlgorithm::kRing : zt::CommAlgorithm::kMpi;
   auto world = zt::MpiWorld::init(co);

@@ -64,16 +64,8 @@ StatusOr<ZtConfig> load_ps_config(const TrainCommandArgs& a, int world) {
 
 PsModelOptions ps_model_options(const ZtConfig& c) {
   PsModelOptions o;
-  o.model = c.model;
-  o.micro_batch = static_cast<int>(c.batch.micro_batch);
-  o.seq_len = c.data.seq_len;
+  static_cast<GptTrainingOptions&>(o) = gpt_training_options(c);
   o.grad_accum = static_cast<int>(c.batch.grad_accum);
-  o.optimizer = c.optimizer;
-  o.adamw = c.adamw;
-  o.sgd = c.sgd;
-  o.schedule = c.schedule;
-  o.gradient_clipping = c.gradient_clipping;
-  o.seed = c.training.seed;
   return o;
 }
 
@@ -81,19 +73,13 @@ PsOptions ps_options(const ZtConfig& c) {
   const ParameterServerConfig& p = c.parameter_server;
   PsOptions o;
   o.servers = p.servers;
-  o.mode = p.mode == "async" ? PsMode::kAsync : p.mode == "bounded" ? PsMode::kBounded : PsMode::kSync;
+  o.mode = ps_mode_from_name(p.mode).value();  // parse_config allowed only these names
   o.staleness = p.staleness;
   o.bucket_elems = static_cast<size_t>(p.bucket_size > 0 ? p.bucket_size : c.zero.reduce_bucket_size);
   o.deadline_s = p.deadline_s > 0 ? p.deadline_s : c.parallel.comm_timeout_s;
   o.slow_worker_rank = p.slow_worker_rank;
   o.slow_worker_delay_ms = p.slow_worker_delay_ms;
   return o;
-}
-
-std::vector<WorkerBatch> as_worker_batches(const std::vector<Batch>& batches) {
-  std::vector<WorkerBatch> out;
-  for (const Batch& b : batches) out.push_back({b.tokens.data(), b.targets.data()});
-  return out;
 }
 
 }  // namespace
@@ -156,10 +142,10 @@ int run_param_server_train(const TrainCommandArgs& args) {
                        static_cast<int>(cfg.batch.grad_accum));
   std::vector<Batch> unit_storage;
   PsWorkerHooks hooks;
-  hooks.unit_batches = [&](int64_t unit) -> StatusOr<std::vector<WorkerBatch>> {
+  hooks.unit_batches = [&](int64_t unit) -> StatusOr<std::vector<MicroBatch>> {
     unit_storage.clear();
     for (int m = 0; m < cfg.batch.grad_accum; ++m) unit_storage.push_back(sampler.micro_batch(unit / W, unit % W, m));
-    return as_worker_batches(unit_storage);
+    return as_micro_batches(unit_storage);
   };
   const int64_t print_every = cfg.steps_per_print > 0 ? cfg.steps_per_print : std::max<int64_t>(1, tc.steps / 20);
   Progress progress(tc.steps, print_every, false);
@@ -173,7 +159,7 @@ int run_param_server_train(const TrainCommandArgs& args) {
     const double elapsed = clock.seconds();
     progress.update({g, st.loss, st.server0.lr, st.server0.grad_norm, g * tokens_per_step / elapsed, -1.0}, elapsed);
   };
-  hooks.validation = as_worker_batches(val_batches);
+  hooks.validation = as_micro_batches(val_batches);
   auto result = run_ps_rank(ps_model_options(cfg), pso, groups.value(), tc.steps, &hooks, lead_worker);
   if (!result.ok()) abort_ps_job(result.status());
   if (lead_worker) progress.finish();

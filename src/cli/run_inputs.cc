@@ -56,6 +56,20 @@ StatusOr<RunData> open_datasets(const ZtConfig& cfg) {
   return d;
 }
 
+GptTrainingOptions gpt_training_options(const ZtConfig& c) {
+  GptTrainingOptions o;
+  o.model = c.model;
+  o.micro_batch = static_cast<int>(c.batch.micro_batch);
+  o.seq_len = c.data.seq_len;
+  o.optimizer = c.optimizer;
+  o.adamw = c.adamw;
+  o.sgd = c.sgd;
+  o.schedule = c.schedule;
+  o.gradient_clipping = c.gradient_clipping;
+  o.seed = c.training.seed;
+  return o;
+}
+
 std::vector<MicroBatch> as_micro_batches(const std::vector<Batch>& batches) {
   std::vector<MicroBatch> out;
   for (const Batch& b : batches) out.push_back({b.tokens.data(), b.targets.data()});

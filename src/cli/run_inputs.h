@@ -1,6 +1,6 @@
 // What every training command (all-reduce, parameter server) reads before it runs and
 // prints when it ends: the configuration JSON (a file or the built-in demo, plus --set
-// overrides), the tokenizer, the train and validation token files (the demo corpus
+// overrides) and the model and optimisation it describes, the tokenizer, the train and validation token files (the demo corpus
 // prepared on first use), and the closing sample. Errors are the user's input.
 #pragma once
 
@@ -14,7 +14,7 @@
 #include "core/status.h"
 #include "data/dataset.h"
 #include "data/tokenizer.h"
-#include "engine/trainer.h"
+#include "nn/gpt_training.h"
 
 namespace zt {
 
@@ -36,6 +36,9 @@ struct RunData {
 // Opens cfg.data's splits (after prepare_inputs, and after any barrier that makes the
 // demo files visible to every rank).
 StatusOr<RunData> open_datasets(const ZtConfig& cfg);
+
+// The model, batch shape, optimizer, schedule, clipping and seed of a resolved configuration.
+GptTrainingOptions gpt_training_options(const ZtConfig& cfg);
 
 std::vector<MicroBatch> as_micro_batches(const std::vector<Batch>& batches);
 

@@ -49,15 +49,7 @@ StatusOr<ZtConfig> load_run_config(const TrainCommandArgs& a, int world) {
 
 TrainerOptions trainer_options(const ZtConfig& c) {
   TrainerOptions o;
-  o.model = c.model;
-  o.micro_batch = static_cast<int>(c.batch.micro_batch);
-  o.seq_len = c.data.seq_len;
-  o.optimizer = c.optimizer;
-  o.adamw = c.adamw;
-  o.sgd = c.sgd;
-  o.schedule = c.schedule;
-  o.gradient_clipping = c.gradient_clipping;
-  o.seed = c.training.seed;
+  static_cast<GptTrainingOptions&>(o) = gpt_training_options(c);
   o.zero.stage = static_cast<ZeroStage>(c.zero.stage);
   o.zero.reduce_bucket_elems = static_cast<size_t>(c.zero.reduce_bucket_size);
   o.zero.allgather_bucket_elems = static_cast<size_t>(c.zero.allgather_bucket_size);

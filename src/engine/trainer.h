@@ -22,6 +22,7 @@
 #include "comm/process_group.h"
 #include "core/status.h"
 #include "nn/gpt_model.h"
+#include "nn/gpt_training.h"
 #include "optim/adamw.h"
 #include "optim/lr_schedule.h"
 #include "optim/optimizer.h"
@@ -44,16 +45,7 @@ struct ZeroOptions {
   size_t persistence_threshold = 100'000;       // stage3_param_persistence_threshold
 };
 
-struct TrainerOptions {
-  GptConfig model;
-  int micro_batch = 4;         // sequences per micro-batch on this rank
-  int seq_len = 64;            // tokens per sequence
-  OptimizerKind optimizer = OptimizerKind::kAdamW;
-  AdamWOptions adamw;
-  SgdOptions sgd;
-  LrScheduleOptions schedule;  // schedule.base_lr is the optimizer's lr
-  double gradient_clipping = 1.0;  // max global norm; 0 disables (DeepSpeed's default is 1.0)
-  uint64_t seed = 1234;
+struct TrainerOptions : GptTrainingOptions {
   ZeroOptions zero;
   // Model parallelism: this rank's part of the model (pipeline stage, tensor-parallel
   // slice) and how its pipeline runs. Default: the whole model.
@@ -62,12 +54,6 @@ struct TrainerOptions {
   int micro_batches = 1;         // per step on this rank (pipeline slots are sized from it)
   std::vector<bool> checkpoint;  // per global block: activation checkpointing
   bool partition_activations = false;
-};
-
-// One micro-batch: micro_batch x seq_len inputs and targets (-1 = ignore).
-struct MicroBatch {
-  const int32_t* tokens;
-  const int32_t* targets;
 };
 
 struct StepStats {

@@ -88,11 +88,8 @@ Status train_and_save(const Layout& l, int steps, const std::string& dir, std::v
   return on_layout(l, [&](Trainer& t, int rank) -> Status {
     const int dp_rank = grid.coord(rank).dp, A = 4 / l.dp;
     for (int step = 0; step < steps; ++step) {
-      std::vector<testing::SyntheticBatch> data;
-      std::vector<MicroBatch> mbs;
-      for (int m = 0; m < A; ++m) data.push_back(testing::synthetic_micro_batch(kVocab, 8, 2, A, dp_rank, l.dp, step, m, 5));
-      for (const auto& d : data) mbs.push_back({d.tokens.data(), d.targets.data()});
-      ZT_RETURN_IF_ERROR(t.step(mbs).status());
+      const testing::SyntheticStep data = testing::synthetic_step(kVocab, 8, 2, A, dp_rank, l.dp, step, 5);
+      ZT_RETURN_IF_ERROR(t.step(data.micro_batches()).status());
     }
     if (gathered != nullptr && l.pp == 1 && l.tp == 1) {
       std::vector<float> full(t.param_table().numel());

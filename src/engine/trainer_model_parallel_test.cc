@@ -73,13 +73,8 @@ Result train(const Layout3D& s, int steps) {
     ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(o, &groups));
     const int dp_rank = grid.coord(rank).dp;
     for (int step = 0; step < steps; ++step) {
-      std::vector<testing::SyntheticBatch> data;
-      std::vector<MicroBatch> mbs;
-      for (int m = 0; m < s.micro_batches; ++m) {
-        data.push_back(testing::synthetic_micro_batch(kVocab, 8, 2, s.micro_batches, dp_rank, s.dp, step, m, 11));
-      }
-      for (const auto& d : data) mbs.push_back({d.tokens.data(), d.targets.data()});
-      ZT_ASSIGN_OR_RETURN(StepStats stats, t->step(mbs));
+      const testing::SyntheticStep data = testing::synthetic_step(kVocab, 8, 2, s.micro_batches, dp_rank, s.dp, step, 11);
+      ZT_ASSIGN_OR_RETURN(StepStats stats, t->step(data.micro_batches()));
       if (rank == 0) {
         std::lock_guard<std::mutex> lock(mu);
         r.losses.push_back(stats.loss);

@@ -50,12 +50,9 @@ std::vector<RankResult> train(int N, ZeroStage stage, int accum, int steps) {
     ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(tiny(stage), group.get()));
     RankResult& r = out[static_cast<size_t>(rank)];
     for (int step = 0; step < steps; ++step) {
-      std::vector<testing::SyntheticBatch> data;
-      std::vector<MicroBatch> mbs;
-      for (int m = 0; m < accum; ++m) data.push_back(testing::synthetic_micro_batch(61, 8, 2, accum, rank, N, step, m, 3));
-      for (const auto& d : data) mbs.push_back({d.tokens.data(), d.targets.data()});
+      const testing::SyntheticStep data = testing::synthetic_step(61, 8, 2, accum, rank, N, step, 3);
       if (step == 1) group->reset_stats();
-      ZT_ASSIGN_OR_RETURN(StepStats st, t->step(mbs));
+      ZT_ASSIGN_OR_RETURN(StepStats st, t->step(data.micro_batches()));
       if (step == 1) {
         r.step_bytes = group->stats().total_logical_bytes();
         r.hidden = group->stats().hidden_fraction();

@@ -1,15 +1,19 @@
 // Test helpers for tests that run zerotrain's programs: where the test binary's sibling
 // executables are (drivers, the zerotrain CLI), the mpirun prefix every multi-rank test
-// uses (root allowed, oversubscribed, shared memory only, one thread per rank), and a
-// shell run that captures the combined output. Header-only, tests only.
+// uses (root allowed, oversubscribed, shared memory only, one thread per rank), a shell
+// run that captures the combined output, and readers for what the training drivers
+// write: "step N loss <hex float>" lines and raw float files. Header-only, tests only.
 #pragma once
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace zt::testing {
 
@@ -39,6 +43,34 @@ inline int run_logged(const std::string& command, const std::string& log, std::s
   const int status = std::system((command + " > " + log + " 2>&1").c_str());
   *output = read_text(log);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The losses of the "step N loss <hex float> ..." lines of `log`, as printed.
+inline std::vector<std::string> step_loss_hex(const std::string& log) {
+  std::vector<std::string> out;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    char hex[64];
+    int step;
+    if (std::sscanf(line.c_str(), "step %d loss %63s", &step, hex) == 2) out.push_back(hex);
+  }
+  return out;
+}
+
+inline std::vector<double> step_losses(const std::string& log) {
+  std::vector<double> out;
+  for (const std::string& hex : step_loss_hex(log)) out.push_back(std::strtod(hex.c_str(), nullptr));
+  return out;
+}
+
+// The floats of a raw native-endian file (a driver's --out); empty if it is missing.
+inline std::vector<float> read_floats(const std::string& path) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return {};
+  std::vector<float> out(static_cast<size_t>(f.tellg()) / sizeof(float));
+  f.seekg(0);
+  f.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size() * sizeof(float)));
+  return out;
 }
 
 }  // namespace zt::testing

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "nn/gpt_training.h"
 
 namespace zt::testing {
 
@@ -19,7 +20,6 @@ struct SyntheticBatch {
 
 inline SyntheticBatch synthetic_micro_batch(int vocab, int seq, int micro, int accum, int world_rank_in_dp, int dp,
                                             int64_t step, int m, uint64_t seed) {
-  (void)dp;
   SyntheticBatch b;
   const int64_t G = static_cast<int64_t>(micro) * accum * dp;
   for (int j = 0; j < micro; ++j) {
@@ -35,6 +35,26 @@ inline SyntheticBatch synthetic_micro_batch(int vocab, int seq, int micro, int a
     }
   }
   return b;
+}
+
+// A rank's `accum` micro-batches of one step, with views of them for Trainer::step and the
+// parameter-server worker (valid while this SyntheticStep lives unchanged).
+struct SyntheticStep {
+  std::vector<SyntheticBatch> data;
+  std::vector<MicroBatch> micro_batches() const {
+    std::vector<MicroBatch> out;
+    for (const SyntheticBatch& d : data) out.push_back({d.tokens.data(), d.targets.data()});
+    return out;
+  }
+};
+
+inline SyntheticStep synthetic_step(int vocab, int seq, int micro, int accum, int world_rank_in_dp, int dp, int64_t step,
+                                    uint64_t seed) {
+  SyntheticStep s;
+  for (int m = 0; m < accum; ++m) {
+    s.data.push_back(synthetic_micro_batch(vocab, seq, micro, accum, world_rank_in_dp, dp, step, m, seed));
+  }
+  return s;
 }
 
 }  // namespace zt::testing

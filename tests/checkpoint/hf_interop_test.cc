@@ -98,12 +98,7 @@ TEST(HfInterop, ImportRefusesWhatItCannotRepresent) {
   char tmpl[] = "/tmp/zt_hf_XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;
-  GptConfig c;
-  c.n_layer = 1;
-  c.n_head = 2;
-  c.n_embd = 8;
-  c.vocab_size = 11;
-  c.n_positions = 4;
+  const GptConfig c{.n_layer = 1, .n_head = 2, .n_embd = 8, .vocab_size = 11, .n_positions = 4};
   GptModel model(c, 1, 4);
   std::vector<float> params(model.param_table().numel(), 0.5f);
   ASSERT_TRUE(export_hf_gpt2(c, model.param_table(), params.data(), dir + "/ok").ok());

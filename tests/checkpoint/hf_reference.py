@@ -31,6 +31,10 @@ except ImportError as e:
     print(f"hf_reference.py: {e}; install Debian's python3-torch and python3-numpy", file=sys.stderr)
     sys.exit(3)
 
+# The writer is shared with the PyTorch oracle; the strict reader below (read_strict) is this file's own.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oracle"))
+from gpt2_reference import write_safetensors  # noqa: E402
+
 
 def fail(msg):
     print(f"hf_reference.py: {msg}", file=sys.stderr)
@@ -80,19 +84,6 @@ def read_strict(path, dtypes=("F32",)):
     if base + cursor != len(blob):
         fail(f"{path}: tensors end at {base + cursor}, file has {len(blob)} bytes")
     return out, meta
-
-
-def write_safetensors(path, tensors, metadata):
-    header, offset, chunks = {"__metadata__": metadata}, 0, []
-    for name in sorted(tensors):
-        a = np.ascontiguousarray(tensors[name], dtype=np.float32)
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
-        chunks.append(a.tobytes())
-        offset += a.nbytes
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(chunks))
 
 
 def expected_shapes(cfg):

@@ -12,14 +12,11 @@
 #include <algorithm>
 #include <string>
 
+#include "testing/launch.h"
+
 namespace {
 
-std::string binary() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  std::string exe(buf, n > 0 ? static_cast<size_t>(n) : 0);
-  return exe.substr(0, exe.rfind('/')) + "/zerotrain";
-}
+std::string binary() { return zt::testing::binary_dir() + "/zerotrain"; }
 
 struct CliRun {
   int code;
@@ -40,13 +37,7 @@ class Cli : public ::testing::Test {
     const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
     const int status = std::system(("cd " + dir_ + " && OMP_NUM_THREADS=1 " + binary() + " " + args + " >" + out +
                                     " 2>" + err).c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  }
-  static std::string slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, zt::testing::read_text(out), zt::testing::read_text(err)};
   }
   void write(const std::string& name, const std::string& text) { std::ofstream(dir_ + "/" + name) << text; }
   void expect_config_error(const std::string& json, const std::string& message) {
@@ -135,7 +126,7 @@ TEST_F(Cli, PrepareTrainSampleEval) {
   EXPECT_NE(r.out.find("val loss"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("forward:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--- sample"), std::string::npos) << r.out;
-  const std::string csv = slurp(dir_ + "/out/metrics.csv");
+  const std::string csv = zt::testing::read_text(dir_ + "/out/metrics.csv");
   EXPECT_EQ(csv.rfind("step,loss,val_loss,lr,grad_norm,tokens_per_s,forward_ms,backward_ms,optimizer_ms,loss_hex\n", 0), 0u);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);
   r = run("sample out/checkpoints --prompt 'the ' --max-tokens 10 --seed 3");
@@ -150,7 +141,7 @@ TEST_F(Cli, PrepareTrainSampleEval) {
   r = run("train --config run.json --set training.steps=8 --resume out/checkpoints");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("resumed from out/checkpoints/global_step6 at step 6"), std::string::npos) << r.out;
-  const std::string csv2 = slurp(dir_ + "/out/metrics.csv");
+  const std::string csv2 = zt::testing::read_text(dir_ + "/out/metrics.csv");
   EXPECT_EQ(std::count(csv2.begin(), csv2.end(), '\n'), 9);
 }
 

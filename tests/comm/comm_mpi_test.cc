@@ -21,18 +21,15 @@
 #include <thread>
 #include <vector>
 
+#include "testing/launch.h"
+
 namespace {
 
 double epoch_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string driver_path() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  const std::string exe(buf, n > 0 ? static_cast<size_t>(n) : 0);
-  return exe.substr(0, exe.rfind('/')) + "/zt_comm_driver";
-}
+std::string driver_path() { return zt::testing::binary_dir() + "/zt_comm_driver"; }
 
 bool have_mpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
 
@@ -126,10 +123,7 @@ class CommMpi : public ::testing::Test {
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     run.exited = WIFEXITED(status);
     run.code = WIFEXITED(status) ? WEXITSTATUS(status) : (WIFSIGNALED(status) ? WTERMSIG(status) : -1);
-    std::ifstream f(out_path_);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    run.output = ss.str();
+    run.output = zt::testing::read_text(out_path_);
     return run;
   }
 

@@ -39,38 +39,19 @@ RunResult run(const std::string& launcher, const std::string& args, const std::s
   const std::string dir = ::testing::TempDir();
   const std::string out = dir + "zt_dp_" + tag + ".bin", log = dir + "zt_dp_" + tag + ".log";
   const std::string cmd = launcher + zt::testing::binary_dir() + std::string("/zt_dp_train --steps ") + std::to_string(kSteps) +
-                          " --out " + out + " " + args + " > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
+                          " --out " + out + " " + args;
   RunResult r;
-  std::ifstream lf(log);
-  std::stringstream ss;
-  ss << lf.rdbuf();
-  r.log = ss.str();
+  const int rc = zt::testing::run_logged(cmd, log, &r.log);
   EXPECT_EQ(rc, 0) << cmd << "\n" << r.log;
-  std::istringstream lines(r.log);
-  std::string line;
-  while (std::getline(lines, line)) {
-    char hex[64];
-    int step;
-    if (std::sscanf(line.c_str(), "step %d loss %63s", &step, hex) == 2) r.losses.push_back(std::strtod(hex, nullptr));
-  }
-  std::ifstream pf(out, std::ios::binary);
-  pf.seekg(0, std::ios::end);
-  r.params.resize(static_cast<size_t>(pf.tellg()) / sizeof(float));
-  pf.seekg(0);
-  pf.read(reinterpret_cast<char*>(r.params.data()), static_cast<std::streamsize>(r.params.size() * sizeof(float)));
+  r.losses = zt::testing::step_losses(r.log);
+  r.params = zt::testing::read_floats(out);
   return r;
 }
 
 // Elements of the key third of every attn.c_attn.bias (tiny model: 2 layers, C = 32).
 std::vector<bool> key_bias_mask(size_t numel) {
-  zt::GptConfig c;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.n_embd = 32;
-  c.vocab_size = 97;
-  c.n_positions = 8;
-  const zt::ParamTable t = zt::build_gpt_param_table(c);
+  const zt::ParamTable t = zt::build_gpt_param_table(
+      zt::GptConfig{.n_layer = 2, .n_head = 4, .n_embd = 32, .vocab_size = 97, .n_positions = 8});
   std::vector<bool> mask(numel, false);
   for (const zt::TensorSpec& s : t.specs()) {
     if (s.name.find("attn.c_attn.bias") == std::string::npos) continue;

@@ -8,6 +8,8 @@
 //   --mode stop|kill --victim V --at S: a loop of all_reduces in which rank V raises
 //     SIGSTOP / SIGKILL before step S, printing "stopping itself at step S (t=<epoch s>)".
 //   --token X is ignored: it lets the test find these processes by their command line.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <csignal>
 #include <chrono>
@@ -252,19 +254,17 @@ int driver_main(int argc, char** argv) {
   size_t count = size_t{1} << 20;
   CommOptions options;
   options.timeout_s = 60.0;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--mode") mode = value;
-    else if (key == "--victim") victim = std::stoi(value);
-    else if (key == "--at") at = std::stoi(value);
-    else if (key == "--count") count = std::stoul(value);
-    else if (key == "--timeout") options.timeout_s = std::stod(value);
-    else if (key == "--algorithm") options.algorithm = value == "ring" ? CommAlgorithm::kRing : CommAlgorithm::kMpi;
-    else if (key != "--token") {
-      std::fprintf(stderr, "zt_comm_driver: unknown flag %s\n", key.c_str());
-      return 2;
-    }
-  }
+  std::string algorithm = "mpi", token;
+  CLI::App app{"zt_comm_driver: comm-layer checks and fault scenarios"};
+  app.add_option("--mode", mode);
+  app.add_option("--victim", victim);
+  app.add_option("--at", at);
+  app.add_option("--count", count);
+  app.add_option("--timeout", options.timeout_s);
+  app.add_option("--algorithm", algorithm)->check(CLI::IsMember({"mpi", "ring"}));
+  app.add_option("--token", token, "ignored: tells one test's processes apart");
+  CLI11_PARSE(app, argc, argv);
+  options.algorithm = algorithm == "ring" ? CommAlgorithm::kRing : CommAlgorithm::kMpi;
   if (!launched_by_mpi()) std::printf("zt_comm_driver: not under an MPI launcher; running as a world of one\n");
   auto world = MpiWorld::init(options);
   if (!world.ok()) {

@@ -7,9 +7,10 @@
 //               [--overlap 0|1] [--prefetch E] [--persist E] [--timeout S] [--lr X] [--out FILE]
 //               [--layers L] [--embd C] [--heads H] [--vocab V] [--padded V] [--seq T]
 //               [--tp P] [--pp P] [--schedule 1f1b|gpipe] [--ckpt 0|1] [--partition 0|1]
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -28,36 +29,31 @@ int main(int argc, char** argv) {
   int overlap = 1;
   double timeout = 60.0, lr = 1e-3;
   std::string algo = "mpi", out;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--stage") stage = std::atoi(v.c_str());
-    else if (k == "--accum") accum = std::atoi(v.c_str());
-    else if (k == "--micro") micro = std::atoi(v.c_str());
-    else if (k == "--steps") steps = std::atoi(v.c_str());
-    else if (k == "--algo") algo = v;
-    else if (k == "--bucket") bucket = std::atol(v.c_str());
-    else if (k == "--overlap") overlap = std::atoi(v.c_str());
-    else if (k == "--prefetch") prefetch = std::atol(v.c_str());
-    else if (k == "--persist") persist = std::atol(v.c_str());
-    else if (k == "--timeout") timeout = std::atof(v.c_str());
-    else if (k == "--lr") lr = std::atof(v.c_str());
-    else if (k == "--out") out = v;
-    else if (k == "--layers") layers = std::atoi(v.c_str());
-    else if (k == "--embd") embd = std::atoi(v.c_str());
-    else if (k == "--heads") heads = std::atoi(v.c_str());
-    else if (k == "--vocab") vocab = std::atoi(v.c_str());
-    else if (k == "--seq") seq = std::atoi(v.c_str());
-    else if (k == "--tp") tp = std::atoi(v.c_str());
-    else if (k == "--pp") pp = std::atoi(v.c_str());
-    else if (k == "--schedule") schedule = v;
-    else if (k == "--ckpt") ckpt = std::atoi(v.c_str());
-    else if (k == "--partition") partition = std::atoi(v.c_str());
-    else if (k == "--padded") padded = std::atoi(v.c_str());
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"zt_dp_train: trains a tiny GPT on synthetic data"};
+  app.add_option("--stage", stage);
+  app.add_option("--accum", accum);
+  app.add_option("--micro", micro);
+  app.add_option("--steps", steps);
+  app.add_option("--algo", algo)->check(CLI::IsMember({"mpi", "ring"}));
+  app.add_option("--bucket", bucket);
+  app.add_option("--overlap", overlap);
+  app.add_option("--prefetch", prefetch);
+  app.add_option("--persist", persist);
+  app.add_option("--timeout", timeout);
+  app.add_option("--lr", lr);
+  app.add_option("--out", out);
+  app.add_option("--layers", layers);
+  app.add_option("--embd", embd);
+  app.add_option("--heads", heads);
+  app.add_option("--vocab", vocab);
+  app.add_option("--seq", seq);
+  app.add_option("--tp", tp);
+  app.add_option("--pp", pp);
+  app.add_option("--schedule", schedule)->check(CLI::IsMember({"1f1b", "gpipe"}));
+  app.add_option("--ckpt", ckpt);
+  app.add_option("--partition", partition);
+  app.add_option("--padded", padded);
+  CLI11_PARSE(app, argc, argv);
   zt::CommOptions co;
   co.timeout_s = timeout;
   co.algorithm = algo == "ring" ? zt::CommAlgorithm::kRing : zt::CommAlgorithm::kMpi;
@@ -126,12 +122,9 @@ int main(int argc, char** argv) {
   const int rank = grid.coord(world_rank).dp, N = grid.dp();
   int64_t bytes_first_step = 0;
   for (int s = 0; s < steps; ++s) {
-    std::vector<zt::testing::SyntheticBatch> data;
-    std::vector<zt::MicroBatch> mbs;
-    for (int m = 0; m < accum; ++m) data.push_back(zt::testing::synthetic_micro_batch(vocab, seq, micro, accum, rank, N, s, m, 7));
-    for (const auto& d : data) mbs.push_back({d.tokens.data(), d.targets.data()});
+    const zt::testing::SyntheticStep data = zt::testing::synthetic_step(vocab, seq, micro, accum, rank, N, s, 7);
     if (s == 1) t.dp().reset_stats();
-    auto st = t.step(mbs);
+    auto st = t.step(data.micro_batches());
     if (!st.ok()) {
       std::fprintf(stderr, "rank %d: %s\n", rank, st.status().to_string().c_str());
       return 1;

@@ -11,6 +11,8 @@
 // that server before serving: the job must stop at the deadline with a message naming it.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -27,32 +29,27 @@ int main(int argc, char** argv) {
   int slow_rank = -1, stop_rank = -1, stop_at = -1;
   double deadline = 60.0, lr = 1e-3, slow_ms = 0.0;
   std::string mode = "sync", out;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--servers") servers = std::atoi(v.c_str());
-    else if (k == "--mode") mode = v;
-    else if (k == "--staleness") staleness = std::atol(v.c_str());
-    else if (k == "--accum") accum = std::atoi(v.c_str());
-    else if (k == "--micro") micro = std::atoi(v.c_str());
-    else if (k == "--steps") steps = std::atoi(v.c_str());
-    else if (k == "--bucket") bucket = std::atol(v.c_str());
-    else if (k == "--deadline") deadline = std::atof(v.c_str());
-    else if (k == "--lr") lr = std::atof(v.c_str());
-    else if (k == "--out") out = v;
-    else if (k == "--slow-rank") slow_rank = std::atoi(v.c_str());
-    else if (k == "--slow-ms") slow_ms = std::atof(v.c_str());
-    else if (k == "--stop-rank") stop_rank = std::atoi(v.c_str());
-    else if (k == "--stop-at") stop_at = std::atoi(v.c_str());
-    else if (k == "--layers") layers = std::atoi(v.c_str());
-    else if (k == "--embd") embd = std::atoi(v.c_str());
-    else if (k == "--heads") heads = std::atoi(v.c_str());
-    else if (k == "--vocab") vocab = std::atoi(v.c_str());
-    else if (k == "--seq") seq = std::atoi(v.c_str());
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"zt_ps_train: trains a tiny GPT with parameter servers on synthetic data"};
+  app.add_option("--servers", servers);
+  app.add_option("--mode", mode)->check(CLI::IsMember({"sync", "async", "bounded"}));
+  app.add_option("--staleness", staleness);
+  app.add_option("--accum", accum);
+  app.add_option("--micro", micro);
+  app.add_option("--steps", steps);
+  app.add_option("--bucket", bucket);
+  app.add_option("--deadline", deadline);
+  app.add_option("--lr", lr);
+  app.add_option("--out", out);
+  app.add_option("--slow-rank", slow_rank);
+  app.add_option("--slow-ms", slow_ms);
+  app.add_option("--stop-rank", stop_rank);
+  app.add_option("--stop-at", stop_at);
+  app.add_option("--layers", layers);
+  app.add_option("--embd", embd);
+  app.add_option("--heads", heads);
+  app.add_option("--vocab", vocab);
+  app.add_option("--seq", seq);
+  CLI11_PARSE(app, argc, argv);
   zt::CommOptions co;
   co.algorithm = zt::CommAlgorithm::kMpi;
   auto mpi = zt::MpiWorld::init(co);
@@ -62,7 +59,7 @@ int main(int argc, char** argv) {
   }
   zt::PsOptions po;
   po.servers = servers;
-  po.mode = mode == "async" ? zt::PsMode::kAsync : mode == "bounded" ? zt::PsMode::kBounded : zt::PsMode::kSync;
+  po.mode = zt::ps_mode_from_name(mode).value();  // checked by --mode
   po.staleness = staleness;
   po.bucket_elems = static_cast<size_t>(bucket);
   po.deadline_s = deadline;
@@ -83,23 +80,17 @@ int main(int argc, char** argv) {
   auto groups = zt::make_ps_groups(*mpi.value(), po, co);
   if (!groups.ok()) zt::abort_ps_job(groups.status());
   const int rank = groups->ps->rank(), W = groups->ps->size() - servers;
-  std::vector<zt::testing::SyntheticBatch> data;
+  zt::testing::SyntheticStep data;
   int units_done = 0;
   zt::PsWorkerHooks hooks;
-  hooks.unit_batches = [&](int64_t unit) -> zt::StatusOr<std::vector<zt::WorkerBatch>> {
+  hooks.unit_batches = [&](int64_t unit) -> zt::StatusOr<std::vector<zt::MicroBatch>> {
     if (rank == stop_rank && units_done == stop_at) {
       std::fprintf(stderr, "rank %d: stopping (test hook)\n", rank);
       while (true) ::pause();
     }
     ++units_done;
-    data.clear();
-    for (int m = 0; m < accum; ++m) {
-      data.push_back(zt::testing::synthetic_micro_batch(vocab, seq, micro, accum, static_cast<int>(unit % W), W,
-                                                        unit / W, m, 7));
-    }
-    std::vector<zt::WorkerBatch> out;
-    for (const auto& d : data) out.push_back({d.tokens.data(), d.targets.data()});
-    return out;
+    data = zt::testing::synthetic_step(vocab, seq, micro, accum, static_cast<int>(unit % W), W, unit / W, 7);
+    return data.micro_batches();
   };
   if (rank == stop_rank && rank < servers) {  // a hung server: it never serves
     std::fprintf(stderr, "rank %d: stopping (test hook)\n", rank);

@@ -30,23 +30,17 @@ struct MpRun {
 MpRun run(const std::string& launcher, const std::string& args) {
   const std::string log = ::testing::TempDir() + "zt_mp.log";
   const std::string cmd = launcher + zt::testing::binary_dir() + std::string("/zt_dp_train --layers 4 --padded 100 --steps ") +
-                          std::to_string(kSteps) + " " + args + " > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
+                          std::to_string(kSteps) + " " + args;
   MpRun r;
-  std::ifstream f(log);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  r.log = ss.str();
+  const int rc = zt::testing::run_logged(cmd, log, &r.log);
   EXPECT_EQ(rc, 0) << cmd << "\n" << r.log;
+  r.loss_hex = zt::testing::step_loss_hex(r.log);
+  r.losses = zt::testing::step_losses(r.log);
   std::istringstream lines(r.log);
   std::string line;
   while (std::getline(lines, line)) {
-    char hex[64], digest[64];
-    int step, rank;
-    if (std::sscanf(line.c_str(), "step %d loss %63s", &step, hex) == 2) {
-      r.loss_hex.push_back(hex);
-      r.losses.push_back(std::strtod(hex, nullptr));
-    }
+    char digest[64];
+    int rank;
     if (std::sscanf(line.c_str(), "rank %d grad_digest %63s", &rank, digest) == 2) r.digests[rank] = digest;
   }
   EXPECT_EQ(r.losses.size(), static_cast<size_t>(kSteps)) << r.log;

@@ -42,8 +42,9 @@ def read_safetensors(path):
     return out
 
 
-def write_safetensors(path, tensors):
-    header, offset, chunks = {}, 0, []
+def write_safetensors(path, tensors, metadata=None):
+    """F32 tensors in name order, header padded to 8 bytes; also hf_reference.py's writer."""
+    header, offset, chunks = ({"__metadata__": metadata} if metadata else {}), 0, []
     for name in sorted(tensors):
         a = np.ascontiguousarray(tensors[name], dtype=np.float32)
         header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}

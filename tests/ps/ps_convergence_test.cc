@@ -2,8 +2,8 @@
 // byte-level), asynchronous and bounded-staleness (bound 2) training reach a validation
 // loss within 5 % of synchronous training after the same number of samples (150 global
 // batches of 12 sequences), and the staleness the servers measured never exceeds the
-// bound (0 in synchronous mode). Runs `zerotrain train`'s parameter-server path
-// (zt_ps_cli) with 2 servers and 3 workers under mpirun, on a small model.
+// bound (0 in synchronous mode). Runs `zerotrain train`, which a parameter_server section
+// routes to the parameter server, with 2 servers and 3 workers under mpirun, on a small model.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -37,20 +37,17 @@ PsRun train(const std::string& mode_args) {
       " --set scheduler.params.total_num_steps=" + std::to_string(kSteps) +
       " --set scheduler.params.warmup_num_steps=15 --set training.sample_tokens=0 --set training.save_at_end=false"
       " --set training.eval_batches=16 --set parameter_server.servers=2 " + mode_args;
-  const std::string cmd = zt::testing::mpirun_prefix(2 + kWorkers) + zt::testing::binary_dir() + "/zt_ps_cli" + sets +
-                          " > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
+  const std::string cmd = zt::testing::mpirun_prefix(2 + kWorkers) + zt::testing::binary_dir() + "/zerotrain train" + sets;
+  std::string output;
+  const int rc = zt::testing::run_logged(cmd, log, &output);
   PsRun r;
-  std::ifstream f(log);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  r.log = cmd + "\n" + ss.str();
+  r.log = cmd + "\n" + output;
   EXPECT_EQ(rc, 0) << r.log;
   const std::string tag = "summary (JSON): ";
-  const size_t at = ss.str().find(tag);
+  const size_t at = output.find(tag);
   if (at == std::string::npos) return r;
-  const size_t end = ss.str().find('\n', at);
-  auto j = zt::parse_json_strict(ss.str().substr(at + tag.size(), end - at - tag.size()), "summary");
+  const size_t end = output.find('\n', at);
+  auto j = zt::parse_json_strict(output.substr(at + tag.size(), end - at - tag.size()), "summary");
   if (j.ok()) r.summary = j.value();
   return r;
 }

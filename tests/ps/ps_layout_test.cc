@@ -8,15 +8,7 @@
 namespace zt {
 namespace {
 
-GptConfig small() {
-  GptConfig c;
-  c.n_layer = 3;
-  c.n_head = 4;
-  c.n_embd = 32;
-  c.vocab_size = 97;
-  c.n_positions = 16;
-  return c;
-}
+GptConfig small() { return GptConfig{.n_layer = 3, .n_head = 4, .n_embd = 32, .vocab_size = 97, .n_positions = 16}; }
 
 TEST(PsLayout, RolesAndBalancedShards) {
   const ParamTable table = build_gpt_param_table(small());

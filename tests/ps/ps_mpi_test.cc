@@ -34,28 +34,13 @@ RunResult run(const std::string& launcher, const std::string& program, const std
   const std::string out = dir + "zt_ps_" + tag + ".bin", log = dir + "zt_ps_" + tag + ".log";
   std::remove(out.c_str());
   const std::string cmd = launcher + zt::testing::binary_dir() + "/" + program + std::string(" --steps ") + std::to_string(kSteps) + " --out " +
-                          out + " " + args + " > " + log + " 2>&1";
-  const int rc = std::system(cmd.c_str());
+                          out + " " + args;
   RunResult r;
-  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  std::ifstream lf(log);
-  std::stringstream ss;
-  ss << lf.rdbuf();
-  r.log = cmd + "\n" + ss.str();
-  std::istringstream lines(ss.str());
-  std::string line;
-  while (std::getline(lines, line)) {
-    char hex[64];
-    int step;
-    if (std::sscanf(line.c_str(), "step %d loss %63s", &step, hex) == 2) r.losses.push_back(std::strtod(hex, nullptr));
-  }
-  std::ifstream pf(out, std::ios::binary);
-  if (pf) {
-    pf.seekg(0, std::ios::end);
-    r.params.resize(static_cast<size_t>(pf.tellg()) / sizeof(float));
-    pf.seekg(0);
-    pf.read(reinterpret_cast<char*>(r.params.data()), static_cast<std::streamsize>(r.params.size() * sizeof(float)));
-  }
+  std::string output;
+  r.exit_code = zt::testing::run_logged(cmd, log, &output);
+  r.log = cmd + "\n" + output;
+  r.losses = zt::testing::step_losses(output);
+  r.params = zt::testing::read_floats(out);
   return r;
 }
 

@@ -73,17 +73,11 @@ Job run_job(int S, int W, const PsModelOptions& mo, const PsOptions& po, int64_t
     g.world = w.get();
     g.ps = p.get();
     g.role = role.get();
-    std::vector<testing::SyntheticBatch> data;
+    testing::SyntheticStep data;
     PsWorkerHooks hooks;
-    hooks.unit_batches = [&](int64_t unit) -> StatusOr<std::vector<WorkerBatch>> {
-      data.clear();
-      for (int m = 0; m < mo.grad_accum; ++m) {
-        data.push_back(testing::synthetic_micro_batch(kVocab, kSeq, kMicro, mo.grad_accum, static_cast<int>(unit % W), W,
-                                                      unit / W, m, 3));
-      }
-      std::vector<WorkerBatch> out;
-      for (const auto& d : data) out.push_back({d.tokens.data(), d.targets.data()});
-      return out;
+    hooks.unit_batches = [&](int64_t unit) -> StatusOr<std::vector<MicroBatch>> {
+      data = testing::synthetic_step(kVocab, kSeq, kMicro, mo.grad_accum, static_cast<int>(unit % W), W, unit / W, 3);
+      return data.micro_batches();
     };
     auto r = run_ps_rank(mo, po, g, steps, &hooks, /*keep_params=*/true);
     job.status[static_cast<size_t>(rank)] = r.status();
@@ -108,21 +102,14 @@ TEST(PsThread, SyncMatchesTheSingleProcessEngine) {
     mo.schedule.warmup_max_lr = 1e-2;
     // The reference: one process with all W micro-batches of each global batch.
     TrainerOptions to;
-    to.model = mo.model;
-    to.micro_batch = kMicro;
-    to.seq_len = kSeq;
-    to.optimizer = mo.optimizer;
-    to.sgd = mo.sgd;
-    to.schedule = mo.schedule;
+    static_cast<GptTrainingOptions&>(to) = mo;
     auto ref = Trainer::create(to);
     ASSERT_TRUE(ref.ok()) << ref.status().to_string();
     std::vector<double> ref_losses;
     for (int s = 0; s < kSteps; ++s) {
-      std::vector<testing::SyntheticBatch> data;
-      std::vector<MicroBatch> mbs;
-      for (int r = 0; r < W; ++r) data.push_back(testing::synthetic_micro_batch(kVocab, kSeq, kMicro, 1, r, W, s, 0, 3));
-      for (const auto& d : data) mbs.push_back({d.tokens.data(), d.targets.data()});
-      auto st = ref.value()->step(mbs);
+      // W ranks' micro-batches of step s are one rank's W accumulated micro-batches.
+      const testing::SyntheticStep data = testing::synthetic_step(kVocab, kSeq, kMicro, W, 0, 1, s, 3);
+      auto st = ref.value()->step(data.micro_batches());
       ASSERT_TRUE(st.ok()) << st.status().to_string();
       ref_losses.push_back(st->loss);
     }

@@ -21,6 +21,13 @@ const char* ps_mode_name(PsMode mode) {
   return "?";
 }
 
+StatusOr<PsMode> ps_mode_from_name(const std::string& name) {
+  for (PsMode m : {PsMode::kSync, PsMode::kAsync, PsMode::kBounded}) {
+    if (name == ps_mode_name(m)) return m;
+  }
+  return Status::InvalidArgument("parameter-server mode \"" + name + "\": expected sync, async or bounded");
+}
+
 Status validate_ps_job(const PsOptions& o, int world) {
   const std::string S = std::to_string(o.servers), N = std::to_string(world);
   if (o.servers < 1) return Status::InvalidArgument("/parameter_server/servers: " + S + " must be at least 1");
@@ -84,7 +91,7 @@ StatusOr<PsRunResult> run_ps_rank(const PsModelOptions& model, const PsOptions& 
     while (true) {
       ZT_ASSIGN_OR_RETURN(const int64_t unit, worker->next_unit());
       if (unit == kNoUnit) break;
-      ZT_ASSIGN_OR_RETURN(const std::vector<WorkerBatch> batches, hooks->unit_batches(unit));
+      ZT_ASSIGN_OR_RETURN(const std::vector<MicroBatch> batches, hooks->unit_batches(unit));
       ZT_ASSIGN_OR_RETURN(const PsWorkerStep st, worker->step(batches));
       if (hooks->on_step) hooks->on_step(st);
     }

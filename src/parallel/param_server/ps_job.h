@@ -40,9 +40,9 @@ StatusOr<PsGroups> make_ps_groups(MpiWorld& mpi, const PsOptions& options, const
 
 struct PsWorkerHooks {
   // The grad_accum micro-batches of a unit; the storage stays the caller's until the next call.
-  std::function<StatusOr<std::vector<WorkerBatch>>(int64_t unit)> unit_batches;
+  std::function<StatusOr<std::vector<MicroBatch>>(int64_t unit)> unit_batches;
   std::function<void(const PsWorkerStep&)> on_step;  // optional: progress
-  std::vector<WorkerBatch> validation;               // optional: evaluated on the final parameters
+  std::vector<MicroBatch> validation;               // optional: evaluated on the final parameters
 };
 
 struct PsRunResult {

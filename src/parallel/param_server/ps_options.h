@@ -14,17 +14,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
-#include "nn/gpt_config.h"
-#include "optim/adamw.h"
-#include "optim/lr_schedule.h"
-#include "optim/optimizer.h"
-#include "optim/sgd.h"
+#include "core/status.h"
+#include "nn/gpt_training.h"
 
 namespace zt {
 
 enum class PsMode { kSync, kAsync, kBounded };
 const char* ps_mode_name(PsMode mode);  // "sync", "async", "bounded"
+StatusOr<PsMode> ps_mode_from_name(const std::string& name);  // the inverse; InvalidArgument otherwise
 
 constexpr int64_t kNoUnit = -1;  // "no more work": the job's sample budget is spent
 
@@ -45,24 +44,10 @@ struct PsOptions {
   }
 };
 
-// The model and optimisation of a job: what TrainerOptions holds for all-reduce.
-struct PsModelOptions {
-  GptConfig model;
-  int micro_batch = 4;  // sequences per micro-batch
-  int seq_len = 64;
-  int grad_accum = 1;   // micro-batches per unit
-  OptimizerKind optimizer = OptimizerKind::kAdamW;
-  AdamWOptions adamw;
-  SgdOptions sgd;
-  LrScheduleOptions schedule;
-  double gradient_clipping = 1.0;  // max global norm; 0 disables
-  uint64_t seed = 1234;
-};
-
-// One micro-batch: micro_batch x seq_len inputs and targets (-1 = ignore).
-struct WorkerBatch {
-  const int32_t* tokens;
-  const int32_t* targets;
+// The model and optimisation of a job: what TrainerOptions holds for all-reduce, plus the
+// micro-batches per unit.
+struct PsModelOptions : GptTrainingOptions {
+  int grad_accum = 1;  // micro-batches per unit
 };
 
 }  // namespace zt

@@ -172,7 +172,7 @@ StatusOr<int64_t> PsWorker::next_unit() {
   return kNoUnit;
 }
 
-Status PsWorker::forward_micro(const WorkerBatch& mb, bool first, double* loss_sum) {
+Status PsWorker::forward_micro(const MicroBatch& mb, bool first, double* loss_sum) {
   GptModel& m = *model_;
   const int L = model_opts_.model.n_layer;
   if (first) ZT_RETURN_IF_ERROR(ensure_layer(kEmbeddingLayer));
@@ -199,7 +199,7 @@ void PsWorker::layer_done(int layer) {
   }
 }
 
-Status PsWorker::backward_micro(const WorkerBatch& mb, float dloss, bool push) {
+Status PsWorker::backward_micro(const MicroBatch& mb, float dloss, bool push) {
   GptModel& m = *model_;
   const int L = model_opts_.model.n_layer;
   ZT_RETURN_IF_ERROR(m.backward_head(mb.targets, dloss));
@@ -226,7 +226,7 @@ void PsWorker::post_pulls() {
   }
 }
 
-StatusOr<PsWorkerStep> PsWorker::step(const std::vector<WorkerBatch>& micro_batches) {
+StatusOr<PsWorkerStep> PsWorker::step(const std::vector<MicroBatch>& micro_batches) {
   ZT_CHECK(started_ && !stopped_ && unit_ != kNoUnit, "PsWorker::step without a unit from next_unit()");
   const int B = model_opts_.micro_batch, T = model_opts_.seq_len;
   if (micro_batches.size() != static_cast<size_t>(model_opts_.grad_accum)) {
@@ -234,7 +234,7 @@ StatusOr<PsWorkerStep> PsWorker::step(const std::vector<WorkerBatch>& micro_batc
                                    " micro-batches, got " + std::to_string(micro_batches.size()));
   }
   int64_t local = 0;
-  for (const WorkerBatch& mb : micro_batches) {
+  for (const MicroBatch& mb : micro_batches) {
     ZT_RETURN_IF_ERROR(model_->validate_batch(mb.tokens, mb.targets, B, T));
     for (int64_t i = 0; i < static_cast<int64_t>(B) * T; ++i) local += mb.targets[i] >= 0;
   }
@@ -329,7 +329,7 @@ Status PsWorker::finish() {
   return Status::OK();
 }
 
-StatusOr<double> PsWorker::evaluate(const std::vector<WorkerBatch>& batches) {
+StatusOr<double> PsWorker::evaluate(const std::vector<MicroBatch>& batches) {
   ZT_CHECK(finished_, "PsWorker::evaluate before finish()");
   const int B = model_opts_.micro_batch, T = model_opts_.seq_len;
   const size_t W = static_cast<size_t>(workers_->size());

@@ -56,12 +56,12 @@ class PsWorker {
   // The unit the next step computes, or kNoUnit: the job's units are spent (call finish()).
   StatusOr<int64_t> next_unit();
   // One step on the unit's grad_accum micro-batches.
-  StatusOr<PsWorkerStep> step(const std::vector<WorkerBatch>& micro_batches);
+  StatusOr<PsWorkerStep> step(const std::vector<MicroBatch>& micro_batches);
   // After next_unit() returned kNoUnit: receives the final parameters.
   Status finish();
   // Mean loss over the counted tokens of `batches` (the same list on every worker; each
   // evaluates its share). Collective over the workers; after finish().
-  StatusOr<double> evaluate(const std::vector<WorkerBatch>& batches);
+  StatusOr<double> evaluate(const std::vector<MicroBatch>& batches);
 
   const ParamTable& param_table() const { return model_->param_table(); }
   const float* params() const { return params_.data(); }
@@ -81,8 +81,8 @@ class PsWorker {
   Status receive_pull(int server);    // the whole reply
   void send_step_header(int server);  // once per step, after the server's reply header
   Status ensure_layer(int layer);     // the parameters of `layer` are in
-  Status forward_micro(const WorkerBatch& mb, bool first, double* loss_sum);
-  Status backward_micro(const WorkerBatch& mb, float dloss, bool push);
+  Status forward_micro(const MicroBatch& mb, bool first, double* loss_sum);
+  Status backward_micro(const MicroBatch& mb, float dloss, bool push);
   void layer_done(int layer);
   void post_pulls();
   Status wait_sends();

@@ -102,7 +102,7 @@ int run_ps(const Args& a, zt::MpiWorld& mpi, const zt::CommOptions& co) {
     return std::vector<zt::MicroBatch>{{data.tokens.data(), data.targets.data()}};
   };
   auto result = zt::run_ps_rank(mo, po, groups.value(), a.steps, &hooks, false);
-  if (!result.ok()) zt::abort_ps_job(result.status());
+  if (!result.ok()) zt::abort_mpi_job(result.status());
   if (groups->ps->rank() == 0) {
     zt::Json j = zt::Json::parse(zt::ps_summary_json(result->summary));
     j["impl"] = "ps";

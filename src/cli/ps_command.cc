@@ -33,8 +33,7 @@ namespace zt {
 namespace {
 
 // The configuration resolved for S servers and W = world - S workers (the data-parallel size).
-StatusOr<ZtConfig> load_ps_config(const TrainCommandArgs& a, int world) {
-  ZT_ASSIGN_OR_RETURN(const Json root, load_config_json(a));
+StatusOr<ZtConfig> load_ps_config(const TrainCommandArgs& a, const Json& root, int world) {
   ZT_ASSIGN_OR_RETURN(ZtConfig c, parse_config(root));
   const ParameterServerConfig& ps = c.parameter_server;
   auto no = [](const std::string& ptr, const std::string& why) { return Status::Unimplemented(ptr + ": " + why); };
@@ -84,18 +83,17 @@ PsOptions ps_options(const ZtConfig& c) {
 
 }  // namespace
 
-bool param_server_requested(const TrainCommandArgs& args) {
-  auto root = load_config_json(args);
-  if (!root.ok() || !root->is_object() || !root->contains("parameter_server")) return false;
-  const Json& ps = (*root)["parameter_server"];
+bool param_server_requested(const Json& root) {
+  if (!root.is_object() || !root.contains("parameter_server")) return false;
+  const Json& ps = root["parameter_server"];
   if (!ps.is_object()) return true;  // parse_config names the error
   return !ps.contains("enabled") || !ps["enabled"].is_boolean() || ps["enabled"].get<bool>();
 }
 
-int run_param_server_train(const TrainCommandArgs& args) {
+int run_param_server_train(const TrainCommandArgs& args, const Json& root) {
   // 1. Configuration, roles, tokenizer and data: failures here are the user's input (exit 2).
   const int world_size = launched_by_mpi() ? launched_world_size() : 1;
-  auto config_or = load_ps_config(args, world_size);
+  auto config_or = load_ps_config(args, root, world_size);
   if (!config_or.ok()) return report_error(config_or.status(), kExitBadInput);
   ZtConfig cfg = std::move(config_or).value();
   const TrainingConfig& tc = cfg.training;
@@ -137,7 +135,7 @@ int run_param_server_train(const TrainCommandArgs& args) {
 
   // 2. The job: servers serve, workers train (the first worker shows progress).
   auto groups = make_ps_groups(*mpi, pso, co);
-  if (!groups.ok()) abort_ps_job(groups.status());
+  if (!groups.ok()) abort_mpi_job(groups.status());
   BatchSampler sampler(&train, tc.seed, cfg.batch.train_batch_size, static_cast<int>(cfg.batch.micro_batch),
                        static_cast<int>(cfg.batch.grad_accum));
   std::vector<Batch> unit_storage;
@@ -161,7 +159,7 @@ int run_param_server_train(const TrainCommandArgs& args) {
   };
   hooks.validation = as_micro_batches(val_batches);
   auto result = run_ps_rank(ps_model_options(cfg), pso, groups.value(), tc.steps, &hooks, lead_worker);
-  if (!result.ok()) abort_ps_job(result.status());
+  if (!result.ok()) abort_mpi_job(result.status());
   if (lead_worker) progress.finish();
 
   // 3. Report (rank 0), checkpoint and sample (the first worker, which holds the final parameters).

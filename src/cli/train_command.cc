@@ -33,8 +33,7 @@ namespace zt {
 
 namespace {
 
-StatusOr<ZtConfig> load_run_config(const TrainCommandArgs& a, int world) {
-  ZT_ASSIGN_OR_RETURN(const Json root, load_config_json(a));
+StatusOr<ZtConfig> load_run_config(const Json& root, int world) {
   ZT_ASSIGN_OR_RETURN(ZtConfig c, parse_config(root));
   ZT_RETURN_IF_ERROR(resolve_parallel(&c.parallel, world));
   // Megatron-style: an unset padded vocabulary is padded to a multiple of tp (padding
@@ -82,10 +81,12 @@ double unigram_entropy(const TokenDataset& d, int vocab) {
 }  // namespace
 
 int run_train(const TrainCommandArgs& args) {
-  // Parameter-server jobs resolve the batch over their workers, not the whole world.
-  if (param_server_requested(args)) return run_param_server_train(args);
   // 1. Configuration, tokenizer and data: every failure here is the user's input (exit 2).
-  auto config_or = load_run_config(args, launched_by_mpi() ? launched_world_size() : 1);
+  auto root = load_config_json(args);
+  if (!root.ok()) return report_error(root.status(), kExitBadInput);
+  // Parameter-server jobs resolve the batch over their workers, not the whole world.
+  if (param_server_requested(root.value())) return run_param_server_train(args, root.value());
+  auto config_or = load_run_config(root.value(), launched_by_mpi() ? launched_world_size() : 1);
   if (!config_or.ok()) return report_error(config_or.status(), kExitBadInput);
   ZtConfig cfg = std::move(config_or).value();
   const TrainingConfig& tc = cfg.training;

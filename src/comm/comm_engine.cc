@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <optional>
 
 #include "core/timer.h"
 
@@ -197,6 +198,15 @@ void CommEngine::shutdown() {
   if (thread_.joinable()) thread_.join();
 }
 
+void CommEngine::abandon(const Status& why) {
+  if (config_.policy == DeadlinePolicy::kAbortJob && config_.abort_job) config_.abort_job(why.message());
+  std::unique_lock<std::mutex> lock(mu_);
+  abandon_ = true;
+  abandon_status_ = why;
+  cv_.notify_all();
+  abandoned_cv_.wait(lock, [&] { return !abandon_; });
+}
+
 void CommEngine::set_step(int64_t step) { step_ = step; }
 
 WorkHandle CommEngine::submit(OpInfo info, std::unique_ptr<CommTask> task) {
@@ -236,11 +246,26 @@ void CommEngine::loop() {
   std::deque<std::unique_ptr<Entry>> fresh;
   double last_progress = now_seconds();
   for (;;) {
+    std::optional<Status> abandon;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (active.empty()) cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (active.empty() && queue_.empty()) return;  // stop_ and drained
+      if (active.empty()) cv_.wait(lock, [&] { return stop_ || abandon_ || !queue_.empty(); });
+      if (abandon_) abandon = abandon_status_;
+      if (!abandon && active.empty() && queue_.empty()) return;  // stop_ and drained
       fresh.swap(queue_);
+    }
+    if (abandon) {  // withdraw everything, then let the caller free its buffers
+      for (auto& e : active) {
+        e->task->cancel();
+        finish(*e, *abandon);
+      }
+      for (auto& e : fresh) finish(*e, *abandon);  // never started
+      active.clear();
+      fresh.clear();
+      std::lock_guard<std::mutex> lock(mu_);
+      abandon_ = false;
+      abandoned_cv_.notify_all();
+      continue;
     }
     bool progressed = !fresh.empty();
     for (auto& e : fresh) {  // start in issue order
@@ -291,7 +316,7 @@ void CommEngine::loop() {
       // a few hundred wake-ups per second.
       const double sleep_us = std::clamp(0.125e6 * (t - last_progress), kFirstSleepUs, max_sleep_us);
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::duration<double, std::micro>(sleep_us), [&] { return !queue_.empty(); });
+      cv_.wait_for(lock, std::chrono::duration<double, std::micro>(sleep_us), [&] { return abandon_ || !queue_.empty(); });
     }
   }
 }

@@ -55,8 +55,9 @@ class CommTask {
   // Advances the operation without blocking. Sets *done when it has completed and
   // *progressed when some part of it moved (that resets the polling back-off).
   virtual Status progress(bool* done, bool* progressed) = 0;
-  // The deadline passed and the Work fails: drop every reference peers hold to the
-  // caller's buffers (the thread backend); the task is destroyed right after.
+  // The Work fails (its deadline passed, or the caller abandoned it): drop every
+  // reference peers hold to the caller's buffers (the thread backend); the task is
+  // destroyed right after.
   virtual void cancel() {}
 };
 
@@ -110,6 +111,10 @@ class CommEngine {
   void set_phase(const char* phase) { phase_ = phase; }
   CommStats stats() const { return recorder_->snapshot(); }
   void reset_stats() { recorder_->reset(); }
+  // kFailWork: cancels every queued and in-flight operation, failing its Work with `why`,
+  // and returns once the communication thread has done so (ProcessGroup::abandon).
+  // kAbortJob: calls the abort hook with `why`'s message.
+  void abandon(const Status& why);
   // Stops accepting work, drains the queue, joins the thread. Idempotent.
   void shutdown();
   const EngineConfig& config() const { return config_; }
@@ -125,6 +130,9 @@ class CommEngine {
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Entry>> queue_;  // guarded by mu_
   bool stop_ = false;                         // guarded by mu_
+  bool abandon_ = false;                      // guarded by mu_: a caller waits in abandon()
+  Status abandon_status_;                     // guarded by mu_
+  std::condition_variable abandoned_cv_;      // signalled when abandon_ is served
   int64_t next_seq_ = 1;                      // issuing thread only
   int64_t step_ = -1;                         // issuing thread only
   const char* phase_ = nullptr;               // issuing thread only

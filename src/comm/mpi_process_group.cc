@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "comm/mpi_call.h"
+#include "comm/mpi_world.h"
 #include "comm/segments.h"
 
 namespace zt {
@@ -77,6 +78,8 @@ MpiProcessGroup::MpiProcessGroup(MPI_Comm comm, MPI_Comm ring_comm, std::string 
   std::lock_guard<std::mutex> lock(registry_->mu);
   registry_->live.insert(this);
 }
+
+void MpiProcessGroup::abandon(const Status& why) { abort_mpi_job(why); }
 
 MpiProcessGroup::~MpiProcessGroup() {
   std::lock_guard<std::mutex> lock(registry_->mu);

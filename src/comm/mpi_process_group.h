@@ -52,6 +52,7 @@ class MpiProcessGroup final : public ProcessGroup {
   void set_phase(const char* phase) override { engine_->set_phase(phase); }
   CommStats stats() const override { return engine_->stats(); }
   void reset_stats() override { engine_->reset_stats(); }
+  void abandon(const Status& why) override;  // abort_mpi_job(why): MPI requests cannot be withdrawn
 
   // Drains and stops the communication thread and frees the communicators. Idempotent;
   // the caller holds the registry's mutex.

@@ -2,7 +2,9 @@
 #include "comm/mpi_world.h"
 
 #include <mpi.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "comm/mpi_call.h"
@@ -78,6 +80,17 @@ StatusOr<std::unique_ptr<ProcessGroup>> MpiWorld::split(int color, int key, cons
   ZT_RETURN_IF_ERROR(mpi_check(MPI_Comm_split(MPI_COMM_WORLD, color, key, &comm), "MPI_Comm_split", "creating " + name));
   ZT_ASSIGN_OR_RETURN(auto group, MpiProcessGroup::create(comm, name, options, registry_));
   return std::unique_ptr<ProcessGroup>(std::move(group));
+}
+
+void abort_mpi_job(const Status& why) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "zerotrain: %s\n", why.message().c_str());
+  std::fflush(stderr);
+  const int code = why.code() == StatusCode::kDeadlineExceeded ? kExitCommTimeout : 1;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Abort(MPI_COMM_WORLD, code);
+  _exit(code);
 }
 
 }  // namespace zt

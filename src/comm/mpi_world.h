@@ -16,6 +16,10 @@
 
 namespace zt {
 
+// Ends an MPI job that cannot go on: prints "zerotrain: <message>", then MPI_Abort
+// with kExitCommTimeout for DeadlineExceeded, else 1 (plain _exit without MPI).
+[[noreturn]] void abort_mpi_job(const Status& why);
+
 // True when this process was started by an MPI launcher (OMPI_COMM_WORLD_SIZE, PMI_SIZE
 // or PMIX_RANK is set); a plain `zerotrain train` never initialises MPI.
 bool launched_by_mpi();

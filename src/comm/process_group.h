@@ -115,6 +115,14 @@ class ProcessGroup {
   virtual void set_phase(const char* phase) { (void)phase; }
   virtual CommStats stats() const = 0;
   virtual void reset_stats() = 0;
+
+  // The caller gives up on every operation it issued that has not completed (it failed
+  // and is about to free their buffers). On return no such buffer is read or written
+  // again. Thread backend: each one is withdrawn and its Work fails with `why`, so the
+  // peers time out as on a stopped rank. MPI backend: requests cannot be withdrawn safely,
+  // so the job ends here: one line with `why`'s message, MPI_Abort with kExitCommTimeout
+  // for DeadlineExceeded, else 1.
+  virtual void abandon(const Status& why) = 0;
 };
 
 // A group of one process: every collective completes at once and changes nothing.

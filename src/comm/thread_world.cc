@@ -87,6 +87,7 @@ class ThreadProcessGroup final : public ProcessGroup {
   void set_phase(const char* phase) override { engine_->set_phase(phase); }
   CommStats stats() const override { return engine_->stats(); }
   void reset_stats() override { engine_->reset_stats(); }
+  void abandon(const Status& why) override { engine_->abandon(why); }
 
  private:
   WorkHandle collective(ThreadCollective call, size_t bytes) {

@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   mo.schedule.base_lr = lr;
   mo.gradient_clipping = 1.0;
   auto groups = zt::make_ps_groups(*mpi.value(), po, co);
-  if (!groups.ok()) zt::abort_ps_job(groups.status());
+  if (!groups.ok()) zt::abort_mpi_job(groups.status());
   const int rank = groups->ps->rank(), W = groups->ps->size() - servers;
   zt::testing::SyntheticStep data;
   int units_done = 0;
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     while (true) ::pause();
   }
   auto result = zt::run_ps_rank(mo, po, groups.value(), steps, &hooks, rank == servers);
-  if (!result.ok()) zt::abort_ps_job(result.status());
+  if (!result.ok()) zt::abort_mpi_job(result.status());
   if (rank == 0) {
     for (const zt::PsStepRecord& r : result->records) {
       std::printf("step %lld loss %a norm %a\n", static_cast<long long>(r.step), r.loss, r.grad_norm);

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "cli/ps_command.h"
+#include "cli/run_inputs.h"
 #include "config/config.h"
 
 namespace zt {
@@ -77,18 +78,23 @@ TEST(PsConfig, ErrorsNameThePointer) {
 TEST(PsConfig, TheSectionRoutesTheTrainCommand) {
   const std::string path = ::testing::TempDir() + "zt_ps_route.json";
   std::ofstream(path) << R"({"train_batch_size": 4, "parameter_server": {"mode": "async"}})";
+  auto requested = [](const TrainCommandArgs& args) {
+    auto root = load_config_json(args);
+    EXPECT_TRUE(root.ok()) << root.status().to_string();
+    return root.ok() && param_server_requested(root.value());
+  };
   TrainCommandArgs a;
   a.config_path = path;
-  EXPECT_TRUE(param_server_requested(a));
+  EXPECT_TRUE(requested(a));
   a.overrides = {"parameter_server.enabled=false"};
-  EXPECT_FALSE(param_server_requested(a));
+  EXPECT_FALSE(requested(a));
   TrainCommandArgs demo;  // the demo configuration has no parameter_server section ...
-  EXPECT_FALSE(param_server_requested(demo));
+  EXPECT_FALSE(requested(demo));
   demo.overrides = {"parameter_server.servers=1"};  // ... unless one is set
-  EXPECT_TRUE(param_server_requested(demo));
+  EXPECT_TRUE(requested(demo));
   // Without mpirun there are no workers: refused as bad input before anything runs.
   a.overrides.clear();
-  EXPECT_EQ(run_param_server_train(a), 2);
+  EXPECT_EQ(run_param_server_train(a, load_config_json(a).value()), 2);
 }
 
 }  // namespace

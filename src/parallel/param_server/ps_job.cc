@@ -1,11 +1,7 @@
 // A rank's whole parameter-server job; see ps_job.h.
 #include "parallel/param_server/ps_job.h"
 
-#include <mpi.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
 
 #include "nn/gpt_params.h"
 #include "parallel/param_server/ps_layout.h"
@@ -68,6 +64,38 @@ StatusOr<PsGroups> make_ps_groups(MpiWorld& mpi, const PsOptions& options, const
   return g;
 }
 
+namespace {
+
+// A worker's units until the job's sample budget is spent, then its closing figures.
+Status run_worker(PsWorker& worker, PsWorkerHooks* hooks, bool keep_params, size_t numel, PsRankReport* mine,
+                  PsRunResult* result) {
+  while (true) {
+    ZT_ASSIGN_OR_RETURN(const int64_t unit, worker.next_unit());
+    if (unit == kNoUnit) break;
+    ZT_ASSIGN_OR_RETURN(const std::vector<MicroBatch> batches, hooks->unit_batches(unit));
+    ZT_ASSIGN_OR_RETURN(const PsWorkerStep st, worker.step(batches));
+    if (hooks->on_step) hooks->on_step(st);
+  }
+  ZT_RETURN_IF_ERROR(worker.finish());
+  mine->index = worker.index();
+  mine->worker = worker.stats();
+  if (!hooks->validation.empty()) {
+    ZT_ASSIGN_OR_RETURN(mine->val_loss, worker.evaluate(hooks->validation));
+  }
+  if (keep_params) result->final_params.assign(worker.params(), worker.params() + numel);
+  return Status::OK();
+}
+
+// A role that failed may have operations in flight on its buffers: withdraw them before
+// the role (and its buffers) is destroyed (ProcessGroup::abandon; under MPI this ends the job).
+Status abandon_role(const PsGroups& groups, Status failure) {
+  groups.ps->abandon(failure);
+  groups.role->abandon(failure);
+  return failure;
+}
+
+}  // namespace
+
 StatusOr<PsRunResult> run_ps_rank(const PsModelOptions& model, const PsOptions& options, const PsGroups& groups,
                                   int64_t steps, PsWorkerHooks* hooks, bool keep_params) {
   const int rank = groups.ps->rank(), world = groups.ps->size();
@@ -81,43 +109,21 @@ StatusOr<PsRunResult> run_ps_rank(const PsModelOptions& model, const PsOptions& 
   PsRunResult result;
   if (layout.is_server(rank)) {
     ZT_ASSIGN_OR_RETURN(auto server, PsServer::create(model, options, layout, groups.ps, groups.role));
-    ZT_RETURN_IF_ERROR(server->run(steps));
+    if (Status s = server->run(steps); !s.ok()) return abandon_role(groups, std::move(s));
     mine.is_server = 1;
     mine.index = rank;
     mine.server = server->stats();
     if (rank == 0) result.records = server->step_records();
   } else {
     ZT_ASSIGN_OR_RETURN(auto worker, PsWorker::create(model, options, layout, groups.ps, groups.role));
-    while (true) {
-      ZT_ASSIGN_OR_RETURN(const int64_t unit, worker->next_unit());
-      if (unit == kNoUnit) break;
-      ZT_ASSIGN_OR_RETURN(const std::vector<MicroBatch> batches, hooks->unit_batches(unit));
-      ZT_ASSIGN_OR_RETURN(const PsWorkerStep st, worker->step(batches));
-      if (hooks->on_step) hooks->on_step(st);
+    if (Status s = run_worker(*worker, hooks, keep_params, layout.numel(), &mine, &result); !s.ok()) {
+      return abandon_role(groups, std::move(s));
     }
-    ZT_RETURN_IF_ERROR(worker->finish());
-    mine.index = worker->index();
-    mine.worker = worker->stats();
-    if (!hooks->validation.empty()) {
-      ZT_ASSIGN_OR_RETURN(mine.val_loss, worker->evaluate(hooks->validation));
-    }
-    if (keep_params) result.final_params.assign(worker->params(), worker->params() + layout.numel());
   }
   add_comm_stats(groups.ps->stats(), &mine);
   ZT_ASSIGN_OR_RETURN(result.reports, gather_ps_reports(*groups.world, mine));
   result.summary = summarize_ps(result.reports, options);
   return result;
-}
-
-void abort_ps_job(const Status& status) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "zerotrain: %s\n", status.message().c_str());
-  std::fflush(stderr);
-  const int code = status.code() == StatusCode::kDeadlineExceeded ? kExitCommTimeout : 1;
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (initialized) MPI_Abort(MPI_COMM_WORLD, code);
-  _exit(code);
 }
 
 }  // namespace zt

@@ -53,11 +53,10 @@ struct PsRunResult {
 };
 
 // Runs this rank's role for a job of `steps` global batches. Collective over the world.
+// A role that fails first abandons its operations in flight (ProcessGroup::abandon), so
+// no peer touches its buffers once they are freed; under MPI that ends the job
+// (abort_mpi_job), with the failure's message.
 StatusOr<PsRunResult> run_ps_rank(const PsModelOptions& model, const PsOptions& options, const PsGroups& groups,
                                   int64_t steps, PsWorkerHooks* hooks, bool keep_params);
-
-// Under MPI: prints "zerotrain: <message>" and aborts the whole job (exit status 75 for
-// a deadline, as the communication layer's own deadline does; 1 otherwise).
-[[noreturn]] void abort_ps_job(const Status& status);
 
 }  // namespace zt

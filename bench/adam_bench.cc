@@ -14,7 +14,7 @@
 
 #include "core/cpu_features.h"
 #include "core/timer.h"
-#include "kernels/cpu/gemm.h"
+#include "core/threads.h"
 #include "nn/gpt_params.h"
 #include "optim/adamw.h"
 #include "tensor/buffer.h"

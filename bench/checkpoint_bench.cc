@@ -23,7 +23,7 @@
 #include "engine/trainer_checkpoint.h"
 #include "io/atomic_file.h"
 #include "io/mapped_file.h"
-#include "kernels/cpu/gemm.h"
+#include "core/threads.h"
 
 namespace {
 

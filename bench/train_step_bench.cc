@@ -14,7 +14,7 @@
 
 #include "core/rng.h"
 #include "engine/trainer.h"
-#include "kernels/cpu/gemm.h"
+#include "core/threads.h"
 
 namespace {
 

@@ -24,7 +24,7 @@
 #include "data/tokenizer.h"
 #include "engine/sampling.h"
 #include "io/filesystem.h"
-#include "kernels/cpu/gemm.h"
+#include "core/threads.h"
 #include "nn/gpt_model.h"
 #include "parallel/param_server/ps_job.h"
 

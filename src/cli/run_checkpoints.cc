@@ -7,7 +7,7 @@
 #include "checkpoint/sharded_load.h"
 #include "core/cpu_features.h"
 #include "engine/trainer_checkpoint.h"
-#include "kernels/cpu/gemm.h"
+#include "core/threads.h"
 #include "nn/gpt_params.h"
 
 namespace zt {

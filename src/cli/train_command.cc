@@ -27,7 +27,7 @@
 #include "engine/trainer.h"
 #include "io/filesystem.h"
 #include "kernels/cpu/fma_peak.h"
-#include "kernels/cpu/gemm.h"
+#include "core/threads.h"
 
 namespace zt {
 

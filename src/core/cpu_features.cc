@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "core/check.h"
 
@@ -43,7 +44,7 @@ Isa detect_isa() {
   return Isa::kScalar;
 }
 
-static Isa compute_active_isa() {
+static StatusOr<Isa> compute_active_isa() {
   const Isa best = detect_isa();
   const char* env = std::getenv("ZT_ISA");
   if (env == nullptr || *env == '\0') return best;
@@ -55,19 +56,23 @@ static Isa compute_active_isa() {
   } else if (std::strcmp(env, "avx512") == 0) {
     wanted = Isa::kAvx512;
   } else {
-    std::fprintf(stderr, "zerotrain: ZT_ISA=%s: expected one of scalar, avx2, avx512\n", env);
-    std::exit(2);
+    return Status::InvalidArgument(std::string("ZT_ISA=") + env + ": expected one of scalar, avx2, avx512");
   }
   if (static_cast<int>(wanted) > static_cast<int>(best)) {
-    std::fprintf(stderr, "zerotrain: ZT_ISA=%s is not supported by this CPU (best: %s)\n", env,
-                 isa_name(best));
-    std::exit(2);
+    return Status::InvalidArgument(std::string("ZT_ISA=") + env + " is not supported by this CPU (best: " +
+                                   isa_name(best) + ")");
   }
   return wanted;
 }
 
+Status active_isa_status() { return compute_active_isa().status(); }
+
 Isa active_isa() {
-  static const Isa isa = compute_active_isa();
+  static const Isa isa = [] {
+    StatusOr<Isa> r = compute_active_isa();
+    ZT_CHECK(r.ok(), "%s", r.status().to_string().c_str());
+    return r.value();
+  }();
   return isa;
 }
 

@@ -4,6 +4,8 @@
 // Thread-safety: all functions are safe to call from any thread.
 #pragma once
 
+#include "core/status.h"
+
 namespace zt {
 
 enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
@@ -14,7 +16,10 @@ const char* isa_name(Isa isa);
 Isa detect_isa();
 
 // The ISA kernels use: detect_isa(), lowered by ZT_ISA if set. An unknown or
-// unsupported ZT_ISA value aborts with a message naming the allowed values.
+// unsupported ZT_ISA value is an InvalidArgument from active_isa_status(), which every
+// binary checks at start-up (cli/startup.h); active_isa() aborts on it (an invariant by
+// then).
 Isa active_isa();
+Status active_isa_status();
 
 }  // namespace zt

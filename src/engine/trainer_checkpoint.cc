@@ -5,7 +5,7 @@
 #include "checkpoint/sharded_save.h"
 #include "core/cpu_features.h"
 #include "core/version.h"
-#include "kernels/cpu/gemm.h"
+#include "core/threads.h"
 
 namespace zt {
 

@@ -1,0 +1,72 @@
+// GemmPath: which library runs each fp32 GEMM shape class on this machine, decided once
+// at start-up from what the CPU can do and what OpenBLAS actually loaded, never from one
+// machine's frozen benchmark.
+//
+// Rule (docs/design/backend.md has the measurements behind it):
+//  - OpenBLAS (DYNAMIC_ARCH) picks its kernels by CPU model. On a CPU it does not know it
+//    falls back to an old core (Prescott, SSE3) and runs at a fraction of the speed; a
+//    user can also force any core with OPENBLAS_CORETYPE. The core is *sound* when its
+//    kernels use the CPU's widest vector ISA (an AVX-512 core on an AVX-512 CPU, an AVX2
+//    core on an AVX2 CPU).
+//  - Sound core: OpenBLAS for the forward pattern X W^T, oneDNN for the backward patterns
+//    dY W and dY^T X (each library's better half; the same shapes on every machine, so
+//    the choice never depends on timing noise and the arithmetic is reproducible).
+//  - Unsound core: oneDNN for every shape, including the per-head attention GEMMs that
+//    run inside OpenMP loops; the banner, the metrics header and `zerotrain doctor` say
+//    so and give the OPENBLAS_CORETYPE that would restore the default path.
+//  - ZT_GEMM=auto|openblas|onednn overrides (openblas on an unsound core is honoured and
+//    named as the slow path it is).
+// Thread-safety: gemm_path() is computed once (static local) and immutable afterwards.
+#pragma once
+
+#include <string>
+
+#include "core/cpu_features.h"
+#include "core/status.h"
+
+namespace zt {
+
+enum class GemmPolicy { kAuto, kOpenBlas, kOneDnn };
+
+// The library that runs one shape class.
+enum class GemmLibrary { kOpenBlas, kOneDnn };
+
+struct GemmPath {
+  GemmPolicy policy = GemmPolicy::kAuto;      // from ZT_GEMM
+  std::string openblas_version;              // "0.3.21"
+  std::string openblas_core;                 // openblas_get_corename(): "Cooperlake", "Prescott", ...
+  bool openblas_core_forced = false;          // OPENBLAS_CORETYPE was set
+  Isa cpu_isa = Isa::kScalar;                 // detect_isa(): the CPU's widest vector ISA
+  Isa openblas_core_isa = Isa::kScalar;       // the ISA the loaded core's kernels use
+  bool openblas_sound = true;                 // openblas_core_isa >= cpu_isa
+  std::string suggested_core;                 // OPENBLAS_CORETYPE matching the CPU ("SkylakeX", ...)
+  std::string onednn_version;                 // "2.6.3"
+  GemmLibrary forward = GemmLibrary::kOpenBlas;   // X W^T (op(B) transposed)
+  GemmLibrary backward = GemmLibrary::kOneDnn;    // dY W and dY^T X
+  GemmLibrary inner = GemmLibrary::kOpenBlas;     // per-head GEMMs inside an OpenMP loop (single-threaded)
+
+  // True when a GEMM will run on OpenBLAS's unsound core (only with ZT_GEMM=openblas).
+  bool uses_slow_core() const;
+  // One line for banners and metrics headers, e.g.
+  // "openblas(Cooperlake) for X.W^T, onednn 2.6.3 for dY.W and dY^T.X".
+  std::string describe() const;
+  // Empty, or a warning naming the mismatch and the fix.
+  std::string warning() const;
+};
+
+// The ISA level of an OpenBLAS core name (x86-64 DYNAMIC_ARCH names); unknown names map
+// to kScalar (treated as unsound on any vector CPU).
+Isa openblas_core_isa(const std::string& core);
+// The OpenBLAS core that matches a CPU of this ISA (AVX-512 with BF16: Cooperlake).
+std::string openblas_core_for(Isa isa, bool avx512_bf16);
+
+// Decides the path from the environment and the loaded libraries. ZT_GEMM with a value
+// other than auto/openblas/onednn is an InvalidArgument naming the allowed values.
+StatusOr<GemmPath> select_gemm_path();
+
+// The path every sgemm uses; aborts with select_gemm_path()'s message if ZT_GEMM is
+// invalid, so binaries check gemm_path_status() at start-up to exit cleanly instead.
+const GemmPath& gemm_path();
+Status gemm_path_status();
+
+}  // namespace zt

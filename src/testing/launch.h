@@ -63,6 +63,18 @@ inline std::vector<double> step_losses(const std::string& log) {
   return out;
 }
 
+// The values after `key` ("norm", ...) on the "step N loss <hex> key <hex>" lines of `log`.
+inline std::vector<double> step_values(const std::string& log, const std::string& key) {
+  std::vector<double> out;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("step ", 0) != 0) continue;
+    const size_t at = line.find(" " + key + " ");
+    if (at != std::string::npos) out.push_back(std::strtod(line.c_str() + at + key.size() + 2, nullptr));
+  }
+  return out;
+}
+
 // The floats of a raw native-endian file (a driver's --out); empty if it is missing.
 inline std::vector<float> read_floats(const std::string& path) {
   std::ifstream f(path, std::ios::binary | std::ios::ate);

@@ -1,20 +1,37 @@
 // Data parallelism and ZeRO against the single-process run on the same global batch
-// (issue 4, acceptance 1): for ZeRO stages 0-3 and world sizes 1-4 (mpirun,
-// oversubscribed), 20 steps of a tiny GPT give per-step losses within 1e-5 relative and
-// final parameters within 1e-5 of the single process with all the micro-batches; also
-// with gradient accumulation and with zerotrain's ring algorithm. Prints the largest
-// differences seen.
+// (issue 4, acceptance 1; tolerances rewritten for issue 12 so they hold on every CPU,
+// ISA path and BLAS core). For ZeRO stages 0-3 and world sizes 1-4 (mpirun,
+// oversubscribed), 20 steps of a tiny GPT against the single process that runs all the
+// micro-batches; also with gradient accumulation and with zerotrain's ring algorithm.
 //
-// The run uses AdamW at DeepSpeed's default lr (1e-3). The largest parameter differences
-// are always in the key part of attn.c_attn.bias, reported separately: softmax is
-// invariant to adding the same score to a whole row, so that bias's true gradient is
-// exactly zero and what is computed is rounding noise (~1e-10), which AdamW normalises
-// into steps of lr * noise / (|noise| + eps) whose sign depends on the summation order.
-// It cannot change a loss; it is held to the same 1e-5.
+// What is compared, and why these bounds (u = 2^-24, the float unit roundoff):
+//  - Both runs sum the same per-micro-batch gradients (identical GEMM shapes and
+//    thread counts, so identical arithmetic per micro-batch) in a different order
+//    (accumulation in the arena versus an all-reduce or a ring). A reordered sum of
+//    n <= 12 terms differs by at most 2 * gamma_12 * sum|terms| ~ 1.4e-6 * 12 G, where
+//    G bounds a per-micro-batch gradient element (<= 10 for this tiny model).
+//  - Parameters are compared after 20 steps of SGD with momentum 0.9: the update is
+//    linear in the gradient, so |dp| <= lr * steps / (1 - momentum) * |dg| ~ 3.4e-9 G,
+//    plus one rounding of p - lr * m per step that the differing m may flip:
+//    steps * 2^-23 * |p|. Bound used: 1e-6 + steps * 2^-23 * |p| (a 30x margin at G = 10;
+//    a parameter difference feeds back into later gradients through lr * H, which over
+//    20 steps at lr = 1e-3 is a factor ~1).
+//    AdamW parameters are not compared elementwise: where a true gradient is zero
+//    (the key part of attn.c_attn.bias: softmax ignores a constant added to a row),
+//    AdamW divides rounding noise by its own size and steps by +-lr in a direction set
+//    by the summation order, which no tolerance below lr * steps can honestly bound.
+//  - Losses, in both the SGD and the AdamW runs, within 1e-5 relative: the loss sum over
+//    micro-batches is reordered (<= gamma_12 ~ 7e-7), parameters that differ by the
+//    bounds above move it by |grad| * |dp|, and AdamW's noise-driven steps fall on
+//    parameters whose loss gradient is itself noise. The gradient norm of each step
+//    (before clipping) is held to the same 1e-5.
+// Where the arithmetic is identical (one rank, any stage, against the single process with
+// the same micro-batches), the losses must be the same bits.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -22,7 +39,6 @@
 #include <string>
 #include <vector>
 
-#include "nn/gpt_params.h"
 #include "testing/launch.h"
 
 namespace {
@@ -31,6 +47,7 @@ constexpr int kSteps = 20;
 
 struct RunResult {
   std::vector<double> losses;
+  std::vector<double> norms;
   std::vector<float> params;
   std::string log;
 };
@@ -44,39 +61,35 @@ RunResult run(const std::string& launcher, const std::string& args, const std::s
   const int rc = zt::testing::run_logged(cmd, log, &r.log);
   EXPECT_EQ(rc, 0) << cmd << "\n" << r.log;
   r.losses = zt::testing::step_losses(r.log);
+  r.norms = zt::testing::step_values(r.log, "norm");
   r.params = zt::testing::read_floats(out);
   return r;
 }
 
-// Elements of the key third of every attn.c_attn.bias (tiny model: 2 layers, C = 32).
-std::vector<bool> key_bias_mask(size_t numel) {
-  const zt::ParamTable t = zt::build_gpt_param_table(
-      zt::GptConfig{.n_layer = 2, .n_head = 4, .n_embd = 32, .vocab_size = 97, .n_positions = 8});
-  std::vector<bool> mask(numel, false);
-  for (const zt::TensorSpec& s : t.specs()) {
-    if (s.name.find("attn.c_attn.bias") == std::string::npos) continue;
-    for (size_t i = s.numel / 3; i < 2 * s.numel / 3; ++i) mask[s.offset + i] = true;
-  }
-  return mask;
-}
+enum class Compare { kLossesOnly, kLossesAndParams };
 
-void expect_same(const RunResult& ref, const RunResult& got, const std::string& what) {
+double rel(double got, double ref) { return std::fabs(got - ref) / std::max(std::fabs(ref), 1e-30); }
+
+void expect_same(const RunResult& ref, const RunResult& got, const std::string& what, Compare cmp) {
   ASSERT_EQ(got.losses.size(), static_cast<size_t>(kSteps)) << what << "\n" << got.log;
+  ASSERT_EQ(got.norms.size(), static_cast<size_t>(kSteps)) << what << "\n" << got.log;
   ASSERT_EQ(got.params.size(), ref.params.size()) << what;
-  double worst_loss = 0.0, worst_param = 0.0, worst_key_bias = 0.0;
+  double worst_loss = 0.0, worst_norm = 0.0, worst_param = 0.0, worst_excess = -1.0;
   for (int s = 0; s < kSteps; ++s) {
-    worst_loss = std::max(worst_loss, std::fabs(got.losses[s] - ref.losses[s]) / std::fabs(ref.losses[s]));
+    worst_loss = std::max(worst_loss, rel(got.losses[s], ref.losses[s]));
+    worst_norm = std::max(worst_norm, rel(got.norms[s], ref.norms[s]));
   }
-  const std::vector<bool> key_bias = key_bias_mask(ref.params.size());
-  for (size_t i = 0; i < ref.params.size(); ++i) {
+  for (size_t i = 0; cmp == Compare::kLossesAndParams && i < ref.params.size(); ++i) {
     const double d = std::fabs(static_cast<double>(got.params[i]) - ref.params[i]);
-    (key_bias[i] ? worst_key_bias : worst_param) = std::max(key_bias[i] ? worst_key_bias : worst_param, d);
+    const double bound = 1e-6 + kSteps * std::ldexp(1.0, -23) * std::fabs(ref.params[i]);
+    worst_param = std::max(worst_param, d);
+    worst_excess = std::max(worst_excess, d - bound);
   }
   EXPECT_LE(worst_loss, 1e-5) << what;
-  EXPECT_LE(worst_param, 1e-5) << what;
-  EXPECT_LE(worst_key_bias, 1e-5) << what;
-  std::printf("  %-34s max loss rel diff %.2e, max param diff %.2e (key bias %.1e)\n", what.c_str(), worst_loss,
-              worst_param, worst_key_bias);
+  EXPECT_LE(worst_norm, 1e-5) << what;
+  EXPECT_LE(worst_excess, 0.0) << what << ": a parameter differs by more than 1e-6 + steps * 2^-23 * |p|";
+  std::printf("  %-40s max loss rel diff %.2e, grad norm %.2e, max param diff %.2e\n", what.c_str(), worst_loss,
+              worst_norm, worst_param);
 }
 
 class DpExactness : public ::testing::TestWithParam<int> {};
@@ -84,24 +97,28 @@ class DpExactness : public ::testing::TestWithParam<int> {};
 TEST_P(DpExactness, StageMatchesSingleProcessAtEveryWorldSize) {
   const int stage = GetParam();
   const std::string common = " --micro 2 --bucket 3000 --prefetch 6000";
+  const std::string sgd = " --optimizer sgd --momentum 0.9";
   for (int world : {1, 2, 3, 4}) {
     // The single process sees the whole global batch: world x accumulation micro-batches.
-    const RunResult ref =
-        run("", std::string("--stage 0 --accum ") + std::to_string(world) + common, std::string("ref") + std::to_string(world));
+    const std::string w = std::to_string(world);
+    const RunResult ref = run("", "--stage 0 --accum " + w + common + sgd, "ref" + w);
     ASSERT_EQ(ref.losses.size(), static_cast<size_t>(kSteps)) << ref.log;
-    const std::string args = std::string("--stage ") + std::to_string(stage) + " --accum 1" + common;
-    const std::string tag = std::string("s") + std::to_string(stage) + std::string("w") + std::to_string(world);
-    expect_same(ref, run(zt::testing::mpirun_prefix(world), args, tag),
-                std::string("stage ") + std::to_string(stage) + std::string(", ") + std::to_string(world) + " ranks");
+    const std::string args = "--stage " + std::to_string(stage) + " --accum 1" + common + sgd;
+    const std::string tag = "s" + std::to_string(stage) + "w" + w;
+    const RunResult got = run(zt::testing::mpirun_prefix(world), args, tag);
+    expect_same(ref, got, "stage " + std::to_string(stage) + ", " + w + " ranks, sgd", Compare::kLossesAndParams);
+    if (world == 1) {
+      EXPECT_EQ(got.losses, ref.losses) << "identical arithmetic must give the same bits";
+    }
   }
-  // Gradient accumulation and the ring algorithm, at 2 and 3 ranks.
+  // Gradient accumulation and the ring algorithm with AdamW, at 2 and 3 ranks.
   for (int world : {2, 3}) {
-    const RunResult ref = run("", std::string("--stage 0 --accum ") + std::to_string(3 * world) + common, "refacc");
-    const std::string base = std::string("--stage ") + std::to_string(stage) + " --accum 3" + common;
-    expect_same(ref, run(zt::testing::mpirun_prefix(world), base, "acc"), std::string("stage ") + std::to_string(stage) + ", " +
-                std::to_string(world) + " ranks, accumulation 3");
-    expect_same(ref, run(zt::testing::mpirun_prefix(world), base + " --algo ring", "ring"), std::string("stage ") + std::to_string(stage) + ", " +
-                std::to_string(world) + " ranks, accumulation 3, ring");
+    const RunResult ref = run("", "--stage 0 --accum " + std::to_string(3 * world) + common, "refacc");
+    const std::string base = "--stage " + std::to_string(stage) + " --accum 3" + common;
+    const std::string what = "stage " + std::to_string(stage) + ", " + std::to_string(world) + " ranks, accumulation 3";
+    expect_same(ref, run(zt::testing::mpirun_prefix(world), base, "acc"), what + ", adamw", Compare::kLossesOnly);
+    expect_same(ref, run(zt::testing::mpirun_prefix(world), base + " --algo ring", "ring"), what + ", adamw, ring",
+                Compare::kLossesOnly);
   }
 }
 

@@ -7,6 +7,7 @@
 //               [--overlap 0|1] [--prefetch E] [--persist E] [--timeout S] [--lr X] [--out FILE]
 //               [--layers L] [--embd C] [--heads H] [--vocab V] [--padded V] [--seq T]
 //               [--tp P] [--pp P] [--schedule 1f1b|gpipe] [--ckpt 0|1] [--partition 0|1]
+//               [--optimizer adamw|sgd] [--momentum M]
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -28,7 +29,8 @@ int main(int argc, char** argv) {
   long bucket = 2000, prefetch = 4000, persist = 0;
   int overlap = 1;
   double timeout = 60.0, lr = 1e-3;
-  std::string algo = "mpi", out;
+  std::string algo = "mpi", out, optimizer = "adamw";
+  double momentum = 0.9;
   CLI::App app{"zt_dp_train: trains a tiny GPT on synthetic data"};
   app.add_option("--stage", stage);
   app.add_option("--accum", accum);
@@ -53,6 +55,8 @@ int main(int argc, char** argv) {
   app.add_option("--ckpt", ckpt);
   app.add_option("--partition", partition);
   app.add_option("--padded", padded);
+  app.add_option("--optimizer", optimizer)->check(CLI::IsMember({"adamw", "sgd"}));
+  app.add_option("--momentum", momentum);
   CLI11_PARSE(app, argc, argv);
   zt::CommOptions co;
   co.timeout_s = timeout;
@@ -95,6 +99,8 @@ int main(int argc, char** argv) {
   o.micro_batch = micro;
   o.seq_len = seq;
   o.adamw.weight_decay = 0.1;
+  o.optimizer = optimizer == "sgd" ? zt::OptimizerKind::kSgd : zt::OptimizerKind::kAdamW;
+  o.sgd.momentum = momentum;
   o.schedule.base_lr = lr;
   o.gradient_clipping = 1.0;
   o.zero.stage = static_cast<zt::ZeroStage>(stage);

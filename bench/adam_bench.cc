@@ -47,7 +47,12 @@ int main(int argc, char** argv) {
     p[i] = 0.01f * static_cast<float>(i % 97);
     g[i] = 0.001f * static_cast<float>(i % 89) - 0.04f;
   }
-  zt::AdamW opt(table, {0, n}, zt::AdamWOptions{});
+  auto opt_or = zt::AdamW::create(table, {0, n}, zt::AdamWOptions{});
+  if (!opt_or.ok()) {
+    std::fprintf(stderr, "%s\n", opt_or.status().to_string().c_str());
+    return 1;
+  }
+  zt::AdamW& opt = *opt_or.value();
   zt::FloatBuffer ta(n), tb(n), tc(n);
   for (size_t i = 0; i < n; ++i) tb[i] = tc[i] = 1.0f;
   std::vector<double> adam_s, triad_s;

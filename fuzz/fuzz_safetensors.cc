@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     require(e.begin <= e.end && e.end <= size, "entry outside the file", name);
     covered += e.end - e.begin;
     require(file.value().data(name) != nullptr, "entry without data", name);
-    if (e.dtype != zt::DType::kF32) continue;
+    if (e.dtype != zt::StDType::kF32) continue;
     std::vector<float> out((e.end - e.begin) / sizeof(float));
     zt::Status s = file.value().read_f32(name, e.shape, out.data());
     require(s.ok(), "read_f32 of an accepted tensor failed", s.message());

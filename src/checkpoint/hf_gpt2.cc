@@ -103,7 +103,7 @@ Status export_hf_gpt2(const GptConfig& model, const ParamTable& table, const flo
   transposed.reserve(table.specs().size());
   for (const TensorSpec& s : table.specs()) {
     ZT_CHECK(s.global_shape.empty(), "export takes a whole model, got a tp slice of %s", s.name.c_str());
-    TensorToWrite t{s.name, DType::kF32, s.shape, params + s.offset};
+    TensorToWrite t{s.name, StDType::kF32, s.shape, params + s.offset};
     if (s.name == "wte.weight") t.shape[0] = model.vocab_size;  // padding rows stay behind
     if (is_conv1d_weight(s.name)) {
       transposed.emplace_back(s.numel);
@@ -155,7 +155,7 @@ StatusOr<HfModel> read_hf_gpt2(const std::string& path) {
     if (!st.has(head)) continue;
     const TensorSpec& wte = m.table.at(m.table.find("wte.weight"));
     const SafetensorsEntry& e = st.entries().at(head);
-    if (e.dtype != DType::kF32 || e.shape != wte.shape ||
+    if (e.dtype != StDType::kF32 || e.shape != wte.shape ||
         std::memcmp(st.data(head), m.params.data() + wte.offset, wte.numel * sizeof(float)) != 0) {
       return Status::InvalidArgument(file + ": " + head + " differs from wte.weight; zerotrain ties the LM head to wte");
     }

@@ -15,17 +15,17 @@ namespace {
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
-struct DTypeInfo {
-  DType dtype;
+struct StDTypeInfo {
+  StDType dtype;
   const char* name;
   size_t size;
 };
-constexpr DTypeInfo kDTypes[] = {{DType::kF32, "F32", 4}, {DType::kI32, "I32", 4}, {DType::kU16, "U16", 2},
-                                 {DType::kF16, "F16", 2}, {DType::kBF16, "BF16", 2}, {DType::kI64, "I64", 8},
-                                 {DType::kU8, "U8", 1}};
+constexpr StDTypeInfo kDTypes[] = {{StDType::kF32, "F32", 4}, {StDType::kI32, "I32", 4}, {StDType::kU16, "U16", 2},
+                                 {StDType::kF16, "F16", 2}, {StDType::kBF16, "BF16", 2}, {StDType::kI64, "I64", 8},
+                                 {StDType::kU8, "U8", 1}};
 
-bool dtype_from_name(const std::string& name, DType* out) {
-  for (const DTypeInfo& d : kDTypes) {
+bool dtype_from_name(const std::string& name, StDType* out) {
+  for (const StDTypeInfo& d : kDTypes) {
     if (name == d.name) {
       *out = d.dtype;
       return true;
@@ -54,15 +54,15 @@ std::string brief(const Json& v) {
 
 }  // namespace
 
-const char* dtype_name(DType dtype) {
-  for (const DTypeInfo& d : kDTypes) {
+const char* st_dtype_name(StDType dtype) {
+  for (const StDTypeInfo& d : kDTypes) {
     if (d.dtype == dtype) return d.name;
   }
   return "?";
 }
 
-size_t dtype_size(DType dtype) {
-  for (const DTypeInfo& d : kDTypes) {
+size_t st_dtype_size(StDType dtype) {
+  for (const StDTypeInfo& d : kDTypes) {
     if (d.dtype == dtype) return d.size;
   }
   return 0;
@@ -90,10 +90,10 @@ Status write_safetensors(const std::string& path, const std::vector<TensorToWrit
   size_t offset = 0;
   for (const TensorToWrite* t : order) {
     size_t bytes = 0;
-    if (!byte_size(t->shape, dtype_size(t->dtype), &bytes)) {
+    if (!byte_size(t->shape, st_dtype_size(t->dtype), &bytes)) {
       return Status::InvalidArgument(path + ": tensor " + t->name + " has an invalid shape");
     }
-    header[t->name] = {{"dtype", dtype_name(t->dtype)}, {"shape", t->shape}, {"data_offsets", {offset, offset + bytes}}};
+    header[t->name] = {{"dtype", st_dtype_name(t->dtype)}, {"shape", t->shape}, {"data_offsets", {offset, offset + bytes}}};
     pieces.push_back({t->data, bytes});
     offset += bytes;
   }
@@ -184,14 +184,14 @@ StatusOr<SafetensorsFile> SafetensorsFile::parse_view(std::shared_ptr<const void
     e.begin = off[0].get<size_t>();
     e.end = off[1].get<size_t>();
     size_t expected = 0;
-    if (!byte_size(e.shape, dtype_size(e.dtype), &expected)) return bad(where + ": shape overflows");
+    if (!byte_size(e.shape, st_dtype_size(e.dtype), &expected)) return bad(where + ": shape overflows");
     if (e.end < e.begin) {
       return bad(where + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
                  ") end before they begin");
     }
     if (e.end - e.begin != expected) {
       return bad(where + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + ") hold " +
-                 std::to_string(e.end - e.begin) + " bytes, but " + dtype_name(e.dtype) + " " +
+                 std::to_string(e.end - e.begin) + " bytes, but " + st_dtype_name(e.dtype) + " " +
                  shape_to_string(e.shape) + " needs " + std::to_string(expected));
     }
     if (e.end > data_size) {
@@ -232,8 +232,8 @@ Status SafetensorsFile::read_f32(const std::string& name, const std::vector<int6
   auto it = entries_.find(name);
   if (it == entries_.end()) return Status::NotFound(label_ + ": no tensor named " + name);
   const SafetensorsEntry& e = it->second;
-  if (e.dtype != DType::kF32) {
-    return Status::InvalidArgument(label_ + ": tensor " + name + " has dtype " + dtype_name(e.dtype) + ", expected F32");
+  if (e.dtype != StDType::kF32) {
+    return Status::InvalidArgument(label_ + ": tensor " + name + " has dtype " + st_dtype_name(e.dtype) + ", expected F32");
   }
   if (e.shape != shape) {
     return Status::InvalidArgument(label_ + ": tensor " + name + " has shape " + shape_to_string(e.shape) +

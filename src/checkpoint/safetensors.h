@@ -22,13 +22,13 @@
 
 namespace zt {
 
-enum class DType { kF32, kI32, kU16, kF16, kBF16, kI64, kU8 };
-const char* dtype_name(DType dtype);
-size_t dtype_size(DType dtype);
+enum class StDType { kF32, kI32, kU16, kF16, kBF16, kI64, kU8 };
+const char* st_dtype_name(StDType dtype);
+size_t st_dtype_size(StDType dtype);
 
 struct TensorToWrite {
   std::string name;
-  DType dtype = DType::kF32;
+  StDType dtype = StDType::kF32;
   std::vector<int64_t> shape;
   const void* data = nullptr;  // shape's product * dtype_size bytes
 };
@@ -45,7 +45,7 @@ Status write_safetensors(const std::string& path, const std::vector<TensorToWrit
                          const std::map<std::string, std::string>& metadata = {}, FileDigest* digest = nullptr);
 
 struct SafetensorsEntry {
-  DType dtype;
+  StDType dtype;
   std::vector<int64_t> shape;
   size_t begin;  // offset into the data buffer
   size_t end;

@@ -82,7 +82,7 @@ StatusOr<SafetensorsFile> read_shard(const CheckpointRef& ckpt, const ManifestFi
     if (p.file != f.name) continue;
     auto it = file.entries().find(p.entry());
     const std::vector<int64_t> want = {static_cast<int64_t>(p.end - p.begin)};
-    if (it == file.entries().end() || it->second.dtype != DType::kF32 || it->second.shape != want) {
+    if (it == file.entries().end() || it->second.dtype != StDType::kF32 || it->second.shape != want) {
       return Status::Corruption(path + ": tensor " + p.entry() + " is missing or not F32 " + shape_to_string(want));
     }
     const std::string got = checksum_hex(file.data(p.entry()), it->second.end - it->second.begin);

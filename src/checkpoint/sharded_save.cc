@@ -54,7 +54,7 @@ StatusOr<Json> write_rank_shard(const RankStateView& view, const SaveRequest& re
       ZT_CHECK(lo >= a->held.begin && hi <= a->held.end, "%s of %s: elements [%zu, %zu) are not held", kind.c_str(),
                s.name.c_str(), lo, hi);
       const float* data = a->data + (lo - a->held.begin);
-      tensors.push_back({kind + "/" + s.name, DType::kF32, {static_cast<int64_t>(r.end - r.begin)}, data});
+      tensors.push_back({kind + "/" + s.name, StDType::kF32, {static_cast<int64_t>(r.end - r.begin)}, data});
       pieces.push_back({{"tensor", s.name}, {"kind", kind}, {"file", name}, {"tp_rank", sliced ? table.tp_rank() : 0},
                         {"tp_size", sliced ? table.tp_size() : 1}, {"begin", r.begin}, {"end", r.end},
                         {"checksum", checksum_hex(data, (r.end - r.begin) * sizeof(float))}});

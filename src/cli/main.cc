@@ -1,9 +1,11 @@
-// zerotrain: the command-line entry point. Sub-commands: train, prepare, sample, eval, export, import.
+// zerotrain: the command-line entry point. Sub-commands: train, prepare, sample, eval, export, import,
+// doctor (the machine report, like DeepSpeed's ds_report).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 
 #include "cli/checkpoint_commands.h"
+#include "cli/doctor_command.h"
 #include "cli/tool_commands.h"
 #include "cli/train_command.h"
 #include "core/version.h"
@@ -67,6 +69,13 @@ int main(int argc, char** argv) {
   i->add_option("--tag", imp.tag, "Tag of the new checkpoint");
   i->add_option("--tokenizer", imp.tokenizer, "Tokenizer recorded for sample: gpt2 or byte")->check(CLI::IsMember({"gpt2", "byte"}));
 
+  zt::DoctorOptions doctor;
+  CLI::App* d = app.add_subcommand("doctor", "Report the machine facts that decide speed and correctness (like ds_report); "
+                                             "exit 1 on a problem that will slow or break training");
+  d->add_option("--output-dir", doctor.output_dir, "Directory checkpoints would go to (probed for writes, io_uring, O_DIRECT)");
+  d->add_option("--gemm-seconds", doctor.gemm_seconds, "Seconds for the GEMM speed probe and again for the FMA peak")
+      ->check(CLI::Range(0.0, 60.0));
+
   app.set_version_flag("--version", zt::kZerotrainVersion);
   try {
     app.parse(argc, argv);
@@ -82,5 +91,6 @@ int main(int argc, char** argv) {
   if (e->parsed()) return zt::run_eval(eval);
   if (x->parsed()) return zt::run_export(exp);
   if (i->parsed()) return zt::run_import(imp);
+  if (d->parsed()) return zt::doctor_command(doctor);
   return 2;
 }

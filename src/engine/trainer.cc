@@ -14,6 +14,7 @@ namespace zt {
 
 Trainer::Trainer(const TrainerOptions& options, ProcessGroup* dp)
     : options_(options),
+      backend_(options.backend != nullptr ? *options.backend : cpu_backend()),
       dp_(dp),
       partition_(build_gpt_param_table(options.model, options.layout).numel(), dp->size()),
       schedule_(options.schedule) {}
@@ -55,6 +56,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
   ZT_RETURN_IF_ERROR(t->validate_parallel());
   GptModelOptions mo;
   mo.layout = options.layout;
+  mo.backend = &t->backend_;
   mo.tp = options.layout.tp_size > 1 ? t->tp_ : nullptr;
   mo.max_batch = options.micro_batch;
   mo.max_seq = options.seq_len;
@@ -66,7 +68,9 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
   t->model_ = std::make_unique<GptModel>(options.model, mo);
   if (t->pipelined() && !options.layout.embedding) {
     for (int i = 0; i < mo.slots; ++i) {
-      t->grad_send_.emplace_back(static_cast<size_t>(options.micro_batch) * options.seq_len * options.model.n_embd);
+      const size_t n = static_cast<size_t>(options.micro_batch) * options.seq_len * options.model.n_embd;
+      ZT_ASSIGN_OR_RETURN(Arena buf, t->backend_.allocate(n, DType::kF32, "a pipeline gradient send buffer"));
+      t->grad_send_.push_back(std::move(buf));
     }
   }
   ZT_RETURN_IF_ERROR(t->init_states());
@@ -105,22 +109,22 @@ Status Trainer::init_states() {
   const ElementRange shard = partition_.shard(dp_->rank());
   const ElementRange all{0, table.numel()};
   if (shards_parameters(stage)) {
-    ZT_ASSIGN_OR_RETURN(param_shard_, FloatBuffer::allocate(shard.size(), "the parameter shard"));
+    ZT_ASSIGN_OR_RETURN(param_shard_, backend_.allocate(shard.size(), DType::kF32, "the parameter shard"));
     init_params_range(table, shard, param_shard_.data(), options_.seed);
   } else {
-    ZT_ASSIGN_OR_RETURN(params_, FloatBuffer::allocate(table.numel(), "the parameters"));
+    ZT_ASSIGN_OR_RETURN(params_, backend_.allocate(table.numel(), DType::kF32, "the parameters"));
     init_params(table, params_.data(), options_.seed);
   }
   if (shards_gradients(stage)) {
-    ZT_ASSIGN_OR_RETURN(grad_shard_, FloatBuffer::allocate(shard.size(), "the gradient shard"));
+    ZT_ASSIGN_OR_RETURN(grad_shard_, backend_.allocate(shard.size(), DType::kF32, "the gradient shard"));
   } else {
-    ZT_ASSIGN_OR_RETURN(grads_, FloatBuffer::allocate(table.numel(), "the gradients"));
+    ZT_ASSIGN_OR_RETURN(grads_, backend_.allocate(table.numel(), DType::kF32, "the gradients"));
   }
   const ElementRange opt_range = shards_optimizer(stage) ? shard : all;
   if (options_.optimizer == OptimizerKind::kAdamW) {
-    ZT_ASSIGN_OR_RETURN(optimizer_, AdamW::create(table, opt_range, options_.adamw));
+    ZT_ASSIGN_OR_RETURN(optimizer_, AdamW::create(table, opt_range, options_.adamw, backend_));
   } else {
-    optimizer_ = std::make_unique<Sgd>(table, opt_range, options_.sgd);
+    ZT_ASSIGN_OR_RETURN(optimizer_, Sgd::create(table, opt_range, options_.sgd, backend_));
   }
   const int L = options_.model.n_layer;
   GradReducerOptions ro{stage, options_.zero.reduce_bucket_elems, options_.zero.overlap_comm};
@@ -158,7 +162,7 @@ StatusOr<double> Trainer::global_grad_norm() {
   const bool model_parallel = pipelined() || options_.layout.tp_size > 1;
   if (!model_parallel) {
     if (stage == ZeroStage::kNone) return l2_norm(grads_.data(), grads_.size());  // same sums on every rank
-    ZT_ASSIGN_OR_RETURN(const double sq, all_reduce_sum(dp_, sum_of_squares(owned, range.size())));
+    ZT_ASSIGN_OR_RETURN(const double sq, all_reduce_sum(dp_, sum_of_squares(owned, range.size(), backend_.ops())));
     return std::sqrt(sq);
   }
   double sq = 0.0;
@@ -169,7 +173,7 @@ StatusOr<double> Trainer::global_grad_norm() {
       if (s.layer == tied) continue;                                          // counted on the first stage
       if (options_.layout.tp_size > 1 && s.tp_dim < 0 && options_.layout.tp_rank != 0) continue;  // replicated
       const size_t lo = std::max(s.offset, range.begin), hi = std::min(s.offset + s.numel, range.end);
-      if (lo < hi) sq += sum_of_squares(owned + (lo - range.begin), hi - lo);
+      if (lo < hi) sq += sum_of_squares(owned + (lo - range.begin), hi - lo, backend_.ops());
     }
   }
   ZT_ASSIGN_OR_RETURN(sq, all_reduce_sum(world_, sq));
@@ -297,11 +301,11 @@ StatusOr<double> Trainer::evaluate(const std::vector<MicroBatch>& batches) {
 
 Status Trainer::gather_params(float* out) {
   if (!params_.empty()) {
-    std::memcpy(out, params_.data(), params_.bytes());
+    backend_.copy(out, params_.data(), params_.bytes());
     return Status::OK();
   }
   const ElementRange shard = partition_.shard(dp_->rank());
-  std::memcpy(out + shard.begin, param_shard_.data(), param_shard_.bytes());
+  backend_.copy(out + shard.begin, param_shard_.data(), param_shard_.bytes());
   return dp_->all_gather(out, partition_.counts({0, partition_.numel()}))->wait();
 }
 

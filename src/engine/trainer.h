@@ -107,10 +107,11 @@ class Trainer {
   GptModel& model() { return *model_; }
   const ParamTable& param_table() const { return model_->param_table(); }
   // The full parameter arena; empty under ZeRO-3 (use gather_params).
-  FloatBuffer& params() { return params_; }
+  Arena& params() { return params_; }
   // The full gradient arena; empty under ZeRO-2/3.
-  FloatBuffer& grads() { return grads_; }
+  Arena& grads() { return grads_; }
   Optimizer& optimizer() { return *optimizer_; }
+  const Backend& backend() const { return backend_; }
   const TrainerOptions& options() const { return options_; }
   ProcessGroup& dp() { return *dp_; }
   ProcessGroup& world() { return *world_; }
@@ -143,19 +144,20 @@ class Trainer {
   StatusOr<int64_t> all_reduce_sum(ProcessGroup* g, int64_t value);
 
   TrainerOptions options_;
+  const Backend& backend_;  // options_.backend, or cpu_backend()
   std::unique_ptr<ProcessGroup> own_group_;  // the group of one when no dp group is given
   ProcessGroup* world_ = nullptr;  // every rank of the job (the dp group without model parallelism)
   ProcessGroup* dp_;
   ProcessGroup* pp_ = nullptr;
   ProcessGroup* tp_ = nullptr;
   ProcessGroup* tied_ = nullptr;
-  std::vector<FloatBuffer> grad_send_;  // pipeline: per slot, the input gradient being sent
+  std::vector<Arena> grad_send_;  // pipeline: per slot, the input gradient being sent
   Partition partition_;
   std::unique_ptr<GptModel> model_;
-  FloatBuffer params_;       // full parameters (stage < 3)
-  FloatBuffer param_shard_;  // this rank's parameters (stage 3)
-  FloatBuffer grads_;        // full gradients (stage < 2)
-  FloatBuffer grad_shard_;   // this rank's gradients (stage >= 2)
+  Arena params_;       // full parameters (stage < 3)
+  Arena param_shard_;  // this rank's parameters (stage 3)
+  Arena grads_;        // full gradients (stage < 2)
+  Arena grad_shard_;   // this rank's gradients (stage >= 2)
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<GradReducer> reducer_;
   std::unique_ptr<ParamFetcher> fetcher_;  // stage 3

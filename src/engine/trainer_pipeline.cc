@@ -90,7 +90,7 @@ Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, do
       }
       case PipeOp::kSendGrad:
         ZT_RETURN_IF_ERROR(settle(grad_sent[k]));
-        std::memcpy(grad_send_[k].data(), m.stage_output_grad(), bytes);
+        backend_.copy(grad_send_[k].data(), m.stage_output_grad(), bytes);
         grad_sent[k] = pp_->send(grad_send_[k].data(), bytes, s - 1, grad_tag(mb));
         break;
       case PipeOp::kReduceTiedGrads:

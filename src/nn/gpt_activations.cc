@@ -2,6 +2,10 @@
 // counted then assigned by the same code.
 #include "nn/gpt_activations.h"
 
+#include <utility>
+
+#include "core/check.h"
+
 #include <cstdint>
 
 namespace zt {
@@ -124,7 +128,8 @@ void carve(GptActivationArena* a, const GptConfig& cfg, const GptLayout& lay, co
 }  // namespace
 
 GptActivationArena GptActivationArena::allocate(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq,
-                                                int slots, const std::vector<bool>& checkpoint, bool partition) {
+                                                int slots, const std::vector<bool>& checkpoint, bool partition,
+                                                const Backend& backend) {
   const size_t tp = static_cast<size_t>(lay.tp_size);
   Dims d;
   d.B = static_cast<size_t>(max_batch);
@@ -138,7 +143,9 @@ GptActivationArena GptActivationArena::allocate(const GptConfig& cfg, const GptL
   GptActivationArena a;
   Carver counter(nullptr);
   carve(&a, cfg, lay, d, slots, checkpoint, partition, &counter);
-  a.arena = FloatBuffer(counter.used());
+  StatusOr<Arena> arena = backend.allocate(counter.used(), DType::kF32, "the activations");
+  ZT_CHECK(arena.ok(), "%s", arena.status().to_string().c_str());
+  a.arena = std::move(arena).value();
   Carver carver(a.arena.data());
   carve(&a, cfg, lay, d, slots, checkpoint, partition, &carver);
   return a;

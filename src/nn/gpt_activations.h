@@ -16,7 +16,7 @@
 
 #include "nn/gpt_config.h"
 #include "nn/gpt_layout.h"
-#include "tensor/buffer.h"
+#include "backend/backend.h"
 
 namespace zt {
 
@@ -70,11 +70,12 @@ struct GptActivationArena {
   GptScratch scratch;
   size_t saved_bytes = 0;    // what the forward keeps for the backward, all slots
   size_t scratch_bytes = 0;  // backward scratch and recompute buffers
-  FloatBuffer arena;
+  Arena arena;  // allocated by the model's backend
 
   // checkpoint: per global block, true to keep only its input (empty: none).
   static GptActivationArena allocate(const GptConfig& config, const GptLayout& layout, int max_batch, int max_seq,
-                                     int slots, const std::vector<bool>& checkpoint, bool partition_activations);
+                                     int slots, const std::vector<bool>& checkpoint, bool partition_activations,
+                                     const Backend& backend);
 };
 
 }  // namespace zt

@@ -2,15 +2,9 @@
 // parallelism (column-parallel c_attn and c_fc after copy_to_tp, row-parallel attn.c_proj
 // and mlp.c_proj followed by reduce_from_tp) and activation checkpointing (a
 // checkpointed block recomputes its internals from its saved input in backward).
-#include <cstring>
-
 #include "core/check.h"
-#include "kernels/cpu/attention.h"
-#include "kernels/cpu/gelu.h"
-#include "kernels/cpu/layernorm.h"
-#include "kernels/cpu/linear.h"
 #include "nn/gpt_model.h"
-#include "parallel/tensor/tp_mappings.h"
+#include "nn/tp/tp_mappings.h"
 
 namespace zt {
 
@@ -18,21 +12,16 @@ namespace {
 
 // out = residual + bias + inp @ W^T for a row-parallel linear: without tensor parallelism
 // one fused GEMM; with it, the rank's partial product is summed over ranks first.
-Status row_parallel_forward(ProcessGroup* tp, float* partial, float* out, const float* inp, const float* weight,
-                            const float* bias, const float* residual, int64_t N, int in_dim, int C) {
+Status row_parallel_forward(const KernelOps& k, ProcessGroup* tp, float* partial, float* out, const float* inp,
+                            const float* weight, const float* bias, const float* residual, int64_t N, int in_dim,
+                            int C) {
   if (tp == nullptr || tp->size() == 1) {
-    linear_forward(out, inp, weight, bias, residual, N, in_dim, C);
+    k.linear_forward(out, inp, weight, bias, residual, N, in_dim, C);
     return Status::OK();
   }
-  linear_forward(partial, inp, weight, nullptr, nullptr, N, in_dim, C);
+  k.linear_forward(partial, inp, weight, nullptr, nullptr, N, in_dim, C);
   ZT_RETURN_IF_ERROR(reduce_from_tp_forward(tp, partial, static_cast<size_t>(N) * C));
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < N; ++r) {
-    const float* p = partial + r * C;
-    const float* x = residual + r * C;
-    float* o = out + r * C;
-    for (int j = 0; j < C; ++j) o[j] = (x[j] + p[j]) + bias[j];
-  }
+  k.bias_residual(out, residual, partial, bias, N, C);
   reduce_from_tp_backward();
   return Status::OK();
 }
@@ -45,17 +34,17 @@ Status GptModel::block_forward(int l, const float* res_in, const BlockActivation
   const int64_t BT = static_cast<int64_t>(B_) * T_;
   const BlockWeights& w = w_.blocks[static_cast<size_t>(l)];
   float* partial = arena_.scratch.tp_partial;
-  layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, res_in, w.ln1w, w.ln1b, BT, C);
+  k_.layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, res_in, w.ln1w, w.ln1b, BT, C);
   copy_to_tp_forward();
-  linear_forward(a.qkv, a.ln1, w.qkvw, w.qkvb, nullptr, BT, C, 3 * Cl);
-  attention_forward(a.atty, a.att, a.qkv, B_, T_, Cl, NHl);
-  ZT_RETURN_IF_ERROR(row_parallel_forward(options_.tp, partial, a.res2, a.atty, w.attprojw, w.attprojb, res_in, BT,
+  k_.linear_forward(a.qkv, a.ln1, w.qkvw, w.qkvb, nullptr, BT, C, 3 * Cl);
+  k_.attention_forward(a.atty, a.att, a.qkv, B_, T_, Cl, NHl);
+  ZT_RETURN_IF_ERROR(row_parallel_forward(k_, options_.tp, partial, a.res2, a.atty, w.attprojw, w.attprojb, res_in, BT,
                                           Cl, C));
-  layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2w, w.ln2b, BT, C);
+  k_.layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2w, w.ln2b, BT, C);
   copy_to_tp_forward();
-  linear_forward(a.fch, a.ln2, w.fcw, w.fcb, nullptr, BT, C, 4 * Cl);
-  gelu_forward(a.fch_gelu, a.fch, BT * 4 * Cl);
-  return row_parallel_forward(options_.tp, partial, a.res3, a.fch_gelu, w.fcprojw, w.fcprojb, a.res2, BT, 4 * Cl, C);
+  k_.linear_forward(a.fch, a.ln2, w.fcw, w.fcb, nullptr, BT, C, 4 * Cl);
+  k_.gelu_forward(a.fch_gelu, a.fch, BT * 4 * Cl);
+  return row_parallel_forward(k_, options_.tp, partial, a.res3, a.fch_gelu, w.fcprojw, w.fcprojb, a.res2, BT, 4 * Cl, C);
 }
 
 Status GptModel::forward_block(int l) {
@@ -64,7 +53,7 @@ Status GptModel::forward_block(int l) {
   const float* res_in = block_input(l);
   if (a.saved_input_part != nullptr) {  // partitioned checkpoint: keep this rank's slice of the input
     const size_t part = static_cast<size_t>(B_) * T_ * config_.n_embd / static_cast<size_t>(options_.layout.tp_size);
-    std::memcpy(a.saved_input_part, res_in + part * static_cast<size_t>(options_.layout.tp_rank), part * sizeof(float));
+    backend_.copy(a.saved_input_part, res_in + part * static_cast<size_t>(options_.layout.tp_rank), part * sizeof(float));
   }
   return block_forward(l, res_in, a);
 }
@@ -78,8 +67,8 @@ Status GptModel::recompute(int l, const float** res_in) {
   if (a.saved_input_part != nullptr) {
     const int P = options_.layout.tp_size;
     const size_t part = static_cast<size_t>(B_) * T_ * config_.n_embd / static_cast<size_t>(P);
-    std::memcpy(s.gathered_input + part * static_cast<size_t>(options_.layout.tp_rank), a.saved_input_part,
-                part * sizeof(float));
+    backend_.copy(s.gathered_input + part * static_cast<size_t>(options_.layout.tp_rank), a.saved_input_part,
+                  part * sizeof(float));
     ZT_RETURN_IF_ERROR(options_.tp->all_gather(s.gathered_input, std::vector<size_t>(static_cast<size_t>(P), part))->wait());
     *res_in = s.gathered_input;
   }
@@ -104,18 +93,18 @@ Status GptModel::backward_block(int l) {
   float* dres = s.dresidual;  // holds dL/d(res3) on entry, dL/d(block input) on exit
   // MLP: row-parallel c_proj (local backward), column-parallel c_fc (input gradient summed).
   reduce_from_tp_backward();
-  linear_backward(s.dfch, dw.fcprojw, dw.fcprojb, dres, a->fch_gelu, w.fcprojw, BT, 4 * Cl, C);
-  gelu_backward(s.dfch, a->fch, s.dfch, BT * 4 * Cl);
-  linear_backward(s.dln, dw.fcw, dw.fcb, s.dfch, a->ln2, w.fcw, BT, C, 4 * Cl);
+  k_.linear_backward(s.dfch, dw.fcprojw, dw.fcprojb, dres, a->fch_gelu, w.fcprojw, BT, 4 * Cl, C);
+  k_.gelu_backward(s.dfch, a->fch, s.dfch, BT * 4 * Cl);
+  k_.linear_backward(s.dln, dw.fcw, dw.fcb, s.dfch, a->ln2, w.fcw, BT, C, 4 * Cl);
   ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.dln, nC));
-  layernorm_backward(dres, dw.ln2w, dw.ln2b, s.dln, a->res2, w.ln2w, a->ln2_mean, a->ln2_rstd, BT, C);
+  k_.layernorm_backward(dres, dw.ln2w, dw.ln2b, s.dln, a->res2, w.ln2w, a->ln2_mean, a->ln2_rstd, BT, C);
   // Attention: row-parallel c_proj, the rank's heads, column-parallel c_attn.
   reduce_from_tp_backward();
-  linear_backward(s.dln, dw.attprojw, dw.attprojb, dres, a->atty, w.attprojw, BT, Cl, C);
-  attention_backward(s.dqkv, s.dln, a->qkv, a->att, B_, T_, Cl, NHl);
-  linear_backward(s.dln, dw.qkvw, dw.qkvb, s.dqkv, a->ln1, w.qkvw, BT, C, 3 * Cl);
+  k_.linear_backward(s.dln, dw.attprojw, dw.attprojb, dres, a->atty, w.attprojw, BT, Cl, C);
+  k_.attention_backward(s.dqkv, s.dln, a->qkv, a->att, B_, T_, Cl, NHl);
+  k_.linear_backward(s.dln, dw.qkvw, dw.qkvb, s.dqkv, a->ln1, w.qkvw, BT, C, 3 * Cl);
   ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.dln, nC));
-  layernorm_backward(dres, dw.ln1w, dw.ln1b, s.dln, res_in, w.ln1w, a->ln1_mean, a->ln1_rstd, BT, C);
+  k_.layernorm_backward(dres, dw.ln1w, dw.ln1b, s.dln, res_in, w.ln1w, a->ln1_mean, a->ln1_rstd, BT, C);
   return Status::OK();
 }
 

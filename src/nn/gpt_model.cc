@@ -6,12 +6,8 @@
 #include <string>
 
 #include "core/check.h"
-#include "kernels/cpu/crossentropy.h"
-#include "kernels/cpu/encoder.h"
-#include "kernels/cpu/layernorm.h"
-#include "kernels/cpu/linear.h"
-#include "parallel/tensor/tp_mappings.h"
-#include "parallel/tensor/vocab_parallel.h"
+#include "nn/tp/tp_mappings.h"
+#include "nn/tp/vocab_parallel.h"
 
 namespace zt {
 
@@ -35,7 +31,11 @@ GptModel::GptModel(const GptConfig& config, int max_batch, int max_seq)
     : GptModel(config, whole_model(max_batch, max_seq)) {}
 
 GptModel::GptModel(const GptConfig& config, const GptModelOptions& options)
-    : config_(config), options_(options), table_(build_gpt_param_table(config, options.layout)) {
+    : config_(config),
+      options_(options),
+      backend_(options.backend != nullptr ? *options.backend : cpu_backend()),
+      k_(backend_.ops()),
+      table_(build_gpt_param_table(config, options.layout)) {
   ZT_CHECK(config.validate().ok(), "invalid GptConfig: %s", config.validate().to_string().c_str());
   const Status lay = options.layout.validate(config);
   ZT_CHECK(lay.ok(), "invalid layout: %s", lay.to_string().c_str());
@@ -46,7 +46,7 @@ GptModel::GptModel(const GptConfig& config, const GptModelOptions& options)
            "tensor-parallel group does not match the layout");
   ZT_CHECK(options.slots >= 1, "at least one activation slot");
   arena_ = GptActivationArena::allocate(config, options.layout, options.max_batch, options.max_seq, options.slots,
-                                        options.checkpoint, options.partition_activations);
+                                        options.checkpoint, options.partition_activations, backend_);
   w_.blocks.resize(static_cast<size_t>(config.n_layer));
   dw_.blocks.resize(static_cast<size_t>(config.n_layer));
 }
@@ -95,8 +95,6 @@ void GptModel::set_slot(int slot) {
   slot_ = slot;
 }
 
-Status GptModel::all_reduce(float* x, size_t n) { return reduce_from_tp_forward(options_.tp, x, n); }
-
 float* GptModel::stage_input() { return slot().encoded; }
 
 const float* GptModel::stage_output() const { return block_input(options_.layout.end(config_)); }
@@ -130,10 +128,10 @@ Status GptModel::forward_embedding(const int32_t* tokens, int B, int T) {
   ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
   begin_stage(B, T);
   if (!tp()) {
-    encoder_forward(slot().encoded, tokens, w_.wte, w_.wpe, B, T, config_.n_embd);
+    k_.encoder_forward(slot().encoded, tokens, w_.wte, w_.wpe, B, T, config_.n_embd);
     return Status::OK();
   }
-  return vocab_parallel_embedding_forward(options_.tp, slot().encoded, tokens, w_.wte, w_.wpe, B, T, config_.n_embd,
+  return vocab_parallel_embedding_forward(k_, options_.tp, slot().encoded, tokens, w_.wte, w_.wpe, B, T, config_.n_embd,
                                           vocab_slice(config_, options_.layout));
 }
 
@@ -142,9 +140,9 @@ Status GptModel::forward_head() {
   const int C = config_.n_embd, Vl = config_.padded_vocab() / options_.layout.tp_size;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
   GptActivations& a = slot();
-  layernorm_forward(a.lnf, a.lnf_mean, a.lnf_rstd, block_input(config_.n_layer), w_.lnfw, w_.lnfb, BT, C);
+  k_.layernorm_forward(a.lnf, a.lnf_mean, a.lnf_rstd, block_input(config_.n_layer), w_.lnfw, w_.lnfb, BT, C);
   copy_to_tp_forward();
-  linear_forward(a.logits, a.lnf, w_.wte, nullptr, nullptr, BT, C, Vl);  // the tied LM head (this rank's vocabulary)
+  k_.linear_forward(a.logits, a.lnf, w_.wte, nullptr, nullptr, BT, C, Vl);  // the tied LM head (this rank's vocabulary)
   return Status::OK();
 }
 
@@ -152,9 +150,9 @@ StatusOr<LossSum> GptModel::loss(const int32_t* targets) {
   const int64_t BT = static_cast<int64_t>(B_) * T_;
   GptActivations& a = slot();
   if (!tp()) {
-    crossentropy_forward(a.losses, a.xent_stats, a.logits, targets, BT, config_.vocab_size, config_.padded_vocab());
+    k_.crossentropy_forward(a.losses, a.xent_stats, a.logits, targets, BT, config_.vocab_size, config_.padded_vocab());
   } else {
-    ZT_RETURN_IF_ERROR(vocab_parallel_xent_forward(options_.tp, a.losses, a.xent_stats, arena_.scratch.tp_rows,
+    ZT_RETURN_IF_ERROR(vocab_parallel_xent_forward(k_, options_.tp, a.losses, a.xent_stats, arena_.scratch.tp_rows,
                                                    arena_.scratch.tp_row_sums, a.logits, targets, BT,
                                                    vocab_slice(config_, options_.layout)));
   }
@@ -174,15 +172,15 @@ Status GptModel::backward_head(const int32_t* targets, float dloss) {
   GptScratch& s = arena_.scratch;
   float* dlogits = a.logits;  // in place
   if (!tp()) {
-    crossentropy_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT, config_.vocab_size, Vl);
+    k_.crossentropy_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT, config_.vocab_size, Vl);
   } else {
-    vocab_parallel_xent_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT,
+    k_.vocab_xent_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT,
                                  vocab_slice(config_, options_.layout));
   }
-  std::memset(s.dresidual, 0, sizeof(float) * static_cast<size_t>(BT) * C);
-  linear_backward(s.dln, dw_.wte, nullptr, dlogits, a.lnf, w_.wte, BT, C, Vl);
+  backend_.zero(s.dresidual, sizeof(float) * static_cast<size_t>(BT) * C);
+  k_.linear_backward(s.dln, dw_.wte, nullptr, dlogits, a.lnf, w_.wte, BT, C, Vl);
   ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.dln, static_cast<size_t>(BT) * C));
-  layernorm_backward(s.dresidual, dw_.lnfw, dw_.lnfb, s.dln, block_input(config_.n_layer), w_.lnfw, a.lnf_mean,
+  k_.layernorm_backward(s.dresidual, dw_.lnfw, dw_.lnfb, s.dln, block_input(config_.n_layer), w_.lnfw, a.lnf_mean,
                      a.lnf_rstd, BT, C);
   return Status::OK();
 }
@@ -190,9 +188,9 @@ Status GptModel::backward_head(const int32_t* targets, float dloss) {
 void GptModel::backward_embedding(const int32_t* tokens) {
   ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
   if (!tp()) {
-    encoder_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd);
+    k_.encoder_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd);
   } else {
-    vocab_parallel_embedding_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd,
+    k_.vocab_embedding_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd,
                                       vocab_slice(config_, options_.layout));
   }
 }

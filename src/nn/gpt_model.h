@@ -14,12 +14,15 @@
 // stage_output_grad(). Several micro-batches may be in flight (options.slots):
 // set_slot() picks whose activations the next calls use.
 // Calls that communicate (tensor parallelism) return a Status; with tp = 1 they cannot fail.
-// Thread-safety: one thread drives a model; kernels parallelise internally with OpenMP.
+// Every computation goes through the kernel table of the Backend in the options (the
+// CPU f32 backend by default); activations are an arena that backend allocates.
+// Thread-safety: one thread drives a model; kernels parallelise internally.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "backend/backend.h"
 #include "comm/process_group.h"
 #include "core/status.h"
 #include "nn/gpt_activations.h"
@@ -37,6 +40,7 @@ struct LossSum {
 
 struct GptModelOptions {
   GptLayout layout;
+  const Backend* backend = nullptr;  // the device and kernel table; null = cpu_backend()
   ProcessGroup* tp = nullptr;  // the tensor-parallel group (size layout.tp_size); null when tp = 1
   int max_batch = 1;
   int max_seq = 1;
@@ -110,11 +114,12 @@ class GptModel {
   const float* block_input(int layer) const;
   Status block_forward(int layer, const float* res_in, const BlockActivations& a);
   Status recompute(int layer, const float** res_in);
-  Status all_reduce(float* x, size_t n);
   bool tp() const { return options_.layout.tp_size > 1; }
 
   GptConfig config_;
   GptModelOptions options_;
+  const Backend& backend_;
+  const KernelOps& k_;  // backend_.ops()
   ParamTable table_;
   GptWeights w_;   // bound parameter views
   GptWeights dw_;  // bound gradient views

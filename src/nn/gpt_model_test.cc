@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/trainer.h"
-#include "kernels/cpu/crossentropy.h"
+#include "kernels/kernel_args.h"
 #include "nn/gpt_params.h"
 #include "tensor/buffer.h"
 #include "testing/gradcheck.h"

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "backend/backend.h"
 #include "nn/gpt_config.h"
 #include "optim/adamw.h"
 #include "optim/lr_schedule.h"
@@ -16,6 +17,7 @@ namespace zt {
 
 struct GptTrainingOptions {
   GptConfig model;
+  const Backend* backend = nullptr;  // device and kernels for the model and optimizer; null = cpu_backend()
   int micro_batch = 4;  // sequences per micro-batch on this rank
   int seq_len = 64;     // tokens per sequence
   OptimizerKind optimizer = OptimizerKind::kAdamW;

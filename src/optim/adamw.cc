@@ -3,25 +3,23 @@
 
 #include <cmath>
 
-#include "kernels/cpu/kernel_table.h"
 
 namespace zt {
 
-AdamW::AdamW(const ParamTable& table, ElementRange range, const AdamWOptions& options)
-    : AdamW(table, range, options, FloatBuffer(range.size()), FloatBuffer(range.size())) {}
-
-AdamW::AdamW(const ParamTable& table, ElementRange range, const AdamWOptions& options, FloatBuffer m, FloatBuffer v)
+AdamW::AdamW(const ParamTable& table, ElementRange range, const AdamWOptions& options, const Backend& backend, Arena m,
+             Arena v)
     : options_(options),
+      k_(backend.ops()),
       range_(range),
       segments_(decay_segments(table, range)),
       exp_avg_(std::move(m)),
       exp_avg_sq_(std::move(v)) {}
 
 StatusOr<std::unique_ptr<AdamW>> AdamW::create(const ParamTable& table, ElementRange range,
-                                               const AdamWOptions& options) {
-  ZT_ASSIGN_OR_RETURN(FloatBuffer m, FloatBuffer::allocate(range.size(), "AdamW's first moments"));
-  ZT_ASSIGN_OR_RETURN(FloatBuffer v, FloatBuffer::allocate(range.size(), "AdamW's second moments"));
-  return std::unique_ptr<AdamW>(new AdamW(table, range, options, std::move(m), std::move(v)));
+                                               const AdamWOptions& options, const Backend& backend) {
+  ZT_ASSIGN_OR_RETURN(Arena m, backend.allocate(range.size(), DType::kF32, "AdamW's first moments"));
+  ZT_ASSIGN_OR_RETURN(Arena v, backend.allocate(range.size(), DType::kF32, "AdamW's second moments"));
+  return std::unique_ptr<AdamW>(new AdamW(table, range, options, backend, std::move(m), std::move(v)));
 }
 
 void AdamW::step(float* params, const float* grads, const StepHyper& hyper) {
@@ -41,11 +39,10 @@ void AdamW::step(float* params, const float* grads, const StepHyper& hyper) {
   args.eps = static_cast<float>(options_.eps);
   args.neg_step_size = static_cast<float>(-(hyper.lr / bc1));
   const float decay_factor = static_cast<float>(1.0 - hyper.lr * options_.weight_decay);
-  const KernelTable& k = cpu_kernels();
   for (const DecaySegment& seg : segments_) {
     args.decay_factor = seg.decay ? decay_factor : 1.0f;
     const int64_t n = static_cast<int64_t>(seg.end - seg.begin);
-    k.adamw_step(params + seg.begin, grads + seg.begin, exp_avg_.data() + seg.begin,
+    k_.adamw_step(params + seg.begin, grads + seg.begin, exp_avg_.data() + seg.begin,
                  exp_avg_sq_.data() + seg.begin, n, args);
   }
 }

@@ -1,6 +1,7 @@
 // AdamW (decoupled weight decay, Loshchilov & Hutter) as torch.optim.AdamW computes it,
 // with weight decay only on tensors whose TensorSpec says so (2-D weights). The update
-// itself is the SIMD kernel in kernels/cpu/impl/adamw_impl.h, chosen at run time.
+// itself is the backend's adamw_step kernel (the CPU's is SIMD, chosen at run time); the
+// moments are arenas of the same backend.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +9,7 @@
 #include <vector>
 
 #include "optim/optimizer.h"
-#include "tensor/buffer.h"
+#include "backend/backend.h"
 
 namespace zt {
 
@@ -23,10 +24,9 @@ struct AdamWOptions {
 
 class AdamW final : public Optimizer {
  public:
-  AdamW(const ParamTable& table, ElementRange range, const AdamWOptions& options);
-  // The same, with the moments' allocation failure returned as a Status.
+  // The moments' allocation failure is a Status.
   static StatusOr<std::unique_ptr<AdamW>> create(const ParamTable& table, ElementRange range,
-                                                 const AdamWOptions& options);
+                                                 const AdamWOptions& options, const Backend& backend = cpu_backend());
 
   void step(float* params, const float* grads, const StepHyper& hyper) override;
   ElementRange range() const override { return range_; }
@@ -38,12 +38,14 @@ class AdamW final : public Optimizer {
   const AdamWOptions& options() const { return options_; }
 
  private:
-  AdamW(const ParamTable& table, ElementRange range, const AdamWOptions& options, FloatBuffer m, FloatBuffer v);
+  AdamW(const ParamTable& table, ElementRange range, const AdamWOptions& options, const Backend& backend, Arena m,
+        Arena v);
   AdamWOptions options_;
+  const KernelOps& k_;
   ElementRange range_;
   std::vector<DecaySegment> segments_;
-  FloatBuffer exp_avg_;     // first moment m, one float per element of range_
-  FloatBuffer exp_avg_sq_;  // second moment v
+  Arena exp_avg_;     // first moment m, one float per element of range_
+  Arena exp_avg_sq_;  // second moment v
   int64_t steps_ = 0;
 };
 

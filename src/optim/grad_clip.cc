@@ -1,16 +1,15 @@
-// Norms via the ISA-dispatched sum-of-squares kernel.
+// Norms via the backend's sum-of-squares kernel.
 #include "optim/grad_clip.h"
 
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/cpu/kernel_table.h"
 
 namespace zt {
 
-double sum_of_squares(const float* x, size_t n) { return cpu_kernels().sum_squares(x, static_cast<int64_t>(n)); }
+double sum_of_squares(const float* x, size_t n, const KernelOps& k) { return k.sum_squares(x, static_cast<int64_t>(n)); }
 
-double l2_norm(const float* x, size_t n) { return std::sqrt(sum_of_squares(x, n)); }
+double l2_norm(const float* x, size_t n, const KernelOps& k) { return std::sqrt(sum_of_squares(x, n, k)); }
 
 double clip_coefficient(double global_norm, double max_norm) {
   if (max_norm <= 0.0) return 1.0;

@@ -4,12 +4,14 @@
 
 #include <cstddef>
 
+#include "backend/backend.h"
+
 namespace zt {
 
 // sqrt of the sum of squares of n floats (fixed-order, thread-count independent).
-double l2_norm(const float* x, size_t n);
+double l2_norm(const float* x, size_t n, const KernelOps& k = cpu_backend().ops());
 // Sum of squares of n floats, for norms assembled from shards (ZeRO) by summing.
-double sum_of_squares(const float* x, size_t n);
+double sum_of_squares(const float* x, size_t n, const KernelOps& k = cpu_backend().ops());
 
 // 1.0 when max_norm <= 0 (clipping off) or the norm is already within it.
 double clip_coefficient(double global_norm, double max_norm);

@@ -42,7 +42,9 @@ TEST(AdamW, TwoStepsMatchTorchFormulaAndDecayMask) {
   ParamTable t = two_tensor_table();
   AdamWOptions o;
   o.weight_decay = 0.1;
-  AdamW opt(t, {0, t.numel()}, o);
+  auto created = AdamW::create(t, {0, t.numel()}, o);
+  ASSERT_TRUE(created.ok());
+  AdamW& opt = *created.value();
   EXPECT_EQ(opt.state_bytes(), 2 * t.numel() * sizeof(float));
   std::vector<float> p = {1, -2, 3, 0.5f, 0.25f, -1, 2, 2, 2, 2};
   std::vector<float> g = {0.1f, 0.2f, -0.3f, 0, 1, -1, 0.5f, 0.5f, 0.5f, 0.5f};
@@ -70,7 +72,9 @@ TEST(Sgd, MomentumNesterovAndL2OnDecayedOnly) {
   o.momentum = 0.9;
   o.nesterov = true;
   o.weight_decay = 0.5;
-  Sgd opt(t, {0, t.numel()}, o);
+  auto created = Sgd::create(t, {0, t.numel()}, o);
+  ASSERT_TRUE(created.ok());
+  Sgd& opt = *created.value();
   std::vector<float> p(10, 1.0f), g(10, 0.1f);
   std::vector<double> pd(10, 1.0), buf(10, 0.0);
   for (int step = 0; step < 3; ++step) {

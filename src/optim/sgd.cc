@@ -1,4 +1,4 @@
-// SGD update loop (memory-bound and rarely used at scale: plain auto-vectorised C++).
+// SGD: per-step scalars on the host, the backend's sgd_step kernel per decay segment.
 #include "optim/sgd.h"
 
 #include <cmath>
@@ -6,36 +6,37 @@
 
 namespace zt {
 
-Sgd::Sgd(const ParamTable& table, ElementRange range, const SgdOptions& options)
+Sgd::Sgd(const ParamTable& table, ElementRange range, const SgdOptions& options, const Backend& backend, Arena buffer)
     : options_(options),
+      k_(backend.ops()),
       range_(range),
       segments_(decay_segments(table, range)),
-      momentum_buffer_(options.momentum != 0.0 ? range.size() : 0) {}
+      momentum_buffer_(std::move(buffer)) {}
+
+StatusOr<std::unique_ptr<Sgd>> Sgd::create(const ParamTable& table, ElementRange range, const SgdOptions& options,
+                                           const Backend& backend) {
+  const size_t n = options.momentum != 0.0 ? range.size() : 0;
+  ZT_ASSIGN_OR_RETURN(Arena buf, backend.allocate(n, DType::kF32, "SGD's momentum buffer"));
+  return std::unique_ptr<Sgd>(new Sgd(table, range, options, backend, std::move(buf)));
+}
 
 void Sgd::step(float* params, const float* grads, const StepHyper& hyper) {
-  const bool first = steps_ == 0;
+  SgdArgs args;
+  args.first = steps_ == 0;
   ++steps_;
-  const float lr = static_cast<float>(hyper.lr);
+  args.lr = static_cast<float>(hyper.lr);
   // DeepSpeed's OneCycle cycles momentum only for optimizers with betas, never SGD's
   // momentum, so hyper.momentum is ignored here.
-  const float mom = static_cast<float>(options_.momentum);
-  const float damp = static_cast<float>(1.0 - options_.dampening);
-  const float scale = static_cast<float>(hyper.grad_scale);
-  const bool use_momentum = !momentum_buffer_.empty();
+  args.momentum = static_cast<float>(options_.momentum);
+  args.dampening_factor = static_cast<float>(1.0 - options_.dampening);
+  args.grad_scale = static_cast<float>(hyper.grad_scale);
+  args.use_momentum = !momentum_buffer_.empty();
+  args.nesterov = options_.nesterov;
   float* buf = momentum_buffer_.data();
   for (const DecaySegment& seg : segments_) {
-    const float wd = seg.decay ? static_cast<float>(options_.weight_decay) : 0.0f;
-    const int64_t lo = static_cast<int64_t>(seg.begin), hi = static_cast<int64_t>(seg.end);
-#pragma omp parallel for schedule(static)
-    for (int64_t i = lo; i < hi; ++i) {
-      float g = grads[i] * scale;
-      if (wd != 0.0f) g = g + wd * params[i];
-      if (use_momentum) {
-        buf[i] = first ? g : mom * buf[i] + damp * g;
-        g = options_.nesterov ? g + mom * buf[i] : buf[i];
-      }
-      params[i] = params[i] - lr * g;
-    }
+    args.weight_decay = seg.decay ? static_cast<float>(options_.weight_decay) : 0.0f;
+    const int64_t n = static_cast<int64_t>(seg.end - seg.begin);
+    k_.sgd_step(params + seg.begin, grads + seg.begin, buf == nullptr ? nullptr : buf + seg.begin, n, args);
   }
 }
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include "optim/optimizer.h"
-#include "tensor/buffer.h"
+#include <memory>
+
+#include "backend/backend.h"
 
 namespace zt {
 
@@ -18,7 +20,9 @@ struct SgdOptions {
 
 class Sgd final : public Optimizer {
  public:
-  Sgd(const ParamTable& table, ElementRange range, const SgdOptions& options);
+  // The momentum buffer's allocation failure is a Status.
+  static StatusOr<std::unique_ptr<Sgd>> create(const ParamTable& table, ElementRange range, const SgdOptions& options,
+                                               const Backend& backend = cpu_backend());
 
   void step(float* params, const float* grads, const StepHyper& hyper) override;
   ElementRange range() const override { return range_; }
@@ -29,10 +33,12 @@ class Sgd final : public Optimizer {
   const char* name() const override { return "SGD"; }
 
  private:
+  Sgd(const ParamTable& table, ElementRange range, const SgdOptions& options, const Backend& backend, Arena buffer);
   SgdOptions options_;
+  const KernelOps& k_;
   ElementRange range_;
   std::vector<DecaySegment> segments_;
-  FloatBuffer momentum_buffer_;  // empty when momentum == 0
+  Arena momentum_buffer_;  // empty when momentum == 0
   int64_t steps_ = 0;
 };
 

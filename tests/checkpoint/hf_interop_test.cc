@@ -68,8 +68,8 @@ TEST(HfInterop, ExportReadsIndependentlyReproducesLogitsAndRoundTrips) {
   model.bind(params.data(), nullptr);
   const auto b = testing::synthetic_micro_batch(61, 8, 2, 1, 0, 1, 7, 0, 4);
   ASSERT_TRUE(model.forward(b.tokens.data(), 2, 8).ok());
-  ASSERT_TRUE(write_safetensors(dir + "/zt.safetensors", {{"tokens", DType::kI32, {2, 8}, b.tokens.data()},
-                                                          {"logits", DType::kF32, {2, 8, 61}, model.logits()}})
+  ASSERT_TRUE(write_safetensors(dir + "/zt.safetensors", {{"tokens", StDType::kI32, {2, 8}, b.tokens.data()},
+                                                          {"logits", StDType::kF32, {2, 8, 61}, model.logits()}})
                   .ok());
   const int rc = testing::run_logged("/usr/bin/python3 " + source_dir() + "/tests/checkpoint/hf_reference.py " + dir,
                                      dir + "/log", &out);
@@ -109,7 +109,7 @@ TEST(HfInterop, ImportRefusesWhatItCannotRepresent) {
   ASSERT_TRUE(st.ok());
   std::vector<TensorToWrite> tensors;
   for (const auto& [name, e] : st->entries()) tensors.push_back({name, e.dtype, e.shape, st->data(name)});
-  tensors.push_back({"lm_head.weight", DType::kF32, {11, 8}, head.data()});
+  tensors.push_back({"lm_head.weight", StDType::kF32, {11, 8}, head.data()});
   std::filesystem::create_directories(dir + "/untied");
   std::filesystem::copy(dir + "/ok/config.json", dir + "/untied/config.json");
   ASSERT_TRUE(write_safetensors(dir + "/untied/model.safetensors", tensors, {{"format", "pt"}}).ok());
@@ -117,7 +117,7 @@ TEST(HfInterop, ImportRefusesWhatItCannotRepresent) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("lm_head.weight differs from wte.weight"), std::string::npos) << r.status().message();
   // An unknown tensor, a missing one, and a config that is not GPT-2's architecture.
-  tensors.back() = {"h.0.attn.rotary", DType::kF32, {11, 8}, head.data()};
+  tensors.back() = {"h.0.attn.rotary", StDType::kF32, {11, 8}, head.data()};
   ASSERT_TRUE(write_safetensors(dir + "/untied/model.safetensors", tensors, {{"format", "pt"}}).ok());
   r = read_hf_gpt2(dir + "/untied");
   EXPECT_NE(r.status().message().find("tensor h.0.attn.rotary is not part of a GPT-2 model"), std::string::npos)

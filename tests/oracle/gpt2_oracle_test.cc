@@ -89,9 +89,9 @@ TEST_P(GptOracle, MatchesPyTorch) {
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;
   std::vector<TensorToWrite> init;
-  for (const TensorSpec& s : table.specs()) init.push_back({s.name, DType::kF32, s.shape, trainer.params().data() + s.offset});
-  init.push_back({"tokens", DType::kI32, {kSteps, B, T}, tokens.data()});
-  init.push_back({"targets", DType::kI32, {kSteps, B, T}, targets.data()});
+  for (const TensorSpec& s : table.specs()) init.push_back({s.name, StDType::kF32, s.shape, trainer.params().data() + s.offset});
+  init.push_back({"tokens", StDType::kI32, {kSteps, B, T}, tokens.data()});
+  init.push_back({"targets", StDType::kI32, {kSteps, B, T}, targets.data()});
   ASSERT_TRUE(write_safetensors(dir + "/init.safetensors", init).ok());
   std::ofstream(dir + "/case.json") << R"({"model": {"n_layer": 2, "n_head": 4, "n_embd": 64, "vocab_size": 211,
     "n_positions": 32}, "steps": 10, "gradient_clipping": 0.5,

@@ -6,9 +6,9 @@
 // (the per-head attention GEMMs) the call runs on the calling thread only.
 #pragma once
 
-namespace zt {
+#include "kernels/kernel_args.h"
 
-enum class Trans { kNo, kYes };
+namespace zt {
 
 // op(A): (M, K), op(B): (K, N), C: (M, N); lda/ldb/ldc are row strides in elements.
 void sgemm(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, const float* A, int lda,

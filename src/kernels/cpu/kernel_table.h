@@ -1,14 +1,15 @@
 // KernelTable: the ISA-dispatched CPU kernels. Each ISA's translation unit
 // (kernels_scalar.cc, kernels_avx2.cc, kernels_avx512.cc) instantiates the templates in
 // impl/ for its ISA struct and fills one table; cpu_kernels() returns the table for
-// active_isa(). Callers normally use the typed wrappers (layernorm.h, gelu.h, ...).
+// active_isa(). The CPU backend (backend/cpu/cpu_backend.cc) puts these pointers into
+// its KernelOps table, which is what the model and the optimizers call.
 // Thread-safety: tables are immutable after static initialisation.
 #pragma once
 
 #include <cstdint>
 
 #include "core/cpu_features.h"
-#include "optim/adamw_args.h"
+#include "kernels/kernel_args.h"
 
 namespace zt {
 

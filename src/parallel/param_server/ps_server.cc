@@ -40,14 +40,16 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::create(const PsModelOptions& model
   }
   const ParamTable table = build_gpt_param_table(model.model);
   ZT_ASSIGN_OR_RETURN(s->params_, FloatBuffer::allocate(s->range_.size(), "the server's parameter shard"));
+  const Backend& backend = model.backend != nullptr ? *model.backend : cpu_backend();
   init_params_range(table, s->range_, s->params_.data(), model.seed);
   s->slices_ = layout.reply_slices(s->index_);
   for (const ElementRange& r : s->slices_) {
     if (model.optimizer == OptimizerKind::kAdamW) {
-      ZT_ASSIGN_OR_RETURN(auto opt, AdamW::create(table, r, model.adamw));
+      ZT_ASSIGN_OR_RETURN(auto opt, AdamW::create(table, r, model.adamw, backend));
       s->optimizers_.push_back(std::move(opt));
     } else {
-      s->optimizers_.push_back(std::make_unique<Sgd>(table, r, model.sgd));
+      ZT_ASSIGN_OR_RETURN(auto opt, Sgd::create(table, r, model.sgd, backend));
+      s->optimizers_.push_back(std::move(opt));
     }
   }
   for (int w = 0; w < layout.workers(); ++w) {

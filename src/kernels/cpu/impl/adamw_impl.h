@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/simd/tail.h"
-#include "optim/adamw_args.h"
+#include "kernels/kernel_args.h"
 
 template <class S>
 static inline void adamw_vec(typename S::V& p, typename S::V g, typename S::V& m, typename S::V& v,

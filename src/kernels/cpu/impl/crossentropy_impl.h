@@ -77,7 +77,7 @@ void crossentropy_backward_impl(float* dlogits, const float* logits, const float
   }
 }
 
-// Row pieces for the vocabulary-parallel cross-entropy (parallel/tensor/vocab_parallel.cc):
+// Row pieces for the vocabulary-parallel cross-entropy (kernels/cpu/vocab_parallel_kernels.cc):
 // the max of n entries (-inf for n == 0), the sum of exp(x - m), and the gradient
 // d = (exp(x - m - logsum) - 0) * scale written over n entries.
 template <class S>

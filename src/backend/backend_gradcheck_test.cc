@@ -6,16 +6,14 @@
 #include <cmath>
 #include <vector>
 
-#include "kernels/cpu/attention.h"
-#include "kernels/cpu/crossentropy.h"
-#include "kernels/cpu/encoder.h"
-#include "kernels/cpu/gelu.h"
-#include "kernels/cpu/layernorm.h"
-#include "kernels/cpu/linear.h"
+#include "backend/backend.h"
 #include "testing/gradcheck.h"
 
 namespace zt {
 namespace {
+
+// Every op is checked through the CPU backend's kernel table, as the model calls it.
+const KernelOps& ops() { return cpu_backend().ops(); }
 
 using testing::expect_gradient;
 using testing::random_vector;
@@ -26,12 +24,12 @@ TEST(LayerGradcheck, LayerNorm) {
   auto x = random_vector(N * C, 1), w = random_vector(C, 2), b = random_vector(C, 3), r = random_vector(N * C, 4);
   std::vector<float> out(N * C), mean(N), rstd(N);
   auto loss = [&] {
-    layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C);
+    ops().layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C);
     return weighted_sum(out.data(), r);
   };
   loss();
   std::vector<float> dx(N * C, 0.0f), dw(C, 0.0f), db(C, 0.0f);
-  layernorm_backward(dx.data(), dw.data(), db.data(), r.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C);
+  ops().layernorm_backward(dx.data(), dw.data(), db.data(), r.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C);
   expect_gradient("layernorm dinp", x.data(), x.size(), dx, loss);
   expect_gradient("layernorm dweight", w.data(), w.size(), dw, loss);
   expect_gradient("layernorm dbias", b.data(), b.size(), db, loss);
@@ -43,11 +41,11 @@ TEST(LayerGradcheck, Linear) {
   auto res = random_vector(N * OC, 8), r = random_vector(N * OC, 9);
   std::vector<float> out(N * OC);
   auto loss = [&] {
-    linear_forward(out.data(), x.data(), w.data(), b.data(), res.data(), N, C, OC);
+    ops().linear_forward(out.data(), x.data(), w.data(), b.data(), res.data(), N, C, OC);
     return weighted_sum(out.data(), r);
   };
   std::vector<float> dx(N * C), dw(OC * C, 0.0f), db(OC, 0.0f);
-  linear_backward(dx.data(), dw.data(), db.data(), r.data(), x.data(), w.data(), N, C, OC);
+  ops().linear_backward(dx.data(), dw.data(), db.data(), r.data(), x.data(), w.data(), N, C, OC);
   expect_gradient("linear dinp", x.data(), x.size(), dx, loss);
   expect_gradient("linear dweight", w.data(), w.size(), dw, loss);
   expect_gradient("linear dbias", b.data(), b.size(), db, loss);
@@ -59,11 +57,11 @@ TEST(LayerGradcheck, Gelu) {
   auto x = random_vector(n, 10, 2.0f), r = random_vector(n, 11);
   std::vector<float> out(n);
   auto loss = [&] {
-    gelu_forward(out.data(), x.data(), n);
+    ops().gelu_forward(out.data(), x.data(), n);
     return weighted_sum(out.data(), r);
   };
   std::vector<float> dx(n);
-  gelu_backward(dx.data(), x.data(), r.data(), n);
+  ops().gelu_backward(dx.data(), x.data(), r.data(), n);
   expect_gradient("gelu dinp", x.data(), x.size(), dx, loss, 1e-2f, 1e-2, 1e-3);
 }
 
@@ -72,12 +70,12 @@ TEST(LayerGradcheck, Attention) {
   auto qkv = random_vector(B * T * 3 * C, 12), r = random_vector(B * T * C, 13);
   std::vector<float> out(B * T * C), att(B * NH * T * T);
   auto loss = [&] {
-    attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+    ops().attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
     return weighted_sum(out.data(), r);
   };
   loss();
   std::vector<float> dqkv(qkv.size());
-  attention_backward(dqkv.data(), r.data(), qkv.data(), att.data(), B, T, C, NH);
+  ops().attention_backward(dqkv.data(), r.data(), qkv.data(), att.data(), B, T, C, NH);
   expect_gradient("attention dqkv", qkv.data(), qkv.size(), dqkv, loss, 1e-2f, 1e-2, 1e-4, 200);
   // Causality: no output at position t depends on inputs after t.
   for (int b = 0; b < B; ++b) {
@@ -102,7 +100,7 @@ TEST(LayerGradcheck, CrossEntropyWithIgnoreAndPadding) {
   std::vector<float> losses(N), lse(2 * N);
   const float dloss = 1.0f / 4.0f;  // mean over the 4 counted rows
   auto loss = [&] {
-    crossentropy_forward(losses.data(), lse.data(), logits.data(), targets.data(), N, V, Vp);
+    ops().crossentropy_forward(losses.data(), lse.data(), logits.data(), targets.data(), N, V, Vp);
     double s = 0.0;
     for (float l : losses) s += l;
     return s * dloss;
@@ -120,7 +118,7 @@ TEST(LayerGradcheck, CrossEntropyWithIgnoreAndPadding) {
     EXPECT_NEAR(losses[r], m + std::log(s) - logits[r * Vp + targets[r]], 1e-5);
   }
   std::vector<float> dlogits(N * Vp);
-  crossentropy_backward(dlogits.data(), logits.data(), lse.data(), targets.data(), dloss, N, V, Vp);
+  ops().crossentropy_backward(dlogits.data(), logits.data(), lse.data(), targets.data(), dloss, N, V, Vp);
   for (int r = 0; r < N; ++r) {
     for (int j = V; j < Vp; ++j) EXPECT_EQ(dlogits[r * Vp + j], 0.0f) << "padding column got a gradient";
     if (targets[r] < 0) {
@@ -136,11 +134,11 @@ TEST(LayerGradcheck, Encoder) {
   const std::vector<int32_t> tokens = {1, 3, 3, 0, 6, 2, 1, 1, 5, 4};  // repeats: accumulation
   std::vector<float> out(B * T * C);
   auto loss = [&] {
-    encoder_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
+    ops().encoder_forward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
     return weighted_sum(out.data(), r);
   };
   std::vector<float> dwte(V * C, 0.0f), dwpe(maxT * C, 0.0f);
-  encoder_backward(dwte.data(), dwpe.data(), r.data(), tokens.data(), B, T, C);
+  ops().encoder_backward(dwte.data(), dwpe.data(), r.data(), tokens.data(), B, T, C);
   expect_gradient("encoder dwte", wte.data(), wte.size(), dwte, loss, 1e-2f, 1e-3, 1e-4, 64);
   expect_gradient("encoder dwpe", wpe.data(), wpe.size(), dwpe, loss, 1e-2f, 1e-3, 1e-4, 72);
 }

@@ -1,18 +1,21 @@
-// Vocabulary-parallel embedding and cross-entropy.
-#include "parallel/tensor/vocab_parallel.h"
+// Vocabulary-parallel embedding and cross-entropy, local parts (ISA kernels for the row
+// reductions come from the KernelTable).
+#include "kernels/cpu/vocab_parallel_kernels.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <vector>
 
 #include "kernels/cpu/kernel_table.h"
 
 namespace zt {
 
-Status vocab_parallel_embedding_forward(ProcessGroup* tp, float* out, const int32_t* tokens, const float* wte_l,
-                                        const float* wpe, int B, int T, int C, const VocabSlice& v) {
-  const int64_t rows = static_cast<int64_t>(B) * T;
+namespace {
+int valid_classes(const VocabSlice& v) { return std::clamp(v.V - v.vstart, 0, v.Vl); }
+}  // namespace
+
+void vocab_embedding_rows(float* out, const int32_t* tokens, const float* wte_l, int64_t rows, int C,
+                          const VocabSlice& v) {
 #pragma omp parallel for schedule(static)
   for (int64_t bt = 0; bt < rows; ++bt) {
     float* o = out + bt * C;
@@ -23,20 +26,19 @@ Status vocab_parallel_embedding_forward(ProcessGroup* tp, float* out, const int3
       std::memset(o, 0, sizeof(float) * static_cast<size_t>(C));
     }
   }
-  if (tp != nullptr && tp->size() > 1) {
-    ZT_RETURN_IF_ERROR(tp->all_reduce(out, static_cast<size_t>(rows) * C, CommDType::kF32)->wait());
-  }
+}
+
+void add_positions(float* out, const float* wpe, int64_t rows, int T, int C) {
 #pragma omp parallel for schedule(static)
   for (int64_t bt = 0; bt < rows; ++bt) {
     const float* p = wpe + static_cast<int64_t>(bt % T) * C;
     float* o = out + bt * C;
     for (int c = 0; c < C; ++c) o[c] += p[c];
   }
-  return Status::OK();
 }
 
-void vocab_parallel_embedding_backward(float* dwte_l, float* dwpe, const float* dout, const int32_t* tokens, int B,
-                                       int T, int C, const VocabSlice& v) {
+void vocab_embedding_backward(float* dwte_l, float* dwpe, const float* dout, const int32_t* tokens, int B, int T, int C,
+                              const VocabSlice& v) {
   constexpr int kBlock = 64;  // column blocks, rows in order: deterministic
   const int nblocks = (C + kBlock - 1) / kBlock;
   const int64_t rows = static_cast<int64_t>(B) * T;
@@ -55,15 +57,17 @@ void vocab_parallel_embedding_backward(float* dwte_l, float* dwpe, const float* 
   }
 }
 
-Status vocab_parallel_xent_forward(ProcessGroup* tp, float* losses, float* stats, float* row_max_all, float* row_sums,
-                                   const float* logits_l, const int32_t* targets, int64_t N, const VocabSlice& v) {
+void vocab_xent_row_max(float* row_max, const float* logits_l, int64_t N, const VocabSlice& v) {
   const KernelTable& k = cpu_kernels();
-  const int P = tp == nullptr ? 1 : tp->size(), r = tp == nullptr ? 0 : tp->rank();
-  const int valid = std::clamp(v.V - v.vstart, 0, v.Vl);  // real classes in this slice
-  float* my_max = row_max_all + static_cast<int64_t>(r) * N;
+  const int valid = valid_classes(v);
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < N; ++i) my_max[i] = k.row_max(logits_l + i * v.Vl, valid);
-  if (P > 1) ZT_RETURN_IF_ERROR(tp->all_gather(row_max_all, std::vector<size_t>(static_cast<size_t>(P), N))->wait());
+  for (int64_t i = 0; i < N; ++i) row_max[i] = k.row_max(logits_l + i * v.Vl, valid);
+}
+
+void vocab_xent_partials(float* stats, float* row_sums, const float* row_max_all, int P, const float* logits_l,
+                         const int32_t* targets, int64_t N, const VocabSlice& v) {
+  const KernelTable& k = cpu_kernels();
+  const int valid = valid_classes(v);
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < N; ++i) {
     float m = row_max_all[i];
@@ -74,19 +78,20 @@ Status vocab_parallel_xent_forward(ProcessGroup* tp, float* losses, float* stats
     const int32_t local = targets[i] - v.vstart;
     row_sums[2 * i + 1] = (targets[i] >= 0 && local >= 0 && local < valid) ? row[local] : 0.0f;
   }
-  if (P > 1) ZT_RETURN_IF_ERROR(tp->all_reduce(row_sums, static_cast<size_t>(2 * N), CommDType::kF32)->wait());
+}
+
+void vocab_xent_finish(float* losses, float* stats, const float* row_sums, const int32_t* targets, int64_t N) {
   for (int64_t i = 0; i < N; ++i) {
     const float logsum = static_cast<float>(std::log(static_cast<double>(row_sums[2 * i])));
     stats[2 * i + 1] = logsum;
     losses[i] = targets[i] < 0 ? 0.0f : (stats[2 * i] - row_sums[2 * i + 1]) + logsum;
   }
-  return Status::OK();
 }
 
-void vocab_parallel_xent_backward(float* dlogits_l, const float* logits_l, const float* stats, const int32_t* targets,
-                                  float dloss, int64_t N, const VocabSlice& v) {
+void vocab_xent_backward(float* dlogits_l, const float* logits_l, const float* stats, const int32_t* targets,
+                         float dloss, int64_t N, const VocabSlice& v) {
   const KernelTable& k = cpu_kernels();
-  const int valid = std::clamp(v.V - v.vstart, 0, v.Vl);
+  const int valid = valid_classes(v);
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < N; ++i) {
     float* d = dlogits_l + i * v.Vl;

@@ -1,0 +1,58 @@
+// Backend: one device and compute dtype. It owns the kernel-ops table the model and
+// optimizer call, and the allocation, copy and zero of every arena (so OpenMP, memcpy
+// and a device's memory and streams stay behind this seam). zerotrain has one backend
+// today, the CPU in f32 (cpu_backend()); backend_for() refuses what is not built, with
+// the reason. A device backend would add its own streams behind the same calls:
+// copy/zero are ordered with the table's kernels on the backend's stream and
+// synchronize() waits for them.
+// Thread-safety: backends are immutable after construction; calls are thread-safe
+// except that one arena is not written by two threads at once.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "backend/arena.h"
+#include "backend/dtype.h"
+#include "backend/kernel_ops.h"
+#include "core/status.h"
+
+namespace zt {
+
+enum class Device { kCpu };
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+  virtual DType compute_dtype() const = 0;
+  // True when arenas live in host memory the caller may read and write directly.
+  virtual bool host() const = 0;
+  virtual const KernelOps& ops() const = 0;
+  // "cpu f32: avx512 kernels, gemm <GemmPath::describe()>", for banners and reports.
+  virtual std::string describe() const = 0;
+
+  // count zero-initialised elements of dtype, 64-byte aligned. Failure is a
+  // ResourceExhausted naming `what` and the bytes.
+  virtual StatusOr<Arena> allocate(size_t count, DType dtype, const char* what) const = 0;
+  virtual void copy(void* dst, const void* src, size_t bytes) const = 0;
+  virtual void zero(void* dst, size_t bytes) const = 0;
+  virtual void synchronize() const {}
+
+ protected:
+  friend class Arena;
+  virtual void release(void* data, size_t bytes) const = 0;
+};
+
+// The CPU f32 backend: ISA-dispatched kernels (active_isa()) and the GEMM path of
+// gemm_path(). REQUIRES: check_backend_environment() is OK (binaries check it at start).
+const Backend& cpu_backend();
+
+// The backend for (device, compute dtype), or Unimplemented naming what exists.
+StatusOr<const Backend*> backend_for(Device device, DType compute);
+
+// Start-up check of the environment the backend reads: ZT_ISA and ZT_GEMM. An invalid
+// value is an InvalidArgument naming the variable and its allowed values.
+Status check_backend_environment();
+
+}  // namespace zt

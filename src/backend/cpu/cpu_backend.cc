@@ -1,0 +1,108 @@
+// The CPU f32 backend: a KernelOps table assembled from the ISA-dispatched elementwise
+// kernels (kernels/cpu/kernel_table.h, chosen by active_isa()) and the GEMM-based layers
+// (linear, attention: gemm_path() picks OpenBLAS or oneDNN per shape class); arenas are
+// 64-byte aligned host memory, zeroed and copied with OpenMP.
+#include <cstdlib>
+#include <string>
+
+#include "backend/backend.h"
+#include "core/cpu_features.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/encoder.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_path.h"
+#include "kernels/cpu/kernel_table.h"
+#include "kernels/cpu/linear.h"
+#include "kernels/cpu/vocab_parallel_kernels.h"
+
+namespace zt {
+
+namespace {
+
+KernelOps make_cpu_f32_ops(const KernelTable& k) {
+  KernelOps o;
+  o.compute = DType::kF32;
+  o.kernel_isa = isa_name(k.isa);
+  o.gemm = &sgemm;
+  o.linear_forward = &linear_forward;
+  o.linear_backward = &linear_backward;
+  o.attention_forward = &attention_forward;
+  o.attention_backward = &attention_backward;
+  o.encoder_forward = &encoder_forward;
+  o.encoder_backward = &encoder_backward;
+  o.layernorm_forward = k.layernorm_forward;
+  o.layernorm_backward = k.layernorm_backward;
+  o.gelu_forward = k.gelu_forward;
+  o.gelu_backward = k.gelu_backward;
+  o.crossentropy_forward = k.crossentropy_forward;
+  o.crossentropy_backward = k.crossentropy_backward;
+  o.vocab_embedding_rows = &vocab_embedding_rows;
+  o.add_positions = &add_positions;
+  o.vocab_embedding_backward = &vocab_embedding_backward;
+  o.vocab_xent_row_max = &vocab_xent_row_max;
+  o.vocab_xent_partials = &vocab_xent_partials;
+  o.vocab_xent_finish = &vocab_xent_finish;
+  o.vocab_xent_backward = &vocab_xent_backward;
+  o.bias_residual = &bias_residual;
+  o.accumulate = &accumulate;
+  o.cast_f32_to_bf16 = &cast_f32_to_bf16;
+  o.cast_bf16_to_f32 = &cast_bf16_to_f32;
+  o.sum_squares = k.sum_squares;
+  o.adamw_step = k.adamw_step;
+  o.sgd_step = &sgd_step;
+  return o;
+}
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend() : ops_(make_cpu_f32_ops(cpu_kernels())) {}
+
+  Device device() const override { return Device::kCpu; }
+  DType compute_dtype() const override { return DType::kF32; }
+  bool host() const override { return true; }
+  const KernelOps& ops() const override { return ops_; }
+  std::string describe() const override {
+    return std::string("cpu f32, ") + ops_.kernel_isa + " kernels, gemm: " + gemm_path().describe();
+  }
+
+  StatusOr<Arena> allocate(size_t count, DType dtype, const char* what) const override {
+    if (count == 0) return Arena(this, nullptr, 0, dtype);
+    const size_t bytes = ((count * dtype_size(dtype) + 63) / 64) * 64;
+    void* data = std::aligned_alloc(64, bytes);
+    if (data == nullptr) {
+      return Status::ResourceExhausted("out of memory: cannot allocate " + std::to_string(bytes) + " bytes for " + what +
+                                       "; use a higher ZeRO stage, more ranks or a smaller model");
+    }
+    parallel_zero(data, bytes);
+    return Arena(this, data, count, dtype);
+  }
+  void copy(void* dst, const void* src, size_t bytes) const override { parallel_copy(dst, src, bytes); }
+  void zero(void* dst, size_t bytes) const override { parallel_zero(dst, bytes); }
+
+ protected:
+  void release(void* data, size_t) const override { std::free(data); }
+
+ private:
+  KernelOps ops_;
+};
+
+}  // namespace
+
+const Backend& cpu_backend() {
+  static const CpuBackend backend;
+  return backend;
+}
+
+StatusOr<const Backend*> backend_for(Device device, DType compute) {
+  if (device == Device::kCpu && compute == DType::kF32) return &cpu_backend();
+  return Status::Unimplemented(std::string("no backend computes in ") + dtype_name(compute) +
+                               " on this device yet; zerotrain has: cpu f32");
+}
+
+Status check_backend_environment() {
+  ZT_RETURN_IF_ERROR(active_isa_status());
+  return gemm_path_status();
+}
+
+}  // namespace zt

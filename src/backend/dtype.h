@@ -1,0 +1,28 @@
+// DType: the element types an arena or a kernel table can hold. f32 is what every
+// backend computes in today; bf16 and f16 are the mixed-precision compute types the
+// backend seam is shaped for (a table per (device, compute dtype)).
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace zt {
+
+enum class DType { kF32, kBF16, kF16 };
+
+inline size_t dtype_size(DType t) { return t == DType::kF32 ? 4 : 2; }
+
+inline const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::kF32: return "f32";
+    case DType::kBF16: return "bf16";
+    case DType::kF16: return "f16";
+  }
+  return "?";
+}
+
+// Storage of one bf16 element (the high half of an IEEE float).
+using bf16_t = uint16_t;
+
+}  // namespace zt

@@ -1,0 +1,87 @@
+// KernelOps: every computation the model and the optimizer ask of a device, as one table
+// of function pointers per (device, compute dtype). nn/ and optim/ call the table their
+// Backend gives them and never a kernel by path; a device backend (CUDA, ...) fills the
+// same table with its own kernels and streams.
+//
+// Conventions (llm.c's): outputs first, then inputs, then sizes. Parameter gradients
+// accumulate (+=) so gradient accumulation is free; activation gradients are assigned,
+// except on the residual stream (layernorm's dinp accumulates). Shapes in comments use
+// N rows, C channels, OC output channels, V real classes, Vp padded classes.
+// The f32 table's pointers are float*; a bf16 compute table (mixed precision) keeps
+// this shape with bf16_t activations and f32 parameter-gradient accumulators.
+// Thread-safety: tables are immutable; each kernel parallelises internally.
+#pragma once
+
+#include <cstdint>
+
+#include "backend/dtype.h"
+#include "kernels/kernel_args.h"
+
+namespace zt {
+
+struct KernelOps {
+  DType compute = DType::kF32;
+  const char* kernel_isa = "";  // the vector ISA the elementwise kernels were built for
+
+  // C (M, N) = alpha * op(A) op(B) + beta * C, row-major, strides in elements.
+  void (*gemm)(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+               float beta, float* C, int ldc);
+  // out (N, OC) = residual (may be null) + bias (may be null) + inp (N, C) @ weight (OC, C)^T.
+  void (*linear_forward)(float* out, const float* inp, const float* weight, const float* bias, const float* residual,
+                         int64_t N, int C, int OC);
+  // dinp (N, C) = dout @ weight (skipped when null); dweight += dout^T @ inp; dbias += column sums.
+  void (*linear_backward)(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                          const float* weight, int64_t N, int C, int OC);
+  // Causal self-attention over fused qkv (B, T, 3C): atty (B, T, C), att (B, NH, T, T) saved P.
+  void (*attention_forward)(float* atty, float* att, const float* qkv, int B, int T, int C, int NH);
+  void (*attention_backward)(float* dqkv, const float* datty, const float* qkv, const float* att, int B, int T, int C,
+                             int NH);
+  // out (B, T, C) = wte[tokens] + wpe[t]; backward scatters into dwte, dwpe (+=).
+  void (*encoder_forward)(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B, int T, int C);
+  void (*encoder_backward)(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T, int C);
+  void (*layernorm_forward)(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                            const float* bias, int64_t N, int C);
+  void (*layernorm_backward)(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                             const float* weight, const float* mean, const float* rstd, int64_t N, int C);
+  void (*gelu_forward)(float* out, const float* inp, int64_t n);
+  void (*gelu_backward)(float* dinp, const float* inp, const float* dout, int64_t n);  // dinp may alias dout
+  // losses (N), stats (N, 2) = [max, log-sum-exp]; targets -1 are ignored.
+  void (*crossentropy_forward)(float* losses, float* stats, const float* logits, const int32_t* targets, int64_t N,
+                               int V, int Vp);
+  void (*crossentropy_backward)(float* dlogits, const float* logits, const float* stats, const int32_t* targets,
+                                float dloss, int64_t N, int V, int Vp);
+
+  // Vocabulary-parallel slices (Megatron's VocabParallelEmbedding / cross-entropy), the
+  // local halves around the collectives that nn/tp/ issues.
+  // out (rows, C) = wte_l[token - vstart] for tokens in the slice, else 0.
+  void (*vocab_embedding_rows)(float* out, const int32_t* tokens, const float* wte_l, int64_t rows, int C,
+                               const VocabSlice& v);
+  // out (rows, C) += wpe[row % T].
+  void (*add_positions)(float* out, const float* wpe, int64_t rows, int T, int C);
+  void (*vocab_embedding_backward)(float* dwte_l, float* dwpe, const float* dout, const int32_t* tokens, int B,
+                                   int T, int C, const VocabSlice& v);
+  // row_max (N) of the slice's real classes.
+  void (*vocab_xent_row_max)(float* row_max, const float* logits_l, int64_t N, const VocabSlice& v);
+  // stats[2i] = max over the P gathered row maxima (P, N); row_sums (N, 2) = [sum exp(x - max), target logit or 0].
+  void (*vocab_xent_partials)(float* stats, float* row_sums, const float* row_max_all, int P, const float* logits_l,
+                              const int32_t* targets, int64_t N, const VocabSlice& v);
+  // stats[2i+1] = log(row_sums[2i]); losses = (max - target logit) + log-sum (0 for ignored rows).
+  void (*vocab_xent_finish)(float* losses, float* stats, const float* row_sums, const int32_t* targets, int64_t N);
+  void (*vocab_xent_backward)(float* dlogits_l, const float* logits_l, const float* stats, const int32_t* targets,
+                              float dloss, int64_t N, const VocabSlice& v);
+
+  // Elementwise.
+  // out (N, C) = (residual + partial) + bias, per row (a row-parallel layer's epilogue).
+  void (*bias_residual)(float* out, const float* residual, const float* partial, const float* bias, int64_t N, int C);
+  void (*accumulate)(float* dst, const float* src, int64_t n);  // dst += src
+  // Round to nearest even; NaN stays NaN.
+  void (*cast_f32_to_bf16)(bf16_t* dst, const float* src, int64_t n);
+  void (*cast_bf16_to_f32)(float* dst, const bf16_t* src, int64_t n);
+
+  // Optimizer.
+  double (*sum_squares)(const float* x, int64_t n);
+  void (*adamw_step)(float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& args);
+  void (*sgd_step)(float* p, const float* g, float* buf, int64_t n, const SgdArgs& args);
+};
+
+}  // namespace zt

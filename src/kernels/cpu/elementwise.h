@@ -1,0 +1,27 @@
+// Elementwise CPU kernels that are memory-bound and need no per-ISA build (plain loops the
+// compiler vectorises): a row-parallel layer's epilogue, accumulation, bf16 casts, the
+// SGD update, and the parallel zero/copy behind the backend's arena calls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/dtype.h"
+#include "kernels/kernel_args.h"
+
+namespace zt {
+
+// out (N, C) = (residual + partial) + bias, row by row.
+void bias_residual(float* out, const float* residual, const float* partial, const float* bias, int64_t N, int C);
+// dst += src.
+void accumulate(float* dst, const float* src, int64_t n);
+// Round to nearest even (NaN stays a quiet NaN); the inverse is exact.
+void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n);
+void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n);
+// torch.optim.SGD's update (see SgdArgs).
+void sgd_step(float* p, const float* g, float* buf, int64_t n, const SgdArgs& args);
+// memset / memcpy, split over threads for large buffers.
+void parallel_zero(void* dst, size_t bytes);
+void parallel_copy(void* dst, const void* src, size_t bytes);
+
+}  // namespace zt

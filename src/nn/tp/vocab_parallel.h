@@ -1,0 +1,31 @@
+// Vocabulary-parallel embedding and cross-entropy (Megatron's VocabParallelEmbedding and
+// vocab_parallel_cross_entropy): each tensor-parallel rank holds rows [vstart, vstart+Vl)
+// of wte. Columns at or beyond the real vocabulary V (padding) never take part.
+//   embedding: partial rows (zero for tokens outside the slice) all-reduced, plus wpe.
+//   cross-entropy: the row max is the max of every rank's max (all-gathered), the sum of
+//   exponentials and the target's logit are all-reduced; each rank's logits gradient is
+//   its slice of softmax - onehot. Three small collectives per forward, none in backward,
+//   so the backward halves are plain kernel-table calls (vocab_embedding_backward,
+//   vocab_xent_backward).
+#pragma once
+
+#include <cstdint>
+
+#include "backend/kernel_ops.h"
+#include "comm/process_group.h"
+#include "core/status.h"
+
+namespace zt {
+
+// out (B, T, C) = sum over ranks of wte rows in the slice + wpe[t]. tokens must be in [0, V).
+Status vocab_parallel_embedding_forward(const KernelOps& k, ProcessGroup* tp, float* out, const int32_t* tokens,
+                                        const float* wte_l, const float* wpe, int B, int T, int C,
+                                        const VocabSlice& v);
+
+// losses (N): logsumexp - target logit (0 for ignored rows); stats (N, 2) = [max, log sum]
+// saved for the backward; row_max_all (tp, N) and row_sums (N, 2) are scratch.
+Status vocab_parallel_xent_forward(const KernelOps& k, ProcessGroup* tp, float* losses, float* stats,
+                                   float* row_max_all, float* row_sums, const float* logits_l, const int32_t* targets,
+                                   int64_t N, const VocabSlice& v);
+
+}  // namespace zt

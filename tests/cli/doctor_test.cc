@@ -1,0 +1,119 @@
+// `zerotrain doctor` end to end: on this machine with zerotrain's knobs unset it prints
+// every section and exits 0; a bad ZT_GEMM or ZT_ISA, GEMMs forced onto an old OpenBLAS
+// core, and more threads than CPUs each exit 1 with the fix in the problems list; an old
+// OpenBLAS core that zerotrain routes around is only a warning (exit 0). Each run uses a
+// 0.05 s GEMM probe so the whole suite takes a few seconds.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "core/cpu_features.h"
+#include "core/cpu_info.h"
+#include "kernels/cpu/gemm_path.h"
+#include "testing/launch.h"
+
+namespace {
+
+struct DoctorRun {
+  int code;
+  std::string out;
+};
+
+class Doctor : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/zt_doctor_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  // Runs the doctor with zerotrain's and OpenBLAS's knobs unset, at most 2 threads (no
+  // more than this machine's CPUs), then `env` ("NAME=value ..."), which wins.
+  DoctorRun run(const std::string& env) {
+    const int threads = std::min(2, zt::cpu_info().logical_cpus);
+    const std::string command = "env -u ZT_GEMM -u ZT_ISA -u OPENBLAS_CORETYPE -u OPENBLAS_NUM_THREADS OMP_NUM_THREADS=" +
+                                std::to_string(threads) + " " + env + " " + zt::testing::binary_dir() +
+                                "/zerotrain doctor --gemm-seconds 0.05 --output-dir " + dir_ + "/out";
+    std::system(("mkdir -p " + dir_ + "/out").c_str());
+    DoctorRun r;
+    r.code = zt::testing::run_logged(command, dir_ + "/log", &r.out);
+    return r;
+  }
+
+  std::string dir_;
+};
+
+// The text after `heading` (e.g. "\nproblems:\n"), or "" when it is absent.
+std::string section(const std::string& out, const std::string& heading) {
+  const size_t at = out.find(heading);
+  return at == std::string::npos ? "" : out.substr(at + heading.size());
+}
+
+std::string suggested_core() {
+  return zt::openblas_core_for(zt::detect_isa(), zt::cpu_info().avx512_bf16);
+}
+
+TEST_F(Doctor, DefaultEnvironmentPrintsEverySectionAndPasses) {
+  const DoctorRun r = run("");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("zerotrain doctor", 0), 0u) << r.out;
+  for (const char* label : {"cpu", "isa", "amx", "gemm path", "openblas", "onednn", "gemm speed", "mpi",
+                            "mpi transports", "threads", "io", "memory", "disk"}) {
+    EXPECT_NE(r.out.find(std::string("\n") + label + " "), std::string::npos) << "no '" << label << "' line\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nno problems found\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\nproblems:\n"), std::string::npos) << r.out;
+}
+
+TEST_F(Doctor, InvalidZtGemmIsAProblemNamingTheAllowedValues) {
+  const DoctorRun r = run("ZT_GEMM=bogus");
+  EXPECT_EQ(r.code, 1) << r.out;
+  const std::string problems = section(r.out, "\nproblems:\n");
+  EXPECT_NE(problems.find("ZT_GEMM=bogus"), std::string::npos) << r.out;
+  EXPECT_NE(problems.find("auto, openblas or onednn"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not measured: ZT_GEMM is invalid"), std::string::npos) << r.out;
+}
+
+TEST_F(Doctor, InvalidZtIsaIsAProblem) {
+  const DoctorRun r = run("ZT_ISA=bogus");
+  EXPECT_EQ(r.code, 1) << r.out;
+  const std::string problems = section(r.out, "\nproblems:\n");
+  EXPECT_NE(problems.find("ZT_ISA=bogus"), std::string::npos) << r.out;
+  EXPECT_NE(problems.find("unset ZT_ISA"), std::string::npos) << r.out;
+}
+
+TEST_F(Doctor, OldOpenBlasCoreRoutedAroundIsOnlyAWarning) {
+  if (zt::detect_isa() == zt::Isa::kScalar) GTEST_SKIP() << "Prescott is this CPU's own level";
+  const DoctorRun r = run("OPENBLAS_CORETYPE=Prescott");
+  EXPECT_EQ(r.code, 0) << r.out;
+  const std::string warnings = section(r.out, "\nwarnings:\n");
+  EXPECT_NE(warnings.find("Prescott"), std::string::npos) << r.out;
+  EXPECT_NE(warnings.find("OPENBLAS_CORETYPE=" + suggested_core()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("MISMATCH"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nno problems found\n"), std::string::npos) << r.out;
+}
+
+TEST_F(Doctor, GemmsForcedOntoTheOldCoreAreAProblemWithTheFix) {
+  if (zt::detect_isa() == zt::Isa::kScalar) GTEST_SKIP() << "Prescott is this CPU's own level";
+  const DoctorRun r = run("OPENBLAS_CORETYPE=Prescott ZT_GEMM=openblas");
+  EXPECT_EQ(r.code, 1) << r.out;
+  const std::string problems = section(r.out, "\nproblems:\n");
+  EXPECT_NE(problems.find("Prescott"), std::string::npos) << r.out;
+  EXPECT_NE(problems.find("unset ZT_GEMM"), std::string::npos) << r.out;
+  EXPECT_NE(problems.find("OPENBLAS_CORETYPE=" + suggested_core()), std::string::npos) << r.out;
+}
+
+TEST_F(Doctor, MoreThreadsThanCpusIsAProblem) {
+  const int cpus = zt::cpu_info().logical_cpus;
+  const DoctorRun r = run("OMP_NUM_THREADS=" + std::to_string(cpus + 1));
+  EXPECT_EQ(r.code, 1) << r.out;
+  const std::string problems = section(r.out, "\nproblems:\n");
+  EXPECT_NE(problems.find("oversubscribe"), std::string::npos) << r.out;
+  EXPECT_NE(problems.find("OMP_NUM_THREADS"), std::string::npos) << r.out;
+}
+
+}  // namespace

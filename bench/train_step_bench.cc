@@ -12,9 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "core/rng.h"
-#include "engine/trainer.h"
 #include "core/threads.h"
+#include "engine/trainer.h"
+#include "kernels/cpu/gemm_path.h"
 
 namespace {
 
@@ -43,6 +45,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads);
   app.add_option("--padded-vocab", o.model.padded_vocab_size);
   CLI11_PARSE(app, argc, argv);
+  if (const zt::Status env = zt::check_backend_environment(); !env.ok()) {
+    std::fprintf(stderr, "%s\n", env.to_string().c_str());
+    return 2;
+  }
   zt::set_num_threads(threads);
   o.schedule.base_lr = 1e-4;
   auto created = zt::Trainer::create(o);
@@ -71,10 +77,12 @@ int main(int argc, char** argv) {
   }
   const zt::MemoryReport m = t.memory();
   std::printf("{\"impl\":\"zerotrain\",\"ms\":%.2f,\"forward_ms\":%.2f,\"backward_ms\":%.2f,\"optimizer_ms\":%.2f,"
-              "\"ms_min\":%.2f,\"ms_max\":%.2f,\"params\":%lld,\"peak_rss_mb\":%.1f,\"activation_mb\":%.1f}\n",
+              "\"ms_min\":%.2f,\"ms_max\":%.2f,\"params\":%lld,\"peak_rss_mb\":%.1f,\"activation_mb\":%.1f,"
+              "\"isa\":\"%s\",\"openblas_core\":\"%s\",\"gemm\":\"%s\"}\n",
               1e3 * median(total), 1e3 * median(fwd), 1e3 * median(bwd), 1e3 * median(opt),
               1e3 * *std::min_element(total.begin(), total.end()), 1e3 * *std::max_element(total.begin(), total.end()),
               static_cast<long long>(o.model.num_parameters()), m.peak_rss_bytes / 1048576.0,
-              m.activation_bytes / 1048576.0);
+              m.activation_bytes / 1048576.0, t.backend().ops().kernel_isa, zt::gemm_path().openblas_core.c_str(),
+              zt::gemm_path().describe().c_str());
   return 0;
 }

@@ -9,7 +9,7 @@
 #include <unordered_set>
 
 #include "checkpoint/checksum.h"
-#include "config/json_reader.h"
+#include "io/json_reader.h"
 
 namespace zt {
 

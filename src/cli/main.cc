@@ -8,6 +8,7 @@
 #include "cli/doctor_command.h"
 #include "cli/tool_commands.h"
 #include "cli/train_command.h"
+#include "backend/backend.h"
 #include "core/version.h"
 
 int main(int argc, char** argv) {
@@ -85,12 +86,17 @@ int main(int argc, char** argv) {
     app.exit(err);
     return 2;  // bad usage, like a bad configuration
   }
+  if (d->parsed()) return zt::doctor_command(doctor);
+  // ZT_ISA and ZT_GEMM are read once, here: a bad value stops before any work.
+  if (const zt::Status env = zt::check_backend_environment(); !env.ok()) {
+    std::fprintf(stderr, "zerotrain: %s\n", env.message().c_str());
+    return 2;
+  }
   if (t->parsed()) return zt::run_train(train);
   if (p->parsed()) return zt::run_prepare(prep);
   if (s->parsed()) return zt::run_sample(sample);
   if (e->parsed()) return zt::run_eval(eval);
   if (x->parsed()) return zt::run_export(exp);
   if (i->parsed()) return zt::run_import(imp);
-  if (d->parsed()) return zt::doctor_command(doctor);
   return 2;
 }

@@ -14,12 +14,28 @@ const char* MetricsCsv::header() {
   return "step,loss,val_loss,lr,grad_norm,tokens_per_s,forward_ms,backward_ms,optimizer_ms,loss_hex";
 }
 
-StatusOr<MetricsCsv> MetricsCsv::open(const std::string& path, bool append, int64_t resume_step) {
+namespace {
+
+// The text after the leading "# ..." lines.
+size_t skip_comments(const std::string& s) {
+  size_t pos = 0;
+  while (pos < s.size() && s[pos] == '#') {
+    const size_t nl = s.find('\n', pos);
+    pos = nl == std::string::npos ? s.size() : nl + 1;
+  }
+  return pos;
+}
+
+}  // namespace
+
+StatusOr<MetricsCsv> MetricsCsv::open(const std::string& path, bool append, int64_t resume_step,
+                                      const std::string& about) {
   bool need_header = true;
   if (append) {
     auto existing = read_file(path);
     if (existing.ok() && !existing->empty()) {
-      if (existing->rfind(std::string(header()) + "\n", 0) != 0) {
+      const size_t body = skip_comments(*existing);
+      if (existing->compare(body, std::string(header()).size() + 1, std::string(header()) + "\n") != 0) {
         return Status::InvalidArgument(path + ": existing metrics file has a different header; move it away");
       }
       need_header = false;
@@ -30,7 +46,7 @@ StatusOr<MetricsCsv> MetricsCsv::open(const std::string& path, bool append, int6
         size_t nl = existing->find('\n', pos);
         nl = nl == std::string::npos ? existing->size() : nl + 1;
         const std::string line = existing->substr(pos, nl - pos);
-        if (pos == 0 || std::strtoll(line.c_str(), nullptr, 10) <= resume_step) kept += line;
+        if (pos <= body || line[0] == '#' || std::strtoll(line.c_str(), nullptr, 10) <= resume_step) kept += line;
         pos = nl;
       }
       if (kept.size() != existing->size()) ZT_RETURN_IF_ERROR(write_file_atomic(path, kept));
@@ -39,10 +55,15 @@ StatusOr<MetricsCsv> MetricsCsv::open(const std::string& path, bool append, int6
   MetricsCsv m;
   m.f_ = std::fopen(path.c_str(), append ? "a" : "w");
   if (m.f_ == nullptr) return Status::IOError("cannot open " + path + ": " + std::strerror(errno));
-  if (need_header) {
-    std::fprintf(m.f_, "%s\n", header());
-    std::fflush(m.f_);
+  if (!about.empty()) {
+    if (need_header) {
+      std::fprintf(m.f_, "# %s\n", about.c_str());
+    } else {
+      std::fprintf(m.f_, "# resumed after step %lld: %s\n", static_cast<long long>(resume_step), about.c_str());
+    }
   }
+  if (need_header) std::fprintf(m.f_, "%s\n", header());
+  std::fflush(m.f_);
   return m;
 }
 

@@ -4,6 +4,9 @@
 // appends to an existing file after checking its header matches, and first drops the
 // rows after the step it resumed from (they belong to the part of the run that was lost).
 // Rows are flushed as written, so a killed run keeps what it measured.
+// Lines starting with '#' carry what the numbers depend on (the backend: kernel ISA, GEMM
+// path and OpenBLAS core), one written when the file is created and one per resume;
+// readers skip them (pandas: read_csv(path, comment='#')).
 #pragma once
 
 #include <climits>
@@ -31,7 +34,9 @@ struct MetricsRow {
 class MetricsCsv {
  public:
   // resume_step: with append, rows of later steps are removed first.
-  static StatusOr<MetricsCsv> open(const std::string& path, bool append, int64_t resume_step = INT64_MAX);
+  // about: the "# ..." line's text (empty: none).
+  static StatusOr<MetricsCsv> open(const std::string& path, bool append, int64_t resume_step = INT64_MAX,
+                                   const std::string& about = "");
   MetricsCsv(MetricsCsv&& other) noexcept;
   MetricsCsv& operator=(MetricsCsv&& other) noexcept;
   MetricsCsv(const MetricsCsv&) = delete;

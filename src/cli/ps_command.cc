@@ -3,6 +3,7 @@
 // (rank 0), checkpoint (weights only) and sample (the first worker). Every rank runs it;
 // a failure while running aborts the whole job, since peers would otherwise wait on the
 // failed rank until their deadlines.
+#include "backend/backend.h"
 #include "cli/ps_command.h"
 
 #include <cmath>
@@ -130,6 +131,7 @@ int run_param_server_train(const TrainCommandArgs& args, const Json& root) {
                 static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
                 static_cast<long long>(cfg.batch.grad_accum), W, static_cast<long long>(tc.steps), num_threads(),
                 isa_name(active_isa()));
+    std::printf("backend: %s\n", cpu_backend().describe().c_str());
     std::fflush(stdout);
   }
 

@@ -19,7 +19,9 @@
 #include "comm/mpi_world.h"
 #include "config/config.h"
 #include "core/cpu_features.h"
+#include "core/threads.h"
 #include "core/timer.h"
+#include "core/version.h"
 #include "data/dataset.h"
 #include "data/tokenizer.h"
 #include "engine/parallel_setup.h"
@@ -27,7 +29,7 @@
 #include "engine/trainer.h"
 #include "io/filesystem.h"
 #include "kernels/cpu/fma_peak.h"
-#include "core/threads.h"
+#include "kernels/cpu/gemm_path.h"
 
 namespace zt {
 
@@ -145,6 +147,8 @@ int run_train(const TrainCommandArgs& args) {
                 static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
                 static_cast<long long>(cfg.batch.grad_accum), cfg.parallel.dp, cfg.zero.stage,
                 static_cast<long long>(tc.steps), num_threads(), isa_name(active_isa()));
+    std::printf("backend: %s\n", trainer.backend().describe().c_str());
+    if (const std::string w = gemm_path().warning(); !w.empty()) std::printf("warning: %s\n", w.c_str());
     if (cfg.parallel.pp > 1 || cfg.parallel.tp > 1) {
       std::printf("model parallel: pp %d (%s schedule, %s partition), tp %d\n", cfg.parallel.pp,
                   cfg.parallel.pipeline_schedule.c_str(), cfg.parallel.partition_method.c_str(), cfg.parallel.tp);
@@ -159,7 +163,9 @@ int run_train(const TrainCommandArgs& args) {
 
   // 3. The loop.
   const int64_t first_step = trainer.global_step();
-  auto csv = (lead && tc.metrics_csv) ? MetricsCsv::open(tc.output_dir + "/metrics.csv", !args.resume.empty(), first_step)
+  auto csv = (lead && tc.metrics_csv) ? MetricsCsv::open(tc.output_dir + "/metrics.csv", !args.resume.empty(), first_step,
+                                                         std::string("zerotrain ") + kZerotrainVersion + ", " +
+                                                             trainer.backend().describe())
                                       : StatusOr<MetricsCsv>(Status::NotFound("disabled"));
   if (lead && tc.metrics_csv && !csv.ok()) return report_error(csv.status(), kExitBadInput);
   const double peak = lead ? measure_fma_peak_gflops(num_threads(), 0.3) * 1e9 * world_size : 0.0;

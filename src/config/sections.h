@@ -3,7 +3,7 @@
 #pragma once
 
 #include "config/config.h"
-#include "config/json_reader.h"
+#include "io/json_reader.h"
 
 namespace zt::config_sections {
 

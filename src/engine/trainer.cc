@@ -127,7 +127,7 @@ Status Trainer::init_states() {
     ZT_ASSIGN_OR_RETURN(optimizer_, Sgd::create(table, opt_range, options_.sgd, backend_));
   }
   const int L = options_.model.n_layer;
-  GradReducerOptions ro{stage, options_.zero.reduce_bucket_elems, options_.zero.overlap_comm};
+  GradReducerOptions ro{stage, options_.zero.reduce_bucket_elems, options_.zero.overlap_comm, &backend_};
   reducer_ = std::make_unique<GradReducer>(table, partition_, dp_, ro, grads_.empty() ? nullptr : grads_.data(),
                                            grad_shard_.empty() ? nullptr : grad_shard_.data());
   if (shards_parameters(stage)) {

@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/rng.h"
+#include "core/threads.h"
 
 namespace zt {
 
@@ -125,11 +126,10 @@ static uint64_t name_hash(const std::string& name) {
 void init_params_range(const ParamTable& table, ElementRange range, float* out, uint64_t seed) {
   const auto& specs = table.specs();
   const int tp_rank = table.tp_rank(), tp_size = table.tp_size();
-#pragma omp parallel for schedule(dynamic)
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const TensorSpec& s = specs[i];
+parallel_for(static_cast<int64_t>(specs.size()), [&](int64_t i) {
+    const TensorSpec& s = specs[static_cast<size_t>(i)];
     const size_t lo = std::max(s.offset, range.begin), hi = std::min(s.offset + s.numel, range.end);
-    if (lo >= hi) continue;
+    if (lo >= hi) return;
     // Local element k of the tensor lands at out[s.offset + k - range.begin] when in [lo, hi).
     auto store = [&](size_t k, float v) {
       if (s.offset + k >= lo && s.offset + k < hi) out[s.offset + k - range.begin] = v;
@@ -137,7 +137,7 @@ void init_params_range(const ParamTable& table, ElementRange range, float* out, 
     if (s.init != InitKind::kNormal) {
       const float v = s.init == InitKind::kOnes ? 1.0f : 0.0f;
       for (size_t k = lo - s.offset; k < hi - s.offset; ++k) store(k, v);
-      continue;
+      return;
     }
     // The whole global tensor's stream in order, so every element gets the value a full
     // initialisation gives it; only this slice's part of [lo, hi) is stored.
@@ -154,7 +154,7 @@ void init_params_range(const ParamTable& table, ElementRange range, float* out, 
       size_t k;
       if (tp_local_index(s, tp_rank, tp_size, g, &k)) store(k, v);
     }
-  }
+  });
 }
 
 void init_params(const ParamTable& table, float* params, uint64_t seed) {

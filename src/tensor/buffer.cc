@@ -46,17 +46,7 @@ FloatBuffer& FloatBuffer::operator=(FloatBuffer&& other) noexcept {
 }
 
 void FloatBuffer::zero() {
-  const long long n = static_cast<long long>(size_);
-  if (n < (1 << 20)) {
-    if (n > 0) std::memset(data_, 0, size_ * sizeof(float));
-    return;
-  }
-  const long long chunk = 1 << 18;
-#pragma omp parallel for schedule(static)
-  for (long long i = 0; i < n; i += chunk) {
-    const long long len = (i + chunk < n) ? chunk : n - i;
-    std::memset(data_ + i, 0, static_cast<size_t>(len) * sizeof(float));
-  }
+  if (size_ > 0) std::memset(data_, 0, size_ * sizeof(float));
 }
 
 }  // namespace zt

@@ -1,5 +1,7 @@
-// FloatBuffer: one aligned, zero-initialised allocation of floats: the arenas for
-// parameters, gradients, optimizer state and activations. Move-only.
+// FloatBuffer: one aligned, zero-initialised allocation of floats in host memory, for
+// host-side staging (checkpoint resharding, parameter-server messages, tools). The
+// arenas the model and optimizer compute on come from a Backend (backend/arena.h).
+// Move-only.
 // Alignment is 64 bytes (one cache line, one AVX-512 vector).
 #pragma once
 
@@ -30,7 +32,7 @@ class FloatBuffer {
   bool empty() const { return size_ == 0; }
   float& operator[](size_t i) { return data_[i]; }
   const float& operator[](size_t i) const { return data_[i]; }
-  // Sets every element to 0 (multi-threaded for large buffers).
+  // Sets every element to 0.
   void zero();
 
  private:

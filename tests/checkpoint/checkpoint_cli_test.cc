@@ -98,8 +98,10 @@ class CheckpointCli : public ::testing::Test {
     std::map<int64_t, double> m;
     std::istringstream in(read_text(dir_ + "/" + out + "/metrics.csv"));
     std::string line;
-    std::getline(in, line);
+    while (std::getline(in, line) && line[0] == '#') {
+    }  // the "# backend" lines, then the header
     while (std::getline(in, line)) {
+      if (line[0] == '#') continue;
       const std::string hex = line.substr(line.rfind(',') + 1);
       m[std::strtoll(line.c_str(), nullptr, 10)] = std::strtod(hex.c_str(), nullptr);
     }

@@ -127,8 +127,12 @@ TEST_F(Cli, PrepareTrainSampleEval) {
   EXPECT_NE(r.out.find("forward:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--- sample"), std::string::npos) << r.out;
   const std::string csv = zt::testing::read_text(dir_ + "/out/metrics.csv");
-  EXPECT_EQ(csv.rfind("step,loss,val_loss,lr,grad_norm,tokens_per_s,forward_ms,backward_ms,optimizer_ms,loss_hex\n", 0), 0u);
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);
+  // "# <version and backend>", the header, 6 rows.
+  EXPECT_EQ(csv.rfind("# zerotrain ", 0), 0u) << csv;
+  EXPECT_NE(csv.find("gemm: "), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\nstep,loss,val_loss,lr,grad_norm,tokens_per_s,forward_ms,backward_ms,optimizer_ms,loss_hex\n"),
+            std::string::npos);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 8);
   r = run("sample out/checkpoints --prompt 'the ' --max-tokens 10 --seed 3");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("the ", 0), 0u);
@@ -142,7 +146,8 @@ TEST_F(Cli, PrepareTrainSampleEval) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("resumed from out/checkpoints/global_step6 at step 6"), std::string::npos) << r.out;
   const std::string csv2 = zt::testing::read_text(dir_ + "/out/metrics.csv");
-  EXPECT_EQ(std::count(csv2.begin(), csv2.end(), '\n'), 9);
+  EXPECT_EQ(std::count(csv2.begin(), csv2.end(), '\n'), 11);  // + "# resumed after step 6: ..." + 2 rows
+  EXPECT_NE(csv2.find("# resumed after step 6: "), std::string::npos) << csv2;
 }
 
 }  // namespace

@@ -65,11 +65,13 @@ float* GradReducer::take_buffer(size_t elems) {
     p = find_free();
   }
   if (p == nullptr) {
-    pool_.push_back(std::make_unique<FloatBuffer>(elems));
-    pool_bytes_ += pool_.back()->bytes();
-    p = pool_.back()->data();
+    StatusOr<Arena> buf = backend().allocate(elems, DType::kF32, "a gradient bucket");
+    ZT_CHECK(buf.ok(), "%s", buf.status().to_string().c_str());
+    pool_.push_back(std::move(buf).value());
+    pool_bytes_ += pool_.back().bytes();
+    p = pool_.back().data();
   }
-  std::memset(p, 0, elems * sizeof(float));
+  backend().zero(p, elems * sizeof(float));
   return p;
 }
 
@@ -119,9 +121,7 @@ Status GradReducer::retire(Bucket& b) {
     if (lo < hi) {
       const float* src = b.buffer + (lo - b.range.begin);
       float* dst = grad_shard_ + (lo - mine.begin);
-      const int64_t n = static_cast<int64_t>(hi - lo);
-#pragma omp parallel for schedule(static)
-      for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+      backend().ops().accumulate(dst, src, static_cast<int64_t>(hi - lo));
     }
     give_back(b.buffer, b.range.size());
     b.buffer = nullptr;

@@ -26,7 +26,7 @@
 
 #include "comm/process_group.h"
 #include "parallel/zero/partition.h"
-#include "tensor/buffer.h"
+#include "backend/backend.h"
 #include "tensor/tensor_spec.h"
 
 namespace zt {
@@ -36,6 +36,7 @@ struct GradReducerOptions {
   size_t bucket_elems = 500'000'000;  // reduce_bucket_size
   bool overlap = true;  // overlap_comm: a full bucket's reduction runs while backward goes on;
                         // off: it runs to completion before backward continues
+  const Backend* backend = nullptr;  // allocates, zeroes and accumulates the buckets; null = cpu_backend()
 };
 
 class GradReducer {
@@ -62,6 +63,7 @@ class GradReducer {
   size_t bucket_bytes() const;  // peak bytes of bucket buffers (stage 2+)
 
  private:
+  const Backend& backend() const { return options_.backend != nullptr ? *options_.backend : cpu_backend(); }
   struct Bucket {
     ElementRange range;
     std::vector<int> layers;   // units, in completion order
@@ -89,7 +91,7 @@ class GradReducer {
   std::vector<ElementRange> layer_range_;  // indexed by layer + 1
   std::deque<Bucket*> in_flight_;
   bool last_micro_ = false;
-  std::vector<std::unique_ptr<FloatBuffer>> pool_;  // every buffer ever made, each sized for a bucket
+  std::vector<Arena> pool_;  // every buffer ever made, each sized for a bucket
   std::vector<std::pair<size_t, float*>> free_;     // (elements, buffer) not in use
   size_t pool_bytes_ = 0;
   Status error_;  // first failed reduction of the micro-batch, reported by end_micro()

@@ -22,7 +22,7 @@ ParamFetcher::ParamFetcher(const ParamTable& table, const Partition& partition, 
     range_[i] = table.layer_range(layer);
     persistent_[i] = range_[i].size() < options.persistence_threshold;
     if (persistent_[i]) {
-      persistent_copy_[i] = FloatBuffer(range_[i].size());
+      persistent_copy_[i] = allocate(range_[i].size());
       peak_bytes_ += persistent_copy_[i].bytes();
     }
   }
@@ -47,6 +47,12 @@ void ParamFetcher::begin_micro(bool with_backward) {
   next_ = started_ = 0;
 }
 
+Arena ParamFetcher::allocate(size_t elems) const {
+  StatusOr<Arena> buf = backend().allocate(elems, DType::kF32, "a ZeRO-3 parameter gather buffer");
+  ZT_CHECK(buf.ok(), "%s", buf.status().to_string().c_str());
+  return std::move(buf).value();
+}
+
 float* ParamFetcher::take_buffer(size_t elems) {
   for (size_t i = 0; i < free_.size(); ++i) {
     if (free_[i].first == elems) {
@@ -55,10 +61,10 @@ float* ParamFetcher::take_buffer(size_t elems) {
       return p;
     }
   }
-  pool_.emplace_back(elems, std::make_unique<FloatBuffer>(elems));
+  pool_.emplace_back(elems, allocate(elems));
   live_bytes_ += elems * sizeof(float);
   peak_bytes_ = std::max(peak_bytes_, live_bytes_);
-  return pool_.back().second->data();
+  return pool_.back().second.data();
 }
 
 void ParamFetcher::give_back(float* buffer, size_t elems) { free_.emplace_back(elems, buffer); }
@@ -69,7 +75,7 @@ void ParamFetcher::start(Slot& slot) {
   // Our own part goes in place; the all-gather fills in everyone else's.
   const ElementRange mine = partition_.shard(dp_->rank());
   const size_t lo = std::max(mine.begin, r.begin), hi = std::min(mine.end, r.end);
-  if (lo < hi) std::memcpy(slot.buffer + (lo - r.begin), param_shard_ + (lo - mine.begin), (hi - lo) * sizeof(float));
+  if (lo < hi) backend().copy(slot.buffer + (lo - r.begin), param_shard_ + (lo - mine.begin), (hi - lo) * sizeof(float));
   slot.work = dp_->all_gather(slot.buffer, partition_.counts(r));
   slot.state = ParamState::kInFlight;
 }
@@ -122,7 +128,7 @@ Status ParamFetcher::refresh_persistent() {
     const ElementRange r = range_[i];
     float* dst = persistent_copy_[i].data();
     const size_t lo = std::max(mine.begin, r.begin), hi = std::min(mine.end, r.end);
-    if (lo < hi) std::memcpy(dst + (lo - r.begin), param_shard_ + (lo - mine.begin), (hi - lo) * sizeof(float));
+    if (lo < hi) backend().copy(dst + (lo - r.begin), param_shard_ + (lo - mine.begin), (hi - lo) * sizeof(float));
     works.push_back(dp_->all_gather(dst, partition_.counts(r)));
   }
   for (WorkHandle& w : works) ZT_RETURN_IF_ERROR(w->wait());

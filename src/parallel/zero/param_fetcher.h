@@ -20,7 +20,7 @@
 
 #include "comm/process_group.h"
 #include "parallel/zero/partition.h"
-#include "tensor/buffer.h"
+#include "backend/backend.h"
 #include "tensor/tensor_spec.h"
 
 namespace zt {
@@ -30,6 +30,7 @@ enum class ParamState { kNotAvailable, kInFlight, kAvailable };
 struct ParamFetcherOptions {
   size_t prefetch_elems = 50'000'000;       // stage3_prefetch_bucket_size
   size_t persistence_threshold = 100'000;   // stage3_param_persistence_threshold
+  const Backend* backend = nullptr;         // allocates and copies the gather buffers; null = cpu_backend()
 };
 
 class ParamFetcher {
@@ -63,6 +64,8 @@ class ParamFetcher {
   };
   void start(Slot& slot);
   float* take_buffer(size_t elems);
+  Arena allocate(size_t elems) const;
+  const Backend& backend() const { return options_.backend != nullptr ? *options_.backend : cpu_backend(); }
   void give_back(float* buffer, size_t elems);
 
   const Partition& partition_;
@@ -71,11 +74,11 @@ class ParamFetcher {
   ParamFetcherOptions options_;
   std::vector<ElementRange> range_;        // indexed by layer + 1
   std::vector<bool> persistent_;           // indexed by layer + 1
-  std::vector<FloatBuffer> persistent_copy_;
+  std::vector<Arena> persistent_copy_;
   std::vector<Slot> sequence_;
   size_t next_ = 0;     // next slot to acquire
   size_t started_ = 0;  // slots started so far
-  std::vector<std::pair<size_t, std::unique_ptr<FloatBuffer>>> pool_;  // (elements, buffer)
+  std::vector<std::pair<size_t, Arena>> pool_;  // (elements, buffer)
   std::vector<std::pair<size_t, float*>> free_;
   size_t peak_bytes_ = 0;
   size_t live_bytes_ = 0;

@@ -1,5 +1,5 @@
 // JsonReader: the checks and the messages.
-#include "config/json_reader.h"
+#include "io/json_reader.h"
 
 #include <algorithm>
 #include <cctype>

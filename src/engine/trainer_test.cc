@@ -7,31 +7,17 @@
 #include <cstring>
 #include <vector>
 
-#include "core/rng.h"
+#include "testing/synthetic_data.h"
 
 namespace zt {
 namespace {
 
-GptConfig tiny_config() {
-  GptConfig c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 16;
-  c.vocab_size = 23;
-  c.n_positions = 8;
-  return c;
-}
-
-std::vector<int32_t> make_tokens(int n, int vocab, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<int32_t> t(n);
-  for (int32_t& x : t) x = static_cast<int32_t>(rng.below(vocab));
-  return t;
-}
+using testing::random_tokens;
+using testing::tiny_gpt_config;
 
 TEST(Trainer, ModelStateBytesMatchClosedForm) {
   TrainerOptions o;
-  o.model = tiny_config();
+  o.model = tiny_gpt_config();
   o.micro_batch = 2;
   o.seq_len = 8;
   auto t = Trainer::create(o);
@@ -47,11 +33,11 @@ TEST(Trainer, ModelStateBytesMatchClosedForm) {
 
 TEST(Trainer, SameSeedSameBits) {
   TrainerOptions o;
-  o.model = tiny_config();
+  o.model = tiny_gpt_config();
   o.micro_batch = 2;
   o.seq_len = 8;
   o.schedule.base_lr = 1e-2;
-  auto x = make_tokens(16, 23, 5), y = make_tokens(16, 23, 6);
+  auto x = random_tokens(16, 23, 5), y = random_tokens(16, 23, 6);
   std::vector<std::vector<float>> finals;
   for (int run = 0; run < 2; ++run) {
     auto t = Trainer::create(o);

@@ -12,26 +12,13 @@
 #include "nn/gpt_params.h"
 #include "tensor/buffer.h"
 #include "testing/gradcheck.h"
+#include "testing/synthetic_data.h"
 
 namespace zt {
 namespace {
 
-GptConfig tiny_config() {
-  GptConfig c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 16;
-  c.vocab_size = 23;
-  c.n_positions = 8;
-  return c;
-}
-
-std::vector<int32_t> make_tokens(int n, int vocab, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<int32_t> t(n);
-  for (int32_t& x : t) x = static_cast<int32_t>(rng.below(vocab));
-  return t;
-}
+using testing::random_tokens;
+using testing::tiny_gpt_config;
 
 TEST(GptParams, Gpt2SmallHasHuggingFaceParameterCount) {
   const GptConfig c = GptConfig::gpt2_small();
@@ -40,7 +27,7 @@ TEST(GptParams, Gpt2SmallHasHuggingFaceParameterCount) {
 }
 
 TEST(GptParams, LayersAreContiguousAndDecayIsTwoDimensional) {
-  const GptConfig c = tiny_config();
+  const GptConfig c = tiny_gpt_config();
   const ParamTable t = build_gpt_param_table(c);
   size_t expected = 0;
   for (const TensorSpec& s : t.specs()) {
@@ -73,12 +60,12 @@ struct TinyRun {
 
 TEST(GptModel, FiniteDifferencesThroughEveryTensor) {
   const int B = 2, T = 6;
-  TinyRun run(tiny_config(), B, T);
+  TinyRun run(tiny_gpt_config(), B, T);
   // Larger weights than the 0.02 init so every path carries signal.
   Rng rng(7);
   for (size_t i = 0; i < run.params.size(); ++i) run.params[i] += static_cast<float>(rng.normal() * 0.3);
-  auto x = make_tokens(B * T, run.cfg.vocab_size, 1);
-  auto y = make_tokens(B * T, run.cfg.vocab_size, 2);
+  auto x = random_tokens(B * T, run.cfg.vocab_size, 1);
+  auto y = random_tokens(B * T, run.cfg.vocab_size, 2);
   y[3] = kIgnoreIndex;
   const double l0 = run.loss(x, y, B, T);
   EXPECT_GT(l0, 0.0);
@@ -95,15 +82,15 @@ TEST(GptModel, FiniteDifferencesThroughEveryTensor) {
 
 TEST(GptModel, PaddedVocabularyChangesNothing) {
   const int B = 2, T = 8;
-  GptConfig padded = tiny_config();
+  GptConfig padded = tiny_gpt_config();
   padded.padded_vocab_size = 32;
-  TinyRun a(tiny_config(), B, T), b(padded, B, T);
+  TinyRun a(tiny_gpt_config(), B, T), b(padded, B, T);
   // Same real weights in both layouts: copy tensor by tensor (wte has extra zero rows).
   for (const TensorSpec& s : a.table.specs()) {
     const TensorSpec& t = b.table.at(b.table.find(s.name));
     std::memcpy(b.params.data() + t.offset, a.params.data() + s.offset, s.numel * sizeof(float));
   }
-  auto x = make_tokens(B * T, 23, 3), y = make_tokens(B * T, 23, 4);
+  auto x = random_tokens(B * T, 23, 3), y = random_tokens(B * T, 23, 4);
   const double la = a.loss(x, y, B, T), lb = b.loss(x, y, B, T);
   EXPECT_NEAR(la, lb, 1e-6 * la);
   a.grads.zero();
@@ -120,7 +107,7 @@ TEST(GptModel, PaddedVocabularyChangesNothing) {
 }
 
 TEST(GptModel, RejectsOutOfVocabularyTokens) {
-  TinyRun run(tiny_config(), 1, 4);
+  TinyRun run(tiny_gpt_config(), 1, 4);
   std::vector<int32_t> x = {1, 2, 23, 0}, y = {1, 2, 3, -1};
   Status s = run.model->validate_batch(x.data(), y.data(), 1, 4);
   EXPECT_FALSE(s.ok());

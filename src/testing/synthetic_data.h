@@ -13,6 +13,25 @@
 
 namespace zt::testing {
 
+// The tiny GPT the unit tests train: 2 layers, 2 heads, 16 channels, 23 tokens, 8 positions.
+inline GptConfig tiny_gpt_config() {
+  GptConfig c;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.n_embd = 16;
+  c.vocab_size = 23;
+  c.n_positions = 8;
+  return c;
+}
+
+// n tokens drawn uniformly from [0, vocab) by Rng(seed).
+inline std::vector<int32_t> random_tokens(int n, int vocab, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (int32_t& x : t) x = static_cast<int32_t>(rng.below(vocab));
+  return t;
+}
+
 struct SyntheticBatch {
   std::vector<int32_t> tokens;
   std::vector<int32_t> targets;

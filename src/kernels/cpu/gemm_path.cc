@@ -106,8 +106,9 @@ std::string GemmPath::describe() const {
 
 std::string GemmPath::warning() const {
   if (openblas_sound) return "";
-  std::string w = "OpenBLAS " + openblas_version + " loaded its " + openblas_core + " kernels (" +
-                  isa_name(openblas_core_isa) + ") on a CPU with " + isa_name(cpu_isa) + "; ";
+  const char* core_isa = openblas_core_isa == Isa::kScalar ? "pre-AVX2, no FMA" : isa_name(openblas_core_isa);
+  std::string w = "OpenBLAS " + openblas_version + " loaded its " + openblas_core + " kernels (" + core_isa +
+                  ") on a CPU with " + isa_name(cpu_isa) + "; ";
   w += uses_slow_core() ? "GEMMs run on that slow core because ZT_GEMM=openblas; "
                         : "zerotrain runs every GEMM through oneDNN instead; ";
   w += "for OpenBLAS's fast kernels set OPENBLAS_CORETYPE=" + suggested_core;

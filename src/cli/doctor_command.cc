@@ -176,6 +176,12 @@ void report_gemm_speed(const GemmPath& p, const DoctorOptions& options, Report* 
     text += " (no FMA peak: the CPU lacks AVX2+FMA)";
   }
   r->fact("gemm speed", text);
+  if (s.bf16_gflops > 0.0) {
+    r->fact("bf16 gemm", s.bf16_impl + ", X.W^T " + fixed(s.bf16_gflops, 1) + " GFLOP/s on " + n + "^3 = " +
+                             fixed(s.bf16_gflops / s.forward_gflops, 2) + "x fp32 (bf16 operands, fp32 accumulation)");
+  } else {
+    r->fact("bf16 gemm", "none: " + s.bf16_impl);
+  }
 }
 
 void report_gemm(const DoctorOptions& options, Report* r) {

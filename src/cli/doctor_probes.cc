@@ -25,7 +25,9 @@
 #include <vector>
 
 #include "core/timer.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_bf16.h"
 
 namespace zt {
 
@@ -118,13 +120,15 @@ std::string find_in_path(const char* name) {
   return "";
 }
 
-double best_gflops(Trans ta, Trans tb, int n, double seconds, const float* a, const float* b, float* c) {
-  sgemm(ta, tb, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);  // warm-up: thread pools, packing buffers
+// Best-of-repetitions GFLOP/s of run() doing one n^3 GEMM, after one warm-up call.
+template <typename Run>
+double best_gflops(int n, double seconds, const Run& run) {
+  run();  // warm-up: thread pools, packing buffers, primitive creation
   double best = 1e30;
   Stopwatch total;
   do {
     Stopwatch sw;
-    sgemm(ta, tb, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+    run();
     best = std::min(best, sw.seconds());
   } while (total.seconds() < seconds);
   return 2.0 * n * n * n / best / 1e9;
@@ -244,8 +248,24 @@ GemmSpeed measure_gemm_speed(int n, double seconds) {
     b[i] = 0.02f * static_cast<float>(i % 7);
   }
   GemmSpeed s;
-  s.forward_gflops = best_gflops(Trans::kNo, Trans::kYes, n, seconds / 2, a.data(), b.data(), c.data());
-  s.backward_gflops = best_gflops(Trans::kNo, Trans::kNo, n, seconds / 2, a.data(), b.data(), c.data());
+  s.forward_gflops = best_gflops(n, seconds / 3, [&] {
+    sgemm(Trans::kNo, Trans::kYes, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+  });
+  s.backward_gflops = best_gflops(n, seconds / 3, [&] {
+    sgemm(Trans::kNo, Trans::kNo, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+  });
+  StatusOr<std::string> impl = bf16_gemm_impl(n, n, n);
+  if (!impl.ok()) {
+    s.bf16_impl = impl.status().message();
+    return s;
+  }
+  s.bf16_impl = impl.value();
+  std::vector<bf16_t> ah(size), bh(size);
+  cast_f32_to_bf16(ah.data(), a.data(), static_cast<int64_t>(size));
+  cast_f32_to_bf16(bh.data(), b.data(), static_cast<int64_t>(size));
+  s.bf16_gflops = best_gflops(n, seconds / 3, [&] {
+    gemm_bf16(Trans::kNo, Trans::kYes, n, n, n, 1.0f, ah.data(), n, bh.data(), n, 0.0f, c.data(), n);
+  });
   return s;
 }
 

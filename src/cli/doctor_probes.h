@@ -52,10 +52,14 @@ std::string onednn_isa();
 
 // Best-of-repetitions GFLOP/s of an n^3 sgemm (zt::sgemm, so through gemm_path()) in the
 // forward pattern X.W^T and the backward pattern dY.W, each timed for about seconds/2
-// after one warm-up call. REQUIRES: gemm_path_status().ok(), n >= 1.
+// after one warm-up call; and the same X.W^T with bf16 operands and fp32 accumulation
+// (kernels/cpu/gemm_bf16.h, what mixed precision will run), with oneDNN's implementation
+// name. REQUIRES: gemm_path_status().ok(), n >= 1.
 struct GemmSpeed {
   double forward_gflops = 0.0;
   double backward_gflops = 0.0;
+  double bf16_gflops = 0.0;
+  std::string bf16_impl;  // e.g. "brg:avx512_core_bf16"; or why there is none
 };
 GemmSpeed measure_gemm_speed(int n, double seconds);
 

@@ -1,0 +1,34 @@
+// Mixed-precision GEMM for bf16 compute (issue 13's building block): bf16 operands,
+// fp32 accumulation and fp32 output, C = alpha * op(A) op(B) + beta * C, row-major, through
+// oneDNN's matmul primitive (AMX tiles where the CPU and OS enable them, AVX-512 BF16
+// dot products where the CPU has them; where oneDNN has neither (oneDNN 2.6 on AVX2-only
+// CPUs) the operands are widened to fp32 and the fp32 GEMM path runs them, which
+// bf16_gemm_impl() names as "fp32 fallback"). Primitives are created once per shape and
+// cached.
+//
+// Numerics: a product of two bf16 values (8-bit significands) is exact in fp32, so the
+// result differs from an fp32 GEMM on the same (bf16-rounded) inputs only by the order of
+// the fp32 accumulation: |C - C_ref| <= 2 * gamma_K * sum_k |a_ik b_kj| (gamma_K = K u /
+// (1 - K u), u = 2^-24), which gemm_bf16_test.cc checks.
+// Thread-safety: callable from several threads; the cache is locked.
+#pragma once
+
+#include <string>
+
+#include "backend/dtype.h"
+#include "core/status.h"
+#include "kernels/kernel_args.h"
+
+namespace zt {
+
+// op(A): (M, K), op(B): (K, N), C: (M, N); lda/ldb/ldc are row strides in elements.
+// A failure to create the primitive (an unsupported shape) aborts: shapes come from the
+// model and are checked where it is built.
+void gemm_bf16(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, const bf16_t* A, int lda,
+               const bf16_t* B, int ldb, float beta, float* C, int ldc);
+
+// oneDNN's implementation name for a bf16 matmul of this shape, e.g. "brg:avx512_core_amx"
+// (AMX), "brg:avx512_core_bf16" (AVX-512 BF16), or "fp32 fallback (...)".
+StatusOr<std::string> bf16_gemm_impl(int M, int N, int K);
+
+}  // namespace zt

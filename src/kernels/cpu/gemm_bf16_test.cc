@@ -1,0 +1,83 @@
+// gemm_bf16 against an fp32 GEMM on the same bf16-rounded inputs, within the bound of
+// gemm_bf16.h: products of bf16 values are exact in fp32, so the two differ only by the
+// order of the fp32 accumulation, |C - C_ref| <= 2 gamma_K sum_k |a_ik b_kj|.
+#include "kernels/cpu/gemm_bf16.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/elementwise.h"
+#include "testing/gradcheck.h"
+
+namespace zt {
+namespace {
+
+struct Bf16Matrix {
+  std::vector<bf16_t> h;  // the bf16 values
+  std::vector<float> f;   // the same values widened to fp32
+};
+
+Bf16Matrix random_bf16(size_t n, uint64_t seed) {
+  Bf16Matrix m;
+  const std::vector<float> x = testing::random_vector(n, seed);
+  m.h.resize(n);
+  m.f.resize(n);
+  cast_f32_to_bf16(m.h.data(), x.data(), static_cast<int64_t>(n));
+  cast_bf16_to_f32(m.f.data(), m.h.data(), static_cast<int64_t>(n));
+  return m;
+}
+
+// Element (i, j) of op(X) for a row-major X with row stride ld.
+float at(const std::vector<float>& x, bool trans, int i, int j, int ld) {
+  return trans ? x[static_cast<size_t>(j) * ld + i] : x[static_cast<size_t>(i) * ld + j];
+}
+
+void check(bool ta, bool tb, int M, int N, int K, float alpha, float beta) {
+  const int lda = ta ? M : K, ldb = tb ? K : N, ldc = N;
+  const Bf16Matrix A = random_bf16(static_cast<size_t>(M) * K, 1), B = random_bf16(static_cast<size_t>(K) * N, 2);
+  const std::vector<float> C0 = testing::random_vector(static_cast<size_t>(M) * N, 3);
+  std::vector<float> C = C0;
+  gemm_bf16(ta ? Trans::kYes : Trans::kNo, tb ? Trans::kYes : Trans::kNo, M, N, K, alpha, A.h.data(), lda, B.h.data(),
+            ldb, beta, C.data(), ldc);
+  const double u = std::ldexp(1.0, -24), gamma = (K + 2) * u / (1 - (K + 2) * u);
+  double worst = 0.0;
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      double ref = 0.0, mag = 0.0;
+      for (int k = 0; k < K; ++k) {
+        const double p = static_cast<double>(at(A.f, ta, i, k, lda)) * at(B.f, tb, k, j, ldb);
+        ref += p;
+        mag += std::fabs(p);
+      }
+      const double c0 = C0[static_cast<size_t>(i) * ldc + j];
+      const double want = alpha * ref + beta * c0;
+      // The exact result against fp32 accumulation, alpha/beta and the final rounding.
+      const double bound = 2 * gamma * std::fabs(alpha) * mag + 2 * u * (std::fabs(want) + std::fabs(beta * c0));
+      const double err = std::fabs(C[static_cast<size_t>(i) * ldc + j] - want);
+      ASSERT_LE(err, bound) << "ta " << ta << " tb " << tb << " at (" << i << ", " << j << ")";
+      worst = std::max(worst, err / std::max(bound, 1e-30));
+    }
+  }
+  std::printf("  bf16 gemm %c%c %dx%dx%d: worst error %.1e of the bound\n", ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K,
+              worst);
+}
+
+TEST(GemmBf16, MatchesFp32OnRoundedInputsWithinTheAccumulationBound) {
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) check(ta, tb, 37, 29, 300, 1.0f, 0.0f);
+  }
+  check(false, true, 64, 96, 768, 0.5f, 1.0f);  // the X W^T pattern with accumulation into C
+  check(true, false, 48, 40, 1000, 1.0f, 1.0f);  // dY^T X into an existing gradient
+}
+
+TEST(GemmBf16, NamesItsImplementation) {
+  StatusOr<std::string> impl = bf16_gemm_impl(256, 768, 768);
+  ASSERT_TRUE(impl.ok()) << impl.status().to_string();
+  EXPECT_FALSE(impl->empty());
+  std::printf("  oneDNN bf16 matmul implementation: %s\n", impl->c_str());
+}
+
+}  // namespace
+}  // namespace zt

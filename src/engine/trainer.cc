@@ -92,11 +92,7 @@ Status Trainer::validate_parallel() const {
     if ((first || last) && (tied_ == nullptr || tied_->size() != 2)) {
       return Status::InvalidArgument("pipeline end stages need the tied-weight group of their first and last stage");
     }
-    if (options_.zero.stage >= ZeroStage::kGradients) {
-      return Status::Unimplemented("/zero_optimization/stage: ZeRO stage " + std::to_string(static_cast<int>(options_.zero.stage)) +
-                                   " with pipeline parallelism: gradients and parameters would be re-partitioned for every "
-                                   "micro-batch of the schedule (DeepSpeed refuses it too); use stage 0 or 1");
-    }
+    ZT_RETURN_IF_ERROR(ModelStates::validate(options_.zero.stage, pp));
   } else if (!lay.embedding || !lay.head || lay.first_block != 0 || lay.end(options_.model) != options_.model.n_layer) {
     return Status::InvalidArgument("without pipeline parallelism the layout must hold every block, the embeddings and the head");
   }
@@ -105,38 +101,21 @@ Status Trainer::validate_parallel() const {
 
 Status Trainer::init_states() {
   const ParamTable& table = model_->param_table();
-  const ZeroStage stage = options_.zero.stage;
-  const ElementRange shard = partition_.shard(dp_->rank());
-  const ElementRange all{0, table.numel()};
-  if (shards_parameters(stage)) {
-    ZT_ASSIGN_OR_RETURN(param_shard_, backend_.allocate(shard.size(), DType::kF32, "the parameter shard"));
-    init_params_range(table, shard, param_shard_.data(), options_.seed);
-  } else {
-    ZT_ASSIGN_OR_RETURN(params_, backend_.allocate(table.numel(), DType::kF32, "the parameters"));
-    init_params(table, params_.data(), options_.seed);
-  }
-  if (shards_gradients(stage)) {
-    ZT_ASSIGN_OR_RETURN(grad_shard_, backend_.allocate(shard.size(), DType::kF32, "the gradient shard"));
-  } else {
-    ZT_ASSIGN_OR_RETURN(grads_, backend_.allocate(table.numel(), DType::kF32, "the gradients"));
-  }
-  const ElementRange opt_range = shards_optimizer(stage) ? shard : all;
+  ModelStatesOptions so;
+  so.stage = options_.zero.stage;
+  so.allgather_bucket_elems = options_.zero.allgather_bucket_elems;
+  so.fetch = ParamFetcherOptions{options_.zero.prefetch_elems, options_.zero.persistence_threshold};
+  so.seed = options_.seed;
+  so.backend = &backend_;
+  ZT_ASSIGN_OR_RETURN(states_, ModelStates::create(table, partition_, dp_, options_.model.n_layer, so));
   if (options_.optimizer == OptimizerKind::kAdamW) {
-    ZT_ASSIGN_OR_RETURN(optimizer_, AdamW::create(table, opt_range, options_.adamw, backend_));
+    ZT_ASSIGN_OR_RETURN(optimizer_, AdamW::create(table, states_->owned_range(), options_.adamw, backend_));
   } else {
-    ZT_ASSIGN_OR_RETURN(optimizer_, Sgd::create(table, opt_range, options_.sgd, backend_));
+    ZT_ASSIGN_OR_RETURN(optimizer_, Sgd::create(table, states_->owned_range(), options_.sgd, backend_));
   }
-  const int L = options_.model.n_layer;
-  GradReducerOptions ro{stage, options_.zero.reduce_bucket_elems, options_.zero.overlap_comm, &backend_};
-  reducer_ = std::make_unique<GradReducer>(table, partition_, dp_, ro, grads_.empty() ? nullptr : grads_.data(),
-                                           grad_shard_.empty() ? nullptr : grad_shard_.data());
-  if (shards_parameters(stage)) {
-    ParamFetcherOptions fo{options_.zero.prefetch_elems, options_.zero.persistence_threshold};
-    fetcher_ = std::make_unique<ParamFetcher>(table, partition_, dp_, param_shard_.data(), L, fo);
-    ZT_RETURN_IF_ERROR(fetcher_->refresh_persistent());
-  } else {
-    model_->bind(params_.data(), grads_.empty() ? nullptr : grads_.data());
-  }
+  GradReducerOptions ro{so.stage, options_.zero.reduce_bucket_elems, options_.zero.overlap_comm, &backend_};
+  reducer_ = std::make_unique<GradReducer>(table, partition_, dp_, ro, states_->full_grads(), states_->grad_shard());
+  states_->bind(model_.get());
   return Status::OK();
 }
 
@@ -157,11 +136,11 @@ StatusOr<int64_t> Trainer::all_reduce_sum(ProcessGroup* g, int64_t value) {
 // full gradients of stage 0 only on data-parallel rank 0; then summed over the world.
 StatusOr<double> Trainer::global_grad_norm() {
   const ZeroStage stage = options_.zero.stage;
-  const ElementRange range = optimizer_->range();
-  const float* owned = !grad_shard_.empty() ? grad_shard_.data() : grads_.data() + range.begin;
+  const ElementRange range = states_->owned_range();
+  const float* owned = states_->owned_grads();
   const bool model_parallel = pipelined() || options_.layout.tp_size > 1;
   if (!model_parallel) {
-    if (stage == ZeroStage::kNone) return l2_norm(grads_.data(), grads_.size());  // same sums on every rank
+    if (stage == ZeroStage::kNone) return l2_norm(owned, range.size(), backend_.ops());  // same sums on every rank
     ZT_ASSIGN_OR_RETURN(const double sq, all_reduce_sum(dp_, sum_of_squares(owned, range.size(), backend_.ops())));
     return std::sqrt(sq);
   }
@@ -182,7 +161,6 @@ StatusOr<double> Trainer::global_grad_norm() {
 
 StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) {
   const int B = options_.micro_batch, T = options_.seq_len;
-  const ZeroStage stage = options_.zero.stage;
   const GptLayout& lay = options_.layout;
   if (micro_batches.empty()) return Status::InvalidArgument("a training step needs at least one micro-batch");
   if (pipelined() && static_cast<int>(micro_batches.size()) != std::max(1, options_.micro_batches)) {
@@ -199,8 +177,7 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
   }
   ZT_ASSIGN_OR_RETURN(const int64_t counted, all_reduce_sum(dp_, local_count));
   const float dloss = counted > 0 ? static_cast<float>(1.0 / static_cast<double>(counted)) : 0.0f;
-  if (!grads_.empty()) grads_.zero();
-  if (!grad_shard_.empty()) grad_shard_.zero();
+  states_->zero_grads();
   StepStats stats;
   double loss_sum = 0.0;
   if (pipelined()) {
@@ -226,27 +203,13 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
   ZT_ASSIGN_OR_RETURN(double global_loss, all_reduce_sum(pp_, loss_sum));
   ZT_ASSIGN_OR_RETURN(global_loss, all_reduce_sum(dp_, global_loss));
   ZT_ASSIGN_OR_RETURN(stats.grad_norm, global_grad_norm());
-  const ElementRange range = optimizer_->range();
-  const float* owned_grads = !grad_shard_.empty() ? grad_shard_.data() : grads_.data() + range.begin;
-  float* owned_params = shards_parameters(stage) ? param_shard_.data() : params_.data() + range.begin;
   const ScheduleValue sched = schedule_.at(global_step_ - 1);
   StepHyper hyper;
   hyper.lr = sched.lr;
   hyper.momentum = sched.momentum;
   hyper.grad_scale = clip_coefficient(stats.grad_norm, options_.gradient_clipping);
-  optimizer_->step(owned_params, owned_grads, hyper);
-  if (shards_optimizer(stage) && !shards_parameters(stage)) {
-    // Stages 1-2: every rank updated its shard; all-gather the parameters in buckets.
-    std::vector<WorkHandle> works;
-    const size_t chunk = std::max<size_t>(1, options_.zero.allgather_bucket_elems);
-    for (size_t a = 0; a < params_.size(); a += chunk) {
-      const ElementRange r{a, std::min(params_.size(), a + chunk)};
-      works.push_back(dp_->all_gather(params_.data() + a, partition_.counts(r)));
-    }
-    for (WorkHandle& w : works) ZT_RETURN_IF_ERROR(w->wait());
-  } else if (fetcher_) {
-    ZT_RETURN_IF_ERROR(fetcher_->refresh_persistent());
-  }
+  optimizer_->step(states_->owned_params(), states_->owned_grads(), hyper);
+  ZT_RETURN_IF_ERROR(states_->finish_step());
   stats.optimizer_s = sw.seconds();
   ++global_step_;
   stats.step = global_step_;
@@ -268,7 +231,7 @@ StatusOr<double> Trainer::evaluate(const std::vector<MicroBatch>& batches) {
   std::vector<bool> real;
   for (size_t i = 0; i < per_rank; ++i) {
     const size_t idx = static_cast<size_t>(rank) + i * static_cast<size_t>(N);
-    if (idx >= batches.size() && !fetcher_) continue;
+    if (idx >= batches.size() && !states_->gathers_layers()) continue;
     mine.push_back(batches[idx < batches.size() ? idx : 0]);
     real.push_back(idx < batches.size());
   }
@@ -299,22 +262,14 @@ StatusOr<double> Trainer::evaluate(const std::vector<MicroBatch>& batches) {
   return count > 0 ? sum / static_cast<double>(count) : 0.0;
 }
 
-Status Trainer::gather_params(float* out) {
-  if (!params_.empty()) {
-    backend_.copy(out, params_.data(), params_.bytes());
-    return Status::OK();
-  }
-  const ElementRange shard = partition_.shard(dp_->rank());
-  backend_.copy(out + shard.begin, param_shard_.data(), param_shard_.bytes());
-  return dp_->all_gather(out, partition_.counts({0, partition_.numel()}))->wait();
-}
+Status Trainer::gather_params(float* out) { return states_->gather_params(out); }
 
 MemoryReport Trainer::memory() const {
   MemoryReport r;
-  r.param_bytes = params_.bytes() + param_shard_.bytes();
-  r.grad_bytes = grads_.bytes() + grad_shard_.bytes();
+  r.param_bytes = states_->param_bytes();
+  r.grad_bytes = states_->grad_bytes();
   r.optimizer_bytes = optimizer_->state_bytes();
-  r.bucket_bytes = reducer_->bucket_bytes() + (fetcher_ ? fetcher_->buffer_bytes() : 0);
+  r.bucket_bytes = reducer_->bucket_bytes() + states_->fetch_buffer_bytes();
   r.activation_bytes = model_->activation_bytes();
   r.peak_rss_bytes = peak_rss_bytes();
   return r;

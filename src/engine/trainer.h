@@ -30,7 +30,7 @@
 #include "parallel/data/grad_reducer.h"
 #include "parallel/grid.h"
 #include "parallel/pipeline/schedule.h"
-#include "parallel/zero/param_fetcher.h"
+#include "parallel/zero/model_states.h"
 #include "parallel/zero/partition.h"
 #include "tensor/buffer.h"
 
@@ -107,9 +107,9 @@ class Trainer {
   GptModel& model() { return *model_; }
   const ParamTable& param_table() const { return model_->param_table(); }
   // The full parameter arena; empty under ZeRO-3 (use gather_params).
-  Arena& params() { return params_; }
+  Arena& params() { return states_->full_params_arena(); }
   // The full gradient arena; empty under ZeRO-2/3.
-  Arena& grads() { return grads_; }
+  Arena& grads() { return states_->full_grads_arena(); }
   Optimizer& optimizer() { return *optimizer_; }
   const Backend& backend() const { return backend_; }
   const TrainerOptions& options() const { return options_; }
@@ -154,13 +154,9 @@ class Trainer {
   std::vector<Arena> grad_send_;  // pipeline: per slot, the input gradient being sent
   Partition partition_;
   std::unique_ptr<GptModel> model_;
-  Arena params_;       // full parameters (stage < 3)
-  Arena param_shard_;  // this rank's parameters (stage 3)
-  Arena grads_;        // full gradients (stage < 2)
-  Arena grad_shard_;   // this rank's gradients (stage >= 2)
+  std::unique_ptr<ModelStates> states_;  // parameters, gradients and their shards under ZeRO
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<GradReducer> reducer_;
-  std::unique_ptr<ParamFetcher> fetcher_;  // stage 3
   LrSchedule schedule_;
   int64_t global_step_ = 0;
 };

@@ -43,11 +43,8 @@ RankStateView Trainer::checkpoint_view() {
   RankStateView v;
   v.table = &model_->param_table();
   const ElementRange shard = partition_.shard(dp_->rank());
-  if (shards_parameters(options_.zero.stage)) {
-    v.arrays.push_back({"param", param_shard_.data(), shard});
-  } else {
-    v.arrays.push_back({"param", params_.data(), {0, params_.size()}});
-  }
+  const OwnedArray param = states_->param_array();
+  v.arrays.push_back({param.name, param.data, param.range});
   for (const StateTensor& st : optimizer_->state()) v.arrays.push_back({st.name, st.data, optimizer_->range()});
   v.save_range = shard;
   v.save_tp_replicated = options_.layout.tp_rank == 0;
@@ -58,8 +55,7 @@ RankStateView Trainer::checkpoint_view() {
 Status Trainer::finish_load(int64_t global_step, int64_t optimizer_steps) {
   global_step_ = global_step;
   optimizer_->set_step_count(optimizer_steps);
-  if (fetcher_) return fetcher_->refresh_persistent();
-  return Status::OK();
+  return states_->finish_load();
 }
 
 Status load_trainer_weights(Trainer& t, Status local, const ParamTable& whole, const float* whole_params) {

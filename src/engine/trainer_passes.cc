@@ -5,20 +5,14 @@
 
 namespace zt {
 
-StatusOr<float*> Trainer::layer_params(int layer) {
-  if (!fetcher_) return params_.data() + model_->param_table().layer_range(layer).begin;
-  if (fetcher_->persistent(layer)) return fetcher_->persistent_params(layer);
-  return fetcher_->acquire(layer);
-}
+StatusOr<float*> Trainer::layer_params(int layer) { return states_->layer_params(layer, model_->param_table()); }
 
-void Trainer::drop_layer_params(int layer) {
-  if (fetcher_ && !fetcher_->persistent(layer)) fetcher_->release(layer);
-}
+void Trainer::drop_layer_params(int layer) { states_->release(layer); }
 
 Status Trainer::forward_pass(const MicroBatch& mb, bool with_backward) {
   GptModel& m = *model_;
   const int L = options_.model.n_layer;
-  if (fetcher_) fetcher_->begin_micro(with_backward);
+  states_->begin_micro(with_backward);
   ZT_ASSIGN_OR_RETURN(float* emb, layer_params(kEmbeddingLayer));
   m.bind_layer(kEmbeddingLayer, emb, nullptr);
   ZT_RETURN_IF_ERROR(m.forward_embedding(mb.tokens, options_.micro_batch, options_.seq_len));

@@ -16,10 +16,10 @@ int grad_tag(int m) { return 2 * m + 1; }
 }  // namespace
 
 Status Trainer::reduce_tied_grads() {
-  if (tied_ == nullptr || grads_.empty()) return Status::OK();
+  if (tied_ == nullptr || states_->full_grads() == nullptr) return Status::OK();
   const ParamTable& table = model_->param_table();
   const TensorSpec& wte = table.at(table.find("wte.weight"));
-  return tied_->all_reduce(grads_.data() + wte.offset, wte.numel, CommDType::kF32)->wait();
+  return tied_->all_reduce(states_->full_grads() + wte.offset, wte.numel, CommDType::kF32)->wait();
 }
 
 Status Trainer::flush_grad_reductions() {

@@ -1,11 +1,12 @@
-// zerotrain: the command-line entry point. Sub-commands: train, prepare, sample, eval, export, import,
-// doctor (the machine report, like DeepSpeed's ds_report).
+// zerotrain: the command-line entry point. Sub-commands: train, estimate (memory per rank before a
+// run), prepare, sample, eval, export, import, doctor (the machine report, like DeepSpeed's ds_report).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 
 #include "cli/checkpoint_commands.h"
 #include "cli/doctor_command.h"
+#include "cli/estimate_command.h"
 #include "cli/tool_commands.h"
 #include "cli/train_command.h"
 #include "backend/backend.h"
@@ -77,6 +78,12 @@ int main(int argc, char** argv) {
   d->add_option("--gemm-seconds", doctor.gemm_seconds, "Seconds for the GEMM speed probe and again for the FMA peak")
       ->check(CLI::Range(0.0, 60.0));
 
+  zt::EstimateArgs est;
+  CLI::App* m = app.add_subcommand("estimate", "Memory every rank of a run needs, from its configuration, before launching it");
+  m->add_option("-c,--config", est.config.config_path, "ds_config.json with model/data/training sections (none: the demo)");
+  m->add_option("--set", est.config.overrides, "Override a config key: key.path=value (JSON value), repeatable");
+  m->add_option("--world", est.world, "Ranks of the run (mpirun -np)")->check(CLI::Range(1, 1 << 20));
+
   app.set_version_flag("--version", zt::kZerotrainVersion);
   try {
     app.parse(argc, argv);
@@ -87,6 +94,7 @@ int main(int argc, char** argv) {
     return 2;  // bad usage, like a bad configuration
   }
   if (d->parsed()) return zt::doctor_command(doctor);
+  if (m->parsed()) return zt::run_estimate(est);
   // ZT_ISA and ZT_GEMM are read once, here: a bad value stops before any work.
   if (const zt::Status env = zt::check_backend_environment(); !env.ok()) {
     std::fprintf(stderr, "zerotrain: %s\n", env.message().c_str());

@@ -15,6 +15,7 @@
 #include "cli/run_inputs.h"
 #include "cli/ps_command.h"
 #include "cli/run_report.h"
+#include "cli/run_setup.h"
 #include "cli/stop_signal.h"
 #include "comm/mpi_world.h"
 #include "config/config.h"
@@ -34,35 +35,6 @@
 namespace zt {
 
 namespace {
-
-StatusOr<ZtConfig> load_run_config(const Json& root, int world) {
-  ZT_ASSIGN_OR_RETURN(ZtConfig c, parse_config(root));
-  ZT_RETURN_IF_ERROR(resolve_parallel(&c.parallel, world));
-  // Megatron-style: an unset padded vocabulary is padded to a multiple of tp (padding
-  // never changes a result); an explicit one must already be divisible.
-  if (c.parallel.tp > 1 && c.model.padded_vocab_size == 0) {
-    c.model.padded_vocab_size = (c.model.vocab_size + c.parallel.tp - 1) / c.parallel.tp * c.parallel.tp;
-  }
-  ZT_RETURN_IF_ERROR(resolve_batch(&c.batch, c.parallel.dp));
-  ZT_RETURN_IF_ERROR(check_supported(c));
-  return c;
-}
-
-TrainerOptions trainer_options(const ZtConfig& c) {
-  TrainerOptions o;
-  static_cast<GptTrainingOptions&>(o) = gpt_training_options(c);
-  o.zero.stage = static_cast<ZeroStage>(c.zero.stage);
-  o.zero.reduce_bucket_elems = static_cast<size_t>(c.zero.reduce_bucket_size);
-  o.zero.allgather_bucket_elems = static_cast<size_t>(c.zero.allgather_bucket_size);
-  o.zero.overlap_comm = c.zero.overlap_comm;
-  o.zero.prefetch_elems = static_cast<size_t>(c.zero.stage3_prefetch_bucket_size);
-  o.zero.persistence_threshold = static_cast<size_t>(c.zero.stage3_param_persistence_threshold);
-  o.pipe_schedule = c.parallel.pipeline_schedule == "gpipe" ? PipeScheduleKind::kGPipe : PipeScheduleKind::k1F1B;
-  o.micro_batches = static_cast<int>(c.batch.grad_accum);
-  o.checkpoint = checkpointed_blocks(c.activation_checkpointing, c.model.n_layer);
-  o.partition_activations = c.activation_checkpointing.partition_activations;
-  return o;
-}
 
 // Entropy (nats/token) of the training split's token frequencies: the loss of the best
 // model that ignores context.
@@ -96,9 +68,7 @@ int run_train(const TrainCommandArgs& args) {
   auto grid_or = RankGrid::create(world_size, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp);
   if (!grid_or.ok()) return report_error(grid_or.status(), kExitBadInput);
   const RankGrid grid = grid_or.value();
-  const StagePartition partition = cfg.parallel.partition_method == "uniform"      ? StagePartition::kUniform
-                                   : cfg.parallel.partition_method == "parameters" ? StagePartition::kParameters
-                                                                                   : StagePartition::kFlops;
+  const StagePartition partition = stage_partition(cfg);
   if (auto lay = layout_for_rank(cfg.model, grid, 0, partition); !lay.ok()) return report_error(lay.status(), kExitBadInput);
   std::unique_ptr<MpiWorld> mpi;
   ParallelGroups groups;

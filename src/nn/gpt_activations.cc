@@ -125,11 +125,7 @@ void carve(GptActivationArena* a, const GptConfig& cfg, const GptLayout& lay, co
   }
 }
 
-}  // namespace
-
-GptActivationArena GptActivationArena::allocate(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq,
-                                                int slots, const std::vector<bool>& checkpoint, bool partition,
-                                                const Backend& backend) {
+Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq) {
   const size_t tp = static_cast<size_t>(lay.tp_size);
   Dims d;
   d.B = static_cast<size_t>(max_batch);
@@ -140,6 +136,23 @@ GptActivationArena GptActivationArena::allocate(const GptConfig& cfg, const GptL
   d.NHl = static_cast<size_t>(cfg.n_head) / tp;
   d.Vl = static_cast<size_t>(cfg.padded_vocab()) / tp;
   d.tp = tp;
+  return d;
+}
+
+}  // namespace
+
+size_t GptActivationArena::count(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq, int slots,
+                                 const std::vector<bool>& checkpoint, bool partition) {
+  GptActivationArena a;
+  Carver counter(nullptr);
+  carve(&a, cfg, lay, dims_of(cfg, lay, max_batch, max_seq), slots, checkpoint, partition, &counter);
+  return counter.used();
+}
+
+GptActivationArena GptActivationArena::allocate(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq,
+                                                int slots, const std::vector<bool>& checkpoint, bool partition,
+                                                const Backend& backend) {
+  const Dims d = dims_of(cfg, lay, max_batch, max_seq);
   GptActivationArena a;
   Carver counter(nullptr);
   carve(&a, cfg, lay, d, slots, checkpoint, partition, &counter);

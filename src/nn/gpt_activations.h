@@ -72,6 +72,10 @@ struct GptActivationArena {
   size_t scratch_bytes = 0;  // backward scratch and recompute buffers
   Arena arena;  // allocated by the model's backend
 
+  // Floats the arena of allocate() with these arguments holds, without allocating
+  // (the memory estimator's activation figure).
+  static size_t count(const GptConfig& config, const GptLayout& layout, int max_batch, int max_seq, int slots,
+                      const std::vector<bool>& checkpoint, bool partition_activations);
   // checkpoint: per global block, true to keep only its input (empty: none).
   static GptActivationArena allocate(const GptConfig& config, const GptLayout& layout, int max_batch, int max_seq,
                                      int slots, const std::vector<bool>& checkpoint, bool partition_activations,

@@ -126,6 +126,17 @@ TEST_F(Cli, PrepareTrainSampleEval) {
   EXPECT_NE(r.out.find("val loss"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("forward:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--- sample"), std::string::npos) << r.out;
+  // estimate, before any run, gives the parameters, gradients, optimizer state and
+  // activations the run reported.
+  const CliRun est = run("estimate --config run.json");
+  ASSERT_EQ(est.code, 0) << est.err;
+  std::istringstream report(r.out.substr(r.out.find("\n  rank 0 ") + 1)), row(est.out.substr(est.out.find("\n0 ") + 1));
+  std::string rk, zero, p1, u1, g1, u2, o1, u3, b1, ub, a1, ua;
+  report >> rk >> zero >> p1 >> u1 >> g1 >> u2 >> o1 >> u3 >> b1 >> ub >> a1 >> ua;
+  std::string r0, coord, psi, ep, eu1, eg, eu2, eo, eu3, ea, eua;
+  row >> r0 >> coord >> psi >> ep >> eu1 >> eg >> eu2 >> eo >> eu3 >> ea >> eua;
+  EXPECT_EQ(p1 + u1 + g1 + u2 + o1 + u3 + a1 + ua, ep + eu1 + eg + eu2 + eo + eu3 + ea + eua) << r.out << est.out;
+  EXPECT_EQ(run("estimate --config run.json --world 0").code, 2);
   const std::string csv = zt::testing::read_text(dir_ + "/out/metrics.csv");
   // "# <version and backend>", the header, 6 rows.
   EXPECT_EQ(csv.rfind("# zerotrain ", 0), 0u) << csv;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "core/check.h"
 
@@ -23,16 +24,44 @@ GradReducer::GradReducer(const ParamTable& table, const Partition& partition, Pr
   bucket_of_layer_.assign(slots, -1);
   layer_range_.resize(slots);
   for (int layer : layers) layer_range_[static_cast<size_t>(layer + 1)] = table.layer_range(layer);
-  for (int layer : order_) {
-    const ElementRange r = layer_range_[static_cast<size_t>(layer + 1)];
-    const bool fits = !buckets_.empty() && buckets_.back().range.size() + r.size() <= options.bucket_elems;
-    if (!fits) buckets_.push_back(Bucket{r, {}, 0, nullptr, nullptr, false});
+  for (const std::vector<int>& group : bucket_layers(table, options.bucket_elems)) {
+    buckets_.push_back(Bucket{layer_range_[static_cast<size_t>(group.front() + 1)], group, 0, nullptr, nullptr, false});
     Bucket& b = buckets_.back();
-    ZT_CHECK(r.end == b.range.begin || b.layers.empty(), "layer ranges are not adjacent");
-    b.range.begin = r.begin;
-    b.layers.push_back(layer);
-    bucket_of_layer_[static_cast<size_t>(layer + 1)] = static_cast<int>(buckets_.size()) - 1;
+    for (int layer : group) {
+      const ElementRange r = layer_range_[static_cast<size_t>(layer + 1)];
+      ZT_CHECK(r.end == b.range.begin || layer == group.front(), "layer ranges are not adjacent");
+      b.range.begin = std::min(b.range.begin, r.begin);
+      bucket_of_layer_[static_cast<size_t>(layer + 1)] = static_cast<int>(buckets_.size()) - 1;
+    }
   }
+}
+
+std::vector<std::vector<int>> GradReducer::bucket_layers(const ParamTable& table, size_t bucket_elems) {
+  const std::vector<int> layers = table.layers();
+  std::vector<std::vector<int>> groups;
+  size_t filled = 0;
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {  // backward completion order
+    const size_t n = table.layer_range(*it).size();
+    if (groups.empty() || filled + n > bucket_elems) {
+      groups.emplace_back();
+      filled = 0;
+    }
+    groups.back().push_back(*it);
+    filled += n;
+  }
+  return groups;
+}
+
+size_t GradReducer::max_buffer_bytes(const ParamTable& table, size_t bucket_elems) {
+  std::map<size_t, size_t> buckets_of_size;
+  for (const std::vector<int>& group : bucket_layers(table, bucket_elems)) {
+    size_t n = 0;
+    for (int layer : group) n += table.layer_range(layer).size();
+    ++buckets_of_size[n];
+  }
+  size_t bytes = 0;  // buffers are pooled per size, at most kMaxBucketBuffers of each
+  for (const auto& [size, count] : buckets_of_size) bytes += std::min(count, kMaxBucketBuffers) * size * sizeof(float);
+  return bytes;
 }
 
 size_t GradReducer::bucket_bytes() const { return pool_bytes_; }

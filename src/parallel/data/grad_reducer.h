@@ -62,6 +62,12 @@ class GradReducer {
   int num_buckets() const { return static_cast<int>(buckets_.size()); }
   size_t bucket_bytes() const;  // peak bytes of bucket buffers (stage 2+)
 
+  // The layers of each bucket, in backward completion order: consecutive layers while
+  // they fit in bucket_elems (a larger layer gets a bucket of its own).
+  static std::vector<std::vector<int>> bucket_layers(const ParamTable& table, size_t bucket_elems);
+  // What bucket_bytes() can reach at most (stage 2+): buffers pooled per bucket size.
+  static size_t max_buffer_bytes(const ParamTable& table, size_t bucket_elems);
+
  private:
   const Backend& backend() const { return options_.backend != nullptr ? *options_.backend : cpu_backend(); }
   struct Bucket {

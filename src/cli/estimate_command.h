@@ -1,0 +1,19 @@
+// `zerotrain estimate`: the memory every rank of a run will need, from its configuration
+// alone, before launching it (DeepSpeed's estimate_zero*_model_states_mem_needs, for the
+// whole run: model states by the ZeRO formulas on each rank's part of the model,
+// activations, and a bound on communication buffers; engine/memory_estimate.h).
+#pragma once
+
+#include "cli/train_command.h"
+
+namespace zt {
+
+struct EstimateArgs {
+  TrainCommandArgs config;  // --config and --set, as for train
+  int world = 1;            // the ranks the run will have (mpirun -np)
+};
+
+// Exit status: 0 printed, 2 bad configuration.
+int run_estimate(const EstimateArgs& args);
+
+}  // namespace zt

@@ -1,0 +1,43 @@
+// Configuration JSON -> resolved configuration and Trainer options.
+#include "cli/run_setup.h"
+
+#include "cli/run_inputs.h"
+
+namespace zt {
+
+StatusOr<ZtConfig> load_run_config(const Json& root, int world) {
+  ZT_ASSIGN_OR_RETURN(ZtConfig c, parse_config(root));
+  ZT_RETURN_IF_ERROR(resolve_parallel(&c.parallel, world));
+  // Megatron-style: an unset padded vocabulary is padded to a multiple of tp (padding
+  // never changes a result); an explicit one must already be divisible.
+  if (c.parallel.tp > 1 && c.model.padded_vocab_size == 0) {
+    c.model.padded_vocab_size = (c.model.vocab_size + c.parallel.tp - 1) / c.parallel.tp * c.parallel.tp;
+  }
+  ZT_RETURN_IF_ERROR(resolve_batch(&c.batch, c.parallel.dp));
+  ZT_RETURN_IF_ERROR(check_supported(c));
+  return c;
+}
+
+TrainerOptions trainer_options(const ZtConfig& c) {
+  TrainerOptions o;
+  static_cast<GptTrainingOptions&>(o) = gpt_training_options(c);
+  o.zero.stage = static_cast<ZeroStage>(c.zero.stage);
+  o.zero.reduce_bucket_elems = static_cast<size_t>(c.zero.reduce_bucket_size);
+  o.zero.allgather_bucket_elems = static_cast<size_t>(c.zero.allgather_bucket_size);
+  o.zero.overlap_comm = c.zero.overlap_comm;
+  o.zero.prefetch_elems = static_cast<size_t>(c.zero.stage3_prefetch_bucket_size);
+  o.zero.persistence_threshold = static_cast<size_t>(c.zero.stage3_param_persistence_threshold);
+  o.pipe_schedule = c.parallel.pipeline_schedule == "gpipe" ? PipeScheduleKind::kGPipe : PipeScheduleKind::k1F1B;
+  o.micro_batches = static_cast<int>(c.batch.grad_accum);
+  o.checkpoint = checkpointed_blocks(c.activation_checkpointing, c.model.n_layer);
+  o.partition_activations = c.activation_checkpointing.partition_activations;
+  return o;
+}
+
+StagePartition stage_partition(const ZtConfig& c) {
+  if (c.parallel.partition_method == "uniform") return StagePartition::kUniform;
+  if (c.parallel.partition_method == "parameters") return StagePartition::kParameters;
+  return StagePartition::kFlops;
+}
+
+}  // namespace zt

@@ -1,0 +1,23 @@
+// From a configuration JSON to what the training commands (train, estimate) build: the
+// resolved configuration for a world size, the Trainer's options, and the pipeline
+// partition method. Errors are the user's input (a JSON pointer and the allowed values).
+#pragma once
+
+#include "config/config.h"
+#include "core/status.h"
+#include "engine/parallel_setup.h"
+#include "engine/trainer.h"
+
+namespace zt {
+
+// Parses and validates the configuration, resolves the parallel degrees for `world`
+// ranks, pads the vocabulary for tensor parallelism and resolves the batch triple.
+StatusOr<ZtConfig> load_run_config(const Json& root, int world);
+
+// The Trainer's options for a resolved configuration (the layout is set per rank).
+TrainerOptions trainer_options(const ZtConfig& c);
+
+// parallel.partition_method as the pipeline partition.
+StagePartition stage_partition(const ZtConfig& c);
+
+}  // namespace zt

@@ -1,0 +1,57 @@
+// Per-rank memory from the configuration alone (see memory_estimate.h).
+#include "engine/memory_estimate.h"
+
+#include <algorithm>
+
+#include "nn/gpt_activations.h"
+#include "nn/gpt_params.h"
+#include "parallel/pipeline/schedule.h"
+#include "parallel/zero/partition.h"
+
+namespace zt {
+
+namespace {
+
+// Bytes of optimizer state per owned element.
+size_t optimizer_bytes_per_element(const TrainerOptions& o) {
+  if (o.optimizer == OptimizerKind::kAdamW) return 8;  // exp_avg, exp_avg_sq
+  return o.sgd.momentum != 0.0 ? 4 : 0;                // momentum_buffer
+}
+
+// Gradient buckets from stage 2 (GradReducer's pool, per bucket size); ZeRO-3's gather
+// buffers and persistent copies hold at most one copy of every layer of the rank.
+size_t buffer_bound(const TrainerOptions& o, const ParamTable& table) {
+  size_t b = 0;
+  if (shards_gradients(o.zero.stage)) b += GradReducer::max_buffer_bytes(table, o.zero.reduce_bucket_elems);
+  if (shards_parameters(o.zero.stage)) b += table.numel() * sizeof(float);
+  return b;
+}
+
+}  // namespace
+
+StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_size, int dp_rank, int pp_size,
+                                              int pp_rank) {
+  ZT_RETURN_IF_ERROR(o.model.validate());
+  ZT_RETURN_IF_ERROR(o.layout.validate(o.model));
+  ZT_RETURN_IF_ERROR(ModelStates::validate(o.zero.stage, pp_size));
+  if (dp_size < 1 || dp_rank < 0 || dp_rank >= dp_size || pp_rank < 0 || pp_rank >= std::max(1, pp_size)) {
+    return Status::InvalidArgument("rank outside its groups");
+  }
+  const ParamTable table = build_gpt_param_table(o.model, o.layout);
+  const Partition partition(table.numel(), dp_size);
+  const size_t psi = table.numel(), shard = partition.shard(dp_rank).size();
+  MemoryEstimate e;
+  e.psi = psi;
+  e.param_bytes = (shards_parameters(o.zero.stage) ? shard : psi) * sizeof(float);
+  e.grad_bytes = (shards_gradients(o.zero.stage) ? shard : psi) * sizeof(float);
+  e.optimizer_bytes = (shards_optimizer(o.zero.stage) ? shard : psi) * optimizer_bytes_per_element(o);
+  const int slots = pp_size > 1 ? pipe_schedule_slots(o.pipe_schedule, std::max(1, o.micro_batches), pp_size, pp_rank)
+                                : 1;
+  e.activation_bytes = GptActivationArena::count(o.model, o.layout, o.micro_batch, o.seq_len, slots, o.checkpoint,
+                                                 o.partition_activations) *
+                       sizeof(float);
+  e.buffer_bytes_max = buffer_bound(o, table);
+  return e;
+}
+
+}  // namespace zt

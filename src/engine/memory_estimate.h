@@ -1,0 +1,35 @@
+// The memory a rank needs, before anything is allocated (`zerotrain estimate`, DeepSpeed's
+// estimate_zero*_model_states_mem_needs). Model states follow the ZeRO paper's formulas
+// on this rank's part of the model (pipeline stage, tensor-parallel slice): in fp32 with
+// AdamW, parameters 4Ψ (4Ψ/N from stage 3), gradients 4Ψ (4Ψ/N from stage 2) and
+// optimizer state 8Ψ (8Ψ/N from stage 1), with Ψ/N the rank's actual shard
+// (ceil(Ψ/N), the last shorter). Activations are the model's activation arena for the
+// micro-batch shape, the pipeline slots and activation checkpointing. All four equal
+// what the Trainer allocates, byte for byte (memory_estimate_test.cc). Gradient buckets
+// and ZeRO-3 gather buffers depend on timing; their figure is an upper bound.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstddef>
+
+#include "core/status.h"
+#include "engine/trainer.h"
+
+namespace zt {
+
+struct MemoryEstimate {
+  size_t psi = 0;               // parameters of this rank's part of the model
+  size_t param_bytes = 0;
+  size_t grad_bytes = 0;
+  size_t optimizer_bytes = 0;
+  size_t activation_bytes = 0;
+  size_t buffer_bytes_max = 0;  // gradient buckets (stage 2+) and ZeRO-3 gather buffers, at most
+  size_t total() const { return param_bytes + grad_bytes + optimizer_bytes + activation_bytes + buffer_bytes_max; }
+};
+
+// o.layout is this rank's layout; dp_size and dp_rank its data-parallel group, pp_size
+// and pp_rank its pipeline.
+StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_size, int dp_rank, int pp_size,
+                                              int pp_rank);
+
+}  // namespace zt

@@ -1,0 +1,92 @@
+// The estimator against what the Trainer allocates: parameters, gradients, optimizer state
+// and activations byte for byte, buffers within the bound, for ZeRO stages 0-3 on 1 and
+// 3 thread-ranks (3 does not divide the parameter count: the last shard is shorter),
+// AdamW and SGD with momentum, with and without activation checkpointing.
+#include "engine/memory_estimate.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "comm/thread_world.h"
+#include "testing/synthetic_data.h"
+
+namespace zt {
+namespace {
+
+TrainerOptions options(ZeroStage stage, OptimizerKind opt, bool checkpoint) {
+  TrainerOptions o;
+  o.model = testing::tiny_gpt_config();
+  o.micro_batch = 2;
+  o.seq_len = 8;
+  o.optimizer = opt;
+  o.sgd.momentum = 0.9;
+  o.zero.stage = stage;
+  o.zero.reduce_bucket_elems = 700;
+  o.zero.allgather_bucket_elems = 700;
+  o.zero.prefetch_elems = 1400;
+  o.zero.persistence_threshold = 100;
+  if (checkpoint) o.checkpoint.assign(static_cast<size_t>(o.model.n_layer), true);
+  return o;
+}
+
+void expect_estimate_matches(int N, const TrainerOptions& o) {
+  ThreadWorld world(N, CommOptions{});
+  const Status s = run_ranks(N, [&](int rank) -> Status {
+    auto group = world.group(rank);
+    ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(o, group.get()));
+    const testing::SyntheticStep data = testing::synthetic_step(o.model.vocab_size, o.seq_len, o.micro_batch, 1, rank, N,
+                                                                0, 5);
+    ZT_RETURN_IF_ERROR(t->step(data.micro_batches()).status());  // buckets and gather buffers reach their use
+    ZT_ASSIGN_OR_RETURN(const MemoryEstimate e, estimate_rank_memory(o, N, rank, 1, 0));
+    const MemoryReport m = t->memory();
+    const std::string what = "stage " + std::to_string(static_cast<int>(o.zero.stage)) + ", rank " +
+                             std::to_string(rank) + " of " + std::to_string(N);
+    EXPECT_EQ(e.param_bytes, m.param_bytes) << what;
+    EXPECT_EQ(e.grad_bytes, m.grad_bytes) << what;
+    EXPECT_EQ(e.optimizer_bytes, m.optimizer_bytes) << what;
+    EXPECT_EQ(e.activation_bytes, m.activation_bytes) << what;
+    EXPECT_LE(m.bucket_bytes, e.buffer_bytes_max) << what;
+    return Status::OK();
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+}
+
+TEST(MemoryEstimate, MatchesTheTrainersArenasAtEveryStage) {
+  for (int stage = 0; stage <= 3; ++stage) {
+    for (int N : {1, 3}) {
+      expect_estimate_matches(N, options(static_cast<ZeroStage>(stage), OptimizerKind::kAdamW, false));
+    }
+  }
+  expect_estimate_matches(3, options(ZeroStage::kOptimizer, OptimizerKind::kSgd, false));
+  expect_estimate_matches(1, options(ZeroStage::kNone, OptimizerKind::kAdamW, true));
+}
+
+TEST(MemoryEstimate, FollowsTheZeroFormulasForGpt2Small) {
+  TrainerOptions o;
+  o.model = GptConfig::gpt2_small();
+  o.micro_batch = 1;
+  o.seq_len = 64;
+  const double psi = static_cast<double>(o.model.num_parameters());
+  for (int stage = 0; stage <= 3; ++stage) {
+    o.zero.stage = static_cast<ZeroStage>(stage);
+    auto e = estimate_rank_memory(o, 8, 0, 1, 0);
+    ASSERT_TRUE(e.ok()) << e.status().to_string();
+    // 16 psi, 4 psi + 4 psi + 8 psi / 8, 4 psi + 12 psi / 8, 16 psi / 8 (the first shard is a ceiling).
+    const double want[] = {16 * psi, 8 * psi + 8 * psi / 8, 4 * psi + 12 * psi / 8, 16 * psi / 8};
+    const double got = static_cast<double>(e->param_bytes + e->grad_bytes + e->optimizer_bytes);
+    EXPECT_NEAR(got, want[stage], 16.0 * 8) << "stage " << stage;
+  }
+  o.layout.tp_size = 1;
+  EXPECT_FALSE(estimate_rank_memory(o, 8, 8, 1, 0).ok());
+}
+
+TEST(MemoryEstimate, RefusesStageTwoWithAPipeline) {
+  TrainerOptions o;
+  o.model = testing::tiny_gpt_config();
+  o.zero.stage = ZeroStage::kGradients;
+  EXPECT_FALSE(estimate_rank_memory(o, 1, 0, 2, 0).ok());
+}
+
+}  // namespace
+}  // namespace zt

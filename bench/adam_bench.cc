@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "core/cpu_features.h"
 #include "core/timer.h"
 #include "core/threads.h"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads);
   app.add_option("--reps", reps);
   CLI11_PARSE(app, argc, argv);
+  if (!zt::backend_environment_ok()) return 2;
   zt::set_num_threads(threads);
   const zt::ParamTable table = zt::build_gpt_param_table(zt::GptConfig::gpt2_small());
   const size_t n = table.numel();

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "checkpoint/checksum.h"
 #include "checkpoint/sharded_load.h"
 #include "core/timer.h"
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps);
   app.add_option("--threads", threads);
   CLI11_PARSE(app, argc, argv);
+  if (!zt::backend_environment_ok()) return 2;
   zt::set_num_threads(threads);
   zt::TrainerOptions o;
   o.model = zt::GptConfig::gpt2_small();

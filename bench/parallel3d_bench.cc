@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "comm/mpi_world.h"
 #include "core/timer.h"
 #include "engine/parallel_setup.h"
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   app.add_option("--embd", embd);
   app.add_option("--heads", heads);
   CLI11_PARSE(app, argc, argv);
+  if (!zt::backend_environment_ok()) return 2;
   std::unique_ptr<zt::MpiWorld> world;
   zt::ParallelGroups groups;
   int size = 1, rank = 0;

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/backend.h"
 #include "comm/mpi_world.h"
 #include "core/timer.h"
 #include "engine/trainer.h"
@@ -134,6 +135,7 @@ int main(int argc, char** argv) {
   app.add_option("--slow-rank", a.slow_rank);
   app.add_option("--slow-ms", a.slow_ms);
   CLI11_PARSE(app, argc, argv);
+  if (!zt::backend_environment_ok()) return 2;
   zt::CommOptions co;
   auto mpi = zt::MpiWorld::init(co);
   if (!mpi.ok()) return fail(mpi.status());

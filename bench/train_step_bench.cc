@@ -45,10 +45,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads);
   app.add_option("--padded-vocab", o.model.padded_vocab_size);
   CLI11_PARSE(app, argc, argv);
-  if (const zt::Status env = zt::check_backend_environment(); !env.ok()) {
-    std::fprintf(stderr, "%s\n", env.to_string().c_str());
-    return 2;
-  }
+  if (!zt::backend_environment_ok()) return 2;
   zt::set_num_threads(threads);
   o.schedule.base_lr = 1e-4;
   auto created = zt::Trainer::create(o);

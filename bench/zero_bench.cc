@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "comm/mpi_world.h"
 #include "core/memory_stats.h"
 #include "core/timer.h"
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   app.add_option("--bucket", bucket);
   app.add_option("--prefetch", prefetch);
   CLI11_PARSE(app, argc, argv);
+  if (!zt::backend_environment_ok()) return 2;
   zt::CommOptions co;
   co.algorithm = algo == "ring" ? zt::CommAlgorithm::kRing : zt::CommAlgorithm::kMpi;
   auto world = zt::MpiWorld::init(co);

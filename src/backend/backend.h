@@ -54,5 +54,8 @@ StatusOr<const Backend*> backend_for(Device device, DType compute);
 // Start-up check of the environment the backend reads: ZT_ISA and ZT_GEMM. An invalid
 // value is an InvalidArgument naming the variable and its allowed values.
 Status check_backend_environment();
+// The same for a binary's main(): prints the error to stderr and returns false, so the
+// binary exits with status 2 before any work.
+bool backend_environment_ok();
 
 }  // namespace zt

@@ -84,7 +84,9 @@ TEST(LayerGradcheck, Attention) {
       for (int i = 0; i < T; ++i) {
         double row = 0.0;
         for (int j = 0; j < T; ++j) {
-          if (j > i) EXPECT_EQ(P[i * T + j], 0.0f);
+          if (j > i) {
+            EXPECT_EQ(P[i * T + j], 0.0f);
+          }
           row += P[i * T + j];
         }
         EXPECT_NEAR(row, 1.0, 1e-6);

@@ -2,14 +2,12 @@
 // run), prepare, sample, eval, export, import, doctor (the machine report, like DeepSpeed's ds_report).
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
-
+#include "backend/backend.h"
 #include "cli/checkpoint_commands.h"
 #include "cli/doctor_command.h"
 #include "cli/estimate_command.h"
 #include "cli/tool_commands.h"
 #include "cli/train_command.h"
-#include "backend/backend.h"
 #include "core/version.h"
 
 int main(int argc, char** argv) {
@@ -96,10 +94,7 @@ int main(int argc, char** argv) {
   if (d->parsed()) return zt::doctor_command(doctor);
   if (m->parsed()) return zt::run_estimate(est);
   // ZT_ISA and ZT_GEMM are read once, here: a bad value stops before any work.
-  if (const zt::Status env = zt::check_backend_environment(); !env.ok()) {
-    std::fprintf(stderr, "zerotrain: %s\n", env.message().c_str());
-    return 2;
-  }
+  if (!zt::backend_environment_ok()) return 2;
   if (t->parsed()) return zt::run_train(train);
   if (p->parsed()) return zt::run_prepare(prep);
   if (s->parsed()) return zt::run_sample(sample);

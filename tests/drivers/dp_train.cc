@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "comm/mpi_world.h"
 #include "engine/parallel_setup.h"
 #include "engine/trainer.h"
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
   app.add_option("--optimizer", optimizer)->check(CLI::IsMember({"adamw", "sgd"}));
   app.add_option("--momentum", momentum);
   CLI11_PARSE(app, argc, argv);
+  if (!zt::backend_environment_ok()) return 2;
   zt::CommOptions co;
   co.timeout_s = timeout;
   co.algorithm = algo == "ring" ? zt::CommAlgorithm::kRing : zt::CommAlgorithm::kMpi;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "comm/mpi_world.h"
 #include "parallel/param_server/ps_job.h"
 #include "testing/synthetic_data.h"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   app.add_option("--vocab", vocab);
   app.add_option("--seq", seq);
   CLI11_PARSE(app, argc, argv);
+  if (!zt::backend_environment_ok()) return 2;
   zt::CommOptions co;
   co.algorithm = zt::CommAlgorithm::kMpi;
   auto mpi = zt::MpiWorld::init(co);

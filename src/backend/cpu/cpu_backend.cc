@@ -2,6 +2,7 @@
 // kernels (kernels/cpu/kernel_table.h, chosen by active_isa()) and the GEMM-based layers
 // (linear, attention: gemm_path() picks OpenBLAS or oneDNN per shape class); arenas are
 // 64-byte aligned host memory, zeroed and copied with OpenMP.
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -103,6 +104,12 @@ StatusOr<const Backend*> backend_for(Device device, DType compute) {
 Status check_backend_environment() {
   ZT_RETURN_IF_ERROR(active_isa_status());
   return gemm_path_status();
+}
+
+bool backend_environment_ok() {
+  const Status s = check_backend_environment();
+  if (!s.ok()) std::fprintf(stderr, "zerotrain: %s\n", s.message().c_str());
+  return s.ok();
 }
 
 }  // namespace zt

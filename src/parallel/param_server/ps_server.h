@@ -34,6 +34,7 @@
 #include "parallel/param_server/ps_messages.h"
 #include "parallel/param_server/ps_options.h"
 #include "parallel/param_server/ps_stats.h"
+#include "backend/backend.h"
 #include "tensor/buffer.h"
 
 namespace zt {
@@ -89,7 +90,7 @@ class PsServer {
   ProcessGroup* servers_;
   int index_;  // this server's index (= world rank)
   ElementRange range_;
-  FloatBuffer params_;
+  Arena params_;  // this server's shard, an arena of the backend its optimizers run on
   std::vector<ElementRange> slices_;                    // the shard in reply slices, forward order
   std::vector<std::unique_ptr<Optimizer>> optimizers_;  // one per slice (its state for that slice)
   LrSchedule schedule_;

@@ -36,10 +36,15 @@ StatusOr<std::unique_ptr<PsWorker>> PsWorker::create(const PsModelOptions& model
                                    std::to_string(model.model.n_positions) + "]");
   }
   std::unique_ptr<PsWorker> w(new PsWorker(model, options, layout, ps, workers));
-  w->model_ = std::make_unique<GptModel>(model.model, model.micro_batch, model.seq_len);
+  const Backend& backend = model.backend != nullptr ? *model.backend : cpu_backend();
+  GptModelOptions mo;
+  mo.backend = &backend;
+  mo.max_batch = model.micro_batch;
+  mo.max_seq = model.seq_len;
+  w->model_ = std::make_unique<GptModel>(model.model, mo);
   const ParamTable& table = w->model_->param_table();
-  ZT_ASSIGN_OR_RETURN(w->params_, FloatBuffer::allocate(table.numel(), "the worker's parameters"));
-  ZT_ASSIGN_OR_RETURN(w->grads_, FloatBuffer::allocate(table.numel(), "the worker's gradients"));
+  ZT_ASSIGN_OR_RETURN(w->params_, backend.allocate(table.numel(), DType::kF32, "the worker's parameters"));
+  ZT_ASSIGN_OR_RETURN(w->grads_, backend.allocate(table.numel(), DType::kF32, "the worker's gradients"));
   init_params(table, w->params_.data(), model.seed);  // the servers start from the same values
   w->model_->bind(w->params_.data(), w->grads_.data());
   const size_t S = static_cast<size_t>(layout.servers());

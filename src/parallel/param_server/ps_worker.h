@@ -30,7 +30,7 @@
 #include "parallel/param_server/ps_messages.h"
 #include "parallel/param_server/ps_options.h"
 #include "parallel/param_server/ps_stats.h"
-#include "tensor/buffer.h"
+#include "backend/backend.h"
 
 namespace zt {
 
@@ -96,8 +96,8 @@ class PsWorker {
   int rank_;   // world rank
   int index_;  // worker index
   std::unique_ptr<GptModel> model_;
-  FloatBuffer params_;
-  FloatBuffer grads_;
+  Arena params_;  // the model's parameters and gradients: arenas of the model's backend
+  Arena grads_;
   // Per server: the pending reply (a header, then the shard's reply slices), and what
   // this step told it.
   struct Pull {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -18,10 +19,11 @@ namespace zt {
 namespace {
 
 using dt = dnnl::memory::data_type;
-using Key = std::tuple<bool, bool, int, int, int, int, int, int, float, float>;
+// (ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, bf16 destination, bias)
+using Key = std::tuple<bool, bool, int, int, int, int, int, int, float, float, bool, bool>;
 
 struct Gemm {
-  dnnl::memory::desc a, b, c;
+  dnnl::memory::desc a, b, c, bias;
   dnnl::matmul prim;
   bool fallback = false;  // oneDNN has no bf16 matmul here: widen to fp32 and sgemm
   std::string impl;
@@ -39,11 +41,12 @@ dnnl::memory::desc matrix(bool trans, int rows, int cols, int ld, dt type) {
 }
 
 std::unique_ptr<Gemm> make_gemm(const Key& k) {
-  const auto [ta, tb, M, N, K, lda, ldb, ldc, alpha, beta] = k;
+  const auto [ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, dst_bf16, with_bias] = k;
   auto g = std::make_unique<Gemm>();
   g->a = matrix(ta, M, K, lda, dt::bf16);
   g->b = matrix(tb, K, N, ldb, dt::bf16);
-  g->c = dnnl::memory::desc({M, N}, dt::f32, dnnl::memory::dims{ldc, 1});
+  g->c = dnnl::memory::desc({M, N}, dst_bf16 ? dt::bf16 : dt::f32, dnnl::memory::dims{ldc, 1});
+  if (with_bias) g->bias = dnnl::memory::desc({1, N}, dt::f32, dnnl::memory::dims{N, 1});
   dnnl::primitive_attr attr;
   if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
   if (beta != 0.0f) {
@@ -52,7 +55,9 @@ std::unique_ptr<Gemm> make_gemm(const Key& k) {
     attr.set_post_ops(ops);
   }
   try {
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(g->a, g->b, g->c), attr, cpu_engine());
+    const dnnl::matmul::desc d = with_bias ? dnnl::matmul::desc(g->a, g->b, g->bias, g->c)
+                                           : dnnl::matmul::desc(g->a, g->b, g->c);
+    const dnnl::matmul::primitive_desc pd(d, attr, cpu_engine());
     g->impl = pd.impl_info_str();
     g->prim = dnnl::matmul(pd);
   } catch (const dnnl::error&) {
@@ -82,23 +87,60 @@ void widened_sgemm(Trans ta, Trans tb, int M, int N, int K, float alpha, const b
   sgemm(ta, tb, M, N, K, alpha, a.data(), lda, b.data(), ldb, beta, C, ldc);
 }
 
+// Runs a cached primitive (REQUIRES: !g.fallback).
+void execute(const Gemm& g, const void* A, const void* B, const float* bias, void* C) {
+  dnnl::engine& eng = cpu_engine();
+  dnnl::stream stream(eng);
+  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, dnnl::memory(g.a, eng, const_cast<void*>(A))},
+                                                {DNNL_ARG_WEIGHTS, dnnl::memory(g.b, eng, const_cast<void*>(B))},
+                                                {DNNL_ARG_DST, dnnl::memory(g.c, eng, C)}};
+  if (bias != nullptr) args.insert({DNNL_ARG_BIAS, dnnl::memory(g.bias, eng, const_cast<float*>(bias))});
+  g.prim.execute(stream, args);
+  stream.wait();
+}
+
+// The bf16-destination fallback: fp32 accumulator (the old C widened, the bias added
+// first), one rounding at the end.
+void widened_sgemm_out(Trans ta, Trans tb, int M, int N, int K, const bf16_t* A, int lda, const bf16_t* B, int ldb,
+                       const float* bias, bool accumulate, bf16_t* C, int ldc) {
+  std::vector<float> c(static_cast<size_t>(M) * N, 0.0f);
+  for (int i = 0; i < M; ++i) {
+    float* row = c.data() + static_cast<size_t>(i) * N;
+    if (accumulate) cast_bf16_to_f32(row, C + static_cast<size_t>(i) * ldc, N);
+    for (int j = 0; bias != nullptr && j < N; ++j) row[j] += bias[j];
+  }
+  widened_sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 1.0f, c.data(), N);
+  for (int i = 0; i < M; ++i) cast_f32_to_bf16(C + static_cast<size_t>(i) * ldc, c.data() + static_cast<size_t>(i) * N, N);
+}
+
 }  // namespace
+
+void gemm_bf16_out(Trans trans_a, Trans trans_b, int M, int N, int K, const bf16_t* A, int lda, const bf16_t* B,
+                   int ldb, const float* bias, bool accumulate, bf16_t* C, int ldc) {
+  const Key key{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, 1.0f,
+                accumulate ? 1.0f : 0.0f, true, bias != nullptr};
+  try {
+    const Gemm& g = gemm_for(key);
+    if (g.fallback) {
+      widened_sgemm_out(trans_a, trans_b, M, N, K, A, lda, B, ldb, bias, accumulate, C, ldc);
+      return;
+    }
+    execute(g, A, B, bias, C);
+  } catch (const dnnl::error& e) {
+    ZT_CHECK(false, "oneDNN bf16 matmul %d x %d x %d failed: %s", M, N, K, e.what());
+  }
+}
 
 void gemm_bf16(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, const bf16_t* A, int lda,
                const bf16_t* B, int ldb, float beta, float* C, int ldc) {
-  const Key key{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, alpha, beta};
+  const Key key{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, alpha, beta, false, false};
   try {
     const Gemm& g = gemm_for(key);
     if (g.fallback) {
       widened_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
       return;
     }
-    dnnl::engine& eng = cpu_engine();
-    dnnl::stream stream(eng);
-    g.prim.execute(stream, {{DNNL_ARG_SRC, dnnl::memory(g.a, eng, const_cast<bf16_t*>(A))},
-                            {DNNL_ARG_WEIGHTS, dnnl::memory(g.b, eng, const_cast<bf16_t*>(B))},
-                            {DNNL_ARG_DST, dnnl::memory(g.c, eng, C)}});
-    stream.wait();
+    execute(g, A, B, nullptr, C);
   } catch (const dnnl::error& e) {
     ZT_CHECK(false, "oneDNN bf16 matmul %d x %d x %d failed: %s", M, N, K, e.what());
   }
@@ -106,7 +148,7 @@ void gemm_bf16(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, c
 
 StatusOr<std::string> bf16_gemm_impl(int M, int N, int K) {
   try {
-    return gemm_for(Key{false, true, M, N, K, K, K, N, 1.0f, 0.0f}).impl;
+    return gemm_for(Key{false, true, M, N, K, K, K, N, 1.0f, 0.0f, false, false}).impl;
   } catch (const dnnl::error& e) {
     return Status::Internal(std::string("oneDNN failed to create a bf16 matmul: ") + e.what());
   }

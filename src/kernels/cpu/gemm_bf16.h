@@ -27,6 +27,11 @@ namespace zt {
 void gemm_bf16(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, const bf16_t* A, int lda,
                const bf16_t* B, int ldb, float beta, float* C, int ldc);
 
+// The same with a bf16 destination, rounded once: C = round_bf16(op(A) op(B) + bias[n]
+// + (accumulate ? C : 0)), the sum formed in fp32. bias: (N) fp32, may be null.
+void gemm_bf16_out(Trans trans_a, Trans trans_b, int M, int N, int K, const bf16_t* A, int lda, const bf16_t* B,
+                   int ldb, const float* bias, bool accumulate, bf16_t* C, int ldc);
+
 // oneDNN's implementation name for a bf16 matmul of this shape, e.g. "brg:avx512_core_amx"
 // (AMX), "brg:avx512_core_bf16" (AVX-512 BF16), or "fp32 fallback (...)".
 StatusOr<std::string> bf16_gemm_impl(int M, int N, int K);

@@ -9,25 +9,13 @@
 #include <vector>
 
 #include "kernels/cpu/elementwise.h"
+#include "testing/bf16_values.h"
 #include "testing/gradcheck.h"
 
 namespace zt {
 namespace {
 
-struct Bf16Matrix {
-  std::vector<bf16_t> h;  // the bf16 values
-  std::vector<float> f;   // the same values widened to fp32
-};
-
-Bf16Matrix random_bf16(size_t n, uint64_t seed) {
-  Bf16Matrix m;
-  const std::vector<float> x = testing::random_vector(n, seed);
-  m.h.resize(n);
-  m.f.resize(n);
-  cast_f32_to_bf16(m.h.data(), x.data(), static_cast<int64_t>(n));
-  cast_bf16_to_f32(m.f.data(), m.h.data(), static_cast<int64_t>(n));
-  return m;
-}
+using testing::random_bf16;
 
 // Element (i, j) of op(X) for a row-major X with row stride ld.
 float at(const std::vector<float>& x, bool trans, int i, int j, int ld) {
@@ -36,7 +24,7 @@ float at(const std::vector<float>& x, bool trans, int i, int j, int ld) {
 
 void check(bool ta, bool tb, int M, int N, int K, float alpha, float beta) {
   const int lda = ta ? M : K, ldb = tb ? K : N, ldc = N;
-  const Bf16Matrix A = random_bf16(static_cast<size_t>(M) * K, 1), B = random_bf16(static_cast<size_t>(K) * N, 2);
+  const testing::Bf16Values A = random_bf16(static_cast<size_t>(M) * K, 1), B = random_bf16(static_cast<size_t>(K) * N, 2);
   const std::vector<float> C0 = testing::random_vector(static_cast<size_t>(M) * N, 3);
   std::vector<float> C = C0;
   gemm_bf16(ta ? Trans::kYes : Trans::kNo, tb ? Trans::kYes : Trans::kNo, M, N, K, alpha, A.h.data(), lda, B.h.data(),

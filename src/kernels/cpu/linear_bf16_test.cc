@@ -9,25 +9,13 @@
 #include <vector>
 
 #include "kernels/cpu/elementwise.h"
+#include "testing/bf16_values.h"
 #include "testing/gradcheck.h"
 
 namespace zt {
 namespace {
 
-struct Bf16 {
-  std::vector<bf16_t> h;
-  std::vector<float> f;
-};
-
-Bf16 random_bf16(size_t n, uint64_t seed) {
-  Bf16 m;
-  const std::vector<float> x = testing::random_vector(n, seed);
-  m.h.resize(n);
-  m.f.resize(n);
-  cast_f32_to_bf16(m.h.data(), x.data(), static_cast<int64_t>(n));
-  cast_bf16_to_f32(m.f.data(), m.h.data(), static_cast<int64_t>(n));
-  return m;
-}
+using testing::random_bf16;
 
 float widen(bf16_t h) {
   float f;
@@ -39,7 +27,7 @@ const double kU = std::ldexp(1.0, -24), kUbf16 = std::ldexp(1.0, -8);
 
 TEST(LinearBf16, ForwardRoundsOnceAfterFp32Sums) {
   const int N = 24, C = 200, OC = 40;
-  const Bf16 x = random_bf16(static_cast<size_t>(N) * C, 1), w = random_bf16(static_cast<size_t>(OC) * C, 2),
+  const testing::Bf16Values x = random_bf16(static_cast<size_t>(N) * C, 1), w = random_bf16(static_cast<size_t>(OC) * C, 2),
              res = random_bf16(static_cast<size_t>(N) * OC, 3);
   const std::vector<float> b = testing::random_vector(OC, 4);
   std::vector<bf16_t> out = res.h;  // residual aliased with the output, as the blocks do
@@ -62,7 +50,7 @@ TEST(LinearBf16, ForwardRoundsOnceAfterFp32Sums) {
 
 TEST(LinearBf16, BackwardAccumulatesFp32Gradients) {
   const int N = 30, C = 48, OC = 70;
-  const Bf16 x = random_bf16(static_cast<size_t>(N) * C, 5), w = random_bf16(static_cast<size_t>(OC) * C, 6),
+  const testing::Bf16Values x = random_bf16(static_cast<size_t>(N) * C, 5), w = random_bf16(static_cast<size_t>(OC) * C, 6),
              dy = random_bf16(static_cast<size_t>(N) * OC, 7);
   const std::vector<float> dw0 = testing::random_vector(static_cast<size_t>(OC) * C, 8), db0 = testing::random_vector(OC, 9);
   std::vector<float> dw = dw0, db = db0;

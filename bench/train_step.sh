@@ -24,6 +24,7 @@ SHAPES=(
   "small --layers 4 --heads 4 --embd 256 --vocab 50257 --batch 8 --seq 128"
 )
 log=$(mktemp)
+ms() { echo "$1" | sed 's/.*"ms": *\([0-9.]*\).*/\1/'; }  # the "ms" field of a JSON line
 peak=$("$ZT_BENCH_BUILD/fma_peak" --threads "$THREADS")
 echo "machine: $(zt_machine)"
 echo "fma peak: $peak"
@@ -38,7 +39,6 @@ for round in $(seq "$ROUNDS"); do
     echo "$name $z" >>"$log"
     echo "$name $zp" >>"$log"
     echo "$name $t" >>"$log"
-    ms() { echo "$1" | sed 's/.*"ms": *\([0-9.]*\).*/\1/'; }
     echo "round $round $name: zerotrain $(ms "$z") ms, with Prescott forced $(ms "$zp") ms, pytorch $(ms "$t") ms" >&2
   done
 done

@@ -48,6 +48,9 @@ class Backend {
 // gemm_path(). REQUIRES: check_backend_environment() is OK (binaries check it at start).
 const Backend& cpu_backend();
 
+// `b`, or cpu_backend() when b is null (the default of every options struct's backend).
+inline const Backend& backend_or_cpu(const Backend* b) { return b != nullptr ? *b : cpu_backend(); }
+
 // The backend for (device, compute dtype), or Unimplemented naming what exists.
 StatusOr<const Backend*> backend_for(Device device, DType compute);
 

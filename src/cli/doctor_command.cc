@@ -19,7 +19,6 @@
 
 #include "cli/doctor_probes.h"
 #include "cli/exit_status.h"
-#include "core/check.h"
 #include "core/cpu_features.h"
 #include "core/cpu_info.h"
 #include "core/memory_stats.h"
@@ -130,21 +129,11 @@ void report_amx(const CpuInfo& c, Report* r) {
   }
 }
 
-// The facts select_gemm_path() gives when ZT_GEMM is ignored (ZT_GEMM is restored after).
-GemmPath path_ignoring_zt_gemm() {
-  const std::string saved = env_or("ZT_GEMM", "");
-  ::unsetenv("ZT_GEMM");
-  StatusOr<GemmPath> p = select_gemm_path();
-  if (!saved.empty()) ::setenv("ZT_GEMM", saved.c_str(), 1);
-  ZT_CHECK(p.ok(), "select_gemm_path() failed without ZT_GEMM: %s", p.status().to_string().c_str());
-  return std::move(p).value();
-}
-
 void report_openblas(const GemmPath& p, Report* r) {
   std::string text = p.openblas_version + " core=" + p.openblas_core +
                      (p.openblas_core_forced ? " (forced by OPENBLAS_CORETYPE=" + env_or("OPENBLAS_CORETYPE", "") + ")"
                                              : " (detected)");
-  if (p.openblas_sound) {
+  if (p.openblas_sound()) {
     text += ", sound: its kernels use " + core_isa_words(p.openblas_core_isa) + " on a CPU with " +
             isa_name(p.cpu_isa);
   } else {
@@ -187,7 +176,7 @@ void report_gemm_speed(const GemmPath& p, const DoctorOptions& options, Report* 
 void report_gemm(const DoctorOptions& options, Report* r) {
   StatusOr<GemmPath> selected = select_gemm_path();
   const bool valid = selected.ok();
-  const GemmPath p = valid ? selected.value() : path_ignoring_zt_gemm();
+  const GemmPath p = valid ? selected.value() : gemm_path_for(GemmPolicy::kAuto);
   if (valid) {
     r->fact("gemm path", p.describe());
   } else {

@@ -10,15 +10,15 @@
 #include <set>
 #include <vector>
 
+#include "testing/temp_dir_test.h"
+
 namespace zt {
 namespace {
 
-class DatasetTest : public ::testing::Test {
+class DatasetTest : public testing::TempDirTest {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/zt_dataset_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    TempDirTest::SetUp();
     // Two shards: tokens count up, so a window's content identifies it.
     for (int shard = 0; shard < 2; ++shard) {
       std::vector<uint16_t> t(shard == 0 ? 41 : 33);
@@ -27,8 +27,6 @@ class DatasetTest : public ::testing::Test {
                                    TokenFileFormat::kLlmc).ok());
     }
   }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
-  std::string dir_;
 };
 
 TEST_F(DatasetTest, WindowsShiftTargetsByOneWithinShards) {

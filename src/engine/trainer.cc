@@ -14,7 +14,7 @@ namespace zt {
 
 Trainer::Trainer(const TrainerOptions& options, ProcessGroup* dp)
     : options_(options),
-      backend_(options.backend != nullptr ? *options.backend : cpu_backend()),
+      backend_(backend_or_cpu(options.backend)),
       dp_(dp),
       partition_(build_gpt_param_table(options.model, options.layout).numel(), dp->size()),
       schedule_(options.schedule) {}

@@ -32,7 +32,6 @@
 #include "parallel/pipeline/schedule.h"
 #include "parallel/zero/model_states.h"
 #include "parallel/zero/partition.h"
-#include "tensor/buffer.h"
 
 namespace zt {
 

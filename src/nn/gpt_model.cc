@@ -33,7 +33,7 @@ GptModel::GptModel(const GptConfig& config, int max_batch, int max_seq)
 GptModel::GptModel(const GptConfig& config, const GptModelOptions& options)
     : config_(config),
       options_(options),
-      backend_(options.backend != nullptr ? *options.backend : cpu_backend()),
+      backend_(backend_or_cpu(options.backend)),
       k_(backend_.ops()),
       table_(build_gpt_param_table(config, options.layout)) {
   ZT_CHECK(config.validate().ok(), "invalid GptConfig: %s", config.validate().to_string().c_str());

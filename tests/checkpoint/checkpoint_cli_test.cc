@@ -32,6 +32,7 @@
 #include "core/rng.h"
 #include "io/json_strict.h"
 #include "testing/launch.h"
+#include "testing/temp_dir_test.h"
 
 namespace zt {
 namespace {
@@ -51,18 +52,15 @@ struct Layout {
   int tp = 1;
 };
 
-class CheckpointCli : public ::testing::Test {
+class CheckpointCli : public zt::testing::TempDirTest {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/zt_ckpt_cli_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    TempDirTest::SetUp();
     std::string text;
     for (int i = 0; i < 150; ++i) text += "a stitch in time saves nine " + std::to_string(i % 13) + " times\n%\n";
     std::ofstream(dir_ + "/corpus.txt") << text;
     ASSERT_EQ(run("", "prepare corpus.txt -o train.bin --separator % --tokenizer byte").code, 0);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::string zerotrain() const { return testing::binary_dir() + "/zerotrain"; }
 
@@ -127,7 +125,6 @@ class CheckpointCli : public ::testing::Test {
     return text.substr(0, text.find('\n'));
   }
 
-  std::string dir_;
 };
 
 class BitwiseResume : public CheckpointCli, public ::testing::WithParamInterface<Layout> {};

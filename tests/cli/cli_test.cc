@@ -13,6 +13,7 @@
 #include <string>
 
 #include "testing/launch.h"
+#include "testing/temp_dir_test.h"
 
 namespace {
 
@@ -24,15 +25,8 @@ struct CliRun {
   std::string err;
 };
 
-class Cli : public ::testing::Test {
+class Cli : public zt::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/zt_cli_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
-
   CliRun run(const std::string& args) {
     const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
     const int status = std::system(("cd " + dir_ + " && OMP_NUM_THREADS=1 " + binary() + " " + args + " >" + out +
@@ -47,8 +41,6 @@ class Cli : public ::testing::Test {
     EXPECT_EQ(r.err, "zerotrain: " + message + "\n") << json;
     EXPECT_EQ(r.out, "") << "work started before the configuration was validated";
   }
-
-  std::string dir_;
 };
 
 TEST_F(Cli, HelpForEverySubcommand) {

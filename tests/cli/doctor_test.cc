@@ -13,6 +13,7 @@
 #include "core/cpu_info.h"
 #include "kernels/cpu/gemm_path.h"
 #include "testing/launch.h"
+#include "testing/temp_dir_test.h"
 
 namespace {
 
@@ -21,15 +22,8 @@ struct DoctorRun {
   std::string out;
 };
 
-class Doctor : public ::testing::Test {
+class Doctor : public zt::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/zt_doctor_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
-
   // Runs the doctor with zerotrain's and OpenBLAS's knobs unset, at most 2 threads (no
   // more than this machine's CPUs), then `env` ("NAME=value ..."), which wins.
   DoctorRun run(const std::string& env) {
@@ -42,8 +36,6 @@ class Doctor : public ::testing::Test {
     r.code = zt::testing::run_logged(command, dir_ + "/log", &r.out);
     return r;
   }
-
-  std::string dir_;
 };
 
 // The text after `heading` (e.g. "\nproblems:\n"), or "" when it is absent.

@@ -113,37 +113,35 @@ void widened_sgemm_out(Trans ta, Trans tb, int M, int N, int K, const bf16_t* A,
   for (int i = 0; i < M; ++i) cast_f32_to_bf16(C + static_cast<size_t>(i) * ldc, c.data() + static_cast<size_t>(i) * N, N);
 }
 
-}  // namespace
-
-void gemm_bf16_out(Trans trans_a, Trans trans_b, int M, int N, int K, const bf16_t* A, int lda, const bf16_t* B,
-                   int ldb, const float* bias, bool accumulate, bf16_t* C, int ldc) {
-  const Key key{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, 1.0f,
-                accumulate ? 1.0f : 0.0f, true, bias != nullptr};
+// The cached primitive for `k`, or `fallback` where oneDNN has none.
+template <typename Fallback>
+void run(const Key& k, const void* A, const void* B, const float* bias, void* C, const Fallback& fallback) {
   try {
-    const Gemm& g = gemm_for(key);
+    const Gemm& g = gemm_for(k);
     if (g.fallback) {
-      widened_sgemm_out(trans_a, trans_b, M, N, K, A, lda, B, ldb, bias, accumulate, C, ldc);
+      fallback();
       return;
     }
     execute(g, A, B, bias, C);
   } catch (const dnnl::error& e) {
-    ZT_CHECK(false, "oneDNN bf16 matmul %d x %d x %d failed: %s", M, N, K, e.what());
+    ZT_CHECK(false, "oneDNN bf16 matmul %d x %d x %d failed: %s", std::get<2>(k), std::get<3>(k), std::get<4>(k),
+             e.what());
   }
+}
+
+}  // namespace
+
+void gemm_bf16_out(Trans trans_a, Trans trans_b, int M, int N, int K, const bf16_t* A, int lda, const bf16_t* B,
+                   int ldb, const float* bias, bool accumulate, bf16_t* C, int ldc) {
+  run(Key{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, 1.0f, accumulate ? 1.0f : 0.0f,
+          true, bias != nullptr},
+      A, B, bias, C, [&] { widened_sgemm_out(trans_a, trans_b, M, N, K, A, lda, B, ldb, bias, accumulate, C, ldc); });
 }
 
 void gemm_bf16(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, const bf16_t* A, int lda,
                const bf16_t* B, int ldb, float beta, float* C, int ldc) {
-  const Key key{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, alpha, beta, false, false};
-  try {
-    const Gemm& g = gemm_for(key);
-    if (g.fallback) {
-      widened_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-      return;
-    }
-    execute(g, A, B, nullptr, C);
-  } catch (const dnnl::error& e) {
-    ZT_CHECK(false, "oneDNN bf16 matmul %d x %d x %d failed: %s", M, N, K, e.what());
-  }
+  run(Key{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, alpha, beta, false, false}, A, B,
+      nullptr, C, [&] { widened_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); });
 }
 
 StatusOr<std::string> bf16_gemm_impl(int M, int N, int K) {

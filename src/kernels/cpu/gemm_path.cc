@@ -61,15 +61,19 @@ std::string openblas_core_for(Isa isa, bool avx512_bf16) {
 }
 
 StatusOr<GemmPath> select_gemm_path() {
+  ZT_ASSIGN_OR_RETURN(const GemmPolicy policy, policy_from_env());
+  return gemm_path_for(policy);
+}
+
+GemmPath gemm_path_for(GemmPolicy policy) {
   GemmPath p;
-  ZT_ASSIGN_OR_RETURN(p.policy, policy_from_env());
+  p.policy = policy;
   p.openblas_version = openblas_version_of(openblas_get_config());
   p.openblas_core = openblas_get_corename();
   const char* forced = std::getenv("OPENBLAS_CORETYPE");
   p.openblas_core_forced = forced != nullptr && *forced != '\0';
   p.cpu_isa = detect_isa();
   p.openblas_core_isa = openblas_core_isa(p.openblas_core);
-  p.openblas_sound = static_cast<int>(p.openblas_core_isa) >= static_cast<int>(p.cpu_isa);
   p.suggested_core = openblas_core_for(p.cpu_isa, cpu_has_avx512_bf16());
   const dnnl_version_t* v = dnnl_version();
   p.onednn_version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
@@ -81,7 +85,7 @@ StatusOr<GemmPath> select_gemm_path() {
       p.forward = p.backward = p.inner = GemmLibrary::kOneDnn;
       break;
     case GemmPolicy::kAuto: {
-      const GemmLibrary blas = p.openblas_sound ? GemmLibrary::kOpenBlas : GemmLibrary::kOneDnn;
+      const GemmLibrary blas = p.openblas_sound() ? GemmLibrary::kOpenBlas : GemmLibrary::kOneDnn;
       p.forward = p.inner = blas;
       p.backward = GemmLibrary::kOneDnn;
       break;
@@ -91,21 +95,21 @@ StatusOr<GemmPath> select_gemm_path() {
 }
 
 bool GemmPath::uses_slow_core() const {
-  if (openblas_sound) return false;
+  if (openblas_sound()) return false;
   return forward == GemmLibrary::kOpenBlas || backward == GemmLibrary::kOpenBlas || inner == GemmLibrary::kOpenBlas;
 }
 
 std::string GemmPath::describe() const {
   std::string s = std::string(library_name(forward)) + " for X.W^T, " + library_name(backward) + " for dY.W and dY^T.X, " +
                   library_name(inner) + " for per-head GEMMs; OpenBLAS " + openblas_version + " core " + openblas_core +
-                  (openblas_core_forced ? " (OPENBLAS_CORETYPE)" : "") + (openblas_sound ? "" : " [older than the CPU]") +
+                  (openblas_core_forced ? " (OPENBLAS_CORETYPE)" : "") + (openblas_sound() ? "" : " [older than the CPU]") +
                   ", oneDNN " + onednn_version;
   if (policy != GemmPolicy::kAuto) s += policy == GemmPolicy::kOpenBlas ? " (ZT_GEMM=openblas)" : " (ZT_GEMM=onednn)";
   return s;
 }
 
 std::string GemmPath::warning() const {
-  if (openblas_sound) return "";
+  if (openblas_sound()) return "";
   const char* core_isa = openblas_core_isa == Isa::kScalar ? "pre-AVX2, no FMA" : isa_name(openblas_core_isa);
   std::string w = "OpenBLAS " + openblas_version + " loaded its " + openblas_core + " kernels (" + core_isa +
                   ") on a CPU with " + isa_name(cpu_isa) + "; ";

@@ -38,13 +38,14 @@ struct GemmPath {
   bool openblas_core_forced = false;          // OPENBLAS_CORETYPE was set
   Isa cpu_isa = Isa::kScalar;                 // detect_isa(): the CPU's widest vector ISA
   Isa openblas_core_isa = Isa::kScalar;       // the ISA the loaded core's kernels use
-  bool openblas_sound = true;                 // openblas_core_isa >= cpu_isa
   std::string suggested_core;                 // OPENBLAS_CORETYPE matching the CPU ("SkylakeX", ...)
   std::string onednn_version;                 // "2.6.3"
   GemmLibrary forward = GemmLibrary::kOpenBlas;   // X W^T (op(B) transposed)
   GemmLibrary backward = GemmLibrary::kOneDnn;    // dY W and dY^T X
   GemmLibrary inner = GemmLibrary::kOpenBlas;     // per-head GEMMs inside an OpenMP loop (single-threaded)
 
+  // The loaded core's kernels use the CPU's widest vector ISA.
+  bool openblas_sound() const { return static_cast<int>(openblas_core_isa) >= static_cast<int>(cpu_isa); }
   // True when a GEMM will run on OpenBLAS's unsound core (only with ZT_GEMM=openblas).
   bool uses_slow_core() const;
   // One line for banners and metrics headers, e.g.
@@ -60,8 +61,10 @@ Isa openblas_core_isa(const std::string& core);
 // The OpenBLAS core that matches a CPU of this ISA (AVX-512 with BF16: Cooperlake).
 std::string openblas_core_for(Isa isa, bool avx512_bf16);
 
-// Decides the path from the environment and the loaded libraries. ZT_GEMM with a value
-// other than auto/openblas/onednn is an InvalidArgument naming the allowed values.
+// The path under `policy` for the loaded libraries and this CPU.
+GemmPath gemm_path_for(GemmPolicy policy);
+// The same with the policy from ZT_GEMM. A value other than auto/openblas/onednn is an
+// InvalidArgument naming the allowed values.
 StatusOr<GemmPath> select_gemm_path();
 
 // The path every sgemm uses; aborts with select_gemm_path()'s message if ZT_GEMM is

@@ -30,15 +30,15 @@ TEST(GemmPath, CoreNamesMapToTheirKernelIsa) {
 TEST(GemmPath, RuleFollowsSoundness) {
   StatusOr<GemmPath> p = select_gemm_path();
   ASSERT_TRUE(p.ok()) << p.status().to_string();
-  EXPECT_EQ(p->openblas_sound, static_cast<int>(p->openblas_core_isa) >= static_cast<int>(p->cpu_isa));
+  EXPECT_EQ(p->openblas_sound(), static_cast<int>(p->openblas_core_isa) >= static_cast<int>(p->cpu_isa));
   if (p->policy != GemmPolicy::kAuto) GTEST_SKIP() << "ZT_GEMM set";
   EXPECT_EQ(p->backward, GemmLibrary::kOneDnn);
-  const GemmLibrary blas = p->openblas_sound ? GemmLibrary::kOpenBlas : GemmLibrary::kOneDnn;
+  const GemmLibrary blas = p->openblas_sound() ? GemmLibrary::kOpenBlas : GemmLibrary::kOneDnn;
   EXPECT_EQ(p->forward, blas);
   EXPECT_EQ(p->inner, blas);
   EXPECT_FALSE(p->uses_slow_core());
-  EXPECT_EQ(p->warning().empty(), p->openblas_sound);
-  if (!p->openblas_sound) {
+  EXPECT_EQ(p->warning().empty(), p->openblas_sound());
+  if (!p->openblas_sound()) {
     EXPECT_NE(p->warning().find("OPENBLAS_CORETYPE=" + p->suggested_core), std::string::npos) << p->warning();
   }
 }
@@ -55,7 +55,7 @@ TEST(GemmPath, ZtGemmOverridesAndRefusesUnknownValues) {
   StatusOr<GemmPath> o = select_gemm_path();
   ASSERT_TRUE(o.ok());
   EXPECT_EQ(o->backward, GemmLibrary::kOpenBlas);
-  EXPECT_EQ(o->uses_slow_core(), !o->openblas_sound);
+  EXPECT_EQ(o->uses_slow_core(), !o->openblas_sound());
   setenv("ZT_GEMM", "mkl", 1);
   StatusOr<GemmPath> bad = select_gemm_path();
   ASSERT_FALSE(bad.ok());

@@ -69,7 +69,7 @@ class GradReducer {
   static size_t max_buffer_bytes(const ParamTable& table, size_t bucket_elems);
 
  private:
-  const Backend& backend() const { return options_.backend != nullptr ? *options_.backend : cpu_backend(); }
+  const Backend& backend() const { return backend_or_cpu(options_.backend); }
   struct Bucket {
     ElementRange range;
     std::vector<int> layers;   // units, in completion order

@@ -39,7 +39,7 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::create(const PsModelOptions& model
                                    " servers leave server " + std::to_string(s->index_) + " an empty shard");
   }
   const ParamTable table = build_gpt_param_table(model.model);
-  const Backend& backend = model.backend != nullptr ? *model.backend : cpu_backend();
+  const Backend& backend = backend_or_cpu(model.backend);
   ZT_ASSIGN_OR_RETURN(s->params_, backend.allocate(s->range_.size(), DType::kF32, "the server's parameter shard"));
   init_params_range(table, s->range_, s->params_.data(), model.seed);
   s->slices_ = layout.reply_slices(s->index_);

@@ -35,7 +35,6 @@
 #include "parallel/param_server/ps_options.h"
 #include "parallel/param_server/ps_stats.h"
 #include "backend/backend.h"
-#include "tensor/buffer.h"
 
 namespace zt {
 

@@ -36,7 +36,7 @@ StatusOr<std::unique_ptr<PsWorker>> PsWorker::create(const PsModelOptions& model
                                    std::to_string(model.model.n_positions) + "]");
   }
   std::unique_ptr<PsWorker> w(new PsWorker(model, options, layout, ps, workers));
-  const Backend& backend = model.backend != nullptr ? *model.backend : cpu_backend();
+  const Backend& backend = backend_or_cpu(model.backend);
   GptModelOptions mo;
   mo.backend = &backend;
   mo.max_batch = model.micro_batch;

@@ -95,7 +95,7 @@ class ModelStates {
  private:
   ModelStates(const Partition& partition, ProcessGroup* dp, const ModelStatesOptions& o);
   Status allocate(const ParamTable& table, int n_layer);
-  const Backend& backend() const { return options_.backend != nullptr ? *options_.backend : cpu_backend(); }
+  const Backend& backend() const { return backend_or_cpu(options_.backend); }
 
   Partition partition_;
   ProcessGroup* dp_;

@@ -65,7 +65,7 @@ class ParamFetcher {
   void start(Slot& slot);
   float* take_buffer(size_t elems);
   Arena allocate(size_t elems) const;
-  const Backend& backend() const { return options_.backend != nullptr ? *options_.backend : cpu_backend(); }
+  const Backend& backend() const { return backend_or_cpu(options_.backend); }
   void give_back(float* buffer, size_t elems);
 
   const Partition& partition_;

@@ -24,5 +24,10 @@ inline const char* dtype_name(DType t) {
 
 // Storage of one bf16 element (the high half of an IEEE float).
 using bf16_t = uint16_t;
+// Storage of one IEEE binary16 element.
+using f16_t = uint16_t;
+// 16-bit activation storage of the mixed-precision tables (ActivationOps<half_t>): bf16 or
+// f16 bits, which the table's `compute` dtype names.
+using half_t = uint16_t;
 
 }  // namespace zt

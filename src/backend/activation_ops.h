@@ -1,0 +1,57 @@
+// ActivationOps<A>: the part of a kernel table whose activations are stored as A: float
+// for fp32 compute, half_t (16-bit storage) for bf16 and fp16 compute. The model
+// (nn/gpt_model) is written once against this table and instantiated per storage type.
+//
+// Storage of the mixed-precision tables (issue 13, DeepSpeed's bf16/fp16 semantics):
+// - activations, activation gradients and the compute copy of the parameters are A;
+// - parameter gradients accumulate (+=) into fp32;
+// - LayerNorm statistics, per-token losses and the cross-entropy's (max, log-sum-exp)
+//   are fp32; every reduction (GEMM sums, LayerNorm moments, softmax, cross-entropy)
+//   accumulates in fp32 and each A output is rounded once (round to nearest even).
+// Conventions as KernelOps (backend/kernel_ops.h): outputs first, then inputs, then sizes.
+// Thread-safety: tables are immutable; each kernel parallelises internally.
+#pragma once
+
+#include <cstdint>
+
+#include "backend/dtype.h"
+
+namespace zt {
+
+template <typename A>
+struct ActivationOps {
+  DType compute = DType::kF32;  // what A holds: kF32 for float, kBF16 or kF16 for half_t
+
+  // out (N, OC) = residual (may be null) + bias (may be null) + inp (N, C) @ weight (OC, C)^T.
+  void (*linear_forward)(A* out, const A* inp, const A* weight, const A* bias, const A* residual, int64_t N, int C,
+                         int OC);
+  // dinp (N, C) = dout @ weight (skipped when null); dweight += dout^T @ inp; dbias += column sums.
+  void (*linear_backward)(A* dinp, float* dweight, float* dbias, const A* dout, const A* inp, const A* weight,
+                          int64_t N, int C, int OC);
+  // Causal self-attention over fused qkv (B, T, 3C): atty (B, T, C), att (B, NH, T, T) saved P.
+  void (*attention_forward)(A* atty, A* att, const A* qkv, int B, int T, int C, int NH);
+  void (*attention_backward)(A* dqkv, const A* datty, const A* qkv, const A* att, int B, int T, int C, int NH);
+  // out (B, T, C) = wte[tokens] + wpe[t]; backward scatters into dwte, dwpe (+=).
+  void (*encoder_forward)(A* out, const int32_t* tokens, const A* wte, const A* wpe, int B, int T, int C);
+  void (*encoder_backward)(float* dwte, float* dwpe, const A* dout, const int32_t* tokens, int B, int T, int C);
+  void (*layernorm_forward)(A* out, float* mean, float* rstd, const A* inp, const A* weight, const A* bias, int64_t N,
+                            int C);
+  // dinp += (the residual stream's gradient accumulates); dweight, dbias +=.
+  void (*layernorm_backward)(A* dinp, float* dweight, float* dbias, const A* dout, const A* inp, const A* weight,
+                             const float* mean, const float* rstd, int64_t N, int C);
+  void (*gelu_forward)(A* out, const A* inp, int64_t n);
+  void (*gelu_backward)(A* dinp, const A* inp, const A* dout, int64_t n);  // dinp may alias dout
+  // losses (N), stats (N, 2) = [max, log-sum-exp]; targets -1 are ignored.
+  void (*crossentropy_forward)(float* losses, float* stats, const A* logits, const int32_t* targets, int64_t N, int V,
+                               int Vp);
+  // dlogits may alias logits (the model overwrites logits in place).
+  void (*crossentropy_backward)(A* dlogits, const A* logits, const float* stats, const int32_t* targets, float dloss,
+                                int64_t N, int V, int Vp);
+  // dst (n floats) = src widened, exactly (sampling reads logits, tests read activations).
+  void (*to_f32)(float* dst, const A* src, int64_t n);
+  // dst = src rounded to A (nearest even; NaN stays NaN; f16 overflows to inf): the compute
+  // copy of the parameters cast from the fp32 master after each step.
+  void (*from_f32)(A* dst, const float* src, int64_t n);
+};
+
+}  // namespace zt

@@ -2,17 +2,21 @@
 #include "kernels/cpu/linear_bf16.h"
 
 #include <cstring>
+#include <vector>
 
+#include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm_bf16.h"
 
 namespace zt {
 
-void linear_forward_bf16(bf16_t* out, const bf16_t* inp, const bf16_t* weight, const float* bias,
+void linear_forward_bf16(bf16_t* out, const bf16_t* inp, const bf16_t* weight, const bf16_t* bias,
                          const bf16_t* residual, int64_t N, int C, int OC) {
   const size_t n = static_cast<size_t>(N) * OC;
   if (residual != nullptr && residual != out) std::memcpy(out, residual, n * sizeof(bf16_t));
-  gemm_bf16_out(Trans::kNo, Trans::kYes, static_cast<int>(N), OC, C, inp, C, weight, C, bias, residual != nullptr,
-                out, OC);
+  std::vector<float> bias_f32(bias != nullptr ? OC : 0);  // gemm_bf16_out takes an fp32 bias
+  if (bias != nullptr) cast_bf16_to_f32(bias_f32.data(), bias, OC);
+  gemm_bf16_out(Trans::kNo, Trans::kYes, static_cast<int>(N), OC, C, inp, C, weight, C,
+                bias != nullptr ? bias_f32.data() : nullptr, residual != nullptr, out, OC);
 }
 
 void linear_backward_bf16(bf16_t* dinp, float* dweight, float* dbias, const bf16_t* dout, const bf16_t* inp,

@@ -10,9 +10,10 @@
 
 namespace zt {
 
-// out (N, OC) = round_bf16(residual (may be null; may alias out) + bias (OC, fp32, may be
-// null) + inp (N, C) @ weight^T), the sum formed in fp32.
-void linear_forward_bf16(bf16_t* out, const bf16_t* inp, const bf16_t* weight, const float* bias,
+// out (N, OC) = round_bf16(residual (may be null; may alias out) + bias (OC, may be null)
+// + inp (N, C) @ weight^T), the sum formed in fp32. The signature is ActivationOps<half_t>'s
+// linear_forward (half_ops.h puts this function in the bf16 table).
+void linear_forward_bf16(bf16_t* out, const bf16_t* inp, const bf16_t* weight, const bf16_t* bias,
                          const bf16_t* residual, int64_t N, int C, int OC);
 
 // dinp (N, C) = round_bf16(dout @ weight) (skipped when null); dweight (OC, C) += dout^T @ inp

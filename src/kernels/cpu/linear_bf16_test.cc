@@ -28,14 +28,13 @@ const double kU = std::ldexp(1.0, -24), kUbf16 = std::ldexp(1.0, -8);
 TEST(LinearBf16, ForwardRoundsOnceAfterFp32Sums) {
   const int N = 24, C = 200, OC = 40;
   const testing::Bf16Values x = random_bf16(static_cast<size_t>(N) * C, 1), w = random_bf16(static_cast<size_t>(OC) * C, 2),
-             res = random_bf16(static_cast<size_t>(N) * OC, 3);
-  const std::vector<float> b = testing::random_vector(OC, 4);
+             res = random_bf16(static_cast<size_t>(N) * OC, 3), b = random_bf16(OC, 4);
   std::vector<bf16_t> out = res.h;  // residual aliased with the output, as the blocks do
-  linear_forward_bf16(out.data(), x.h.data(), w.h.data(), b.data(), out.data(), N, C, OC);
+  linear_forward_bf16(out.data(), x.h.data(), w.h.data(), b.h.data(), out.data(), N, C, OC);
   const double gamma = (C + 2) * kU / (1 - (C + 2) * kU);
   for (int i = 0; i < N; ++i) {
     for (int o = 0; o < OC; ++o) {
-      double exact = res.f[static_cast<size_t>(i) * OC + o] + b[o], mag = std::fabs(exact);
+      double exact = res.f[static_cast<size_t>(i) * OC + o] + b.f[o], mag = std::fabs(exact);
       for (int k = 0; k < C; ++k) {
         const double p = static_cast<double>(x.f[static_cast<size_t>(i) * C + k]) * w.f[static_cast<size_t>(o) * C + k];
         exact += p;

@@ -1,0 +1,41 @@
+// Internal to the half_ops*.cc files: the per-thread fp32 scratch, the row-chunk loop,
+// and one function per file that fills its part of a table. Each kernel is a function
+// template on the compute dtype D (kBF16 or kF16); ZT_HALF_PICK takes the instance for
+// the table being filled.
+// Thread-safety: scratch is thread_local; everything else is pure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/activation_ops.h"
+#include "backend/dtype.h"
+#include "kernels/cpu/half_convert.h"
+#include "kernels/cpu/half_ops.h"
+
+namespace zt {
+
+// Slot `slot` (0 .. kHalfScratchSlots - 1) of the calling thread's fp32 scratch, at least
+// n floats; it only grows and is kept for the next call. Contents are unspecified.
+constexpr int kHalfScratchSlots = 5;
+float* half_scratch(int slot, size_t n);
+
+// Elementwise ops work on chunks of this many elements.
+constexpr int64_t kHalfFlatChunk = int64_t{1} << 18;
+
+// Calls f(r0, n) for consecutive chunks [r0, r0 + n) of [0, N), chunk_rows rows each
+// (the last one shorter), in order.
+template <typename F>
+void for_each_chunk(int64_t N, int64_t chunk_rows, F&& f) {
+  for (int64_t r0 = 0; r0 < N; r0 += chunk_rows) f(r0, N - r0 < chunk_rows ? N - r0 : chunk_rows);
+}
+
+// Fillers, one per file: each sets its fields of *ops for ops->compute.
+void fill_half_elementwise_ops(ActivationOps<half_t>* ops);  // layernorm, gelu, cross-entropy, casts
+void fill_half_sequence_ops(ActivationOps<half_t>* ops);     // attention, encoder
+void fill_half_linear_ops(ActivationOps<half_t>* ops);       // linear
+
+}  // namespace zt
+
+// The instance of kernel template `fn` for the table being filled.
+#define ZT_HALF_PICK(ops, fn) ((ops)->compute == ::zt::DType::kBF16 ? &fn<::zt::DType::kBF16> : &fn<::zt::DType::kF16>)

@@ -1,0 +1,263 @@
+// The bf16 and f16 activation tables against their definition: every non-GEMM output is
+// bit for bit round(fp32 kernel on the widened inputs), the reference computed on the
+// whole tensor at once, so chunking (130 rows: two full 64-row chunks and a short one;
+// 70 positions per sequence; 2^18 + 1000 elements) may change no bit. Parameter
+// gradients and LayerNorm's dinp accumulate (+=) onto random starting values; the
+// in-place forms (gelu_backward, crossentropy_backward) run in place. The linear layers:
+// f16 equals the fp32 linear run on the same row chunks; bf16 is linear_bf16.h (its
+// accumulation bound is checked in linear_bf16_test.cc).
+#include "kernels/cpu/half_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/encoder.h"
+#include "kernels/cpu/half_convert.h"
+#include "kernels/cpu/kernel_table.h"
+#include "kernels/cpu/linear.h"
+#include "kernels/cpu/linear_bf16.h"
+#include "testing/gradcheck.h"
+
+namespace zt {
+namespace {
+
+using Floats = std::vector<float>;
+using Halves = std::vector<half_t>;
+
+struct HalfValues {
+  Halves h;  // values in the table's 16-bit type
+  Floats f;  // the same values widened (exact)
+};
+
+// Bitwise equality, reporting the first difference.
+template <typename T>
+void expect_same_bits(const std::vector<T>& got, const std::vector<T>& want, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(T)), 0) << what << "[" << i << "]: " << got[i] << " vs " << want[i];
+  }
+}
+
+Halves narrow(DType t, const Floats& f) {
+  Halves h(f.size());
+  f32_to_half(t, h.data(), f.data(), static_cast<int64_t>(f.size()));
+  return h;
+}
+
+Floats widen(DType t, const Halves& h) {
+  Floats f(h.size());
+  half_to_f32(t, f.data(), h.data(), static_cast<int64_t>(h.size()));
+  return f;
+}
+
+HalfValues random_half(DType t, size_t n, uint64_t seed, float scale = 1.0f) {
+  HalfValues v;
+  v.h = narrow(t, testing::random_vector(n, seed, scale));
+  v.f = widen(t, v.h);
+  return v;
+}
+
+class HalfOps : public ::testing::TestWithParam<DType> {
+ protected:
+  const ActivationOps<half_t>& ops() const { return cpu_half_ops(GetParam()); }
+  const KernelTable& fp32() const { return cpu_kernels(); }
+  HalfValues random(size_t n, uint64_t seed, float scale = 1.0f) const {
+    return random_half(GetParam(), n, seed, scale);
+  }
+  Halves narrow(const Floats& f) const { return zt::narrow(GetParam(), f); }
+  Floats widen(const Halves& h) const { return zt::widen(GetParam(), h); }
+};
+
+constexpr int64_t kRows = 130;  // 2 full chunks of kHalfChunkRows and a short one
+
+TEST_P(HalfOps, TableNamesItsComputeType) { EXPECT_EQ(ops().compute, GetParam()); }
+
+TEST_P(HalfOps, LayerNormForwardIsRoundedFp32) {
+  const int C = 67;
+  const HalfValues x = random(kRows * C, 1, 3.0f), w = random(C, 2), b = random(C, 3);
+  Halves out(kRows * C);
+  Floats mean(kRows), rstd(kRows), y(kRows * C), mean_ref(kRows), rstd_ref(kRows);
+  ops().layernorm_forward(out.data(), mean.data(), rstd.data(), x.h.data(), w.h.data(), b.h.data(), kRows, C);
+  fp32().layernorm_forward(y.data(), mean_ref.data(), rstd_ref.data(), x.f.data(), w.f.data(), b.f.data(), kRows, C);
+  expect_same_bits(out, narrow(y), "out");
+  expect_same_bits(mean, mean_ref, "mean");
+  expect_same_bits(rstd, rstd_ref, "rstd");
+}
+
+TEST_P(HalfOps, LayerNormBackwardAccumulatesEveryGradient) {
+  const int C = 67;
+  const HalfValues x = random(kRows * C, 4, 2.0f), w = random(C, 5);
+  const HalfValues dy = random(kRows * C, 6), dx0 = random(kRows * C, 7);
+  const Floats dw0 = testing::random_vector(C, 8), db0 = testing::random_vector(C, 9);
+  Floats y(kRows * C), mean(kRows), rstd(kRows);
+  fp32().layernorm_forward(y.data(), mean.data(), rstd.data(), x.f.data(), w.f.data(), w.f.data(), kRows, C);
+  Halves dx = dx0.h;
+  Floats dw = dw0, db = db0, dx_ref = dx0.f, dw_ref = dw0, db_ref = db0;
+  ops().layernorm_backward(dx.data(), dw.data(), db.data(), dy.h.data(), x.h.data(), w.h.data(), mean.data(),
+                           rstd.data(), kRows, C);
+  fp32().layernorm_backward(dx_ref.data(), dw_ref.data(), db_ref.data(), dy.f.data(), x.f.data(), w.f.data(),
+                            mean.data(), rstd.data(), kRows, C);
+  expect_same_bits(dx, narrow(dx_ref), "dinp");
+  expect_same_bits(dw, dw_ref, "dweight");
+  expect_same_bits(db, db_ref, "dbias");
+}
+
+TEST_P(HalfOps, GeluForwardAndBackwardInPlaceAreRoundedFp32) {
+  const int64_t n = (int64_t{1} << 18) + 1000;  // a full elementwise chunk and a short one
+  const HalfValues x = random(n, 10, 3.0f), dy = random(n, 11);
+  Halves out(n), dx(n), in_place = dy.h;
+  Floats y(n), dx_ref(n);
+  ops().gelu_forward(out.data(), x.h.data(), n);
+  fp32().gelu_forward(y.data(), x.f.data(), n);
+  expect_same_bits(out, narrow(y), "gelu");
+  ops().gelu_backward(dx.data(), x.h.data(), dy.h.data(), n);
+  ops().gelu_backward(in_place.data(), x.h.data(), in_place.data(), n);  // dinp aliases dout
+  fp32().gelu_backward(dx_ref.data(), x.f.data(), dy.f.data(), n);
+  expect_same_bits(dx, narrow(dx_ref), "dinp");
+  expect_same_bits(in_place, narrow(dx_ref), "dinp in place");
+}
+
+TEST_P(HalfOps, CrossEntropyWithPaddingAndIgnoredTargetsIsRoundedFp32) {
+  const int V = 50, Vp = 56;
+  HalfValues logits = random(kRows * Vp, 12, 2.0f);
+  std::vector<int32_t> targets(kRows);
+  for (int64_t r = 0; r < kRows; ++r) {
+    targets[r] = r % 7 == 3 ? kIgnoreIndex : static_cast<int32_t>((r * 13) % V);
+    for (int j = V; j < Vp; ++j) logits.f[r * Vp + j] = 30.0f;  // padding: never part of the loss
+  }
+  logits.h = narrow(logits.f);
+  Floats losses(kRows), stats(2 * kRows), losses_ref(kRows), stats_ref(2 * kRows);
+  ops().crossentropy_forward(losses.data(), stats.data(), logits.h.data(), targets.data(), kRows, V, Vp);
+  fp32().crossentropy_forward(losses_ref.data(), stats_ref.data(), logits.f.data(), targets.data(), kRows, V, Vp);
+  expect_same_bits(losses, losses_ref, "losses");
+  expect_same_bits(stats, stats_ref, "stats");
+
+  const float dloss = 1.0f / kRows;
+  Halves d = logits.h;  // dlogits overwrites logits, as the model does
+  Floats d_ref(kRows * Vp);
+  ops().crossentropy_backward(d.data(), d.data(), stats.data(), targets.data(), dloss, kRows, V, Vp);
+  fp32().crossentropy_backward(d_ref.data(), logits.f.data(), stats.data(), targets.data(), dloss, kRows, V, Vp);
+  expect_same_bits(d, narrow(d_ref), "dlogits in place");
+}
+
+TEST_P(HalfOps, AttentionIsRoundedFp32OverTheWholeBatch) {
+  const int B = 3, T = 9, C = 16, NH = 4;
+  const int64_t n_qkv = int64_t{B} * T * 3 * C, n_y = int64_t{B} * T * C, n_att = int64_t{B} * NH * T * T;
+  const HalfValues qkv = random(n_qkv, 13, 2.0f), dy = random(n_y, 14);
+  Halves y(n_y), att(n_att), dqkv(n_qkv);
+  Floats y_ref(n_y), att_ref(n_att), dqkv_ref(n_qkv);
+  ops().attention_forward(y.data(), att.data(), qkv.h.data(), B, T, C, NH);
+  attention_forward(y_ref.data(), att_ref.data(), qkv.f.data(), B, T, C, NH);
+  expect_same_bits(y, narrow(y_ref), "atty");
+  expect_same_bits(att, narrow(att_ref), "att");
+  ops().attention_backward(dqkv.data(), dy.h.data(), qkv.h.data(), att.data(), B, T, C, NH);
+  attention_backward(dqkv_ref.data(), dy.f.data(), qkv.f.data(), widen(att).data(), B, T, C, NH);
+  expect_same_bits(dqkv, narrow(dqkv_ref), "dqkv");
+}
+
+TEST_P(HalfOps, EncoderIsRoundedFp32AndAccumulatesInOrder) {
+  const int B = 2, T = 70, C = 20, vocab = 30;  // 70 positions: a full chunk and a short one
+  const HalfValues wte = random(vocab * C, 15), wpe = random(T * C, 16), dy = random(int64_t{B} * T * C, 17);
+  std::vector<int32_t> tokens(B * T);
+  for (int i = 0; i < B * T; ++i) tokens[i] = (i * 7 + i / 5) % vocab;  // repeats: scatter-adds collide
+  Halves out(int64_t{B} * T * C);
+  Floats out_ref(out.size());
+  ops().encoder_forward(out.data(), tokens.data(), wte.h.data(), wpe.h.data(), B, T, C);
+  encoder_forward(out_ref.data(), tokens.data(), wte.f.data(), wpe.f.data(), B, T, C);
+  expect_same_bits(out, narrow(out_ref), "out");
+  Floats dwte = testing::random_vector(vocab * C, 18), dwpe = testing::random_vector(T * C, 19);
+  Floats dwte_ref = dwte, dwpe_ref = dwpe;
+  ops().encoder_backward(dwte.data(), dwpe.data(), dy.h.data(), tokens.data(), B, T, C);
+  encoder_backward(dwte_ref.data(), dwpe_ref.data(), dy.f.data(), tokens.data(), B, T, C);
+  expect_same_bits(dwte, dwte_ref, "dwte");
+  expect_same_bits(dwpe, dwpe_ref, "dwpe");
+}
+
+TEST_P(HalfOps, CastsAreTheHalfConversions) {
+  Floats x = testing::random_vector(1000, 20, 1e3f);
+  x[0] = INFINITY;
+  x[1] = -1e30f;
+  x[2] = 1e-30f;
+  Halves h(x.size());
+  Floats back(x.size());
+  ops().from_f32(h.data(), x.data(), static_cast<int64_t>(x.size()));
+  ops().to_f32(back.data(), h.data(), static_cast<int64_t>(h.size()));
+  expect_same_bits(h, narrow(x), "from_f32");
+  expect_same_bits(back, widen(h), "to_f32");
+}
+
+INSTANTIATE_TEST_SUITE_P(Bf16AndF16, HalfOps, ::testing::Values(DType::kBF16, DType::kF16),
+                         [](const ::testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
+
+TEST(HalfOpsTable, Bf16LinearIsTheBf16GemmLayer) {
+  EXPECT_EQ(cpu_half_ops(DType::kBF16).linear_forward, &linear_forward_bf16);
+  EXPECT_EQ(cpu_half_ops(DType::kBF16).linear_backward, &linear_backward_bf16);
+}
+
+TEST(HalfOpsTable, F32HasNoHalfTable) { EXPECT_DEATH(cpu_half_ops(DType::kF32), "no 16-bit table"); }
+
+TEST(HalfOpsTable, ChunksStayWithinTheScratchBudget) {
+  EXPECT_EQ(half_chunk_rows(768), 64);
+  EXPECT_EQ(half_chunk_rows(50304), 64);  // the LM head's logits: 12.9 MB
+  EXPECT_EQ(half_chunk_rows(50304 + 2 * 768, kHalfGemmChunkRows), 80);
+  EXPECT_EQ(half_chunk_rows(kHalfScratchFloats / 2), 2);
+  EXPECT_EQ(half_chunk_rows(kHalfScratchFloats * 3), 1);
+}
+
+// The f16 linear against the fp32 linear on the widened values, run on the same chunks.
+class HalfOpsF16Linear : public ::testing::Test {
+ protected:
+  static constexpr int64_t N = kHalfGemmChunkRows + 6;
+  static constexpr int C = 24, OC = 20;
+  const ActivationOps<half_t>& ops = cpu_half_ops(DType::kF16);
+
+  static HalfValues random(size_t n, uint64_t seed) { return random_half(DType::kF16, n, seed); }
+  static Halves narrow(const Floats& f) { return zt::narrow(DType::kF16, f); }
+  template <typename F>
+  static void chunks(int64_t rows, F&& f) {
+    for (int64_t r0 = 0; r0 < N; r0 += rows) f(r0, N - r0 < rows ? N - r0 : rows);
+  }
+  HalfValues x = random(N * C, 21), w = random(int64_t{OC} * C, 22), b = random(OC, 23);
+};
+
+TEST_F(HalfOpsF16Linear, ForwardIsTheChunkedFp32Linear) {
+  const HalfValues res = random(N * OC, 24);
+  Halves out = res.h;  // residual aliased with the output, as the blocks do
+  Floats y(N * OC);
+  ops.linear_forward(out.data(), x.h.data(), w.h.data(), b.h.data(), out.data(), N, C, OC);
+  chunks(half_chunk_rows(C + OC, kHalfGemmChunkRows), [&](int64_t r0, int64_t n) {
+    linear_forward(y.data() + r0 * OC, x.f.data() + r0 * C, w.f.data(), b.f.data(), res.f.data() + r0 * OC, n, C, OC);
+  });
+  expect_same_bits(out, narrow(y), "out");
+  Halves plain(N * OC);  // no bias, no residual
+  ops.linear_forward(plain.data(), x.h.data(), w.h.data(), nullptr, nullptr, N, C, OC);
+  chunks(half_chunk_rows(C + OC, kHalfGemmChunkRows), [&](int64_t r0, int64_t n) {
+    linear_forward(y.data() + r0 * OC, x.f.data() + r0 * C, w.f.data(), nullptr, nullptr, n, C, OC);
+  });
+  expect_same_bits(plain, narrow(y), "out without bias and residual");
+}
+
+TEST_F(HalfOpsF16Linear, BackwardIsTheChunkedFp32LinearAndAccumulates) {
+  const HalfValues dy = random(N * OC, 25);
+  const Floats dw0 = testing::random_vector(int64_t{OC} * C, 26), db0 = testing::random_vector(OC, 27);
+  Halves dx(N * C);
+  Floats dw = dw0, db = db0, dx_ref(N * C), dw_ref = dw0, db_ref = db0;
+  ops.linear_backward(dx.data(), dw.data(), db.data(), dy.h.data(), x.h.data(), w.h.data(), N, C, OC);
+  ops.linear_backward(nullptr, dw.data(), db.data(), dy.h.data(), x.h.data(), w.h.data(), N, C, OC);
+  for (int pass = 0; pass < 2; ++pass) {
+    chunks(half_chunk_rows(OC + 2 * C, kHalfGemmChunkRows), [&](int64_t r0, int64_t n) {
+      linear_backward(pass == 0 ? dx_ref.data() + r0 * C : nullptr, dw_ref.data(), db_ref.data(),
+                      dy.f.data() + r0 * OC, x.f.data() + r0 * C, w.f.data(), n, C, OC);
+    });
+  }
+  expect_same_bits(dx, narrow(dx_ref), "dinp");
+  expect_same_bits(dw, dw_ref, "dweight (two accumulations)");
+  expect_same_bits(db, db_ref, "dbias (two accumulations)");
+}
+
+}  // namespace
+}  // namespace zt

@@ -28,7 +28,11 @@ class Backend {
   virtual DType compute_dtype() const = 0;
   // True when arenas live in host memory the caller may read and write directly.
   virtual bool host() const = 0;
+  // The f32 table: the optimizer, norms and casts of every backend, and the model's
+  // kernels when compute_dtype() is f32.
   virtual const KernelOps& ops() const = 0;
+  // The model's kernels when compute_dtype() is bf16 or f16 (16-bit activations); null for f32.
+  virtual const ActivationOps<half_t>* half_ops() const { return nullptr; }
   // "cpu f32: avx512 kernels, gemm <GemmPath::describe()>", for banners and reports.
   virtual std::string describe() const = 0;
 

@@ -22,6 +22,16 @@ inline const char* dtype_name(DType t) {
   return "?";
 }
 
+// DeepSpeed's names for the training precision: "fp32", "bf16", "fp16".
+inline const char* precision_name(DType t) {
+  switch (t) {
+    case DType::kF32: return "fp32";
+    case DType::kBF16: return "bf16";
+    case DType::kF16: return "fp16";
+  }
+  return "?";
+}
+
 // Storage of one bf16 element (the high half of an IEEE float).
 using bf16_t = uint16_t;
 // Storage of one IEEE binary16 element.

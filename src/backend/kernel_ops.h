@@ -7,49 +7,28 @@
 // accumulate (+=) so gradient accumulation is free; activation gradients are assigned,
 // except on the residual stream (layernorm's dinp accumulates). Shapes in comments use
 // N rows, C channels, OC output channels, V real classes, Vp padded classes.
-// The f32 table's pointers are float*; a bf16 compute table (mixed precision) keeps
-// this shape with bf16_t activations and f32 parameter-gradient accumulators.
+// The mixed-precision tables are ActivationOps<half_t> (backend/activation_ops.h), which
+// a bf16/f16 Backend returns from half_ops() next to this f32 table.
 // Thread-safety: tables are immutable; each kernel parallelises internally.
 #pragma once
 
 #include <cstdint>
 
+#include "backend/activation_ops.h"
 #include "backend/dtype.h"
 #include "kernels/kernel_args.h"
 
 namespace zt {
 
-struct KernelOps {
-  DType compute = DType::kF32;
+// The f32 table: the model's activation kernels (ActivationOps<float>, whose `compute` is
+// kF32) plus the GEMM, the tensor-parallel halves, elementwise helpers and the optimizer
+// kernels, which every backend runs in fp32 (master weights and moments are fp32).
+struct KernelOps : ActivationOps<float> {
   const char* kernel_isa = "";  // the vector ISA the elementwise kernels were built for
 
   // C (M, N) = alpha * op(A) op(B) + beta * C, row-major, strides in elements.
   void (*gemm)(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                float beta, float* C, int ldc);
-  // out (N, OC) = residual (may be null) + bias (may be null) + inp (N, C) @ weight (OC, C)^T.
-  void (*linear_forward)(float* out, const float* inp, const float* weight, const float* bias, const float* residual,
-                         int64_t N, int C, int OC);
-  // dinp (N, C) = dout @ weight (skipped when null); dweight += dout^T @ inp; dbias += column sums.
-  void (*linear_backward)(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                          const float* weight, int64_t N, int C, int OC);
-  // Causal self-attention over fused qkv (B, T, 3C): atty (B, T, C), att (B, NH, T, T) saved P.
-  void (*attention_forward)(float* atty, float* att, const float* qkv, int B, int T, int C, int NH);
-  void (*attention_backward)(float* dqkv, const float* datty, const float* qkv, const float* att, int B, int T, int C,
-                             int NH);
-  // out (B, T, C) = wte[tokens] + wpe[t]; backward scatters into dwte, dwpe (+=).
-  void (*encoder_forward)(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B, int T, int C);
-  void (*encoder_backward)(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T, int C);
-  void (*layernorm_forward)(float* out, float* mean, float* rstd, const float* inp, const float* weight,
-                            const float* bias, int64_t N, int C);
-  void (*layernorm_backward)(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                             const float* weight, const float* mean, const float* rstd, int64_t N, int C);
-  void (*gelu_forward)(float* out, const float* inp, int64_t n);
-  void (*gelu_backward)(float* dinp, const float* inp, const float* dout, int64_t n);  // dinp may alias dout
-  // losses (N), stats (N, 2) = [max, log-sum-exp]; targets -1 are ignored.
-  void (*crossentropy_forward)(float* losses, float* stats, const float* logits, const int32_t* targets, int64_t N,
-                               int V, int Vp);
-  void (*crossentropy_backward)(float* dlogits, const float* logits, const float* stats, const int32_t* targets,
-                                float dloss, int64_t N, int V, int Vp);
 
   // Vocabulary-parallel slices (Megatron's VocabParallelEmbedding / cross-entropy), the
   // local halves around the collectives that nn/tp/ issues.

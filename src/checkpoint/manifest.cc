@@ -24,6 +24,14 @@ Json tensor_json(const ManifestTensor& t) {
           {"tp_groups", t.tp_groups}, {"layer", t.layer}, {"weight_decay", t.weight_decay}};
 }
 
+Json loss_scaler_json(const EngineState& e) {
+  if (e.loss_scaler == "none") return {{"type", "none"}, {"why", e.precision + " training has no loss scale"}};
+  const LossScalerState& s = e.scaler;
+  return {{"type", e.loss_scaler},         {"cur_scale", s.scale},
+          {"cur_iter", s.iteration},       {"last_overflow_iter", s.last_overflow},
+          {"cur_hysteresis", s.hysteresis_left}};
+}
+
 Json body_json(const Manifest& m) {
   Json j;
   j["format"] = kFormat;
@@ -40,7 +48,8 @@ Json body_json(const Manifest& m) {
                  {"global_samples", e.global_step * e.train_batch_size},
                  {"optimizer", {{"type", e.optimizer}, {"step_count", e.optimizer_steps}}},
                  {"lr_scheduler", {{"type", e.lr_schedule}, {"last_batch_iteration", e.global_step - 1}, {"next_lr", e.next_lr}}},
-                 {"loss_scaler", {{"type", "none"}, {"why", "fp32 training has no loss scale"}}},
+                 {"precision", e.precision},
+                 {"loss_scaler", loss_scaler_json(e)},
                  {"data_sampler", {{"seed", e.seed}, {"train_batch_size", e.train_batch_size}, {"next_batch", e.global_step}}},
                  {"rng", {{"seed", e.seed}, {"why", "training draws no random numbers after initialisation (no dropout)"}}},
                  {"isa", e.isa},
@@ -142,9 +151,17 @@ void read_engine(JsonReader& root, EngineState* e) {
   need_int(lr, "last_batch_iteration", -1, kMaxInt);
   e->next_lr = lr.number("next_lr", 0.0, 0.0, 1e9);
   lr.done();
+  e->precision = r.choice("precision", "fp32", {"fp32", "bf16", "fp16"});
   auto ls = r.object_or_empty("loss_scaler");
-  ls.choice("type", "none", {"none"});
-  ls.string("why", "");
+  e->loss_scaler = ls.choice("type", "none", {"none", "dynamic", "static"});
+  if (e->loss_scaler == "none") {
+    ls.string("why", "");
+  } else {
+    e->scaler.scale = ls.number("cur_scale", 1.0, 0.0, 1e300);
+    e->scaler.iteration = need_int(ls, "cur_iter", 0, kMaxInt);
+    e->scaler.last_overflow = need_int(ls, "last_overflow_iter", -1, kMaxInt);
+    e->scaler.hysteresis_left = static_cast<int>(need_int(ls, "cur_hysteresis", 0, kMaxInt));
+  }
   ls.done();
   auto ds = r.object_or_empty("data_sampler");
   e->seed = static_cast<uint64_t>(need_int(ds, "seed", 0, kMaxInt));

@@ -25,6 +25,7 @@
 #include "core/status.h"
 #include "io/json_strict.h"
 #include "nn/gpt_config.h"
+#include "optim/loss_scaler.h"
 
 namespace zt {
 
@@ -79,6 +80,9 @@ struct EngineState {
   uint64_t seed = 0;             // data order and initialisation; training draws no other randomness
   std::string isa;               // kernels the run used; bitwise resume needs the same
   int threads_per_rank = 0;
+  std::string precision = "fp32";  // compute dtype: "fp32", "bf16" or "fp16" (the saved params are fp32 either way)
+  std::string loss_scaler = "none";  // fp16: "dynamic" or "static"; else "none"
+  LossScalerState scaler;            // fp16 only
 };
 
 struct Manifest {

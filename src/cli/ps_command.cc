@@ -174,8 +174,7 @@ int run_param_server_train(const TrainCommandArgs& args, const Json& root) {
     std::fflush(stdout);
   }
   if (lead_worker) {
-    GptModel model(cfg.model, 1, cfg.data.seq_len);
-    const ParamTable& table = model.param_table();
+    const ParamTable table = build_gpt_param_table(cfg.model);
     std::vector<float>& full = result->final_params;
     if (tc.save_at_end) {
       SaveRequest req;

@@ -78,8 +78,8 @@ std::vector<MicroBatch> as_micro_batches(const std::vector<Batch>& batches) {
 
 void print_sample(const ZtConfig& cfg, const Tokenizer& tok, float* full_params) {
   const TrainingConfig& tc = cfg.training;
-  GptModel model(cfg.model, 1, cfg.data.seq_len);
-  model.bind(full_params, nullptr);
+  std::unique_ptr<GptModel> model = GptModel::create(cfg.model, 1, cfg.data.seq_len);
+  model->bind(full_params, nullptr);
   std::vector<int32_t> prompt = tok.encode(tc.sample_prompt);
   if (prompt.empty()) prompt.push_back(tok.eot_token());
   SampleOptions so;
@@ -87,7 +87,7 @@ void print_sample(const ZtConfig& cfg, const Tokenizer& tok, float* full_params)
   so.temperature = tc.sample_temperature;
   so.top_k = tc.sample_top_k;
   so.seed = tc.seed;
-  const std::vector<int32_t> out = generate(model, prompt, so);
+  const std::vector<int32_t> out = generate(*model, prompt, so);
   std::printf("--- sample (temperature %.2f, top-k %d) ---\n%s%s\n---\n", so.temperature, so.top_k,
               tc.sample_prompt.c_str(), tok.decode(out).c_str());
   std::fflush(stdout);

@@ -35,7 +35,7 @@ StatusOr<std::unique_ptr<LoadedModel>> load_model(const std::string& path, int b
   m->config = cfg.value();
   m->config.model = ckpt.manifest.model;  // the checkpoint's shape, whatever padding the run used
   const int T = seq > 0 ? std::min(seq, m->config.model.n_positions) : m->config.model.n_positions;
-  m->model = std::make_unique<GptModel>(m->config.model, batch, T);
+  m->model = GptModel::create(m->config.model, batch, T);
   m->table = m->model->param_table();
   m->params = FloatBuffer(m->table.numel());
   m->grads = FloatBuffer(0);

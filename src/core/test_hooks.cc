@@ -4,6 +4,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
+#include <string>
 
 namespace zt {
 
@@ -17,6 +19,23 @@ void test_kill_point(int64_t step, int world_rank) {
     std::fflush(nullptr);
     std::raise(SIGKILL);
   }
+}
+
+bool test_overflow_point(int64_t step, int world_rank) {
+  static const char* spec = std::getenv("ZT_TEST_OVERFLOW_AT_STEP");
+  if (spec == nullptr) return false;
+  const std::string s = spec;
+  const size_t colon = s.find(':');
+  const int rank = colon == std::string::npos ? 0 : std::atoi(s.c_str() + colon + 1);
+  if (rank != world_rank) return false;
+  const std::string steps = s.substr(0, colon);
+  size_t pos = 0;
+  while (pos <= steps.size()) {
+    const size_t comma = std::min(steps.find(',', pos), steps.size());
+    if (std::atoll(steps.substr(pos, comma - pos).c_str()) == step) return true;
+    pos = comma + 1;
+  }
+  return false;
 }
 
 }  // namespace zt

@@ -48,8 +48,7 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   const int slots = pp_size > 1 ? pipe_schedule_slots(o.pipe_schedule, std::max(1, o.micro_batches), pp_size, pp_rank)
                                 : 1;
   e.activation_bytes = GptActivationArena::count(o.model, o.layout, o.micro_batch, o.seq_len, slots, o.checkpoint,
-                                                 o.partition_activations) *
-                       sizeof(float);
+                                                 o.partition_activations);
   e.buffer_bytes_max = buffer_bound(o, table);
   return e;
 }

@@ -38,13 +38,14 @@ std::vector<int32_t> generate(GptModel& model, const std::vector<int32_t>& promp
   const int window = model.max_seq();
   std::vector<int32_t> context = prompt, out;
   Rng rng(o.seed);
+  std::vector<float> row(static_cast<size_t>(Vp));
   for (int64_t n = 0; n < o.max_tokens; ++n) {
     const int T = static_cast<int>(std::min<size_t>(context.size(), static_cast<size_t>(window)));
     const int32_t* x = context.data() + (context.size() - static_cast<size_t>(T));
     const Status st = model.forward(x, 1, T);
     ZT_CHECK(st.ok(), "sampling forward failed: %s", st.to_string().c_str());  // a whole model: no communication
-    const float* row = model.logits() + static_cast<size_t>(T - 1) * Vp;
-    const int32_t next = sample_from_logits(row, V, o.temperature, o.top_k, rng);
+    model.logits_row(T - 1, row.data());
+    const int32_t next = sample_from_logits(row.data(), V, o.temperature, o.top_k, rng);
     out.push_back(next);
     context.push_back(next);
     if (next == o.stop_token) break;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/memory_stats.h"
 #include "core/test_hooks.h"
@@ -16,7 +17,8 @@ Trainer::Trainer(const TrainerOptions& options, ProcessGroup* dp)
     : options_(options),
       backend_(backend_or_cpu(options.backend)),
       dp_(dp),
-      partition_(build_gpt_param_table(options.model, options.layout).numel(), dp->size()),
+      partition_(build_gpt_param_table(options.model, options.layout).numel(), dp->size(),
+                 partition_align(backend_.compute_dtype())),
       schedule_(options.schedule) {}
 
 Trainer::~Trainer() = default;
@@ -54,6 +56,10 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
   }
   if (t->world_ == nullptr) t->world_ = dp;
   ZT_RETURN_IF_ERROR(t->validate_parallel());
+  if (t->backend_.compute_dtype() == DType::kF16) {
+    ZT_RETURN_IF_ERROR(LossScaler::validate(options.loss_scaler));
+    t->scaler_.emplace(options.loss_scaler);
+  }
   GptModelOptions mo;
   mo.layout = options.layout;
   mo.backend = &t->backend_;
@@ -65,11 +71,12 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
                             : 1;
   mo.checkpoint = options.checkpoint;
   mo.partition_activations = options.partition_activations;
-  t->model_ = std::make_unique<GptModel>(options.model, mo);
+  t->model_ = GptModel::create(options.model, mo);
   if (t->pipelined() && !options.layout.embedding) {
     for (int i = 0; i < mo.slots; ++i) {
       const size_t n = static_cast<size_t>(options.micro_batch) * options.seq_len * options.model.n_embd;
-      ZT_ASSIGN_OR_RETURN(Arena buf, t->backend_.allocate(n, DType::kF32, "a pipeline gradient send buffer"));
+      ZT_ASSIGN_OR_RETURN(Arena buf, t->backend_.allocate(n, t->model_->activation_dtype(),
+                                                          "a pipeline gradient send buffer"));
       t->grad_send_.push_back(std::move(buf));
     }
   }
@@ -159,6 +166,32 @@ StatusOr<double> Trainer::global_grad_norm() {
   return std::sqrt(sq);
 }
 
+// The norm, the fp16 overflow check, clipping, the update and the parameter exchange;
+// true when an fp16 overflow skipped the update (on every rank: the flag is all-reduced).
+StatusOr<bool> Trainer::update_parameters(const ScheduleValue& sched, StepStats* stats) {
+  if (scaler_ && test_overflow_point(global_step_ + 1, world_->rank())) {
+    float* g = states_->full_grads() != nullptr ? states_->full_grads() + states_->owned_range().begin
+                                                : states_->grad_shard();
+    if (states_->owned_range().size() > 0) g[0] = std::numeric_limits<float>::infinity();
+  }
+  ZT_ASSIGN_OR_RETURN(stats->grad_norm, global_grad_norm());
+  if (scaler_) {
+    ZT_ASSIGN_OR_RETURN(const int64_t overflows, all_reduce_sum(world_, int64_t{!std::isfinite(stats->grad_norm)}));
+    ZT_RETURN_IF_ERROR(scaler_->update(overflows > 0));
+    stats->next_loss_scale = scaler_->scale();
+    if (overflows > 0) return true;  // gradients are zeroed by the next step
+    stats->grad_norm /= stats->loss_scale;
+  }
+  StepHyper hyper;
+  hyper.lr = sched.lr;
+  hyper.momentum = sched.momentum;
+  // The clip coefficient of the true gradients, and fp16's unscaling, in one factor.
+  hyper.grad_scale = clip_coefficient(stats->grad_norm, options_.gradient_clipping) / stats->loss_scale;
+  optimizer_->step(states_->owned_params(), states_->owned_grads(), hyper);
+  ZT_RETURN_IF_ERROR(states_->finish_step());
+  return false;
+}
+
 StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) {
   const int B = options_.micro_batch, T = options_.seq_len;
   const GptLayout& lay = options_.layout;
@@ -176,9 +209,10 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
     if (g != nullptr) g->set_step(global_step_ + 1);
   }
   ZT_ASSIGN_OR_RETURN(const int64_t counted, all_reduce_sum(dp_, local_count));
-  const float dloss = counted > 0 ? static_cast<float>(1.0 / static_cast<double>(counted)) : 0.0f;
-  states_->zero_grads();
   StepStats stats;
+  stats.loss_scale = scaler_ ? scaler_->scale() : 1.0;  // fp16: the backward runs on the scaled loss
+  const float dloss = counted > 0 ? static_cast<float>(stats.loss_scale / static_cast<double>(counted)) : 0.0f;
+  states_->zero_grads();
   double loss_sum = 0.0;
   if (pipelined()) {
     ZT_RETURN_IF_ERROR(run_pipeline(micro_batches, dloss, &loss_sum, &stats));
@@ -202,14 +236,8 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
   // pipeline (other stages add 0) and the data-parallel replicas.
   ZT_ASSIGN_OR_RETURN(double global_loss, all_reduce_sum(pp_, loss_sum));
   ZT_ASSIGN_OR_RETURN(global_loss, all_reduce_sum(dp_, global_loss));
-  ZT_ASSIGN_OR_RETURN(stats.grad_norm, global_grad_norm());
-  const ScheduleValue sched = schedule_.at(global_step_ - 1);
-  StepHyper hyper;
-  hyper.lr = sched.lr;
-  hyper.momentum = sched.momentum;
-  hyper.grad_scale = clip_coefficient(stats.grad_norm, options_.gradient_clipping);
-  optimizer_->step(states_->owned_params(), states_->owned_grads(), hyper);
-  ZT_RETURN_IF_ERROR(states_->finish_step());
+  const ScheduleValue sched = schedule_.at(optimizer_->step_count() - 1);
+  ZT_ASSIGN_OR_RETURN(stats.skipped, update_parameters(sched, &stats));
   stats.optimizer_s = sw.seconds();
   ++global_step_;
   stats.step = global_step_;

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "checkpoint/state_view.h"
@@ -65,6 +66,9 @@ struct StepStats {
   double backward_s = 0.0;   // backward, including the wait for gradient reductions
   double optimizer_s = 0.0;  // norm, clipping, update and parameter all-gather
   double pipeline_wait_s = 0.0;  // pipeline stages: time blocked on the neighbours (the bubble)
+  bool skipped = false;      // fp16: an inf/NaN gradient on some rank; no update was made
+  double loss_scale = 1.0;   // fp16: the scale this step's backward used (1 otherwise)
+  double next_loss_scale = 1.0;  // fp16: the scale after this step's update
 };
 
 struct MemoryReport {
@@ -118,8 +122,12 @@ class Trainer {
   bool pipelined() const { return pp_ != nullptr && pp_->size() > 1; }
   const Partition& partition() const { return partition_; }
   int64_t global_step() const { return global_step_; }
-  // The learning rate the next step will use.
-  double next_lr() const { return schedule_.at(global_step_ - 1).lr; }
+  // The learning rate the next step will use. The schedule counts optimizer updates:
+  // a step skipped for an fp16 overflow does not advance it (DeepSpeed's rule).
+  double next_lr() const { return schedule_.at(optimizer_->step_count() - 1).lr; }
+  // fp16's loss scaler (null for fp32 and bf16 compute).
+  const LossScaler* loss_scaler() const { return scaler_ ? &*scaler_ : nullptr; }
+  void set_loss_scaler_state(const LossScalerState& s) { scaler_->set_state(s); }
 
  private:
   Trainer(const TrainerOptions& options, ProcessGroup* dp);
@@ -127,7 +135,7 @@ class Trainer {
   Status validate_parallel() const;
   // Binds `layer` for the next model call: parameters (fetched under ZeRO-3) and, when
   // backward, its gradient destination.
-  StatusOr<float*> layer_params(int layer);
+  StatusOr<void*> layer_params(int layer);
   void drop_layer_params(int layer);
   // Without pipelining (trainer_passes.cc): one micro-batch through every layer.
   Status forward_pass(const MicroBatch& mb, bool with_backward);
@@ -137,6 +145,7 @@ class Trainer {
   StatusOr<double> evaluate_pipeline(const std::vector<MicroBatch>& batches, int64_t* count);
   Status reduce_tied_grads();
   Status flush_grad_reductions();
+  StatusOr<bool> update_parameters(const ScheduleValue& sched, StepStats* stats);
   // The global gradient norm, counting every parameter once across dp, pp and tp.
   StatusOr<double> global_grad_norm();
   StatusOr<double> all_reduce_sum(ProcessGroup* g, double value);
@@ -158,6 +167,7 @@ class Trainer {
   std::unique_ptr<GradReducer> reducer_;
   LrSchedule schedule_;
   int64_t global_step_ = 0;
+  std::optional<LossScaler> scaler_;  // f16 compute only
 };
 
 }  // namespace zt

@@ -109,6 +109,11 @@ Status save_trainer(Trainer& t, const TrainerSave& save) {
   e.seed = o.seed;
   e.isa = isa_name(active_isa());
   e.threads_per_rank = num_threads();
+  e.precision = precision_name(t.backend().compute_dtype());
+  if (const LossScaler* s = t.loss_scaler()) {
+    e.loss_scaler = s->dynamic() ? "dynamic" : "static";
+    e.scaler = s->state();
+  }
   m.config = save.config.is_object() ? save.config : Json::object();
   const RankStateView view = t.checkpoint_view();
   for (const StateArray& a : view.arrays) m.kinds.push_back(a.kind);
@@ -128,6 +133,10 @@ StatusOr<EngineState> load_trainer(Trainer& t, const CheckpointRef& ckpt, bool w
     s = Status::InvalidArgument("checkpoint " + ckpt.dir + " holds " +
                                 (e.optimizer.empty() ? std::string("weights only") : e.optimizer + " state") +
                                 " but this run uses " + mine + "; start from its weights with --init instead");
+  }
+  const LossScaler* scaler = t.loss_scaler();
+  if (s.ok() && !weights_only && scaler != nullptr && e.loss_scaler == (scaler->dynamic() ? "dynamic" : "static")) {
+    t.set_loss_scaler_state(e.scaler);  // fp16 resumes its scale; another precision's or kind's run starts fresh
   }
   if (s.ok()) s = load_state(ckpt, view, kinds);
   ZT_RETURN_IF_ERROR(all_ranks_ok(t, s, "loading checkpoint " + ckpt.dir));

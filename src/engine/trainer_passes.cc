@@ -5,7 +5,7 @@
 
 namespace zt {
 
-StatusOr<float*> Trainer::layer_params(int layer) { return states_->layer_params(layer, model_->param_table()); }
+StatusOr<void*> Trainer::layer_params(int layer) { return states_->layer_params(layer, model_->param_table()); }
 
 void Trainer::drop_layer_params(int layer) { states_->release(layer); }
 
@@ -13,19 +13,19 @@ Status Trainer::forward_pass(const MicroBatch& mb, bool with_backward) {
   GptModel& m = *model_;
   const int L = options_.model.n_layer;
   states_->begin_micro(with_backward);
-  ZT_ASSIGN_OR_RETURN(float* emb, layer_params(kEmbeddingLayer));
+  ZT_ASSIGN_OR_RETURN(void* emb, layer_params(kEmbeddingLayer));
   m.bind_layer(kEmbeddingLayer, emb, nullptr);
   ZT_RETURN_IF_ERROR(m.forward_embedding(mb.tokens, options_.micro_batch, options_.seq_len));
   drop_layer_params(kEmbeddingLayer);
   for (int l = 0; l < L; ++l) {
-    ZT_ASSIGN_OR_RETURN(float* p, layer_params(l));
+    ZT_ASSIGN_OR_RETURN(void* p, layer_params(l));
     m.bind_layer(l, p, nullptr);
     ZT_RETURN_IF_ERROR(m.forward_block(l));
     drop_layer_params(l);
   }
-  ZT_ASSIGN_OR_RETURN(float* lnf, layer_params(L));
+  ZT_ASSIGN_OR_RETURN(void* lnf, layer_params(L));
   m.bind_layer(L, lnf, nullptr);
-  ZT_ASSIGN_OR_RETURN(float* head, layer_params(kEmbeddingLayer));  // the tied LM head
+  ZT_ASSIGN_OR_RETURN(void* head, layer_params(kEmbeddingLayer));  // the tied LM head
   m.bind_layer(kEmbeddingLayer, head, nullptr);
   ZT_RETURN_IF_ERROR(m.forward_head());
   if (!with_backward) {  // otherwise ln_f and the head stay held for backward_head
@@ -49,7 +49,7 @@ Status Trainer::backward_pass(const MicroBatch& mb, float dloss) {
   drop_layer_params(L);
   drop_layer_params(kEmbeddingLayer);
   for (int l = L - 1; l >= 0; --l) {
-    ZT_ASSIGN_OR_RETURN(float* p, layer_params(l));
+    ZT_ASSIGN_OR_RETURN(void* p, layer_params(l));
     m.bind_layer(l, p, reducer_->acquire_layer(l));
     ZT_RETURN_IF_ERROR(m.backward_block(l));
     reducer_->layer_done(l);

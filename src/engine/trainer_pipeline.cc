@@ -33,7 +33,7 @@ Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, do
   const GptLayout& lay = options_.layout;
   const int S = pp_->size(), s = pp_->rank(), M = static_cast<int>(mbs.size());
   const int B = options_.micro_batch, T = options_.seq_len;
-  const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * sizeof(float);
+  const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * dtype_size(model_->activation_dtype());
   const int slots = pipe_schedule_slots(options_.pipe_schedule, M, S, s);
   std::vector<WorkHandle> act_sent(static_cast<size_t>(slots)), grad_sent(static_cast<size_t>(slots));
   auto settle = [](WorkHandle& w) -> Status {
@@ -90,8 +90,8 @@ Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, do
       }
       case PipeOp::kSendGrad:
         ZT_RETURN_IF_ERROR(settle(grad_sent[k]));
-        backend_.copy(grad_send_[k].data(), m.stage_output_grad(), bytes);
-        grad_sent[k] = pp_->send(grad_send_[k].data(), bytes, s - 1, grad_tag(mb));
+        backend_.copy(grad_send_[k].as<void>(), m.stage_output_grad(), bytes);
+        grad_sent[k] = pp_->send(grad_send_[k].as<void>(), bytes, s - 1, grad_tag(mb));
         break;
       case PipeOp::kReduceTiedGrads:
         for (WorkHandle& w : act_sent) ZT_RETURN_IF_ERROR(settle(w));

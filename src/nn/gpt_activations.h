@@ -9,6 +9,10 @@
 // head, the next pipeline stage); otherwise (partition_activations with tp > 1) it goes
 // to one of two rotating live buffers and the next block keeps just its 1/tp slice,
 // all-gathered before the recompute.
+//
+// A is the activation storage (float, or half_t for bf16/f16 compute): every activation
+// and activation gradient is A; LayerNorm statistics, losses and cross-entropy statistics
+// stay float. Buffers are carved from one byte arena, each 64-byte aligned.
 #pragma once
 
 #include <cstddef>
@@ -20,66 +24,75 @@
 
 namespace zt {
 
-struct BlockActivations {
-  float* ln1 = nullptr;       // (B, T, C)   LayerNorm 1 output, input of c_attn
+template <typename A>
+struct BlockActivationsT {
+  A* ln1 = nullptr;       // (B, T, C)   LayerNorm 1 output, input of c_attn
   float* ln1_mean = nullptr;  // (B, T)
   float* ln1_rstd = nullptr;  // (B, T)
-  float* qkv = nullptr;       // (B, T, 3Cl)
-  float* att = nullptr;       // (B, NHl, T, T) softmax probabilities P (causal; zeros above the diagonal)
-  float* atty = nullptr;      // (B, T, Cl)  attention output, input of attn.c_proj
-  float* res2 = nullptr;      // (B, T, C)   residual after attention
-  float* ln2 = nullptr;       // (B, T, C)
+  A* qkv = nullptr;       // (B, T, 3Cl)
+  A* att = nullptr;       // (B, NHl, T, T) softmax probabilities P (causal; zeros above the diagonal)
+  A* atty = nullptr;      // (B, T, Cl)  attention output, input of attn.c_proj
+  A* res2 = nullptr;      // (B, T, C)   residual after attention
+  A* ln2 = nullptr;       // (B, T, C)
   float* ln2_mean = nullptr;  // (B, T)
   float* ln2_rstd = nullptr;  // (B, T)
-  float* fch = nullptr;       // (B, T, 4Cl) c_fc output (GELU input)
-  float* fch_gelu = nullptr;  // (B, T, 4Cl) GELU output, input of mlp.c_proj
-  float* res3 = nullptr;      // (B, T, C)   the block's output
+  A* fch = nullptr;       // (B, T, 4Cl) c_fc output (GELU input)
+  A* fch_gelu = nullptr;  // (B, T, 4Cl) GELU output, input of mlp.c_proj
+  A* res3 = nullptr;      // (B, T, C)   the block's output
   // Checkpointed blocks only.
   bool checkpointed = false;
-  float* saved_input_part = nullptr;  // (B*T*C/tp) this rank's slice of the input (partitioned), else null
+  A* saved_input_part = nullptr;  // (B*T*C/tp) this rank's slice of the input (partitioned), else null
 };
 
 // One in-flight micro-batch.
-struct GptActivations {
-  float* encoded = nullptr;  // (B, T, C) the stage input: embedding output, or received from the previous stage
-  std::vector<BlockActivations> blocks;  // indexed by global block id; blocks of other stages stay empty
-  float* lnf = nullptr;         // (B, T, C)
+template <typename A>
+struct GptActivationsT {
+  A* encoded = nullptr;  // (B, T, C) the stage input: embedding output, or received from the previous stage
+  std::vector<BlockActivationsT<A>> blocks;  // indexed by global block id; blocks of other stages stay empty
+  A* lnf = nullptr;         // (B, T, C)
   float* lnf_mean = nullptr;    // (B, T)
   float* lnf_rstd = nullptr;    // (B, T)
-  float* logits = nullptr;      // (B, T, Vl); overwritten in place by dlogits during backward
+  A* logits = nullptr;      // (B, T, Vl); overwritten in place by dlogits during backward
   float* losses = nullptr;      // (B, T)
   float* xent_stats = nullptr;  // (B, T, 2) max and log-sum-exp per row, saved for the backward
 };
 
 // Shared by every slot: backward scratch and the recompute set.
-struct GptScratch {
-  float* dresidual = nullptr;  // (B, T, C) gradient flowing down the residual stream
-  float* dln = nullptr;        // (B, T, C) gradient of a LayerNorm output / of atty
-  float* dqkv = nullptr;       // (B, T, 3Cl)
-  float* dfch = nullptr;       // (B, T, 4Cl)
-  float* tp_partial = nullptr;      // (B, T, C) partial sums of row-parallel layers (tp > 1)
+template <typename A>
+struct GptScratchT {
+  A* dresidual = nullptr;  // (B, T, C) gradient flowing down the residual stream
+  A* dln = nullptr;        // (B, T, C) gradient of a LayerNorm output / of atty
+  A* dqkv = nullptr;       // (B, T, 3Cl)
+  A* dfch = nullptr;       // (B, T, 4Cl)
+  A* tp_partial = nullptr;      // (B, T, C) partial sums of row-parallel layers (tp > 1)
   float* tp_rows = nullptr;         // (tp, B, T) per-row maxima of the vocab-parallel softmax (tp > 1)
   float* tp_row_sums = nullptr;     // (B, T, 2) sum of exp and target logit, all-reduced (tp > 1)
-  BlockActivations recompute;       // internals of the checkpointed block being recomputed
-  float* live[2] = {nullptr, nullptr};  // (B, T, C) rotating outputs of partitioned checkpointed blocks
-  float* gathered_input = nullptr;      // (B, T, C) a partitioned checkpoint input, all-gathered
+  BlockActivationsT<A> recompute;       // internals of the checkpointed block being recomputed
+  A* live[2] = {nullptr, nullptr};  // (B, T, C) rotating outputs of partitioned checkpointed blocks
+  A* gathered_input = nullptr;      // (B, T, C) a partitioned checkpoint input, all-gathered
 };
 
-struct GptActivationArena {
-  std::vector<GptActivations> slots;
-  GptScratch scratch;
+template <typename A>
+struct GptActivationArenaT {
+  std::vector<GptActivationsT<A>> slots;
+  GptScratchT<A> scratch;
   size_t saved_bytes = 0;    // what the forward keeps for the backward, all slots
   size_t scratch_bytes = 0;  // backward scratch and recompute buffers
   Arena arena;  // allocated by the model's backend
 
-  // Floats the arena of allocate() with these arguments holds, without allocating
+  // Bytes the arena of allocate() with these arguments holds, without allocating
   // (the memory estimator's activation figure).
   static size_t count(const GptConfig& config, const GptLayout& layout, int max_batch, int max_seq, int slots,
                       const std::vector<bool>& checkpoint, bool partition_activations);
   // checkpoint: per global block, true to keep only its input (empty: none).
-  static GptActivationArena allocate(const GptConfig& config, const GptLayout& layout, int max_batch, int max_seq,
+  static GptActivationArenaT allocate(const GptConfig& config, const GptLayout& layout, int max_batch, int max_seq,
                                      int slots, const std::vector<bool>& checkpoint, bool partition_activations,
                                      const Backend& backend);
 };
+
+using BlockActivations = BlockActivationsT<float>;
+using GptActivations = GptActivationsT<float>;
+using GptScratch = GptScratchT<float>;
+using GptActivationArena = GptActivationArenaT<float>;
 
 }  // namespace zt

@@ -3,109 +3,122 @@
 // and mlp.c_proj followed by reduce_from_tp) and activation checkpointing (a
 // checkpointed block recomputes its internals from its saved input in backward).
 #include "core/check.h"
-#include "nn/gpt_model.h"
+#include "nn/gpt_model_impl.h"
 #include "nn/tp/tp_mappings.h"
 
 namespace zt {
 
-namespace {
-
 // out = residual + bias + inp @ W^T for a row-parallel linear: without tensor parallelism
-// one fused GEMM; with it, the rank's partial product is summed over ranks first.
-Status row_parallel_forward(const KernelOps& k, ProcessGroup* tp, float* partial, float* out, const float* inp,
-                            const float* weight, const float* bias, const float* residual, int64_t N, int in_dim,
-                            int C) {
-  if (tp == nullptr || tp->size() == 1) {
-    k.linear_forward(out, inp, weight, bias, residual, N, in_dim, C);
+// one fused GEMM; with it (float models only), the rank's partial product is summed over
+// ranks first.
+template <typename A>
+Status GptModelImpl<A>::row_parallel_forward(A* out, const A* inp, const A* weight, const A* bias, const A* residual,
+                                             int64_t N, int in_dim) {
+  const int C = config_.n_embd;
+  if (!tp()) {
+    k_.linear_forward(out, inp, weight, bias, residual, N, in_dim, C);
     return Status::OK();
   }
-  k.linear_forward(partial, inp, weight, nullptr, nullptr, N, in_dim, C);
-  ZT_RETURN_IF_ERROR(reduce_from_tp_forward(tp, partial, static_cast<size_t>(N) * C));
-  k.bias_residual(out, residual, partial, bias, N, C);
-  reduce_from_tp_backward();
+  if constexpr (kF32) {
+    float* partial = arena_.scratch.tp_partial;
+    k_.linear_forward(partial, inp, weight, nullptr, nullptr, N, in_dim, C);
+    ZT_RETURN_IF_ERROR(reduce_from_tp_forward(options_.tp, partial, static_cast<size_t>(N) * C));
+    f32_.bias_residual(out, residual, partial, bias, N, C);
+    reduce_from_tp_backward();
+  }
   return Status::OK();
 }
 
-}  // namespace
-
-Status GptModel::block_forward(int l, const float* res_in, const BlockActivations& a) {
+template <typename A>
+Status GptModelImpl<A>::block_forward(int l, const A* res_in, const BlockActivationsT<A>& a) {
   const int P = options_.layout.tp_size;
   const int C = config_.n_embd, Cl = C / P, NHl = config_.n_head / P;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
-  const BlockWeights& w = w_.blocks[static_cast<size_t>(l)];
-  float* partial = arena_.scratch.tp_partial;
+  const BlockWeightsT<A>& w = w_.blocks[static_cast<size_t>(l)];
   k_.layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, res_in, w.ln1w, w.ln1b, BT, C);
   copy_to_tp_forward();
   k_.linear_forward(a.qkv, a.ln1, w.qkvw, w.qkvb, nullptr, BT, C, 3 * Cl);
   k_.attention_forward(a.atty, a.att, a.qkv, B_, T_, Cl, NHl);
-  ZT_RETURN_IF_ERROR(row_parallel_forward(k_, options_.tp, partial, a.res2, a.atty, w.attprojw, w.attprojb, res_in, BT,
-                                          Cl, C));
+  ZT_RETURN_IF_ERROR(row_parallel_forward(a.res2, a.atty, w.attprojw, w.attprojb, res_in, BT, Cl));
   k_.layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2w, w.ln2b, BT, C);
   copy_to_tp_forward();
   k_.linear_forward(a.fch, a.ln2, w.fcw, w.fcb, nullptr, BT, C, 4 * Cl);
   k_.gelu_forward(a.fch_gelu, a.fch, BT * 4 * Cl);
-  return row_parallel_forward(k_, options_.tp, partial, a.res3, a.fch_gelu, w.fcprojw, w.fcprojb, a.res2, BT, 4 * Cl, C);
+  return row_parallel_forward(a.res3, a.fch_gelu, w.fcprojw, w.fcprojb, a.res2, BT, 4 * Cl);
 }
 
-Status GptModel::forward_block(int l) {
+template <typename A>
+Status GptModelImpl<A>::forward_block(int l) {
   ZT_CHECK(options_.layout.owns_block(config_, l), "block %d is not on this stage", l);
-  const BlockActivations& a = slot().blocks[static_cast<size_t>(l)];
-  const float* res_in = block_input(l);
+  const BlockActivationsT<A>& a = slot().blocks[static_cast<size_t>(l)];
+  const A* res_in = block_input(l);
   if (a.saved_input_part != nullptr) {  // partitioned checkpoint: keep this rank's slice of the input
     const size_t part = static_cast<size_t>(B_) * T_ * config_.n_embd / static_cast<size_t>(options_.layout.tp_size);
-    backend_.copy(a.saved_input_part, res_in + part * static_cast<size_t>(options_.layout.tp_rank), part * sizeof(float));
+    backend_.copy(a.saved_input_part, res_in + part * static_cast<size_t>(options_.layout.tp_rank), part * sizeof(A));
   }
   return block_forward(l, res_in, a);
 }
 
 // Refills the recompute set by re-running block l's forward from its saved input;
 // *res_in receives that input (all-gathered first if it was partitioned).
-Status GptModel::recompute(int l, const float** res_in) {
-  const BlockActivations& a = slot().blocks[static_cast<size_t>(l)];
-  GptScratch& s = arena_.scratch;
+template <typename A>
+Status GptModelImpl<A>::recompute(int l, const A** res_in) {
+  const BlockActivationsT<A>& a = slot().blocks[static_cast<size_t>(l)];
+  GptScratchT<A>& s = arena_.scratch;
   *res_in = block_input(l);
-  if (a.saved_input_part != nullptr) {
+  if constexpr (kF32) if (a.saved_input_part != nullptr) {
     const int P = options_.layout.tp_size;
     const size_t part = static_cast<size_t>(B_) * T_ * config_.n_embd / static_cast<size_t>(P);
     backend_.copy(s.gathered_input + part * static_cast<size_t>(options_.layout.tp_rank), a.saved_input_part,
-                  part * sizeof(float));
+                  part * sizeof(A));
     ZT_RETURN_IF_ERROR(options_.tp->all_gather(s.gathered_input, std::vector<size_t>(static_cast<size_t>(P), part))->wait());
     *res_in = s.gathered_input;
   }
   return block_forward(l, *res_in, s.recompute);
 }
 
-Status GptModel::backward_block(int l) {
+template <typename A>
+Status GptModelImpl<A>::backward_block(int l) {
   ZT_CHECK(options_.layout.owns_block(config_, l), "block %d is not on this stage", l);
   const int P = options_.layout.tp_size;
   const int C = config_.n_embd, Cl = C / P, NHl = config_.n_head / P;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
   const size_t nC = static_cast<size_t>(BT) * C;
-  const BlockWeights& w = w_.blocks[static_cast<size_t>(l)];
-  const BlockWeights& dw = dw_.blocks[static_cast<size_t>(l)];
-  GptScratch& s = arena_.scratch;
-  const BlockActivations* a = &slot().blocks[static_cast<size_t>(l)];
-  const float* res_in = block_input(l);
+  const BlockWeightsT<A>& w = w_.blocks[static_cast<size_t>(l)];
+  const BlockWeightsT<float>& dw = dw_.blocks[static_cast<size_t>(l)];
+  GptScratchT<A>& s = arena_.scratch;
+  const BlockActivationsT<A>* a = &slot().blocks[static_cast<size_t>(l)];
+  const A* res_in = block_input(l);
   if (a->checkpointed) {
     ZT_RETURN_IF_ERROR(recompute(l, &res_in));
     a = &s.recompute;
   }
-  float* dres = s.dresidual;  // holds dL/d(res3) on entry, dL/d(block input) on exit
+  A* dres = s.dresidual;  // holds dL/d(res3) on entry, dL/d(block input) on exit
   // MLP: row-parallel c_proj (local backward), column-parallel c_fc (input gradient summed).
   reduce_from_tp_backward();
   k_.linear_backward(s.dfch, dw.fcprojw, dw.fcprojb, dres, a->fch_gelu, w.fcprojw, BT, 4 * Cl, C);
   k_.gelu_backward(s.dfch, a->fch, s.dfch, BT * 4 * Cl);
   k_.linear_backward(s.dln, dw.fcw, dw.fcb, s.dfch, a->ln2, w.fcw, BT, C, 4 * Cl);
-  ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.dln, nC));
+  if constexpr (kF32) ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.dln, nC));
   k_.layernorm_backward(dres, dw.ln2w, dw.ln2b, s.dln, a->res2, w.ln2w, a->ln2_mean, a->ln2_rstd, BT, C);
   // Attention: row-parallel c_proj, the rank's heads, column-parallel c_attn.
   reduce_from_tp_backward();
   k_.linear_backward(s.dln, dw.attprojw, dw.attprojb, dres, a->atty, w.attprojw, BT, Cl, C);
   k_.attention_backward(s.dqkv, s.dln, a->qkv, a->att, B_, T_, Cl, NHl);
   k_.linear_backward(s.dln, dw.qkvw, dw.qkvb, s.dqkv, a->ln1, w.qkvw, BT, C, 3 * Cl);
-  ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.dln, nC));
+  if constexpr (kF32) ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.dln, nC));
   k_.layernorm_backward(dres, dw.ln1w, dw.ln1b, s.dln, res_in, w.ln1w, a->ln1_mean, a->ln1_rstd, BT, C);
   return Status::OK();
 }
+
+#define ZT_INSTANTIATE_BLOCKS(A)                                                                      \
+  template Status GptModelImpl<A>::row_parallel_forward(A*, const A*, const A*, const A*, const A*, int64_t, int); \
+  template Status GptModelImpl<A>::block_forward(int, const A*, const BlockActivationsT<A>&);           \
+  template Status GptModelImpl<A>::forward_block(int);                                                  \
+  template Status GptModelImpl<A>::recompute(int, const A**);                                           \
+  template Status GptModelImpl<A>::backward_block(int);
+ZT_INSTANTIATE_BLOCKS(float)
+ZT_INSTANTIATE_BLOCKS(half_t)
+#undef ZT_INSTANTIATE_BLOCKS
 
 }  // namespace zt

@@ -2,10 +2,10 @@
 // transformer blocks are in gpt_block.cc.
 #include "nn/gpt_model.h"
 
-#include <cstring>
 #include <string>
 
 #include "core/check.h"
+#include "nn/gpt_model_impl.h"
 #include "nn/tp/tp_mappings.h"
 #include "nn/tp/vocab_parallel.h"
 
@@ -25,16 +25,33 @@ VocabSlice vocab_slice(const GptConfig& c, const GptLayout& lay) {
   return VocabSlice{lay.tp_rank * Vl, Vl, c.vocab_size};
 }
 
+template <typename A>
+const ActivationOps<A>& activation_ops(const Backend& b) {
+  if constexpr (std::is_same_v<A, float>) {
+    return b.ops();
+  } else {
+    ZT_CHECK(b.half_ops() != nullptr, "backend %s has no 16-bit activation kernels", b.describe().c_str());
+    return *b.half_ops();
+  }
+}
+
 }  // namespace
 
-GptModel::GptModel(const GptConfig& config, int max_batch, int max_seq)
-    : GptModel(config, whole_model(max_batch, max_seq)) {}
+std::unique_ptr<GptModel> GptModel::create(const GptConfig& config, const GptModelOptions& options) {
+  if (backend_or_cpu(options.backend).compute_dtype() == DType::kF32) {
+    return std::make_unique<GptModelImpl<float>>(config, options);
+  }
+  return std::make_unique<GptModelImpl<half_t>>(config, options);
+}
+
+std::unique_ptr<GptModel> GptModel::create(const GptConfig& config, int max_batch, int max_seq) {
+  return create(config, whole_model(max_batch, max_seq));
+}
 
 GptModel::GptModel(const GptConfig& config, const GptModelOptions& options)
     : config_(config),
       options_(options),
       backend_(backend_or_cpu(options.backend)),
-      k_(backend_.ops()),
       table_(build_gpt_param_table(config, options.layout)) {
   ZT_CHECK(config.validate().ok(), "invalid GptConfig: %s", config.validate().to_string().c_str());
   const Status lay = options.layout.validate(config);
@@ -45,27 +62,6 @@ GptModel::GptModel(const GptConfig& config, const GptModelOptions& options)
                                            options.tp->rank() == options.layout.tp_rank),
            "tensor-parallel group does not match the layout");
   ZT_CHECK(options.slots >= 1, "at least one activation slot");
-  arena_ = GptActivationArena::allocate(config, options.layout, options.max_batch, options.max_seq, options.slots,
-                                        options.checkpoint, options.partition_activations, backend_);
-  w_.blocks.resize(static_cast<size_t>(config.n_layer));
-  dw_.blocks.resize(static_cast<size_t>(config.n_layer));
-}
-
-void GptModel::bind(float* params, float* grads) {
-  w_ = bind_gpt_weights(config_, table_, params);
-  dw_ = bind_gpt_weights(config_, table_, grads);
-}
-
-void GptModel::bind_layer(int layer, float* params_at, float* grads_at) {
-  bind_gpt_layer(table_, layer, params_at, &w_);
-  bind_gpt_layer(table_, layer, grads_at, &dw_);
-}
-
-float* GptModel::bound_params(int layer) const {
-  // Each layer's first tensor: wte, a block's ln_1.weight, ln_f.weight, the tied wte copy.
-  if (layer == kEmbeddingLayer || layer == tied_head_layer(config_)) return w_.wte;
-  if (layer == config_.n_layer) return w_.lnfw;
-  return w_.blocks[static_cast<size_t>(layer)].ln1w;
 }
 
 Status GptModel::validate_batch(const int32_t* tokens, const int32_t* targets, int B, int T) const {
@@ -95,15 +91,6 @@ void GptModel::set_slot(int slot) {
   slot_ = slot;
 }
 
-float* GptModel::stage_input() { return slot().encoded; }
-
-const float* GptModel::stage_output() const { return block_input(options_.layout.end(config_)); }
-
-const float* GptModel::block_input(int layer) const {
-  if (layer == options_.layout.first_block) return slot().encoded;
-  return slot().blocks[static_cast<size_t>(layer - 1)].res3;
-}
-
 Status GptModel::forward(const int32_t* tokens, int B, int T) {
   ZT_RETURN_IF_ERROR(forward_embedding(tokens, B, T));
   for (int l = 0; l < config_.n_layer; ++l) ZT_RETURN_IF_ERROR(forward_block(l));
@@ -124,35 +111,84 @@ void GptModel::begin_stage(int B, int T) {
   T_ = T;
 }
 
-Status GptModel::forward_embedding(const int32_t* tokens, int B, int T) {
+template <typename A>
+GptModelImpl<A>::GptModelImpl(const GptConfig& config, const GptModelOptions& options)
+    : GptModel(config, options), k_(activation_ops<A>(backend_)), f32_(backend_.ops()) {
+  ZT_CHECK(kF32 || options.layout.tp_size == 1, "tensor parallelism needs f32 compute (got %s)",
+           dtype_name(backend_.compute_dtype()));
+  arena_ = GptActivationArenaT<A>::allocate(config, options.layout, options.max_batch, options.max_seq, options.slots,
+                                            options.checkpoint, options.partition_activations, backend_);
+  w_.blocks.resize(static_cast<size_t>(config.n_layer));
+  dw_.blocks.resize(static_cast<size_t>(config.n_layer));
+}
+
+template <typename A>
+void GptModelImpl<A>::bind(void* params, float* grads) {
+  w_ = bind_gpt_weights(config_, table_, static_cast<A*>(params));
+  dw_ = bind_gpt_weights(config_, table_, grads);
+}
+
+template <typename A>
+void GptModelImpl<A>::bind_layer(int layer, void* params_at, float* grads_at) {
+  bind_gpt_layer(table_, layer, static_cast<A*>(params_at), &w_);
+  bind_gpt_layer(table_, layer, grads_at, &dw_);
+}
+
+template <typename A>
+void* GptModelImpl<A>::bound_params(int layer) const {
+  // Each layer's first tensor: wte, a block's ln_1.weight, ln_f.weight, the tied wte copy.
+  if (layer == kEmbeddingLayer || layer == tied_head_layer(config_)) return w_.wte;
+  if (layer == config_.n_layer) return w_.lnfw;
+  return w_.blocks[static_cast<size_t>(layer)].ln1w;
+}
+
+template <typename A>
+const A* GptModelImpl<A>::block_input(int layer) const {
+  if (layer == options_.layout.first_block) return slot().encoded;
+  return slot().blocks[static_cast<size_t>(layer - 1)].res3;
+}
+
+template <typename A>
+void GptModelImpl<A>::logits_row(int64_t row, float* out) const {
+  const int Vl = config_.padded_vocab() / options_.layout.tp_size;
+  k_.to_f32(out, slot().logits + row * Vl, Vl);
+}
+
+template <typename A>
+Status GptModelImpl<A>::forward_embedding(const int32_t* tokens, int B, int T) {
   ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
   begin_stage(B, T);
   if (!tp()) {
     k_.encoder_forward(slot().encoded, tokens, w_.wte, w_.wpe, B, T, config_.n_embd);
     return Status::OK();
   }
-  return vocab_parallel_embedding_forward(k_, options_.tp, slot().encoded, tokens, w_.wte, w_.wpe, B, T, config_.n_embd,
-                                          vocab_slice(config_, options_.layout));
+  if constexpr (kF32) {
+    return vocab_parallel_embedding_forward(f32_, options_.tp, slot().encoded, tokens, w_.wte, w_.wpe, B, T,
+                                            config_.n_embd, vocab_slice(config_, options_.layout));
+  }
+  return Status::Internal("tensor parallelism needs f32 compute");
 }
 
-Status GptModel::forward_head() {
+template <typename A>
+Status GptModelImpl<A>::forward_head() {
   ZT_CHECK(options_.layout.head, "this stage does not hold the head");
   const int C = config_.n_embd, Vl = config_.padded_vocab() / options_.layout.tp_size;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
-  GptActivations& a = slot();
+  GptActivationsT<A>& a = slot();
   k_.layernorm_forward(a.lnf, a.lnf_mean, a.lnf_rstd, block_input(config_.n_layer), w_.lnfw, w_.lnfb, BT, C);
   copy_to_tp_forward();
   k_.linear_forward(a.logits, a.lnf, w_.wte, nullptr, nullptr, BT, C, Vl);  // the tied LM head (this rank's vocabulary)
   return Status::OK();
 }
 
-StatusOr<LossSum> GptModel::loss(const int32_t* targets) {
+template <typename A>
+StatusOr<LossSum> GptModelImpl<A>::loss(const int32_t* targets) {
   const int64_t BT = static_cast<int64_t>(B_) * T_;
-  GptActivations& a = slot();
+  GptActivationsT<A>& a = slot();
   if (!tp()) {
     k_.crossentropy_forward(a.losses, a.xent_stats, a.logits, targets, BT, config_.vocab_size, config_.padded_vocab());
-  } else {
-    ZT_RETURN_IF_ERROR(vocab_parallel_xent_forward(k_, options_.tp, a.losses, a.xent_stats, arena_.scratch.tp_rows,
+  } else if constexpr (kF32) {
+    ZT_RETURN_IF_ERROR(vocab_parallel_xent_forward(f32_, options_.tp, a.losses, a.xent_stats, arena_.scratch.tp_rows,
                                                    arena_.scratch.tp_row_sums, a.logits, targets, BT,
                                                    vocab_slice(config_, options_.layout)));
   }
@@ -165,34 +201,38 @@ StatusOr<LossSum> GptModel::loss(const int32_t* targets) {
   return result;
 }
 
-Status GptModel::backward_head(const int32_t* targets, float dloss) {
+template <typename A>
+Status GptModelImpl<A>::backward_head(const int32_t* targets, float dloss) {
   const int C = config_.n_embd, Vl = config_.padded_vocab() / options_.layout.tp_size;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
-  GptActivations& a = slot();
-  GptScratch& s = arena_.scratch;
-  float* dlogits = a.logits;  // in place
+  GptActivationsT<A>& a = slot();
+  GptScratchT<A>& s = arena_.scratch;
+  A* dlogits = a.logits;  // in place
   if (!tp()) {
     k_.crossentropy_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT, config_.vocab_size, Vl);
-  } else {
-    k_.vocab_xent_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT,
-                                 vocab_slice(config_, options_.layout));
+  } else if constexpr (kF32) {
+    f32_.vocab_xent_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT, vocab_slice(config_, options_.layout));
   }
-  backend_.zero(s.dresidual, sizeof(float) * static_cast<size_t>(BT) * C);
+  backend_.zero(s.dresidual, sizeof(A) * static_cast<size_t>(BT) * C);
   k_.linear_backward(s.dln, dw_.wte, nullptr, dlogits, a.lnf, w_.wte, BT, C, Vl);
-  ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.dln, static_cast<size_t>(BT) * C));
+  if constexpr (kF32) ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.dln, static_cast<size_t>(BT) * C));
   k_.layernorm_backward(s.dresidual, dw_.lnfw, dw_.lnfb, s.dln, block_input(config_.n_layer), w_.lnfw, a.lnf_mean,
-                     a.lnf_rstd, BT, C);
+                        a.lnf_rstd, BT, C);
   return Status::OK();
 }
 
-void GptModel::backward_embedding(const int32_t* tokens) {
+template <typename A>
+void GptModelImpl<A>::backward_embedding(const int32_t* tokens) {
   ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
   if (!tp()) {
     k_.encoder_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd);
-  } else {
-    k_.vocab_embedding_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd,
-                                      vocab_slice(config_, options_.layout));
+  } else if constexpr (kF32) {
+    f32_.vocab_embedding_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd,
+                                  vocab_slice(config_, options_.layout));
   }
 }
+
+template class GptModelImpl<float>;
+template class GptModelImpl<half_t>;
 
 }  // namespace zt

@@ -20,12 +20,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "backend/backend.h"
 #include "comm/process_group.h"
 #include "core/status.h"
-#include "nn/gpt_activations.h"
 #include "nn/gpt_config.h"
 #include "nn/gpt_layout.h"
 #include "nn/gpt_params.h"
@@ -49,12 +49,19 @@ struct GptModelOptions {
   bool partition_activations = false; // with tp > 1: keep 1/tp of each checkpointed input
 };
 
+// The model's interface: what the engine drives. GptModel::create() builds the
+// implementation for the backend's compute dtype (nn/gpt_model_impl.h: activations stored
+// as float for f32, as half_t for bf16 and f16). Pointers to parameters and activations
+// are untyped here; they hold the backend's compute dtype (activation_dtype()), while
+// gradients are always fp32.
 class GptModel {
  public:
   // config must be valid; the layout must fit it (GptLayout::validate); max_batch, max_seq
-  // > 0, max_seq <= n_positions.
-  GptModel(const GptConfig& config, const GptModelOptions& options);
-  GptModel(const GptConfig& config, int max_batch, int max_seq);  // the whole model, one slot
+  // > 0, max_seq <= n_positions. A bf16/f16 backend supports tp = 1 only (the engine
+  // refuses other layouts before building a model).
+  static std::unique_ptr<GptModel> create(const GptConfig& config, const GptModelOptions& options);
+  static std::unique_ptr<GptModel> create(const GptConfig& config, int max_batch, int max_seq);  // whole, one slot
+  virtual ~GptModel() = default;
   GptModel(const GptModel&) = delete;
   GptModel& operator=(const GptModel&) = delete;
 
@@ -63,16 +70,18 @@ class GptModel {
   const ParamTable& param_table() const { return table_; }
   int max_batch() const { return options_.max_batch; }
   int max_seq() const { return options_.max_seq; }
+  // The dtype of parameters bound with bind() and of activations (stage hand-offs, logits).
+  DType activation_dtype() const { return backend_.compute_dtype(); }
 
-  // Binds the full parameter and gradient arenas (table().numel() floats each); grads
-  // may be null for forward-only use.
-  void bind(float* params, float* grads);
+  // Binds the full parameter arena (table().numel() elements of activation_dtype()) and the
+  // fp32 gradient arena; grads may be null for forward-only use.
+  virtual void bind(void* params, float* grads) = 0;
   // Binds one layer (kEmbeddingLayer, a block, n_layer for ln_f, tied_head_layer) to
   // buffers holding that layer's range of the arena: a ZeRO-3 gather buffer, a gradient
   // bucket. Either pointer may be null when the next calls do not need it.
-  void bind_layer(int layer, float* params_at, float* grads_at);
+  virtual void bind_layer(int layer, void* params_at, float* grads_at) = 0;
   // The parameter pointer bound for `layer` (its range begin), or null.
-  float* bound_params(int layer) const;
+  virtual void* bound_params(int layer) const = 0;
 
   // Checks a batch before any kernel touches it: B, T within the allocation, tokens in
   // [0, vocab_size), targets in [0, vocab_size) or -1. tokens or targets may be null.
@@ -80,50 +89,42 @@ class GptModel {
 
   // Whole-model calls for one micro-batch of B x T tokens (the layout must hold it all).
   Status forward(const int32_t* tokens, int B, int T);
-  StatusOr<LossSum> loss(const int32_t* targets);  // after forward(); the layout must hold the head
+  virtual StatusOr<LossSum> loss(const int32_t* targets) = 0;  // after forward(); the layout must hold the head
   // dloss: d(total loss)/d(each counted token's loss), e.g. 1 / tokens counted in the step.
   Status backward(const int32_t* tokens, const int32_t* targets, float dloss);
 
   // Stage-level calls, in the order forward() and backward() use them.
   void set_slot(int slot);
-  Status forward_embedding(const int32_t* tokens, int B, int T);
+  virtual Status forward_embedding(const int32_t* tokens, int B, int T) = 0;
   void begin_stage(int B, int T);  // stages without the embeddings: shape of the input
-  Status forward_block(int layer);
-  Status forward_head();
-  Status backward_head(const int32_t* targets, float dloss);
-  Status backward_block(int layer);
-  void backward_embedding(const int32_t* tokens);
+  virtual Status forward_block(int layer) = 0;
+  virtual Status forward_head() = 0;
+  virtual Status backward_head(const int32_t* targets, float dloss) = 0;
+  virtual Status backward_block(int layer) = 0;
+  virtual void backward_embedding(const int32_t* tokens) = 0;
 
-  // Pipeline hand-offs, (B, T, C) each: the input a stage without the embeddings reads,
-  // the output a stage without the head sends, and the gradient of that output it
-  // receives before backward (on exit from backward the same buffer holds the gradient
-  // of the stage input, to send to the previous stage).
-  float* stage_input();
-  const float* stage_output() const;
-  float* stage_output_grad() { return arena_.scratch.dresidual; }
+  // Pipeline hand-offs, (B, T, C) elements of activation_dtype() each: the input a stage
+  // without the embeddings reads, the output a stage without the head sends, and the
+  // gradient of that output it receives before backward (on exit from backward the same
+  // buffer holds the gradient of the stage input, to send to the previous stage).
+  virtual void* stage_input() = 0;
+  virtual const void* stage_output() const = 0;
+  virtual void* stage_output_grad() = 0;
 
-  // (B, T, Vl) logits of the last forward in this slot; invalid after backward.
-  const float* logits() const { return slot().logits; }
-  const GptActivations& activations() const { return slot(); }
-  size_t activation_bytes() const { return arena_.arena.bytes(); }
-  size_t saved_activation_bytes() const { return arena_.saved_bytes; }
+  // Row `row` of the (B, T, Vl) logits of the last forward in this slot, widened to
+  // fp32 into out (Vl floats); invalid after backward.
+  virtual void logits_row(int64_t row, float* out) const = 0;
+  virtual size_t activation_bytes() const = 0;
+  virtual size_t saved_activation_bytes() const = 0;
 
- private:
-  const GptActivations& slot() const { return arena_.slots[static_cast<size_t>(slot_)]; }
-  GptActivations& slot() { return arena_.slots[static_cast<size_t>(slot_)]; }
-  const float* block_input(int layer) const;
-  Status block_forward(int layer, const float* res_in, const BlockActivations& a);
-  Status recompute(int layer, const float** res_in);
-  bool tp() const { return options_.layout.tp_size > 1; }
+ protected:
+  GptModel(const GptConfig& config, const GptModelOptions& options);
+  void check_slot(int slot) const;
 
   GptConfig config_;
   GptModelOptions options_;
   const Backend& backend_;
-  const KernelOps& k_;  // backend_.ops()
   ParamTable table_;
-  GptWeights w_;   // bound parameter views
-  GptWeights dw_;  // bound gradient views
-  GptActivationArena arena_;
   int slot_ = 0;
   int B_ = 0;  // shape of the current micro-batch
   int T_ = 0;

@@ -47,7 +47,7 @@ struct TinyRun {
   std::unique_ptr<GptModel> model;
   explicit TinyRun(const GptConfig& c, int B, int T)
       : cfg(c), table(build_gpt_param_table(c)), params(table.numel()), grads(table.numel()) {
-    model = std::make_unique<GptModel>(c, B, T);
+    model = GptModel::create(c, B, T);
     init_params(table, params.data(), 42);
     model->bind(params.data(), grads.data());
   }

@@ -74,9 +74,10 @@ ParamTable build_gpt_param_table(const GptConfig& cfg, const GptLayout& lay) {
   return table;
 }
 
-void bind_gpt_layer(const ParamTable& table, int layer, float* layer_base, GptWeights* w) {
+template <typename W>
+void bind_gpt_layer(const ParamTable& table, int layer, W* layer_base, GptWeightsT<W>* w) {
   const size_t begin = table.layer_range(layer).begin;
-  auto at = [&](const std::string& name) -> float* {
+  auto at = [&](const std::string& name) -> W* {
     const int i = table.find(name);
     ZT_CHECK(i >= 0, "parameter %s missing from table", name.c_str());
     return layer_base == nullptr ? nullptr : layer_base + (table.at(i).offset - begin);
@@ -92,7 +93,7 @@ void bind_gpt_layer(const ParamTable& table, int layer, float* layer_base, GptWe
     w->lnfb = at("ln_f.bias");
   } else {
     const std::string p = "h." + std::to_string(layer) + ".";
-    BlockWeights& b = w->blocks[static_cast<size_t>(layer)];
+    BlockWeightsT<W>& b = w->blocks[static_cast<size_t>(layer)];
     b.ln1w = at(p + "ln_1.weight");
     b.ln1b = at(p + "ln_1.bias");
     b.qkvw = at(p + "attn.c_attn.weight");
@@ -108,14 +109,20 @@ void bind_gpt_layer(const ParamTable& table, int layer, float* layer_base, GptWe
   }
 }
 
-GptWeights bind_gpt_weights(const GptConfig& cfg, const ParamTable& table, float* base) {
-  GptWeights w;
+template <typename W>
+GptWeightsT<W> bind_gpt_weights(const GptConfig& cfg, const ParamTable& table, W* base) {
+  GptWeightsT<W> w;
   w.blocks.resize(static_cast<size_t>(cfg.n_layer));
   for (int layer : table.layers()) {
     bind_gpt_layer(table, layer, base == nullptr ? nullptr : base + table.layer_range(layer).begin, &w);
   }
   return w;
 }
+
+template void bind_gpt_layer<float>(const ParamTable&, int, float*, GptWeightsT<float>*);
+template void bind_gpt_layer<half_t>(const ParamTable&, int, half_t*, GptWeightsT<half_t>*);
+template GptWeightsT<float> bind_gpt_weights<float>(const GptConfig&, const ParamTable&, float*);
+template GptWeightsT<half_t> bind_gpt_weights<half_t>(const GptConfig&, const ParamTable&, half_t*);
 
 static uint64_t name_hash(const std::string& name) {
   uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a

@@ -11,34 +11,42 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/dtype.h"
 #include "nn/gpt_config.h"
 #include "nn/gpt_layout.h"
 #include "tensor/tensor_spec.h"
 
 namespace zt {
 
-struct BlockWeights {
-  float* ln1w;      // (C)
-  float* ln1b;      // (C)
-  float* qkvw;      // (3C, C)
-  float* qkvb;      // (3C)
-  float* attprojw;  // (C, C)
-  float* attprojb;  // (C)
-  float* ln2w;      // (C)
-  float* ln2b;      // (C)
-  float* fcw;       // (4C, C)
-  float* fcb;       // (4C)
-  float* fcprojw;   // (C, 4C)
-  float* fcprojb;   // (C)
+// Views of one block's tensors; W is the element type (float for fp32 parameters and for
+// every gradient, half_t for a mixed-precision compute copy).
+template <typename W>
+struct BlockWeightsT {
+  W* ln1w;      // (C)
+  W* ln1b;      // (C)
+  W* qkvw;      // (3C, C)
+  W* qkvb;      // (3C)
+  W* attprojw;  // (C, C)
+  W* attprojb;  // (C)
+  W* ln2w;      // (C)
+  W* ln2b;      // (C)
+  W* fcw;       // (4C, C)
+  W* fcb;       // (4C)
+  W* fcprojw;   // (C, 4C)
+  W* fcprojb;   // (C)
 };
 
-struct GptWeights {
-  float* wte = nullptr;  // (Vp, C), also the LM head
-  float* wpe = nullptr;  // (n_positions, C)
-  std::vector<BlockWeights> blocks;
-  float* lnfw = nullptr;  // (C)
-  float* lnfb = nullptr;  // (C)
+template <typename W>
+struct GptWeightsT {
+  W* wte = nullptr;  // (Vp, C), also the LM head
+  W* wpe = nullptr;  // (n_positions, C)
+  std::vector<BlockWeightsT<W>> blocks;
+  W* lnfw = nullptr;  // (C)
+  W* lnfb = nullptr;  // (C)
 };
+
+using BlockWeights = BlockWeightsT<float>;
+using GptWeights = GptWeightsT<float>;
 
 // The table of the part `layout` holds of the model (config and layout must be valid;
 // default: everything). Init: normal(0.02) for weights and embeddings,
@@ -49,13 +57,16 @@ struct GptWeights {
 ParamTable build_gpt_param_table(const GptConfig& config, const GptLayout& layout = GptLayout{});
 
 // Points a GptWeights at `base`, an arena laid out by `table` (params or grads alike).
-GptWeights bind_gpt_weights(const GptConfig& config, const ParamTable& table, float* base);
+// W: float or half_t (instantiated for both).
+template <typename W>
+GptWeightsT<W> bind_gpt_weights(const GptConfig& config, const ParamTable& table, W* base);
 
 // Re-points only `layer`'s views (kEmbeddingLayer, a block, n_layer for ln_f, or
 // tied_head_layer for a last stage's copy of wte) at
 // `layer_base`, which holds that layer's range of the arena (table.layer_range(layer))
 // — a ZeRO-3 gather buffer or a gradient bucket. null unbinds the layer.
-void bind_gpt_layer(const ParamTable& table, int layer, float* layer_base, GptWeights* weights);
+template <typename W>
+void bind_gpt_layer(const ParamTable& table, int layer, W* layer_base, GptWeightsT<W>* weights);
 
 // Fills `params` (table.numel() floats) per each spec's InitKind. Each tensor draws from
 // its own stream, seeded from (seed, tensor name), over its GLOBAL shape, and keeps the

@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "nn/gpt_config.h"
 #include "optim/adamw.h"
+#include "optim/loss_scaler.h"
 #include "optim/lr_schedule.h"
 #include "optim/optimizer.h"
 #include "optim/sgd.h"
@@ -25,6 +26,7 @@ struct GptTrainingOptions {
   SgdOptions sgd;
   LrScheduleOptions schedule;       // schedule.base_lr is the optimizer's lr
   double gradient_clipping = 1.0;  // max global norm; 0 disables (DeepSpeed's default is 1.0)
+  LossScalerOptions loss_scaler;   // used when the backend computes in f16 (DeepSpeed's fp16 section)
   uint64_t seed = 1234;
 };
 

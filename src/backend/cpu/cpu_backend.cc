@@ -12,6 +12,8 @@
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/encoder.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_bf16.h"
+#include "kernels/cpu/half_ops.h"
 #include "kernels/cpu/gemm_path.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/linear.h"
@@ -49,22 +51,41 @@ KernelOps make_cpu_f32_ops(const KernelTable& k) {
   o.accumulate = &accumulate;
   o.cast_f32_to_bf16 = &cast_f32_to_bf16;
   o.cast_bf16_to_f32 = &cast_bf16_to_f32;
+  o.to_f32 = &copy_f32;
+  o.from_f32 = &copy_f32;
   o.sum_squares = k.sum_squares;
   o.adamw_step = k.adamw_step;
   o.sgd_step = &sgd_step;
   return o;
 }
 
+// How the 16-bit GEMMs run here: oneDNN's bf16 kernel (AMX or AVX-512 BF16) or its fp32
+// fallback; f16 always widens to the fp32 GEMM path (oneDNN 2.6 has f16 matmul only on
+// AVX512-FP16 CPUs, which the build does not target).
+std::string half_gemm_description(DType compute) {
+  if (compute == DType::kF16) return "f16 widened to fp32, " + gemm_path().describe();
+  StatusOr<std::string> impl = bf16_gemm_impl(256, 256, 256);
+  return "oneDNN bf16 (" + (impl.ok() ? impl.value() : impl.status().message()) + ")";
+}
+
 class CpuBackend final : public Backend {
  public:
-  CpuBackend() : ops_(make_cpu_f32_ops(cpu_kernels())) {}
+  explicit CpuBackend(DType compute)
+      : compute_(compute),
+        ops_(make_cpu_f32_ops(cpu_kernels())),
+        half_(compute == DType::kF32 ? nullptr : &cpu_half_ops(compute)) {}
 
   Device device() const override { return Device::kCpu; }
-  DType compute_dtype() const override { return DType::kF32; }
+  DType compute_dtype() const override { return compute_; }
   bool host() const override { return true; }
   const KernelOps& ops() const override { return ops_; }
+  const ActivationOps<half_t>* half_ops() const override { return half_; }
   std::string describe() const override {
-    return std::string("cpu f32, ") + ops_.kernel_isa + " kernels, gemm: " + gemm_path().describe();
+    if (compute_ == DType::kF32) {
+      return std::string("cpu f32, ") + ops_.kernel_isa + " kernels, gemm: " + gemm_path().describe();
+    }
+    return std::string("cpu ") + dtype_name(compute_) + " (fp32 master weights), " + ops_.kernel_isa +
+           " kernels, gemm: " + half_gemm_description(compute_);
   }
 
   StatusOr<Arena> allocate(size_t count, DType dtype, const char* what) const override {
@@ -85,20 +106,27 @@ class CpuBackend final : public Backend {
   void release(void* data, size_t) const override { std::free(data); }
 
  private:
+  DType compute_;
   KernelOps ops_;
+  const ActivationOps<half_t>* half_;
 };
 
 }  // namespace
 
 const Backend& cpu_backend() {
-  static const CpuBackend backend;
+  static const CpuBackend backend(DType::kF32);
   return backend;
 }
 
 StatusOr<const Backend*> backend_for(Device device, DType compute) {
-  if (device == Device::kCpu && compute == DType::kF32) return &cpu_backend();
-  return Status::Unimplemented(std::string("no backend computes in ") + dtype_name(compute) +
-                               " on this device yet; zerotrain has: cpu f32");
+  if (device != Device::kCpu) return Status::Unimplemented("zerotrain has cpu backends only");
+  if (compute == DType::kF32) return &cpu_backend();
+  if (compute == DType::kBF16) {
+    static const CpuBackend bf16(DType::kBF16);
+    return &bf16;
+  }
+  static const CpuBackend f16(DType::kF16);
+  return &f16;
 }
 
 Status check_backend_environment() {

@@ -49,13 +49,23 @@ TEST(CpuBackend, HugeAllocationIsAStatusNamingWhat) {
   EXPECT_NE(a.status().message().find("the impossible moments"), std::string::npos) << a.status().to_string();
 }
 
-TEST(CpuBackend, OnlyCpuF32Exists) {
-  ASSERT_TRUE(backend_for(Device::kCpu, DType::kF32).ok());
-  StatusOr<const Backend*> b = backend_for(Device::kCpu, DType::kBF16);
-  ASSERT_FALSE(b.ok());
-  EXPECT_NE(b.status().message().find("bf16"), std::string::npos);
-  EXPECT_NE(b.status().message().find("cpu f32"), std::string::npos);
+TEST(CpuBackend, F32Bf16AndF16Backends) {
+  StatusOr<const Backend*> f32 = backend_for(Device::kCpu, DType::kF32);
+  ASSERT_TRUE(f32.ok());
+  EXPECT_EQ(f32.value(), &cpu_backend());
+  EXPECT_EQ(cpu_backend().half_ops(), nullptr);
   EXPECT_NE(cpu_backend().describe().find("gemm: "), std::string::npos);
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    StatusOr<const Backend*> b = backend_for(Device::kCpu, t);
+    ASSERT_TRUE(b.ok()) << dtype_name(t);
+    EXPECT_EQ(b.value()->compute_dtype(), t);
+    ASSERT_NE(b.value()->half_ops(), nullptr);
+    EXPECT_EQ(b.value()->half_ops()->compute, t);
+    EXPECT_EQ(b.value()->ops().compute, DType::kF32);  // the optimizer's table stays fp32
+    const std::string d = b.value()->describe();
+    EXPECT_NE(d.find(std::string("cpu ") + dtype_name(t)), std::string::npos) << d;
+    EXPECT_NE(d.find("master"), std::string::npos) << d;
+  }
 }
 
 TEST(CpuBackend, CopyAndZeroLargeBuffers) {

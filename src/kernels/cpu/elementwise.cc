@@ -33,6 +33,10 @@ void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n) {
   }
 }
 
+void copy_f32(float* dst, const float* src, int64_t n) {
+  parallel_copy(dst, src, static_cast<size_t>(n) * sizeof(float));
+}
+
 void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {

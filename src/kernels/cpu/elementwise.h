@@ -18,6 +18,8 @@ void accumulate(float* dst, const float* src, int64_t n);
 // Round to nearest even (NaN stays a quiet NaN); the inverse is exact.
 void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n);
 void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n);
+// dst = src (the f32 table's to_f32 / from_f32).
+void copy_f32(float* dst, const float* src, int64_t n);
 // torch.optim.SGD's update (see SgdArgs).
 void sgd_step(float* p, const float* g, float* buf, int64_t n, const SgdArgs& args);
 // memset / memcpy, split over threads for large buffers.

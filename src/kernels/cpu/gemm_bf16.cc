@@ -23,7 +23,7 @@ using dt = dnnl::memory::data_type;
 using Key = std::tuple<bool, bool, int, int, int, int, int, int, float, float, bool, bool>;
 
 struct Gemm {
-  dnnl::memory::desc a, b, c, bias;
+  dnnl::memory::desc a, b, c, bias, scratch;
   dnnl::matmul prim;
   bool fallback = false;  // oneDNN has no bf16 matmul here: widen to fp32 and sgemm
   std::string impl;
@@ -48,6 +48,9 @@ std::unique_ptr<Gemm> make_gemm(const Key& k) {
   g->c = dnnl::memory::desc({M, N}, dst_bf16 ? dt::bf16 : dt::f32, dnnl::memory::dims{ldc, 1});
   if (with_bias) g->bias = dnnl::memory::desc({1, N}, dt::f32, dnnl::memory::dims{N, 1});
   dnnl::primitive_attr attr;
+  // The caller's thread provides the scratchpad: the library's shared one is not safe when
+  // several threads (thread-ranks) run primitives at once.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
   if (beta != 0.0f) {
     dnnl::post_ops ops;
@@ -59,6 +62,7 @@ std::unique_ptr<Gemm> make_gemm(const Key& k) {
                                            : dnnl::matmul::desc(g->a, g->b, g->c);
     const dnnl::matmul::primitive_desc pd(d, attr, cpu_engine());
     g->impl = pd.impl_info_str();
+    g->scratch = pd.scratchpad_desc();
     g->prim = dnnl::matmul(pd);
   } catch (const dnnl::error&) {
     g->fallback = true;  // oneDNN 2.6 has no bf16 matmul without AVX-512 BF16 or AMX
@@ -95,6 +99,9 @@ void execute(const Gemm& g, const void* A, const void* B, const float* bias, voi
                                                 {DNNL_ARG_WEIGHTS, dnnl::memory(g.b, eng, const_cast<void*>(B))},
                                                 {DNNL_ARG_DST, dnnl::memory(g.c, eng, C)}};
   if (bias != nullptr) args.insert({DNNL_ARG_BIAS, dnnl::memory(g.bias, eng, const_cast<float*>(bias))});
+  thread_local std::vector<unsigned char> scratch;
+  if (scratch.size() < g.scratch.get_size()) scratch.resize(g.scratch.get_size());
+  args.insert({DNNL_ARG_SCRATCHPAD, dnnl::memory(g.scratch, eng, scratch.data())});
   g.prim.execute(stream, args);
   stream.wait();
 }

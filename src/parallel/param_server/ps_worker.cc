@@ -41,7 +41,7 @@ StatusOr<std::unique_ptr<PsWorker>> PsWorker::create(const PsModelOptions& model
   mo.backend = &backend;
   mo.max_batch = model.micro_batch;
   mo.max_seq = model.seq_len;
-  w->model_ = std::make_unique<GptModel>(model.model, mo);
+  w->model_ = GptModel::create(model.model, mo);
   const ParamTable& table = w->model_->param_table();
   ZT_ASSIGN_OR_RETURN(w->params_, backend.allocate(table.numel(), DType::kF32, "the worker's parameters"));
   ZT_ASSIGN_OR_RETURN(w->grads_, backend.allocate(table.numel(), DType::kF32, "the worker's gradients"));

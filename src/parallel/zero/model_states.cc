@@ -18,8 +18,21 @@ Status ModelStates::validate(ZeroStage stage, int pipeline_stages) {
   return Status::OK();
 }
 
+Status ModelStates::validate_mixed(ZeroStage stage, DType compute) {
+  if (compute != DType::kF32 && shards_parameters(stage)) {
+    return Status::Unimplemented(std::string("/zero_optimization/stage: ZeRO stage 3 with ") + dtype_name(compute) +
+                                 " compute is not supported yet (its gather of 16-bit layers is not built); use stage "
+                                 "0, 1 or 2 with mixed precision, or fp32 with stage 3");
+  }
+  return Status::OK();
+}
+
 ModelStates::ModelStates(const Partition& partition, ProcessGroup* dp, const ModelStatesOptions& o)
-    : partition_(partition), dp_(dp), options_(o), shard_(partition.shard(dp->rank())) {
+    : partition_(partition),
+      dp_(dp),
+      options_(o),
+      shard_(partition.shard(dp->rank())),
+      compute_(backend_or_cpu(o.backend).compute_dtype()) {
   owned_ = shards_optimizer(o.stage) ? shard_ : ElementRange{0, partition.numel()};
 }
 
@@ -33,7 +46,16 @@ StatusOr<std::unique_ptr<ModelStates>> ModelStates::create(const ParamTable& tab
 Status ModelStates::allocate(const ParamTable& table, int n_layer) {
   const Backend& b = backend();
   const ZeroStage stage = options_.stage;
-  if (shards_parameters(stage)) {
+  if (compute_ != DType::kF32) {
+    ZT_RETURN_IF_ERROR(validate_mixed(stage, compute_));
+    if (table.numel() % 2 != 0) {
+      return Status::InvalidArgument("mixed precision needs an even number of parameters (they move as pairs of 16-bit "
+                                     "values); this model has " + std::to_string(table.numel()));
+    }
+    ZT_ASSIGN_OR_RETURN(master_, b.allocate(owned_.size(), DType::kF32, "the fp32 master weights"));
+    init_params_range(table, owned_, master_.data(), options_.seed);
+    ZT_ASSIGN_OR_RETURN(params_, b.allocate(table.numel(), compute_, "the 16-bit compute parameters"));
+  } else if (shards_parameters(stage)) {
     ZT_ASSIGN_OR_RETURN(param_shard_, b.allocate(shard_.size(), DType::kF32, "the parameter shard"));
     init_params_range(table, shard_, param_shard_.data(), options_.seed);
   } else {
@@ -51,10 +73,34 @@ Status ModelStates::allocate(const ParamTable& table, int n_layer) {
     fetcher_ = std::make_unique<ParamFetcher>(table, partition_, dp_, param_shard_.data(), n_layer, fo);
     ZT_RETURN_IF_ERROR(fetcher_->refresh_persistent());
   }
+  return mixed() ? publish_master() : Status::OK();
+}
+
+Status ModelStates::publish_master() {
+  const ActivationOps<half_t>* h = backend().half_ops();
+  ZT_CHECK(h != nullptr, "mixed-precision model states need a backend with 16-bit kernels");
+  half_t* compute = params_.as<half_t>();
+  h->from_f32(compute + owned_.begin, master_.data(), static_cast<int64_t>(owned_.size()));
+  if (!shards_optimizer(options_.stage)) return Status::OK();
+  // Stages 1-2: all-gather the compute copy in buckets, as 32-bit words (pairs of 16-bit
+  // values: the partition is aligned to 2 and the parameter count is even).
+  std::vector<WorkHandle> works;
+  const size_t chunk = std::max<size_t>(2, options_.allgather_bucket_elems / 2 * 2);
+  for (size_t a = 0; a < params_.size(); a += chunk) {
+    const ElementRange r{a, std::min(params_.size(), a + chunk)};
+    std::vector<size_t> words = partition_.counts(r);
+    for (size_t& w : words) {
+      ZT_CHECK(w % 2 == 0, "16-bit all-gather segment of odd length %zu", w);
+      w /= 2;
+    }
+    works.push_back(dp_->all_gather(reinterpret_cast<float*>(compute + a), words));
+  }
+  for (WorkHandle& w : works) ZT_RETURN_IF_ERROR(w->wait());
   return Status::OK();
 }
 
 float* ModelStates::owned_params() {
+  if (mixed()) return master_.data();
   return shards_parameters(options_.stage) ? param_shard_.data() : params_.data() + owned_.begin;
 }
 
@@ -63,17 +109,18 @@ const float* ModelStates::owned_grads() const {
 }
 
 void ModelStates::bind(GptModel* model) {
-  if (!fetcher_) model->bind(params_.data(), full_grads());
+  if (!fetcher_) model->bind(params_.as<void>(), full_grads());
 }
 
 void ModelStates::begin_micro(bool with_backward) {
   if (fetcher_) fetcher_->begin_micro(with_backward);
 }
 
-StatusOr<float*> ModelStates::layer_params(int layer, const ParamTable& table) {
-  if (!fetcher_) return params_.data() + table.layer_range(layer).begin;
-  if (fetcher_->persistent(layer)) return fetcher_->persistent_params(layer);
-  return fetcher_->acquire(layer);
+StatusOr<void*> ModelStates::layer_params(int layer, const ParamTable& table) {
+  if (!fetcher_) return params_.as<unsigned char>() + table.layer_range(layer).begin * dtype_size(compute_);
+  if (fetcher_->persistent(layer)) return static_cast<void*>(fetcher_->persistent_params(layer));
+  ZT_ASSIGN_OR_RETURN(float* gathered, fetcher_->acquire(layer));
+  return static_cast<void*>(gathered);
 }
 
 void ModelStates::release(int layer) {
@@ -86,6 +133,7 @@ void ModelStates::zero_grads() {
 }
 
 Status ModelStates::finish_step() {
+  if (mixed()) return publish_master();
   if (fetcher_) return fetcher_->refresh_persistent();
   if (!shards_optimizer(options_.stage)) return Status::OK();
   // Stages 1-2: every rank updated its shard; all-gather the parameters in buckets.
@@ -99,9 +147,17 @@ Status ModelStates::finish_step() {
   return Status::OK();
 }
 
-Status ModelStates::finish_load() { return fetcher_ ? fetcher_->refresh_persistent() : Status::OK(); }
+Status ModelStates::finish_load() {
+  if (mixed()) return publish_master();
+  return fetcher_ ? fetcher_->refresh_persistent() : Status::OK();
+}
 
 Status ModelStates::gather_params(float* out) {
+  if (mixed()) {
+    backend().copy(out + owned_.begin, master_.data(), master_.bytes());
+    if (!shards_optimizer(options_.stage)) return Status::OK();
+    return dp_->all_gather(out, partition_.counts({0, partition_.numel()}))->wait();
+  }
   if (!params_.empty()) {
     backend().copy(out, params_.data(), params_.bytes());
     return Status::OK();
@@ -111,6 +167,7 @@ Status ModelStates::gather_params(float* out) {
 }
 
 OwnedArray ModelStates::param_array() {
+  if (mixed()) return {"param", master_.data(), owned_};
   if (shards_parameters(options_.stage)) return {"param", param_shard_.data(), shard_};
   return {"param", params_.data(), {0, params_.size()}};
 }

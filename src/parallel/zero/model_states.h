@@ -10,6 +10,13 @@
 //   1: the optimizer owns the shard; after its step the parameters are all-gathered;
 //   2: + gradients are kept as the shard (GradReducer reduce-scatters into it);
 //   3: + parameters are kept as the shard; each layer is gathered before use.
+//
+// Mixed precision (the backend computes in bf16 or f16): the parameters the model reads
+// are a 16-bit compute copy (full for stages 0-2, the shard for stage 3); the optimizer
+// updates an fp32 master of its owned range, which is cast (round to nearest even) into
+// the compute copy after every step and after a load; stages 1-2 then all-gather the
+// compute copy (half the bytes of fp32). Gradients stay fp32 (grad_accum_dtype fp32).
+// Checkpoints save the master. Stage 3 in mixed precision is refused (validate()).
 // Thread-safety: one thread drives it (the training loop).
 #pragma once
 
@@ -48,6 +55,8 @@ class ModelStates {
   // The stage refused with a pipeline (one place): stages 2-3 would re-partition gradients
   // and parameters for every micro-batch of the schedule; DeepSpeed refuses it too.
   static Status validate(ZeroStage stage, int pipeline_stages);
+  // The stages mixed precision supports.
+  static Status validate_mixed(ZeroStage stage, DType compute);
 
   // Allocates and initialises the states for `table` partitioned over dp.
   static StatusOr<std::unique_ptr<ModelStates>> create(const ParamTable& table, const Partition& partition,
@@ -58,13 +67,16 @@ class ModelStates {
   ZeroStage stage() const { return options_.stage; }
   // The range the optimizer updates (and whose gradients this rank owns after reduction).
   ElementRange owned_range() const { return owned_; }
+  // The fp32 parameters the optimizer updates (the master in mixed precision).
   float* owned_params();
   const float* owned_grads() const;
   // The full gradient arena (stages 0-1), null otherwise; the gradient shard (stages 2-3), null otherwise.
   float* full_grads() { return grads_.empty() ? nullptr : grads_.data(); }
   float* grad_shard() { return grad_shard_.empty() ? nullptr : grad_shard_.data(); }
-  // The full parameter and gradient arenas as arenas (empty where sharded), for tests and drivers.
+  // The full parameter and gradient arenas as arenas (empty where sharded), for tests and
+  // drivers; in mixed precision the parameters are the 16-bit compute copy.
   Arena& full_params_arena() { return params_; }
+  bool mixed() const { return !master_.empty() || compute_ != DType::kF32; }
   Arena& full_grads_arena() { return grads_; }
   // True when parameters are sharded and layers are gathered before use (stage 3).
   bool gathers_layers() const { return fetcher_ != nullptr; }
@@ -74,7 +86,7 @@ class ModelStates {
   // A micro-batch's layer sequence starts (stage 3: the fetch order).
   void begin_micro(bool with_backward);
   // Where `layer`'s parameters are for the next model call, and giving them back.
-  StatusOr<float*> layer_params(int layer, const ParamTable& table);
+  StatusOr<void*> layer_params(int layer, const ParamTable& table);
   void release(int layer);
 
   void zero_grads();
@@ -83,12 +95,16 @@ class ModelStates {
   Status finish_step();
   // After a checkpoint load wrote the owned parameters (collective under stage 3).
   Status finish_load();
-  // Every parameter into out (table.numel() floats). Collective when sharded.
+  // Every parameter into out (table.numel() floats; the fp32 master in mixed precision).
+  // Collective when sharded.
   Status gather_params(float* out);
-  // The parameters this rank holds, named "param", for checkpoint views.
+  // The fp32 parameters this rank holds (the master in mixed precision), named "param",
+  // for checkpoint views.
   OwnedArray param_array();
 
-  size_t param_bytes() const { return params_.bytes() + param_shard_.bytes(); }
+  // Parameters the model reads plus, in mixed precision, the fp32 master.
+  size_t param_bytes() const { return params_.bytes() + param_shard_.bytes() + master_.bytes(); }
+  size_t master_bytes() const { return master_.bytes(); }
   size_t grad_bytes() const { return grads_.bytes() + grad_shard_.bytes(); }
   size_t fetch_buffer_bytes() const { return fetcher_ ? fetcher_->buffer_bytes() : 0; }
 
@@ -96,6 +112,9 @@ class ModelStates {
   ModelStates(const Partition& partition, ProcessGroup* dp, const ModelStatesOptions& o);
   Status allocate(const ParamTable& table, int n_layer);
   const Backend& backend() const { return backend_or_cpu(options_.backend); }
+  // Mixed precision: casts the master into the compute copy's owned range and (stages
+  // 1-2) all-gathers the compute copy.
+  Status publish_master();
 
   Partition partition_;
   ProcessGroup* dp_;
@@ -106,6 +125,8 @@ class ModelStates {
   Arena param_shard_;   // this rank's parameters (stage 3)
   Arena grads_;         // full gradients (stages 0-1)
   Arena grad_shard_;    // this rank's gradients (stages 2-3)
+  DType compute_ = DType::kF32;  // the dtype of params_ / param_shard_
+  Arena master_;        // mixed precision: fp32 master of owned_
   std::unique_ptr<ParamFetcher> fetcher_;  // stage 3
 };
 

@@ -5,8 +5,11 @@
 
 namespace zt {
 
-Partition::Partition(size_t numel, int world)
-    : numel_(numel), world_(world), shard_size_((numel + static_cast<size_t>(world) - 1) / static_cast<size_t>(world)) {}
+Partition::Partition(size_t numel, int world, size_t align)
+    : numel_(numel), world_(world) {
+  const size_t s = (numel + static_cast<size_t>(world) - 1) / static_cast<size_t>(world);
+  shard_size_ = (s + align - 1) / align * align;
+}
 
 ElementRange Partition::shard(int rank) const {
   const size_t r = static_cast<size_t>(rank);

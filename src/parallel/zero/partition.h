@@ -1,11 +1,15 @@
 // ZeRO partitioning as offset arithmetic on the flat parameter space (llm.c's ShardInfo).
 //
 // The Ψ elements are cut into N contiguous shards of S = ceil(Ψ / N) elements (the last
-// may be shorter or empty); rank r owns [r*S, min((r+1)*S, Ψ)). ZeRO's stages are one
+// may be shorter or empty); rank r owns [r*S, min((r+1)*S, Ψ)). With align > 1, S is
+// rounded up to a multiple of align (mixed precision uses 2, so a shard of 16-bit values
+// starts on a 4-byte boundary and moves as 32-bit words). ZeRO's stages are one
 // threshold each: optimizer state is sharded from stage 1, gradients from stage 2,
 // parameters from stage 3 (shards_optimizer / shards_gradients / shards_parameters).
 // Thread-safety: immutable value.
 #pragma once
+
+#include "backend/dtype.h"
 
 #include <cstddef>
 #include <vector>
@@ -20,9 +24,12 @@ inline bool shards_optimizer(ZeroStage s) { return s >= ZeroStage::kOptimizer; }
 inline bool shards_gradients(ZeroStage s) { return s >= ZeroStage::kGradients; }
 inline bool shards_parameters(ZeroStage s) { return s >= ZeroStage::kParameters; }
 
+// Alignment of the ZeRO partition for a compute dtype: 2 for 16-bit compute, else 1.
+inline size_t partition_align(DType compute) { return compute == DType::kF32 ? 1 : 2; }
+
 class Partition {
  public:
-  Partition(size_t numel, int world);
+  Partition(size_t numel, int world, size_t align = 1);
 
   size_t numel() const { return numel_; }
   int world() const { return world_; }

@@ -1,0 +1,122 @@
+// Mixed precision in the Trainer (thread-ranks in one process): bf16 and fp16 under ZeRO
+// 0-2 against the single process in the same precision, fp16's overflow handling on one
+// rank, and the model-state and activation bytes of the mixed formulas.
+//
+// Tolerance of the layout comparison. Two layouts of one mixed-precision run compute
+// every micro-batch's forward and backward with the same kernels on the same 16-bit
+// compute weights; they differ only in how the fp32 gradients of the micro-batches are
+// summed (the kernels' += vs the reduction over ranks), an fp32 reassociation of a few
+// units of 2^-24. That perturbs the fp32 masters by lr x that, and any master lying that
+// close to a 16-bit rounding midpoint then rounds the other way: one unit of the 16-bit
+// format in that compute weight, which perturbs every gradient of the next step, and so
+// on. Training is chaotic in such perturbations, so no fixed bound holds over steps; what
+// does hold is an ordering: the layout's perturbation starts at 2^-24 relative while the
+// perturbation the precision itself makes (the same run in fp32 vs in 16 bits) starts at
+// the 16-bit unit roundoff (2^-9 for bf16, 2^-12 for fp16) on every activation, and both
+// then grow by the same dynamics. So each step's loss difference between two layouts is
+// bounded by the largest fp32-vs-16-bit loss difference of the single process up to that
+// step, and the final masters by the largest fp32-vs-16-bit master difference. The
+// optimizer is SGD with momentum: Adam's m / sqrt(v) turns rounding noise in near-zero
+// gradients into whole lr-sized steps, which would measure Adam, not the layout.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "comm/thread_world.h"
+#include "engine/trainer.h"
+#include "nn/gpt_activations.h"
+#include "testing/synthetic_data.h"
+
+namespace zt {
+namespace {
+
+const Backend& backend_of(DType t) { return *backend_for(Device::kCpu, t).value(); }
+
+TrainerOptions tiny(ZeroStage stage, DType t) {
+  TrainerOptions o;
+  o.model.n_layer = 2;
+  o.model.n_head = 4;
+  o.model.n_embd = 48;
+  o.model.vocab_size = 61;
+  o.model.n_positions = 8;
+  o.micro_batch = 2;
+  o.seq_len = 8;
+  o.optimizer = OptimizerKind::kSgd;  // see the tolerance argument above: Adam's m / sqrt(v) amplifies
+  o.sgd.momentum = 0.9;                // rounding noise in near-zero gradients to whole lr-sized steps
+  o.schedule.base_lr = 0.1;
+  o.gradient_clipping = 0.0;
+  o.zero.stage = stage;
+  o.zero.reduce_bucket_elems = 4000;
+  o.zero.allgather_bucket_elems = 4000;
+  o.backend = &backend_of(t);
+  o.loss_scaler.initial_scale_power = 12;
+  o.loss_scaler.hysteresis = 1;
+  o.loss_scaler.loss_scale_window = 3;
+  return o;
+}
+
+struct RankResult {
+  MemoryReport memory;
+  std::vector<StepStats> steps;
+  std::vector<float> params;
+};
+
+std::vector<RankResult> train(const TrainerOptions& o, int N, int accum, int steps) {
+  ThreadWorld world(N, CommOptions{});
+  std::vector<RankResult> out(static_cast<size_t>(N));
+  const Status s = run_ranks(N, [&](int rank) -> Status {
+    auto group = world.group(rank);
+    ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(o, group.get()));
+    RankResult& r = out[static_cast<size_t>(rank)];
+    for (int step = 0; step < steps; ++step) {
+      const testing::SyntheticStep data = testing::synthetic_step(61, 8, 2, accum, rank, N, step, 3);
+      ZT_ASSIGN_OR_RETURN(StepStats st, t->step(data.micro_batches()));
+      r.steps.push_back(st);
+    }
+    r.memory = t->memory();
+    r.params.resize(t->param_table().numel());
+    return t->gather_params(r.params.data());
+  });
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return out;
+}
+
+TEST(TrainerPrecision, ZeroStagesMatchTheSingleProcessInTheSamePrecision) {
+  const int accum = 2, steps = 4;
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    for (int N : {2, 4}) {
+      const RankResult fp32 = train(tiny(ZeroStage::kNone, DType::kF32), 1, N * accum, steps)[0];
+      const RankResult ref = train(tiny(ZeroStage::kNone, t), 1, N * accum, steps)[0];
+      std::vector<double> gap(steps);  // largest fp32-vs-16-bit loss difference so far
+      double param_gap = 0.0;
+      for (int s = 0; s < steps; ++s) {
+        const double d = std::fabs(ref.steps[s].loss - fp32.steps[s].loss) / fp32.steps[s].loss;
+        gap[s] = std::max(d, s > 0 ? gap[s - 1] : 0.0);
+      }
+      for (size_t i = 0; i < ref.params.size(); ++i) {
+        param_gap = std::max(param_gap, std::fabs(static_cast<double>(ref.params[i]) - fp32.params[i]));
+      }
+      for (int stage = 0; stage <= 2; ++stage) {
+        const auto ranks = train(tiny(static_cast<ZeroStage>(stage), t), N, accum, steps);
+        double worst_loss = 0.0, worst_param = 0.0;
+        for (int s = 0; s < steps; ++s) {
+          const double rel = std::fabs(ranks[0].steps[s].loss - ref.steps[s].loss) / ref.steps[s].loss;
+          EXPECT_LE(rel, gap[s]) << dtype_name(t) << " N=" << N << " stage " << stage << " step " << s;
+          worst_loss = std::max(worst_loss, rel / gap[s]);
+        }
+        for (size_t i = 0; i < ref.params.size(); ++i) {
+          worst_param = std::max(worst_param, std::fabs(static_cast<double>(ranks[0].params[i]) - ref.params[i]));
+        }
+        EXPECT_LE(worst_param, param_gap) << dtype_name(t) << " N=" << N << " stage " << stage;
+        for (const RankResult& r : ranks) EXPECT_EQ(r.params, ranks[0].params) << "ranks disagree";
+        std::printf("  %s N=%d stage %d: loss diff <= %.3f of the precision gap (%.2e at the end); master diff %.2e "
+                    "(gap %.2e)\n",
+                    dtype_name(t), N, stage, worst_loss, gap[steps - 1], worst_param, param_gap);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zt

@@ -118,6 +118,16 @@ int run_train(const TrainCommandArgs& args) {
                 static_cast<long long>(cfg.batch.grad_accum), cfg.parallel.dp, cfg.zero.stage,
                 static_cast<long long>(tc.steps), num_threads(), isa_name(active_isa()));
     std::printf("backend: %s\n", trainer.backend().describe().c_str());
+    if (const LossScaler* ls = trainer.loss_scaler()) {
+      const PrecisionConfig& p = cfg.precision;
+      if (ls->dynamic()) {
+        std::printf("fp16 loss scale: dynamic, now %g (initial 2^%d, window %lld, hysteresis %d, min %g)\n",
+                    ls->scale(), p.fp16_initial_scale_power, static_cast<long long>(p.fp16_loss_scale_window),
+                    p.fp16_hysteresis, p.fp16_min_loss_scale);
+      } else {
+        std::printf("fp16 loss scale: static %g\n", ls->scale());
+      }
+    }
     if (const std::string w = gemm_path().warning(); !w.empty()) std::printf("warning: %s\n", w.c_str());
     if (cfg.parallel.pp > 1 || cfg.parallel.tp > 1) {
       std::printf("model parallel: pp %d (%s schedule, %s partition), tp %d\n", cfg.parallel.pp,
@@ -167,6 +177,13 @@ int run_train(const TrainCommandArgs& args) {
     const double elapsed = run_clock.seconds() * static_cast<double>(stats->step) /
                            static_cast<double>(stats->step - first_step);
     if (lead) progress.update({stats->step, stats->loss, stats->lr, stats->grad_norm, tok_s, mfu}, elapsed);
+    if (lead && stats->skipped) {
+      char line[200];
+      std::snprintf(line, sizeof(line),
+                    "step %lld: fp16 gradient overflow (inf/NaN on some rank): step skipped on every rank, loss scale "
+                    "%g -> %g", static_cast<long long>(stats->step), stats->loss_scale, stats->next_loss_scale);
+      progress.message(line);
+    }
     if (lead && cfg.wall_clock_breakdown && stats->step % print_every == 0) {
       char line[160];
       std::snprintf(line, sizeof(line), "step %lld time (ms) | forward: %.2f | backward: %.2f | optimizer_step: %.2f",

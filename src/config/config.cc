@@ -117,8 +117,23 @@ std::vector<bool> checkpointed_blocks(const ActivationCheckpointConfig& a, int n
 
 Status check_supported(const ZtConfig& c) {
   auto no = [](const std::string& ptr, const std::string& why) { return Status::Unimplemented(ptr + ": " + why); };
-  if (c.precision.fp16) return no("/fp16/enabled", "true is not supported yet: zerotrain trains in fp32 for now");
-  if (c.precision.bf16) return no("/bf16/enabled", "true is not supported yet: zerotrain trains in fp32 for now");
+  if (c.precision.fp16 && c.precision.bf16) {
+    return Status::InvalidArgument("/fp16/enabled and /bf16/enabled are both true: choose one precision");
+  }
+  if (c.precision.fp16 || c.precision.bf16) {
+    const std::string ptr = c.precision.fp16 ? "/fp16/enabled" : "/bf16/enabled";
+    if (c.zero.stage == 3) {
+      return no(ptr, "true with /zero_optimization/stage 3 is not supported yet (ZeRO-3's gather of 16-bit layers "
+                     "is not built); use stage 0, 1 or 2");
+    }
+    if (c.parallel.tp > 1) {
+      return no(ptr, "true with tensor parallelism (parallel.tp > 1) is not supported yet: its vocabulary-parallel "
+                     "kernels are fp32 only");
+    }
+    if (c.parameter_server.enabled) {
+      return no(ptr, "true with the parameter server is not supported yet: its workers train in fp32");
+    }
+  }
   if (c.parallel.pp > 1 && c.zero.stage >= 2) {
     return no("/zero_optimization/stage", std::to_string(c.zero.stage) + " with parallel.pp > 1: ZeRO-2/3 would "
               "re-partition gradients and parameters for every micro-batch of the pipeline schedule (DeepSpeed "

@@ -59,6 +59,7 @@ struct PrecisionConfig {
   int fp16_initial_scale_power = 16;
   int64_t fp16_loss_scale_window = 1000;
   int fp16_hysteresis = 2;
+  bool fp16_consecutive_hysteresis = false;
   double fp16_min_loss_scale = 1.0;
 };
 

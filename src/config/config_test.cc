@@ -47,7 +47,7 @@ TEST(Config, UnknownKeysAreRefusedNotIgnored) {
   expect_error(R"({"train_batch_sise": 8})",
                "/train_batch_sise: unknown key; allowed here: activation_checkpointing, aio, amp, autotuning, bf16, "
                "bfloat16, checkpoint, comet, comms_logger, communication_data_type, compression_training, csv_monitor, "
-               "curriculum_learning, data, data_efficiency, dataloader_drop_last, disable_allgather, dump_state, "
+               "curriculum_learning, data, data_efficiency, data_types, dataloader_drop_last, disable_allgather, dump_state, "
                "elasticity, flops_profiler, fp16, gradient_accumulation_steps, gradient_allreduce_op, "
                "gradient_clipping, gradient_predivide_factor, memory_breakdown, model, optimizer, parallel, "
                "parameter_server, pipeline, "
@@ -83,7 +83,16 @@ TEST(Config, UnsupportedFeaturesAreRefusedNamingTheKey) {
   ASSERT_TRUE(parse_text(R"({"optimizer": {"type": "OneBitAdam", "params": {"lr": 1e-3}}})", &c).message().find(
                   R"(/optimizer/type: "OneBitAdam" is not supported yet)") == 0);
   ASSERT_TRUE(parse_text(R"({"fp16": {"enabled": true}})", &c).ok());
-  EXPECT_EQ(check_supported(c).message(), "/fp16/enabled: true is not supported yet: zerotrain trains in fp32 for now");
+  EXPECT_TRUE(check_supported(c).ok());
+  ASSERT_TRUE(parse_text(R"({"fp16": {"enabled": true}, "bf16": {"enabled": true}})", &c).ok());
+  EXPECT_EQ(check_supported(c).message(), "/fp16/enabled and /bf16/enabled are both true: choose one precision");
+  ASSERT_TRUE(parse_text(R"({"bf16": {"enabled": true}, "parallel": {"tp": 2}})", &c).ok());
+  EXPECT_EQ(check_supported(c).message().find("/bf16/enabled: true with tensor parallelism"), 0u)
+      << check_supported(c).message();
+  expect_error(R"({"data_types": {"grad_accum_dtype": "bf16"}})",
+               "/data_types/grad_accum_dtype: only \"fp32\" is supported: gradients accumulate in fp32");
+  expect_error(R"({"communication_data_type": "bf16"})",
+               "/communication_data_type: only \"fp32\" is supported: gradients accumulate and are reduced in fp32");
   expect_error(R"({"tensorboard": {"enabled": true, "output_path": "x"}})",
                "/tensorboard: TensorBoard output is not supported yet; zerotrain writes a metrics CSV");
   EXPECT_TRUE(parse_text(R"({"tensorboard": {"enabled": false, "output_path": "x"}})").ok());

@@ -212,7 +212,7 @@ void parse_precision(JsonReader& root, PrecisionConfig* p) {
     p->fp16_initial_scale_power = static_cast<int>(f->integer("initial_scale_power", 16, 0, 64));
     p->fp16_loss_scale_window = f->integer("loss_scale_window", 1000, 1, kMaxInt);
     p->fp16_hysteresis = static_cast<int>(f->integer("hysteresis", 2, 1, kMaxInt));
-    f->boolean("consecutive_hysteresis", false);
+    p->fp16_consecutive_hysteresis = f->boolean("consecutive_hysteresis", false);
     p->fp16_min_loss_scale = f->number("min_loss_scale", 1.0, 0.0, kInf);
     f->boolean("fp16_master_weights_and_grads", false);
     f->done();
@@ -222,10 +222,22 @@ void parse_precision(JsonReader& root, PrecisionConfig* p) {
       p->bf16 = b->boolean("enabled", false) || p->bf16;
       b->boolean("immediate_grad_update", true);
       b->boolean("check_overflow", false);
-      b->boolean("bf16_master_weights_and_grads", false);
-      b->boolean("bf16_optimizer_states", false);
+      if (b->boolean("bf16_master_weights_and_grads", false)) {
+        b->fail("bf16_master_weights_and_grads", "true is not supported: zerotrain keeps fp32 master weights and "
+                                                 "gradients (DeepSpeed's default)");
+      }
+      if (b->boolean("bf16_optimizer_states", false)) {
+        b->fail("bf16_optimizer_states", "true is not supported: optimizer states are fp32");
+      }
       b->done();
     }
+  }
+  if (auto d = root.object("data_types")) {  // DeepSpeed's grad_accum_dtype (default: fp32 here; see config.h)
+    if (d->has("grad_accum_dtype") &&
+        d->choice("grad_accum_dtype", "fp32", {"fp32", "fp16", "bf16"}) != "fp32") {
+      d->fail("grad_accum_dtype", "only \"fp32\" is supported: gradients accumulate in fp32");
+    }
+    d->done();
   }
 }
 
@@ -257,8 +269,8 @@ void parse_misc(JsonReader& root, ZtConfig* c) {
     root.fail("gradient_predivide_factor", "values other than 1.0 are not supported");
   }
   root.choice("gradient_allreduce_op", "mean", {"mean"});
-  if (root.has("communication_data_type") && root.choice("communication_data_type", "fp32", {"fp32"}) != "fp32") {
-    root.fail("communication_data_type", "only \"fp32\" is supported");
+  if (root.has("communication_data_type") && root.choice("communication_data_type", "fp32", {"fp32", "fp16", "bf16"}) != "fp32") {
+    root.fail("communication_data_type", "only \"fp32\" is supported: gradients accumulate and are reduced in fp32");
   }
   if (auto ck = root.object("checkpoint")) {
     ck->choice("tag_validation", "Warn", {"Ignore", "Warn", "Fail"}, true);

@@ -193,8 +193,9 @@ def make_config():
     k.add("parallel_dp_mismatch.json", config_text(edited(CONFIG, "parallel", {"dp": 2})),
           "/parallel/dp: dp 2 x pp 1 x tp 1 = 2 does not match the 1 ranks launched")
     # Features zerotrain refuses (check_supported).
-    k.add("fp16_enabled.json", config_text(edited(CONFIG, "fp16", {"enabled": True})),
-          "/fp16/enabled: true is not supported yet")
+    k.add("fp16_and_bf16.json",
+          config_text(edited(edited(CONFIG, "fp16", {"enabled": True}), "bf16", {"enabled": True})),
+          "/fp16/enabled and /bf16/enabled are both true")
     k.add("offload_optimizer.json", config_text(edited(CONFIG, "zero_optimization.offload_optimizer", {"device": "cpu"})),
           '/zero_optimization/offload_optimizer/device: "cpu" is not supported yet')
     return k

@@ -22,7 +22,7 @@ void test_kill_point(int64_t step, int world_rank) {
 }
 
 bool test_overflow_point(int64_t step, int world_rank) {
-  static const char* spec = std::getenv("ZT_TEST_OVERFLOW_AT_STEP");
+  const char* spec = std::getenv("ZT_TEST_OVERFLOW_AT_STEP");  // read every step: in-process tests set it
   if (spec == nullptr) return false;
   const std::string s = spec;
   const size_t colon = s.find(':');

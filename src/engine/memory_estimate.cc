@@ -37,18 +37,29 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   if (dp_size < 1 || dp_rank < 0 || dp_rank >= dp_size || pp_rank < 0 || pp_rank >= std::max(1, pp_size)) {
     return Status::InvalidArgument("rank outside its groups");
   }
+  const DType compute = backend_or_cpu(o.backend).compute_dtype();
+  ZT_RETURN_IF_ERROR(ModelStates::validate_mixed(o.zero.stage, compute));
   const ParamTable table = build_gpt_param_table(o.model, o.layout);
-  const Partition partition(table.numel(), dp_size);
+  const Partition partition(table.numel(), dp_size, partition_align(compute));
   const size_t psi = table.numel(), shard = partition.shard(dp_rank).size();
   MemoryEstimate e;
   e.psi = psi;
-  e.param_bytes = (shards_parameters(o.zero.stage) ? shard : psi) * sizeof(float);
+  if (compute != DType::kF32) {  // the 16-bit compute copy (2Ψ) and the fp32 master of the owned range
+    e.master_bytes = (shards_optimizer(o.zero.stage) ? shard : psi) * sizeof(float);
+    e.param_bytes = psi * dtype_size(compute) + e.master_bytes;
+  } else {
+    e.param_bytes = (shards_parameters(o.zero.stage) ? shard : psi) * sizeof(float);
+  }
   e.grad_bytes = (shards_gradients(o.zero.stage) ? shard : psi) * sizeof(float);
   e.optimizer_bytes = (shards_optimizer(o.zero.stage) ? shard : psi) * optimizer_bytes_per_element(o);
   const int slots = pp_size > 1 ? pipe_schedule_slots(o.pipe_schedule, std::max(1, o.micro_batches), pp_size, pp_rank)
                                 : 1;
-  e.activation_bytes = GptActivationArena::count(o.model, o.layout, o.micro_batch, o.seq_len, slots, o.checkpoint,
-                                                 o.partition_activations);
+  e.activation_bytes =
+      compute == DType::kF32
+          ? GptActivationArenaT<float>::count(o.model, o.layout, o.micro_batch, o.seq_len, slots, o.checkpoint,
+                                              o.partition_activations)
+          : GptActivationArenaT<half_t>::count(o.model, o.layout, o.micro_batch, o.seq_len, slots, o.checkpoint,
+                                               o.partition_activations);
   e.buffer_bytes_max = buffer_bound(o, table);
   return e;
 }

@@ -5,7 +5,12 @@
 // optimizer state 8Ψ (8Ψ/N from stage 1), with Ψ/N the rank's actual shard
 // (ceil(Ψ/N), the last shorter). Activations are the model's activation arena for the
 // micro-batch shape, the pipeline slots and activation checkpointing. All four equal
-// what the Trainer allocates, byte for byte (memory_estimate_test.cc). Gradient buckets
+// what the Trainer allocates, byte for byte (memory_estimate_test.cc).
+// Mixed precision (bf16/fp16, stages 0-2): parameters are the 16-bit compute copy 2Ψ plus
+// the fp32 master of the optimizer's range (4Ψ, 4Ψ/N from stage 1); gradients stay fp32
+// (grad_accum_dtype fp32: 4Ψ, 4Ψ/N from stage 2); optimizer state as fp32. With Adam:
+// stage 0 18Ψ, stage 1 6Ψ + 12Ψ/N, stage 2 2Ψ + 16Ψ/N (the ZeRO paper's 2Ψ + 2Ψ + 12Ψ
+// with fp32 instead of 16-bit gradients, DeepSpeed's default for bf16 with ZeRO). Gradient buckets
 // and ZeRO-3 gather buffers depend on timing; their figure is an upper bound.
 // Thread-safety: pure functions.
 #pragma once
@@ -19,7 +24,8 @@ namespace zt {
 
 struct MemoryEstimate {
   size_t psi = 0;               // parameters of this rank's part of the model
-  size_t param_bytes = 0;
+  size_t param_bytes = 0;       // what the model reads, plus the fp32 master in mixed precision
+  size_t master_bytes = 0;      // mixed precision: the fp32 master part of param_bytes
   size_t grad_bytes = 0;
   size_t optimizer_bytes = 0;
   size_t activation_bytes = 0;

@@ -295,6 +295,7 @@ Status Trainer::gather_params(float* out) { return states_->gather_params(out); 
 MemoryReport Trainer::memory() const {
   MemoryReport r;
   r.param_bytes = states_->param_bytes();
+  r.master_bytes = states_->master_bytes();
   r.grad_bytes = states_->grad_bytes();
   r.optimizer_bytes = optimizer_->state_bytes();
   r.bucket_bytes = reducer_->bucket_bytes() + states_->fetch_buffer_bytes();

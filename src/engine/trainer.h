@@ -72,7 +72,8 @@ struct StepStats {
 };
 
 struct MemoryReport {
-  size_t param_bytes = 0;      // parameters held by this rank (full, or its shard)
+  size_t param_bytes = 0;      // parameters held by this rank (full, or its shard), plus the fp32 master
+  size_t master_bytes = 0;     // mixed precision: the fp32 master part of param_bytes
   size_t grad_bytes = 0;       // gradients held (full, or the shard)
   size_t optimizer_bytes = 0;  // optimizer state held
   size_t bucket_bytes = 0;     // gradient buckets and ZeRO-3 gather buffers

@@ -23,6 +23,8 @@ def main():
     for k, d in [("layers", 12), ("heads", 12), ("embd", 768), ("vocab", 50257), ("batch", 4), ("seq", 64),
                  ("steps", 5), ("warmup", 1), ("threads", 2), ("positions", 1024)]:
         ap.add_argument("--" + k, type=int, default=d)
+    ap.add_argument("--autocast", choices=["none", "bf16"], default="none",
+                    help="bf16: torch.autocast('cpu', bfloat16) around forward and loss (fp32 weights)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
@@ -38,7 +40,8 @@ def main():
     for s in range(a.warmup + a.steps):
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=False)
-        loss = F.cross_entropy(model(x).view(-1, a.vocab), y.view(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast == "bf16"):
+            loss = F.cross_entropy(model(x).view(-1, a.vocab), y.view(-1))
         t1 = time.perf_counter()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -51,7 +54,10 @@ def main():
             st.append(t3 - t2)
             total.append(t3 - t0)
     med = statistics.median
-    print(json.dumps({"impl": "pytorch", "version": torch.__version__, "ms": 1e3 * med(total),
+    import resource
+    print(json.dumps({"impl": "pytorch", "precision": "bf16" if a.autocast == "bf16" else "fp32",
+                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+                      "version": torch.__version__, "ms": 1e3 * med(total),
                       "forward_ms": 1e3 * med(fwd), "backward_ms": 1e3 * med(bwd), "optimizer_ms": 1e3 * med(st),
                       "ms_min": 1e3 * min(total), "ms_max": 1e3 * max(total)}))
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "kernels/cpu/gemm_bf16.h"
 #include "core/rng.h"
 #include "core/threads.h"
 #include "engine/trainer.h"
@@ -44,8 +45,13 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup);
   app.add_option("--threads", threads);
   app.add_option("--padded-vocab", o.model.padded_vocab_size);
+  std::string precision = "fp32";
+  app.add_option("--precision", precision, "fp32 | bf16 | fp16 (mixed precision: 16-bit compute, fp32 master)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   CLI11_PARSE(app, argc, argv);
   if (!zt::backend_environment_ok()) return 2;
+  const zt::DType compute = precision == "bf16" ? zt::DType::kBF16 : precision == "fp16" ? zt::DType::kF16 : zt::DType::kF32;
+  o.backend = zt::backend_for(zt::Device::kCpu, compute).value();
   zt::set_num_threads(threads);
   o.schedule.base_lr = 1e-4;
   auto created = zt::Trainer::create(o);
@@ -73,7 +79,11 @@ int main(int argc, char** argv) {
     total.push_back(st->forward_s + st->backward_s + st->optimizer_s);
   }
   const zt::MemoryReport m = t.memory();
-  std::printf("{\"impl\":\"zerotrain\",\"ms\":%.2f,\"forward_ms\":%.2f,\"backward_ms\":%.2f,\"optimizer_ms\":%.2f,"
+  // The kernel oneDNN picks for the bf16 GEMMs of this model (AMX or not).
+  const auto bf16_impl = zt::bf16_gemm_impl(o.micro_batch * o.seq_len, 4 * o.model.n_embd, o.model.n_embd);
+  std::printf("{\"precision\":\"%s\",\"bf16_gemm\":\"%s\",\"backend\":\"%s\",", precision.c_str(),
+              bf16_impl.ok() ? bf16_impl.value().c_str() : "unavailable", t.backend().describe().c_str());
+  std::printf("\"impl\":\"zerotrain\",\"ms\":%.2f,\"forward_ms\":%.2f,\"backward_ms\":%.2f,\"optimizer_ms\":%.2f,"
               "\"ms_min\":%.2f,\"ms_max\":%.2f,\"params\":%lld,\"peak_rss_mb\":%.1f,\"activation_mb\":%.1f,"
               "\"isa\":\"%s\",\"openblas_core\":\"%s\",\"gemm\":\"%s\"}\n",
               1e3 * median(total), 1e3 * median(fwd), 1e3 * median(bwd), 1e3 * median(opt),

@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "comm/thread_world.h"
+#include "engine/parallel_setup.h"
+#include "engine/parallel_setup.h"
 #include "engine/trainer.h"
 #include "engine/trainer_checkpoint.h"
 #include "nn/gpt_activations.h"
@@ -79,6 +81,32 @@ std::vector<RankResult> train(const TrainerOptions& o, int N, int accum, int ste
     r.memory = t->memory();
     r.params.resize(t->param_table().numel());
     return t->gather_params(r.params.data());
+  });
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return out;
+}
+
+// dp x pp thread-ranks (uniform stages), optional activation checkpointing of every
+// block; rank 0's losses and, after the last step, the gathered masters (pp = 1) or
+// nothing.
+RankResult train_layout(const TrainerOptions& base, int dp, int pp, int accum, int steps, bool checkpoint) {
+  const int N = dp * pp;
+  ThreadWorld world(N, CommOptions{});
+  const RankGrid grid = RankGrid::create(N, 1, dp, pp).value();
+  RankResult out;
+  const Status s = run_ranks(N, [&](int rank) -> Status {
+    ParallelGroups groups = make_thread_groups(world, grid, rank);
+    TrainerOptions o = base;
+    o.micro_batches = accum;
+    ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(o.model, grid, rank, StagePartition::kUniform));
+    if (checkpoint) o.checkpoint.assign(static_cast<size_t>(o.model.n_layer), true);
+    ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(o, &groups));
+    for (int step = 0; step < steps; ++step) {
+      const testing::SyntheticStep data = testing::synthetic_step(61, 8, 2, accum, grid.coord(rank).dp, dp, step, 3);
+      ZT_ASSIGN_OR_RETURN(StepStats st, t->step(data.micro_batches()));
+      if (rank == 0) out.steps.push_back(st);
+    }
+    return Status::OK();
   });
   EXPECT_TRUE(s.ok()) << s.to_string();
   return out;
@@ -153,6 +181,31 @@ Fp16Run run_fp16(int from, int to, const std::string& resume, const std::string&
   });
   EXPECT_TRUE(s.ok()) << s.to_string();
   return out;
+}
+
+TEST(TrainerPrecision, PipelineAndCheckpointingMatchTheSingleProcessInTheSamePrecision) {
+  const int steps = 3, accum = 2;
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    for (const auto& [dp, pp, stage] : {std::tuple{1, 2, ZeroStage::kNone}, std::tuple{2, 2, ZeroStage::kOptimizer}}) {
+      // The single process runs the whole global batch: dp x accum micro-batches.
+      const RankResult fp32 = train_layout(tiny(ZeroStage::kNone, DType::kF32), 1, 1, dp * accum, steps, false);
+      const RankResult ref = train_layout(tiny(ZeroStage::kNone, t), 1, 1, dp * accum, steps, false);
+      if (dp == 1) {  // recomputing a block runs the same kernels on the same inputs: the same bits
+        const RankResult ckpt = train_layout(tiny(ZeroStage::kNone, t), 1, 1, accum, steps, true);
+        for (int s = 0; s < steps; ++s) EXPECT_EQ(ckpt.steps[s].loss, ref.steps[s].loss) << dtype_name(t);
+      }
+      const RankResult got = train_layout(tiny(stage, t), dp, pp, accum, steps, false);
+      double gap = 0.0, worst = 0.0;
+      for (int s = 0; s < steps; ++s) {
+        gap = std::max(gap, std::fabs(ref.steps[s].loss - fp32.steps[s].loss) / fp32.steps[s].loss);
+        const double rel = std::fabs(got.steps[s].loss - ref.steps[s].loss) / ref.steps[s].loss;
+        EXPECT_LE(rel, gap) << dtype_name(t) << " dp " << dp << " pp " << pp << " step " << s;
+        worst = std::max(worst, rel / gap);
+      }
+      std::printf("  %s dp %d x pp %d: loss diff <= %.3f of the precision gap (%.2e)\n", dtype_name(t), dp, pp, worst,
+                  gap);
+    }
+  }
 }
 
 class TrainerFp16 : public testing::TempDirTest {};

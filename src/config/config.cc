@@ -122,10 +122,6 @@ Status check_supported(const ZtConfig& c) {
   }
   if (c.precision.fp16 || c.precision.bf16) {
     const std::string ptr = c.precision.fp16 ? "/fp16/enabled" : "/bf16/enabled";
-    if (c.zero.stage == 3) {
-      return no(ptr, "true with /zero_optimization/stage 3 is not supported yet (ZeRO-3's gather of 16-bit layers "
-                     "is not built); use stage 0, 1 or 2");
-    }
     if (c.parallel.tp > 1) {
       return no(ptr, "true with tensor parallelism (parallel.tp > 1) is not supported yet: its vocabulary-parallel "
                      "kernels are fp32 only");

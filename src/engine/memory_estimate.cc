@@ -23,7 +23,7 @@ size_t optimizer_bytes_per_element(const TrainerOptions& o) {
 size_t buffer_bound(const TrainerOptions& o, const ParamTable& table) {
   size_t b = 0;
   if (shards_gradients(o.zero.stage)) b += GradReducer::max_buffer_bytes(table, o.zero.reduce_bucket_elems);
-  if (shards_parameters(o.zero.stage)) b += table.numel() * sizeof(float);
+  if (shards_parameters(o.zero.stage)) b += table.numel() * dtype_size(backend_or_cpu(o.backend).compute_dtype());
   return b;
 }
 
@@ -38,7 +38,6 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
     return Status::InvalidArgument("rank outside its groups");
   }
   const DType compute = backend_or_cpu(o.backend).compute_dtype();
-  ZT_RETURN_IF_ERROR(ModelStates::validate_mixed(o.zero.stage, compute));
   const ParamTable table = build_gpt_param_table(o.model, o.layout);
   const Partition partition(table.numel(), dp_size, partition_align(compute));
   const size_t psi = table.numel(), shard = partition.shard(dp_rank).size();
@@ -46,7 +45,7 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   e.psi = psi;
   if (compute != DType::kF32) {  // the 16-bit compute copy (2Ψ) and the fp32 master of the owned range
     e.master_bytes = (shards_optimizer(o.zero.stage) ? shard : psi) * sizeof(float);
-    e.param_bytes = psi * dtype_size(compute) + e.master_bytes;
+    e.param_bytes = (shards_parameters(o.zero.stage) ? shard : psi) * dtype_size(compute) + e.master_bytes;
   } else {
     e.param_bytes = (shards_parameters(o.zero.stage) ? shard : psi) * sizeof(float);
   }

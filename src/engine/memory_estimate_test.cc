@@ -66,7 +66,7 @@ TEST(MemoryEstimate, MatchesTheTrainersArenasAtEveryStage) {
 
 TEST(MemoryEstimate, MatchesTheTrainersArenasInMixedPrecisionAndTheFormulas) {
   for (DType t : {DType::kBF16, DType::kF16}) {
-    for (int stage = 0; stage <= 2; ++stage) {
+    for (int stage = 0; stage <= 3; ++stage) {
       for (int N : {1, 3}) {
         TrainerOptions o = options(static_cast<ZeroStage>(stage), OptimizerKind::kAdamW, false);
         o.backend = backend_for(Device::kCpu, t).value();
@@ -77,7 +77,7 @@ TEST(MemoryEstimate, MatchesTheTrainersArenasInMixedPrecisionAndTheFormulas) {
         for (int r = 0; r < N; ++r) {
           const size_t S = part.shard(r).size();
           const size_t want[] = {2 * psi + 4 * psi + 4 * psi + 8 * psi, 2 * psi + 4 * S + 4 * psi + 8 * S,
-                                 2 * psi + 4 * S + 4 * S + 8 * S};
+                                 2 * psi + 4 * S + 4 * S + 8 * S, 2 * S + 4 * S + 4 * S + 8 * S};
           auto e = estimate_rank_memory(o, N, r, 1, 0);
           ASSERT_TRUE(e.ok());
           EXPECT_EQ(e->param_bytes + e->grad_bytes + e->optimizer_bytes, want[stage])

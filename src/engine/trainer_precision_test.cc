@@ -1,6 +1,6 @@
 // Mixed precision in the Trainer (thread-ranks in one process): bf16 and fp16 under ZeRO
-// 0-2 against the single process in the same precision, fp16's overflow handling on one
-// rank, and the model-state and activation bytes of the mixed formulas.
+// 0-3 against the single process in the same precision, fp16's overflow handling on one
+// rank (also across a resume), pipeline and checkpointing in 16 bits.
 //
 // Tolerance of the layout comparison. Two layouts of one mixed-precision run compute
 // every micro-batch's forward and backward with the same kernels on the same 16-bit
@@ -53,6 +53,8 @@ TrainerOptions tiny(ZeroStage stage, DType t) {
   o.zero.stage = stage;
   o.zero.reduce_bucket_elems = 4000;
   o.zero.allgather_bucket_elems = 4000;
+  o.zero.prefetch_elems = 8000;
+  o.zero.persistence_threshold = 200;  // ln_f persists; the other layers are gathered
   o.backend = &backend_of(t);
   o.loss_scaler.initial_scale_power = 12;
   o.loss_scaler.hysteresis = 1;
@@ -127,7 +129,7 @@ TEST(TrainerPrecision, ZeroStagesMatchTheSingleProcessInTheSamePrecision) {
       for (size_t i = 0; i < ref.params.size(); ++i) {
         param_gap = std::max(param_gap, std::fabs(static_cast<double>(ref.params[i]) - fp32.params[i]));
       }
-      for (int stage = 0; stage <= 2; ++stage) {
+      for (int stage = 0; stage <= 3; ++stage) {
         const auto ranks = train(tiny(static_cast<ZeroStage>(stage), t), N, accum, steps);
         double worst_loss = 0.0, worst_param = 0.0;
         for (int s = 0; s < steps; ++s) {

@@ -81,9 +81,8 @@ TEST_F(Cli, BadConfigurationsExitTwoWithThePointer) {
                       "data-parallel size 1 (= 6)");
   expect_config_error(R"({"train_batch_size": 8, "fp16": {"enabled": true}, "bf16": {"enabled": true}})",
                       "/fp16/enabled and /bf16/enabled are both true: choose one precision");
-  expect_config_error(R"({"train_batch_size": 8, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3}})",
-                      "/bf16/enabled: true with /zero_optimization/stage 3 is not supported yet (ZeRO-3's gather of "
-                      "16-bit layers is not built); use stage 0, 1 or 2");
+  expect_config_error(R"({"train_batch_size": 8, "bf16": {"enabled": true}, "data_types": {"grad_accum_dtype": "bf16"}})",
+                      "/data_types/grad_accum_dtype: only \"fp32\" is supported: gradients accumulate in fp32");
   expect_config_error(R"({"train_batch_size": 8, "model": {"n_layer": 2}, "data": {"train": "missing.bin"}})",
                       "no such token file: missing.bin");
   const CliRun r = run("train --config nope.json");

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nn/gpt_params.h"
+#include "parallel/zero/typed_gather.h"
 
 namespace zt {
 
@@ -14,15 +15,6 @@ Status ModelStates::validate(ZeroStage stage, int pipeline_stages) {
     return Status::Unimplemented("/zero_optimization/stage: ZeRO stage " + std::to_string(static_cast<int>(stage)) +
                                  " with pipeline parallelism: gradients and parameters would be re-partitioned for "
                                  "every micro-batch of the schedule (DeepSpeed refuses it too); use stage 0 or 1");
-  }
-  return Status::OK();
-}
-
-Status ModelStates::validate_mixed(ZeroStage stage, DType compute) {
-  if (compute != DType::kF32 && shards_parameters(stage)) {
-    return Status::Unimplemented(std::string("/zero_optimization/stage: ZeRO stage 3 with ") + dtype_name(compute) +
-                                 " compute is not supported yet (its gather of 16-bit layers is not built); use stage "
-                                 "0, 1 or 2 with mixed precision, or fp32 with stage 3");
   }
   return Status::OK();
 }
@@ -47,14 +39,17 @@ Status ModelStates::allocate(const ParamTable& table, int n_layer) {
   const Backend& b = backend();
   const ZeroStage stage = options_.stage;
   if (compute_ != DType::kF32) {
-    ZT_RETURN_IF_ERROR(validate_mixed(stage, compute_));
     if (table.numel() % 2 != 0) {
       return Status::InvalidArgument("mixed precision needs an even number of parameters (they move as pairs of 16-bit "
                                      "values); this model has " + std::to_string(table.numel()));
     }
     ZT_ASSIGN_OR_RETURN(master_, b.allocate(owned_.size(), DType::kF32, "the fp32 master weights"));
     init_params_range(table, owned_, master_.data(), options_.seed);
-    ZT_ASSIGN_OR_RETURN(params_, b.allocate(table.numel(), compute_, "the 16-bit compute parameters"));
+    if (shards_parameters(stage)) {
+      ZT_ASSIGN_OR_RETURN(param_shard_, b.allocate(shard_.size(), compute_, "the 16-bit parameter shard"));
+    } else {
+      ZT_ASSIGN_OR_RETURN(params_, b.allocate(table.numel(), compute_, "the 16-bit compute parameters"));
+    }
   } else if (shards_parameters(stage)) {
     ZT_ASSIGN_OR_RETURN(param_shard_, b.allocate(shard_.size(), DType::kF32, "the parameter shard"));
     init_params_range(table, shard_, param_shard_.data(), options_.seed);
@@ -70,8 +65,9 @@ Status ModelStates::allocate(const ParamTable& table, int n_layer) {
   if (shards_parameters(stage)) {
     ParamFetcherOptions fo = options_.fetch;
     fo.backend = &b;
-    fetcher_ = std::make_unique<ParamFetcher>(table, partition_, dp_, param_shard_.data(), n_layer, fo);
-    ZT_RETURN_IF_ERROR(fetcher_->refresh_persistent());
+    fo.dtype = compute_;
+    fetcher_ = std::make_unique<ParamFetcher>(table, partition_, dp_, param_shard_.as<void>(), n_layer, fo);
+    if (!mixed()) ZT_RETURN_IF_ERROR(fetcher_->refresh_persistent());
   }
   return mixed() ? publish_master() : Status::OK();
 }
@@ -79,21 +75,19 @@ Status ModelStates::allocate(const ParamTable& table, int n_layer) {
 Status ModelStates::publish_master() {
   const ActivationOps<half_t>* h = backend().half_ops();
   ZT_CHECK(h != nullptr, "mixed-precision model states need a backend with 16-bit kernels");
+  if (fetcher_) {  // stage 3: the 16-bit shard, then the persistent layers
+    h->from_f32(param_shard_.as<half_t>(), master_.data(), static_cast<int64_t>(owned_.size()));
+    return fetcher_->refresh_persistent();
+  }
   half_t* compute = params_.as<half_t>();
   h->from_f32(compute + owned_.begin, master_.data(), static_cast<int64_t>(owned_.size()));
   if (!shards_optimizer(options_.stage)) return Status::OK();
-  // Stages 1-2: all-gather the compute copy in buckets, as 32-bit words (pairs of 16-bit
-  // values: the partition is aligned to 2 and the parameter count is even).
+  // Stages 1-2: all-gather the compute copy in buckets (even-length, as 32-bit words).
   std::vector<WorkHandle> works;
   const size_t chunk = std::max<size_t>(2, options_.allgather_bucket_elems / 2 * 2);
   for (size_t a = 0; a < params_.size(); a += chunk) {
     const ElementRange r{a, std::min(params_.size(), a + chunk)};
-    std::vector<size_t> words = partition_.counts(r);
-    for (size_t& w : words) {
-      ZT_CHECK(w % 2 == 0, "16-bit all-gather segment of odd length %zu", w);
-      w /= 2;
-    }
-    works.push_back(dp_->all_gather(reinterpret_cast<float*>(compute + a), words));
+    works.push_back(all_gather_typed(dp_, compute + a, partition_.counts(r), compute_));
   }
   for (WorkHandle& w : works) ZT_RETURN_IF_ERROR(w->wait());
   return Status::OK();
@@ -118,9 +112,8 @@ void ModelStates::begin_micro(bool with_backward) {
 
 StatusOr<void*> ModelStates::layer_params(int layer, const ParamTable& table) {
   if (!fetcher_) return params_.as<unsigned char>() + table.layer_range(layer).begin * dtype_size(compute_);
-  if (fetcher_->persistent(layer)) return static_cast<void*>(fetcher_->persistent_params(layer));
-  ZT_ASSIGN_OR_RETURN(float* gathered, fetcher_->acquire(layer));
-  return static_cast<void*>(gathered);
+  if (fetcher_->persistent(layer)) return fetcher_->persistent_params(layer);
+  return fetcher_->acquire(layer);
 }
 
 void ModelStates::release(int layer) {

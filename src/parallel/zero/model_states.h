@@ -16,7 +16,8 @@
 // updates an fp32 master of its owned range, which is cast (round to nearest even) into
 // the compute copy after every step and after a load; stages 1-2 then all-gather the
 // compute copy (half the bytes of fp32). Gradients stay fp32 (grad_accum_dtype fp32).
-// Checkpoints save the master. Stage 3 in mixed precision is refused (validate()).
+// Stage 3 keeps a 16-bit shard and gathers 16-bit layers (half the bytes). Checkpoints
+// save the master.
 // Thread-safety: one thread drives it (the training loop).
 #pragma once
 
@@ -55,8 +56,6 @@ class ModelStates {
   // The stage refused with a pipeline (one place): stages 2-3 would re-partition gradients
   // and parameters for every micro-batch of the schedule; DeepSpeed refuses it too.
   static Status validate(ZeroStage stage, int pipeline_stages);
-  // The stages mixed precision supports.
-  static Status validate_mixed(ZeroStage stage, DType compute);
 
   // Allocates and initialises the states for `table` partitioned over dp.
   static StatusOr<std::unique_ptr<ModelStates>> create(const ParamTable& table, const Partition& partition,

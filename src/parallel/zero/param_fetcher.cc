@@ -5,14 +5,15 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "parallel/zero/typed_gather.h"
 
 namespace zt {
 
 ParamFetcher::ParamFetcher(const ParamTable& table, const Partition& partition, ProcessGroup* dp,
-                           const float* param_shard, int n_layer, const ParamFetcherOptions& options)
+                           const void* param_shard, int n_layer, const ParamFetcherOptions& options)
     : partition_(partition),
       dp_(dp),
-      param_shard_(param_shard),
+      param_shard_(static_cast<const unsigned char*>(param_shard)),
       options_(options),
       range_(static_cast<size_t>(n_layer + 2)),
       persistent_(static_cast<size_t>(n_layer + 2)),
@@ -48,39 +49,46 @@ void ParamFetcher::begin_micro(bool with_backward) {
 }
 
 Arena ParamFetcher::allocate(size_t elems) const {
-  StatusOr<Arena> buf = backend().allocate(elems, DType::kF32, "a ZeRO-3 parameter gather buffer");
+  StatusOr<Arena> buf = backend().allocate(elems, options_.dtype, "a ZeRO-3 parameter gather buffer");
   ZT_CHECK(buf.ok(), "%s", buf.status().to_string().c_str());
   return std::move(buf).value();
 }
 
-float* ParamFetcher::take_buffer(size_t elems) {
+void* ParamFetcher::take_buffer(size_t elems) {
   for (size_t i = 0; i < free_.size(); ++i) {
     if (free_[i].first == elems) {
-      float* p = free_[i].second;
+      void* p = free_[i].second;
       free_.erase(free_.begin() + static_cast<long>(i));
       return p;
     }
   }
   pool_.emplace_back(elems, allocate(elems));
-  live_bytes_ += elems * sizeof(float);
+  live_bytes_ += pool_.back().second.bytes();
   peak_bytes_ = std::max(peak_bytes_, live_bytes_);
-  return pool_.back().second.data();
+  return pool_.back().second.as<void>();
 }
 
-void ParamFetcher::give_back(float* buffer, size_t elems) { free_.emplace_back(elems, buffer); }
+void ParamFetcher::give_back(void* buffer, size_t elems) { free_.emplace_back(elems, buffer); }
+
+WorkHandle ParamFetcher::gather(void* dst, ElementRange r) {
+  // Our own part goes in place; the all-gather fills in everyone else's.
+  const ElementRange mine = partition_.shard(dp_->rank());
+  const size_t lo = std::max(mine.begin, r.begin), hi = std::min(mine.end, r.end), e = elem_bytes();
+  if (lo < hi) {
+    backend().copy(static_cast<unsigned char*>(dst) + (lo - r.begin) * e, param_shard_ + (lo - mine.begin) * e,
+                   (hi - lo) * e);
+  }
+  return all_gather_typed(dp_, dst, partition_.counts(r), options_.dtype);
+}
 
 void ParamFetcher::start(Slot& slot) {
   const ElementRange r = range_[static_cast<size_t>(slot.layer + 1)];
   slot.buffer = take_buffer(r.size());
-  // Our own part goes in place; the all-gather fills in everyone else's.
-  const ElementRange mine = partition_.shard(dp_->rank());
-  const size_t lo = std::max(mine.begin, r.begin), hi = std::min(mine.end, r.end);
-  if (lo < hi) backend().copy(slot.buffer + (lo - r.begin), param_shard_ + (lo - mine.begin), (hi - lo) * sizeof(float));
-  slot.work = dp_->all_gather(slot.buffer, partition_.counts(r));
+  slot.work = gather(slot.buffer, r);
   slot.state = ParamState::kInFlight;
 }
 
-StatusOr<float*> ParamFetcher::acquire(int layer) {
+StatusOr<void*> ParamFetcher::acquire(int layer) {
   ZT_CHECK(next_ < sequence_.size() && sequence_[next_].layer == layer,
            "layer %d fetched out of the static order (expected layer %d)", layer,
            next_ < sequence_.size() ? sequence_[next_].layer : -2);
@@ -121,23 +129,17 @@ ParamState ParamFetcher::state_of_next() const {
 }
 
 Status ParamFetcher::refresh_persistent() {
-  const ElementRange mine = partition_.shard(dp_->rank());
   std::vector<WorkHandle> works;
   for (size_t i = 0; i < range_.size(); ++i) {
-    if (!persistent_[i]) continue;
-    const ElementRange r = range_[i];
-    float* dst = persistent_copy_[i].data();
-    const size_t lo = std::max(mine.begin, r.begin), hi = std::min(mine.end, r.end);
-    if (lo < hi) backend().copy(dst + (lo - r.begin), param_shard_ + (lo - mine.begin), (hi - lo) * sizeof(float));
-    works.push_back(dp_->all_gather(dst, partition_.counts(r)));
+    if (persistent_[i]) works.push_back(gather(persistent_copy_[i].as<void>(), range_[i]));
   }
   for (WorkHandle& w : works) ZT_RETURN_IF_ERROR(w->wait());
   return Status::OK();
 }
 
-float* ParamFetcher::persistent_params(int layer) {
+void* ParamFetcher::persistent_params(int layer) {
   ZT_CHECK(persistent(layer), "layer %d is not persistent", layer);
-  return persistent_copy_[static_cast<size_t>(layer + 1)].data();
+  return persistent_copy_[static_cast<size_t>(layer + 1)].as<void>();
 }
 
 }  // namespace zt

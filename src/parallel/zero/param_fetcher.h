@@ -31,26 +31,28 @@ struct ParamFetcherOptions {
   size_t prefetch_elems = 50'000'000;       // stage3_prefetch_bucket_size
   size_t persistence_threshold = 100'000;   // stage3_param_persistence_threshold
   const Backend* backend = nullptr;         // allocates and copies the gather buffers; null = cpu_backend()
+  DType dtype = DType::kF32;                // of the shard and the gathered layers (16-bit in mixed precision)
 };
 
 class ParamFetcher {
  public:
-  // param_shard: this rank's shard of the flat parameters (partition.shard(rank)).
-  ParamFetcher(const ParamTable& table, const Partition& partition, ProcessGroup* dp, const float* param_shard,
+  // param_shard: this rank's shard of the flat parameters (partition.shard(rank)), in
+  // options.dtype.
+  ParamFetcher(const ParamTable& table, const Partition& partition, ProcessGroup* dp, const void* param_shard,
                int n_layer, const ParamFetcherOptions& options);
 
   // Starts a micro-batch's fetch sequence: forward only (evaluation) or forward and backward.
   void begin_micro(bool with_backward);
   // The gathered parameters of `layer` (pointer to its range begin), which must be the next
   // non-persistent layer of the sequence; waits for its gather and prefetches ahead.
-  StatusOr<float*> acquire(int layer);
+  StatusOr<void*> acquire(int layer);
   // Returns the buffer of the most recent acquire of `layer` to the pool.
   void release(int layer);
   // Re-gathers the persistent layers from the shards (after each optimizer step).
   Status refresh_persistent();
   bool persistent(int layer) const { return persistent_[static_cast<size_t>(layer + 1)]; }
   // Persistent layers' full parameters (valid after refresh_persistent()).
-  float* persistent_params(int layer);
+  void* persistent_params(int layer);
 
   size_t buffer_bytes() const;  // peak bytes of gather buffers, persistent copies included
   ParamState state_of_next() const;
@@ -59,18 +61,21 @@ class ParamFetcher {
   struct Slot {
     int layer;
     ParamState state = ParamState::kNotAvailable;
-    float* buffer = nullptr;
+    void* buffer = nullptr;
     WorkHandle work;
   };
   void start(Slot& slot);
-  float* take_buffer(size_t elems);
+  void* take_buffer(size_t elems);
+  // Starts the gather of range r into dst (this rank's part copied in place first).
+  WorkHandle gather(void* dst, ElementRange r);
+  size_t elem_bytes() const { return dtype_size(options_.dtype); }
   Arena allocate(size_t elems) const;
   const Backend& backend() const { return backend_or_cpu(options_.backend); }
-  void give_back(float* buffer, size_t elems);
+  void give_back(void* buffer, size_t elems);
 
   const Partition& partition_;
   ProcessGroup* dp_;
-  const float* param_shard_;
+  const unsigned char* param_shard_;
   ParamFetcherOptions options_;
   std::vector<ElementRange> range_;        // indexed by layer + 1
   std::vector<bool> persistent_;           // indexed by layer + 1
@@ -79,7 +84,7 @@ class ParamFetcher {
   size_t next_ = 0;     // next slot to acquire
   size_t started_ = 0;  // slots started so far
   std::vector<std::pair<size_t, Arena>> pool_;  // (elements, buffer)
-  std::vector<std::pair<size_t, float*>> free_;
+  std::vector<std::pair<size_t, void*>> free_;
   size_t peak_bytes_ = 0;
   size_t live_bytes_ = 0;
 };

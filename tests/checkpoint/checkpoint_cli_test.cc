@@ -14,6 +14,11 @@
 //     (and tensor) with expected and actual checksums.
 //  5. SIGUSR1 to mpirun, SIGTERM to one rank, SIGINT to a single process: every rank
 //     checkpoints after the same step and exits 0; the run resumes from it.
+//  Mixed precision: 1 also for bf16 (ZeRO-3) and fp16 (ZeRO-2, an overflow on one rank in
+//  step 3, the dynamic scale doubling every 2 clean steps), so the scaler's state crosses
+//  the kill; 2 also for fp16 from dp 4 ZeRO-2 to dp 2 ZeRO-3, the resumed run starting
+//  from the saved scale and its losses within the fp16-vs-fp32 gap of the uninterrupted
+//  fp16 run (trainer_precision_test.cc states why a layout change is bounded by it).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -50,7 +55,17 @@ struct Layout {
   int stage = 0;
   int pp = 1;
   int tp = 1;
+  const char* precision = "fp32";
 };
+
+// The precision section of a test config.
+std::string precision_json(const std::string& p) {
+  if (p == "bf16") return R"("bf16": {"enabled": true},)";
+  if (p == "fp16") {
+    return R"("fp16": {"enabled": true, "initial_scale_power": 10, "loss_scale_window": 2, "hysteresis": 1},)";
+  }
+  return "";
+}
 
 class CheckpointCli : public zt::testing::TempDirTest {
  protected:
@@ -78,7 +93,7 @@ class CheckpointCli : public zt::testing::TempDirTest {
     std::ofstream(dir_ + "/" + name) << R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2,
       "optimizer": {"type": "AdamW", "params": {"lr": 3e-3, "weight_decay": 0.1}},
       "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": 3, "warmup_max_lr": 3e-3}},
-      "gradient_clipping": 1.0, "steps_per_print": 1,
+      "gradient_clipping": 1.0, "steps_per_print": 1, )" << precision_json(l.precision) << R"(
       "zero_optimization": {"stage": )" << l.stage << R"(, "reduce_bucket_size": 3000, "allgather_bucket_size": 3000,
                             "stage3_param_persistence_threshold": 0},
       "model": {"n_layer": 2, "n_head": 2, "n_embd": 32, "n_positions": 32},
@@ -131,14 +146,19 @@ class BitwiseResume : public CheckpointCli, public ::testing::WithParamInterface
 
 TEST_P(BitwiseResume, KilledMidStepResumesBitForBit) {
   const Layout l = GetParam();
-  CliResult a = run(launcher(l), "train --config " + config("a", l, 6));
+  const bool fp16 = std::string(l.precision) == "fp16";
+  const std::string overflow = fp16 ? "ZT_TEST_OVERFLOW_AT_STEP=3:1 " : "";
+  CliResult a = run(launcher(l), "train --config " + config("a", l, 6), overflow);
   ASSERT_EQ(a.code, 0) << a.out;
+  if (fp16) {
+    EXPECT_NE(a.out.find("step 3: fp16 gradient overflow"), std::string::npos) << a.out;
+  }
   const std::string cb = config("b", l, 6);
-  CliResult b = run(launcher(l), "train --config " + cb, "ZT_TEST_SIGKILL_AT_STEP=5:" + std::to_string(l.np - 1));
+  CliResult b = run(launcher(l), "train --config " + cb, overflow + "ZT_TEST_SIGKILL_AT_STEP=5:" + std::to_string(l.np - 1));
   ASSERT_NE(b.code, 0) << "the kill hook did not fire:\n" << b.out;
   EXPECT_EQ(b.out.find("step 5/6"), std::string::npos) << "step 5 completed before the kill";
   ASSERT_EQ(latest_tag("b/checkpoints"), "global_step4");
-  b = run(launcher(l), "train --config " + cb + " --resume b/checkpoints");
+  b = run(launcher(l), "train --config " + cb + " --resume b/checkpoints", overflow);
   ASSERT_EQ(b.code, 0) << b.out;
   EXPECT_NE(b.out.find("resumed from b/checkpoints/global_step4 at step 4"), std::string::npos) << b.out;
   const auto la = losses("a"), lb = losses("b");
@@ -148,16 +168,16 @@ TEST_P(BitwiseResume, KilledMidStepResumesBitForBit) {
   const auto da = digests("a/checkpoints/global_step6"), db = digests("b/checkpoints/global_step6");
   ASSERT_FALSE(da.empty());
   EXPECT_EQ(da, db) << "final parameter/optimizer digests differ";
-  std::printf("  np %d stage %d pp %d: 6 losses identical (last %a), %zu piece digests identical\n", l.np, l.stage, l.pp,
-              la.at(6), da.size());
+  std::printf("  %s np %d stage %d pp %d: 6 losses identical (last %a), %zu piece digests identical\n", l.precision,
+              l.np, l.stage, l.pp, la.at(6), da.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, BitwiseResume,
                          ::testing::Values(Layout{2, 0, 1, 1}, Layout{2, 1, 1, 1}, Layout{2, 2, 1, 1}, Layout{2, 3, 1, 1},
-                                           Layout{2, 0, 2, 1}),
+                                           Layout{2, 0, 2, 1}, Layout{2, 3, 1, 1, "bf16"}, Layout{2, 2, 1, 1, "fp16"}),
                          [](const auto& info) {
-                           return "np" + std::to_string(info.param.np) + "_stage" + std::to_string(info.param.stage) +
-                                  "_pp" + std::to_string(info.param.pp);
+                           return std::string(info.param.precision) + "_np" + std::to_string(info.param.np) + "_stage" +
+                                  std::to_string(info.param.stage) + "_pp" + std::to_string(info.param.pp);
                          });
 
 TEST_F(CheckpointCli, ReshardedResumeContinuesTheRun) {
@@ -187,6 +207,31 @@ TEST_F(CheckpointCli, ReshardedResumeContinuesTheRun) {
     EXPECT_LE(worst, 1e-5) << c.what;
     std::printf("  %-28s steps 4-6 max rel loss diff vs uninterrupted %.2e\n", c.what, worst);
   }
+}
+
+TEST_F(CheckpointCli, Fp16ReshardKeepsTheScalerState) {
+  const Layout single{1, 0, 1, 1, "fp16"}, save{4, 2, 1, 1, "fp16"}, load{2, 3, 1, 1, "fp16"};
+  ASSERT_EQ(run("", "train --config " + config("ref16", single, 6)).code, 0);
+  ASSERT_EQ(run("", "train --config " + config("ref32", Layout{}, 6)).code, 0);
+  const auto ref16 = losses("ref16"), ref32 = losses("ref32");
+  const CliResult saved = run(launcher(save), "train --config " + config("s16", save, 3));
+  ASSERT_EQ(saved.code, 0) << saved.out;
+  const Json m = Json::parse(read_text(dir_ + "/s16/checkpoints/global_step3/manifest.json"));
+  ASSERT_EQ(m["engine"]["loss_scaler"]["type"], "dynamic");
+  const double scale = m["engine"]["loss_scaler"]["cur_scale"].get<double>();
+  EXPECT_EQ(scale, 2048.0) << "2^10, doubled after 2 clean steps";
+  const CliResult resumed = run(launcher(load), "train --config " + config("r16", load, 6) + " --resume s16/checkpoints");
+  ASSERT_EQ(resumed.code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("note: resharded from"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("fp16 loss scale: dynamic, now 2048"), std::string::npos) << resumed.out;
+  const auto got = losses("r16");
+  ASSERT_EQ(got.size(), 3u);
+  double gap = 0.0, worst = 0.0;
+  for (const auto& [step, loss] : ref16) gap = std::max(gap, std::fabs(loss - ref32.at(step)) / ref32.at(step));
+  for (const auto& [step, loss] : got) worst = std::max(worst, std::fabs(loss - ref16.at(step)) / ref16.at(step));
+  EXPECT_LE(worst, gap);
+  std::printf("  fp16 dp 4 ZeRO-2 -> dp 2 ZeRO-3: scale %g kept; steps 4-6 max rel loss diff %.2e (fp16-vs-fp32 gap "
+              "%.2e)\n", scale, worst, gap);
 }
 
 TEST_F(CheckpointCli, TornWriteLeavesThePreviousCheckpointCurrent) {

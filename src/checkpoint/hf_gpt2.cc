@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 
+#include "backend/backend.h"
 #include "checkpoint/safetensors.h"
 #include "io/atomic_file.h"
 #include "io/filesystem.h"
@@ -73,7 +74,7 @@ StatusOr<GptConfig> read_hf_config(const std::string& path) {
 
 }  // namespace
 
-Json hf_config_json(const GptConfig& m) {
+Json hf_config_json(const GptConfig& m, StDType dtype) {
   return {{"architectures", {"GPT2LMHeadModel"}},
           {"model_type", "gpt2"},
           {"vocab_size", m.vocab_size},
@@ -93,14 +94,23 @@ Json hf_config_json(const GptConfig& m) {
           {"eos_token_id", m.vocab_size - 1},
           {"scale_attn_weights", true},
           {"tie_word_embeddings", true},
-          {"torch_dtype", "float32"}};
+          {"torch_dtype", dtype == StDType::kBF16 ? "bfloat16" : dtype == StDType::kF16 ? "float16" : "float32"}};
 }
 
-Status export_hf_gpt2(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir) {
+Status export_hf_gpt2(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
+                      StDType dtype) {
+  ZT_CHECK(dtype == StDType::kF32 || dtype == StDType::kBF16 || dtype == StDType::kF16, "export dtype %s",
+           st_dtype_name(dtype));
   ZT_RETURN_IF_ERROR(make_dirs(dir));
   std::vector<TensorToWrite> tensors;
   std::vector<std::vector<float>> transposed;
+  std::vector<std::vector<half_t>> narrowed;
   transposed.reserve(table.specs().size());
+  narrowed.reserve(table.specs().size());
+  const ActivationOps<half_t>* half =
+      dtype == StDType::kF32
+          ? nullptr
+          : backend_for(Device::kCpu, dtype == StDType::kBF16 ? DType::kBF16 : DType::kF16).value()->half_ops();
   for (const TensorSpec& s : table.specs()) {
     ZT_CHECK(s.global_shape.empty(), "export takes a whole model, got a tp slice of %s", s.name.c_str());
     TensorToWrite t{s.name, StDType::kF32, s.shape, params + s.offset};
@@ -111,10 +121,18 @@ Status export_hf_gpt2(const GptConfig& model, const ParamTable& table, const flo
       t.shape = {s.shape[1], s.shape[0]};
       t.data = transposed.back().data();
     }
+    if (half != nullptr) {  // round the (possibly transposed) values once
+      int64_t n = 1;
+      for (int64_t d : t.shape) n *= d;
+      narrowed.emplace_back(static_cast<size_t>(n));
+      half->from_f32(narrowed.back().data(), static_cast<const float*>(t.data), n);
+      t.dtype = dtype;
+      t.data = narrowed.back().data();
+    }
     tensors.push_back(std::move(t));
   }
   ZT_RETURN_IF_ERROR(write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}}));
-  return write_file_atomic(dir + "/config.json", hf_config_json(model).dump(2) + "\n");
+  return write_file_atomic(dir + "/config.json", hf_config_json(model, dtype).dump(2) + "\n");
 }
 
 bool is_hf_model_path(const std::string& path) { return ends_with(path, ".safetensors") || is_dir(path); }
@@ -142,10 +160,10 @@ StatusOr<HfModel> read_hf_gpt2(const std::string& path) {
     float* dst = m.params.data() + s.offset;
     if (is_conv1d_weight(name)) {
       std::vector<float> tmp(s.numel);
-      ZT_RETURN_IF_ERROR(st.read_f32(stored, want, tmp.data()));
+      ZT_RETURN_IF_ERROR(st.read_as_f32(stored, want, tmp.data()));
       transpose(tmp.data(), want[0], want[1], dst);
     } else {
-      ZT_RETURN_IF_ERROR(st.read_f32(stored, want, dst));
+      ZT_RETURN_IF_ERROR(st.read_as_f32(stored, want, dst));
     }
   }
   for (const TensorSpec& s : m.table.specs()) {
@@ -155,8 +173,9 @@ StatusOr<HfModel> read_hf_gpt2(const std::string& path) {
     if (!st.has(head)) continue;
     const TensorSpec& wte = m.table.at(m.table.find("wte.weight"));
     const SafetensorsEntry& e = st.entries().at(head);
-    if (e.dtype != StDType::kF32 || e.shape != wte.shape ||
-        std::memcmp(st.data(head), m.params.data() + wte.offset, wte.numel * sizeof(float)) != 0) {
+    std::vector<float> lm(wte.numel);
+    if (e.shape != wte.shape || !st.read_as_f32(head, wte.shape, lm.data()).ok() ||
+        std::memcmp(lm.data(), m.params.data() + wte.offset, wte.numel * sizeof(float)) != 0) {
       return Status::InvalidArgument(file + ": " + head + " differs from wte.weight; zerotrain ties the LM head to wte");
     }
   }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/safetensors.h"
 #include "core/status.h"
 #include "io/json_strict.h"
 #include "nn/gpt_config.h"
@@ -24,10 +25,12 @@ namespace zt {
 
 // Writes <dir>/model.safetensors and <dir>/config.json (atomically; dir is created).
 // `table` is a whole model (one process, no tp); `params` its arena.
-Status export_hf_gpt2(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir);
+// dtype: kF32 (the default, exact), kBF16 or kF16 (each value rounded to nearest even).
+Status export_hf_gpt2(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
+                      StDType dtype = StDType::kF32);
 
-// HuggingFace's config.json for `model`.
-Json hf_config_json(const GptConfig& model);
+// HuggingFace's config.json for `model`; torch_dtype names the stored dtype.
+Json hf_config_json(const GptConfig& model, StDType dtype = StDType::kF32);
 
 struct HfModel {
   GptConfig config;          // from config.json (no padding)

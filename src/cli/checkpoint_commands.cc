@@ -20,9 +20,11 @@ int run_export(const ExportCommandArgs& a) {
   std::vector<float> params(table.numel());
   Status s = load_whole_params(ckpt.value(), table, params.data());
   if (!s.ok()) return report_error(s, kExitBadInput);
-  if (!(s = export_hf_gpt2(model, table, params.data(), a.output)).ok()) return report_error(s, kExitFailure);
-  std::printf("exported %s (step %lld, %s) to %s/model.safetensors and config.json\n", ckpt->dir.c_str(),
-              static_cast<long long>(ckpt->manifest.engine.global_step), model.to_string().c_str(), a.output.c_str());
+  const StDType dtype = a.dtype == "bf16" ? StDType::kBF16 : a.dtype == "fp16" ? StDType::kF16 : StDType::kF32;
+  if (!(s = export_hf_gpt2(model, table, params.data(), a.output, dtype)).ok()) return report_error(s, kExitFailure);
+  std::printf("exported %s (step %lld, %s) to %s/model.safetensors (%s) and config.json\n", ckpt->dir.c_str(),
+              static_cast<long long>(ckpt->manifest.engine.global_step), model.to_string().c_str(), a.output.c_str(),
+              st_dtype_name(dtype));
   return kExitOk;
 }
 

@@ -10,6 +10,7 @@ namespace zt {
 struct ExportCommandArgs {
   std::string checkpoint;  // a save directory with `latest`, or a tag directory
   std::string output;      // directory for model.safetensors and config.json
+  std::string dtype = "fp32";  // fp32 | bf16 | fp16: the stored dtype (the checkpoint's fp32 master, rounded)
 };
 int run_export(const ExportCommandArgs& args);
 

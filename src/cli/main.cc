@@ -48,12 +48,16 @@ int main(int argc, char** argv) {
   s->add_option("--seed", sample.seed, "Random seed");
   s->add_option("--max-tokens", sample.max_tokens, "Tokens to generate")->check(CLI::PositiveNumber);
   s->add_option("--bpe-dir", sample.bpe_dir, "Directory with GPT-2's BPE files");
+  s->add_option("--precision", sample.precision, "Compute dtype: fp32 (default), bf16 or fp16")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
 
   zt::EvalCommandArgs eval;
   CLI::App* e = app.add_subcommand("eval", "Validation loss of a saved model on token files");
   e->add_option("checkpoint", eval.checkpoint, "Checkpoint directory")->required();
   e->add_option("--data", eval.data, "Token files or globs")->required();
   e->add_option("--format", eval.format, "auto, llmc or raw_uint16")->check(CLI::IsMember({"auto", "llmc", "raw_uint16"}));
+  e->add_option("--precision", eval.precision, "Compute dtype: fp32 (default), bf16 or fp16")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   e->add_option("--batches", eval.batches, "Batches to evaluate (0 = all)")->check(CLI::NonNegativeNumber);
   e->add_option("--batch-size", eval.batch_size, "Sequences per batch")->check(CLI::PositiveNumber);
 
@@ -61,6 +65,8 @@ int main(int argc, char** argv) {
   CLI::App* x = app.add_subcommand("export", "Write a checkpoint's model as HuggingFace GPT-2 model.safetensors + config.json");
   x->add_option("checkpoint", exp.checkpoint, "Checkpoint (save directory with 'latest', or a tag directory)")->required();
   x->add_option("-o,--output", exp.output, "Output directory")->required();
+  x->add_option("--dtype", exp.dtype, "Stored dtype: fp32 (default, exact), bf16 or fp16 (rounded to nearest even)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
 
   zt::ImportCommandArgs imp;
   CLI::App* i = app.add_subcommand("import", "Turn a HuggingFace GPT-2 model.safetensors into a zerotrain checkpoint");

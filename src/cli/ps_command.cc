@@ -131,7 +131,8 @@ int run_param_server_train(const TrainCommandArgs& args, const Json& root) {
                 static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
                 static_cast<long long>(cfg.batch.grad_accum), W, static_cast<long long>(tc.steps), num_threads(),
                 isa_name(active_isa()));
-    std::printf("backend: %s\n", cpu_backend().describe().c_str());
+    std::printf("backend: %s (workers; the servers' optimizer runs in fp32)\n",
+                backend_or_cpu(ps_model_options(cfg).backend).describe().c_str());
     std::fflush(stdout);
   }
 

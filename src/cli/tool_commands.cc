@@ -24,10 +24,17 @@ struct LoadedModel {
   ParamTable table;
   FloatBuffer params;
   FloatBuffer grads;  // unused by inference, but bind() takes a gradient arena
+  std::vector<half_t> compute;  // bf16/fp16: the weights the model reads, rounded from params
   std::unique_ptr<GptModel> model;
 };
 
-StatusOr<std::unique_ptr<LoadedModel>> load_model(const std::string& path, int batch, int seq) {
+const Backend* backend_named(const std::string& precision) {
+  const DType t = precision == "bf16" ? DType::kBF16 : precision == "fp16" ? DType::kF16 : DType::kF32;
+  return backend_for(Device::kCpu, t).value();
+}
+
+StatusOr<std::unique_ptr<LoadedModel>> load_model(const std::string& path, int batch, int seq,
+                                                  const std::string& precision) {
   ZT_ASSIGN_OR_RETURN(const CheckpointRef ckpt, open_checkpoint(path));
   auto cfg = parse_config(ckpt.manifest.config);
   if (!cfg.ok()) return Status::Corruption(ckpt.dir + "/manifest.json: stored config: " + cfg.status().message());
@@ -35,12 +42,22 @@ StatusOr<std::unique_ptr<LoadedModel>> load_model(const std::string& path, int b
   m->config = cfg.value();
   m->config.model = ckpt.manifest.model;  // the checkpoint's shape, whatever padding the run used
   const int T = seq > 0 ? std::min(seq, m->config.model.n_positions) : m->config.model.n_positions;
-  m->model = GptModel::create(m->config.model, batch, T);
+  GptModelOptions mo;
+  mo.backend = backend_named(precision);
+  mo.max_batch = batch;
+  mo.max_seq = T;
+  m->model = GptModel::create(m->config.model, mo);
   m->table = m->model->param_table();
   m->params = FloatBuffer(m->table.numel());
   m->grads = FloatBuffer(0);
   ZT_RETURN_IF_ERROR(load_whole_params(ckpt, m->table, m->params.data()));
-  m->model->bind(m->params.data(), nullptr);
+  if (const ActivationOps<half_t>* half = mo.backend->half_ops()) {
+    m->compute.resize(m->table.numel());
+    half->from_f32(m->compute.data(), m->params.data(), static_cast<int64_t>(m->compute.size()));
+    m->model->bind(m->compute.data(), nullptr);
+  } else {
+    m->model->bind(m->params.data(), nullptr);
+  }
   return m;
 }
 
@@ -68,7 +85,7 @@ int run_prepare(const PrepareCommandArgs& a) {
 }
 
 int run_sample(const SampleCommandArgs& a) {
-  auto loaded = load_model(a.checkpoint, 1, 0);
+  auto loaded = load_model(a.checkpoint, 1, 0, a.precision);
   if (!loaded.ok()) return report_error(loaded.status(), kExitBadInput);
   LoadedModel& m = *loaded.value();
   auto tok = make_tokenizer(m.config.data.tokenizer, a.bpe_dir.empty() ? m.config.data.bpe_dir : a.bpe_dir);
@@ -86,7 +103,7 @@ int run_sample(const SampleCommandArgs& a) {
 }
 
 int run_eval(const EvalCommandArgs& a) {
-  auto loaded = load_model(a.checkpoint, a.batch_size, 0);
+  auto loaded = load_model(a.checkpoint, a.batch_size, 0, a.precision);
   if (!loaded.ok()) return report_error(loaded.status(), kExitBadInput);
   LoadedModel& m = *loaded.value();
   const int T = m.config.data.seq_len;

@@ -29,6 +29,7 @@ struct SampleCommandArgs {
   uint64_t seed = 1;
   int64_t max_tokens = 200;
   std::string bpe_dir;
+  std::string precision = "fp32";  // fp32 | bf16 | fp16: the compute dtype (weights rounded from the fp32 master)
 };
 int run_sample(const SampleCommandArgs& args);
 
@@ -38,6 +39,7 @@ struct EvalCommandArgs {
   std::string format = "auto";
   int64_t batches = 0;  // 0 = the whole split
   int batch_size = 8;
+  std::string precision = "fp32";  // as SampleCommandArgs::precision
 };
 int run_eval(const EvalCommandArgs& args);
 

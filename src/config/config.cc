@@ -126,8 +126,9 @@ Status check_supported(const ZtConfig& c) {
       return no(ptr, "true with tensor parallelism (parallel.tp > 1) is not supported yet: its vocabulary-parallel "
                      "kernels are fp32 only");
     }
-    if (c.parameter_server.enabled) {
-      return no(ptr, "true with the parameter server is not supported yet: its workers train in fp32");
+    if (c.parameter_server.enabled && c.precision.fp16) {
+      return no(ptr, "true with the parameter server is not supported yet: skipping a step on an overflow needs "
+                     "every server to agree; use bf16");
     }
   }
   if (c.parallel.pp > 1 && c.zero.stage >= 2) {

@@ -16,15 +16,19 @@
 #include <filesystem>
 #include <string>
 
+#include "backend/backend.h"
 #include "checkpoint/hf_gpt2.h"
 #include "checkpoint/safetensors.h"
 #include "checkpoint/sharded_load.h"
 #include "engine/trainer_checkpoint.h"
+#include "testing/gradcheck.h"
 #include "testing/launch.h"
 #include "testing/synthetic_data.h"
 
 namespace zt {
 namespace {
+
+using testing::read_text;
 
 std::string source_dir() {
   const char* p = std::getenv("ZT_SOURCE_DIR");
@@ -92,6 +96,34 @@ TEST(HfInterop, ExportReadsIndependentlyReproducesLogitsAndRoundTrips) {
     for (const char* f : {"/model.safetensors", "/config.json"}) {
       EXPECT_EQ(testing::read_text(again + f), testing::read_text(dir + "/hf" + f)) << src << f << " changed in import -> export";
     }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(HfInterop, ExportInBf16OrFp16RoundsOnceAndImportsBackExactly) {
+  char tmpl[] = "/tmp/zt_hf_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  const GptConfig c{.n_layer = 1, .n_head = 2, .n_embd = 8, .vocab_size = 11, .n_positions = 4};
+  const ParamTable table = build_gpt_param_table(c);
+  std::vector<float> params = testing::random_vector(table.numel(), 3);
+  for (const auto& [st, dt, name] : {std::tuple{StDType::kBF16, DType::kBF16, "bfloat16"},
+                                     std::tuple{StDType::kF16, DType::kF16, "float16"}}) {
+    const std::string out = dir + "/" + st_dtype_name(st);
+    ASSERT_TRUE(export_hf_gpt2(c, table, params.data(), out, st).ok());
+    auto file = SafetensorsFile::read(out + "/model.safetensors");
+    ASSERT_TRUE(file.ok());
+    for (const auto& [tensor, e] : file->entries()) EXPECT_EQ(e.dtype, st) << tensor;
+    EXPECT_NE(read_text(out + "/config.json").find(std::string("\"torch_dtype\": \"") + name + "\""), std::string::npos);
+    // Reading it back widens exactly: each value is the fp32 one rounded once.
+    const auto back = read_hf_gpt2(out);
+    ASSERT_TRUE(back.ok()) << back.status().to_string();
+    const ActivationOps<half_t>* half = backend_for(Device::kCpu, dt).value()->half_ops();
+    std::vector<half_t> h(params.size());
+    std::vector<float> rounded(params.size());
+    half->from_f32(h.data(), params.data(), static_cast<int64_t>(h.size()));
+    half->to_f32(rounded.data(), h.data(), static_cast<int64_t>(h.size()));
+    EXPECT_EQ(back->params, rounded) << st_dtype_name(st);
   }
   std::filesystem::remove_all(dir);
 }

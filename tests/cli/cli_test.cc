@@ -146,6 +146,15 @@ TEST_F(Cli, PrepareTrainSampleEval) {
   r = run("eval out/checkpoints --data val.bin --batch-size 2");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("eval loss ", 0), 0u) << r.out;
+  // The same weights in bf16 and fp16 compute: the loss within the 16-bit rounding of the
+  // fp32 one (a 4-block model: well inside 1 %), and sampling runs.
+  const double fp32_loss = std::strtod(r.out.c_str() + 10, nullptr);
+  for (const char* p : {"bf16", "fp16"}) {
+    const CliRun half = run(std::string("eval out/checkpoints --data val.bin --batch-size 2 --precision ") + p);
+    ASSERT_EQ(half.code, 0) << half.err;
+    EXPECT_NEAR(std::strtod(half.out.c_str() + 10, nullptr), fp32_loss, 0.01 * fp32_loss) << p << ": " << half.out;
+    EXPECT_EQ(run(std::string("sample out/checkpoints --max-tokens 5 --precision ") + p).code, 0) << p;
+  }
   // Resuming continues the step count and appends to the metrics file under one header.
   r = run("train --config run.json --set training.steps=8 --resume out/checkpoints");
   ASSERT_EQ(r.code, 0) << r.err;

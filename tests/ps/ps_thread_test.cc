@@ -132,6 +132,43 @@ TEST(PsThread, SyncMatchesTheSingleProcessEngine) {
   }
 }
 
+// bf16 workers (a 16-bit copy of the pulled fp32 parameters; fp32 gradients pushed, the
+// servers' optimizer in fp32) against the single-process bf16 engine, within the
+// fp32-vs-bf16 gap of the single process (engine/trainer_precision_test.cc's argument).
+TEST(PsThread, SyncBf16MatchesTheSingleProcessBf16Engine) {
+  constexpr int kSteps = 4, W = 2;
+  PsModelOptions mo = tiny_model();
+  mo.optimizer = OptimizerKind::kSgd;
+  mo.sgd.momentum = 0.9;
+  mo.schedule.base_lr = mo.sgd.lr = 0.1;
+  mo.gradient_clipping = 0.0;
+  std::vector<double> ref[2];  // fp32, bf16
+  for (int p = 0; p < 2; ++p) {
+    TrainerOptions to;
+    static_cast<GptTrainingOptions&>(to) = mo;
+    to.backend = backend_for(Device::kCpu, p == 0 ? DType::kF32 : DType::kBF16).value();
+    auto t = Trainer::create(to);
+    ASSERT_TRUE(t.ok()) << t.status().to_string();
+    for (int s = 0; s < kSteps; ++s) {
+      const testing::SyntheticStep data = testing::synthetic_step(kVocab, kSeq, kMicro, W, 0, 1, s, 3);
+      ref[p].push_back(t.value()->step(data.micro_batches())->loss);
+    }
+  }
+  mo.backend = backend_for(Device::kCpu, DType::kBF16).value();
+  const Job job = run_job(1, W, mo, ps(1, PsMode::kSync), kSteps);
+  for (const Status& s : job.status) ASSERT_TRUE(s.ok()) << s.to_string();
+  const auto& records = job.result[0].records;
+  ASSERT_EQ(records.size(), static_cast<size_t>(kSteps));
+  double gap = 0.0;
+  for (int s = 0; s < kSteps; ++s) {
+    gap = std::max(gap, std::fabs(ref[1][s] - ref[0][s]) / ref[0][s]);
+    const double diff = std::fabs(records[static_cast<size_t>(s)].loss - ref[1][s]) / ref[1][s];
+    EXPECT_LE(diff, gap) << "step " << s + 1;
+    std::printf("  step %d: bf16 PS vs bf16 engine %.2e (gap to fp32 %.2e)\n", s + 1, diff, gap);
+  }
+  EXPECT_EQ(job.result[1].final_params, job.result[2].final_params);
+}
+
 TEST(PsThread, AsyncProcessesEveryUnitOnceAndTheSlowWorkerFewer) {
   constexpr int kSteps = 12, S = 1, W = 3;
   PsOptions po = ps(S, PsMode::kAsync);

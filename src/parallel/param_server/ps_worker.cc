@@ -46,7 +46,15 @@ StatusOr<std::unique_ptr<PsWorker>> PsWorker::create(const PsModelOptions& model
   ZT_ASSIGN_OR_RETURN(w->params_, backend.allocate(table.numel(), DType::kF32, "the worker's parameters"));
   ZT_ASSIGN_OR_RETURN(w->grads_, backend.allocate(table.numel(), DType::kF32, "the worker's gradients"));
   init_params(table, w->params_.data(), model.seed);  // the servers start from the same values
-  w->model_->bind(w->params_.data(), w->grads_.data());
+  if (backend.compute_dtype() == DType::kF16) {
+    return Status::Unimplemented("fp16 with the parameter server is not supported yet: skipping a step on an "
+                                 "overflow needs every server to agree; use bf16");
+  }
+  if (backend.compute_dtype() != DType::kF32) {  // bf16: the model reads a 16-bit copy of the pulled fp32 values
+    ZT_ASSIGN_OR_RETURN(w->compute_, backend.allocate(table.numel(), backend.compute_dtype(), "the worker's 16-bit copy"));
+  }
+  w->model_->bind(w->compute_.empty() ? static_cast<void*>(w->params_.data()) : w->compute_.as<void>(),
+                  w->grads_.data());
   const size_t S = static_cast<size_t>(layout.servers());
   w->pulls_.resize(S);
   for (int s = 0; s < layout.servers(); ++s) {
@@ -150,7 +158,14 @@ Status PsWorker::ensure_layer(int layer) {
     send_step_header(s);  // the server can post this step's receives while we compute
     ZT_RETURN_IF_ERROR(receive_range(s, range));
   }
+  publish(range);
   return Status::OK();
+}
+
+void PsWorker::publish(ElementRange range) {
+  if (compute_.empty()) return;
+  model_backend().half_ops()->from_f32(compute_.as<half_t>() + range.begin, params_.data() + range.begin,
+                                       static_cast<int64_t>(range.size()));
 }
 
 StatusOr<int64_t> PsWorker::next_unit() {
@@ -330,6 +345,7 @@ Status PsWorker::finish() {
     }));
   }
   finished_ = true;
+  publish({0, params_.size()});  // evaluate() runs on the final parameters
   stats_.wall_s = now_seconds() - start_time_;
   return Status::OK();
 }

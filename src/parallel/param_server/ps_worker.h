@@ -79,6 +79,8 @@ class PsWorker {
   // The reply's slices that intersect `range` (after its header).
   Status receive_range(int server, ElementRange range);
   Status receive_pull(int server);    // the whole reply
+  void publish(ElementRange range);  // bf16: params_ -> compute_ over range
+  const Backend& model_backend() const { return backend_or_cpu(model_opts_.backend); }
   void send_step_header(int server);  // once per step, after the server's reply header
   Status ensure_layer(int layer);     // the parameters of `layer` are in
   Status forward_micro(const MicroBatch& mb, bool first, double* loss_sum);
@@ -98,6 +100,7 @@ class PsWorker {
   std::unique_ptr<GptModel> model_;
   Arena params_;  // the model's parameters and gradients: arenas of the model's backend
   Arena grads_;
+  Arena compute_;  // bf16: the 16-bit copy the model reads, cast from params_ per layer as it arrives
   // Per server: the pending reply (a header, then the shard's reply slices), and what
   // this step told it.
   struct Pull {

@@ -59,7 +59,7 @@ print(f"bf16 GEMM kernel (oneDNN): {bf['bf16_gemm']}")
 for p in ("fp32", "bf16", "fp16"):
     print(f"zerotrain {p}: {first[('zerotrain', p)][0]['backend']}")
 print(f"pytorch {first[('pytorch', 'fp32')][0]['version']}")
-print(f"{'shape':12} {'impl':16} {'ms/step':>9} {'tok/s':>8} {'runs (ms)':>15} {'activ. MiB':>11} {'peak RSS MiB':>13}")
+print(f"{'shape':12} {'impl':21} {'ms/step':>9} {'tok/s':>8} {'runs (ms)':>15} {'activ. MiB':>11} {'peak RSS MiB':>13}")
 tokens = {"gpt2_b4t64": 4 * 64, "gpt2_b8t128": 8 * 128}
 out = {"bench": "precision"}
 over, vs_torch = [], []
@@ -71,7 +71,7 @@ for name, by in rows.items():
         act = f"{med(rs, 'activation_mb'):11.1f}" if key[0] == "zerotrain" else f"{'-':>11}"
         runs = f"{min(r['ms'] for r in rs):.0f}-{max(r['ms'] for r in rs):.0f}"
         label = key[0] + " " + (key[1] if key[0] == "zerotrain" else ("autocast bf16" if key[1] == "bf16" else "fp32"))
-        print(f"{name:12} {label:16} {m:9.1f} {tokens[name] / (m / 1e3):8.1f} {runs:>15} {act} {med(rs, 'peak_rss_mb'):13.1f}")
+        print(f"{name:12} {label:21} {m:9.1f} {tokens[name] / (m / 1e3):8.1f} {runs:>15} {act} {med(rs, 'peak_rss_mb'):13.1f}")
     z32, z16 = med(by[("zerotrain", "fp32")], "ms"), med(by[("zerotrain", "bf16")], "ms")
     t16 = med(by[("pytorch", "bf16")], "ms")
     over.append(z16 / z32)

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "backend/dtype.h"
+#include "kernels/kernel_args.h"
 
 namespace zt {
 
@@ -47,6 +48,33 @@ struct ActivationOps {
   // dlogits may alias logits (the model overwrites logits in place).
   void (*crossentropy_backward)(A* dlogits, const A* logits, const float* stats, const int32_t* targets, float dloss,
                                 int64_t N, int V, int Vp);
+  // Tensor parallelism (Megatron's vocabulary-parallel embedding and cross-entropy,
+  // row-parallel layers): the local halves around the collectives nn/tp/ issues. What is
+  // summed across ranks is fp32. Shapes: rows = B T, C channels, Vl the slice's classes.
+  // partial (rows, C) = wte_l[token - v.start] for tokens in the slice, else 0.
+  void (*vocab_embedding_rows)(float* partial, const int32_t* tokens, const A* wte_l, int64_t rows, int C,
+                               const VocabSlice& v);
+  // out (rows, C) = summed (the all-reduced partial) + wpe[row % T], rounded once.
+  void (*embedding_finish)(A* out, const float* summed, const A* wpe, int64_t rows, int T, int C);
+  void (*vocab_embedding_backward)(float* dwte_l, float* dwpe, const A* dout, const int32_t* tokens, int B, int T,
+                                   int C, const VocabSlice& v);
+  // row_max (N) of the slice's real classes.
+  void (*vocab_xent_row_max)(float* row_max, const A* logits_l, int64_t N, const VocabSlice& v);
+  // stats[2i] = max over the P gathered row maxima (P, N); row_sums (N, 2) = [sum exp(x - max), target logit or 0].
+  void (*vocab_xent_partials)(float* stats, float* row_sums, const float* row_max_all, int P, const A* logits_l,
+                              const int32_t* targets, int64_t N, const VocabSlice& v);
+  // dlogits_l may alias logits_l.
+  void (*vocab_xent_backward)(A* dlogits_l, const A* logits_l, const float* stats, const int32_t* targets,
+                              float dloss, int64_t N, const VocabSlice& v);
+  // partial (N, OC) = inp (N, C) @ weight (OC, C)^T in fp32: a row-parallel layer's local product.
+  void (*linear_partial)(float* partial, const A* inp, const A* weight, int64_t N, int C, int OC);
+  // linear_backward with an fp32 input gradient (assigned): a column-parallel layer's
+  // partial dinp, summed over tp ranks in fp32 before it is rounded once.
+  void (*linear_backward_partial)(float* dinp, float* dweight, float* dbias, const A* dout, const A* inp,
+                                  const A* weight, int64_t N, int C, int OC);
+  // out (N, C) = (residual + partial) + bias, per row, rounded once (a row-parallel layer's epilogue).
+  void (*bias_residual)(A* out, const A* residual, const float* partial, const A* bias, int64_t N, int C);
+
   // dst (n floats) = src widened, exactly (sampling reads logits, tests read activations).
   void (*to_f32)(float* dst, const A* src, int64_t n);
   // dst = src rounded to A (nearest even; NaN stays NaN; f16 overflows to inf): the compute

@@ -30,28 +30,11 @@ struct KernelOps : ActivationOps<float> {
   void (*gemm)(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                float beta, float* C, int ldc);
 
-  // Vocabulary-parallel slices (Megatron's VocabParallelEmbedding / cross-entropy), the
-  // local halves around the collectives that nn/tp/ issues.
-  // out (rows, C) = wte_l[token - vstart] for tokens in the slice, else 0.
-  void (*vocab_embedding_rows)(float* out, const int32_t* tokens, const float* wte_l, int64_t rows, int C,
-                               const VocabSlice& v);
-  // out (rows, C) += wpe[row % T].
-  void (*add_positions)(float* out, const float* wpe, int64_t rows, int T, int C);
-  void (*vocab_embedding_backward)(float* dwte_l, float* dwpe, const float* dout, const int32_t* tokens, int B,
-                                   int T, int C, const VocabSlice& v);
-  // row_max (N) of the slice's real classes.
-  void (*vocab_xent_row_max)(float* row_max, const float* logits_l, int64_t N, const VocabSlice& v);
-  // stats[2i] = max over the P gathered row maxima (P, N); row_sums (N, 2) = [sum exp(x - max), target logit or 0].
-  void (*vocab_xent_partials)(float* stats, float* row_sums, const float* row_max_all, int P, const float* logits_l,
-                              const int32_t* targets, int64_t N, const VocabSlice& v);
+  // The cross-entropy's last vocabulary-parallel step (fp32 only, every precision):
   // stats[2i+1] = log(row_sums[2i]); losses = (max - target logit) + log-sum (0 for ignored rows).
   void (*vocab_xent_finish)(float* losses, float* stats, const float* row_sums, const int32_t* targets, int64_t N);
-  void (*vocab_xent_backward)(float* dlogits_l, const float* logits_l, const float* stats, const int32_t* targets,
-                              float dloss, int64_t N, const VocabSlice& v);
 
   // Elementwise.
-  // out (N, C) = (residual + partial) + bias, per row (a row-parallel layer's epilogue).
-  void (*bias_residual)(float* out, const float* residual, const float* partial, const float* bias, int64_t N, int C);
   void (*accumulate)(float* dst, const float* src, int64_t n);  // dst += src
   // Round to nearest even; NaN stays NaN.
   void (*cast_f32_to_bf16)(bf16_t* dst, const float* src, int64_t n);

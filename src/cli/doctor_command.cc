@@ -26,6 +26,7 @@
 #include "core/version.h"
 #include "kernels/cpu/fma_peak.h"
 #include "kernels/cpu/gemm_path.h"
+#include "kernels/cpu/half_convert.h"
 
 namespace zt {
 
@@ -170,6 +171,13 @@ void report_gemm_speed(const GemmPath& p, const DoctorOptions& options, Report* 
                              fixed(s.bf16_gflops / s.forward_gflops, 2) + "x fp32 (bf16 operands, fp32 accumulation)");
   } else {
     r->fact("bf16 gemm", "none: " + s.bf16_impl);
+  }
+  const bool bf16_native = s.bf16_impl.find("fallback") == std::string::npos && s.bf16_gflops > 0.0;
+  r->fact("fp16 compute", std::string("f16 storage, GEMMs widened to fp32 (oneDNN 2.6 has no f16 matmul for this CPU); "
+                                      "conversions ") + (f16_uses_f16c() ? "F16C" : "scalar"));
+  if (!bf16_native) {
+    r->warn("bf16.enabled runs its GEMMs on the fp32 fallback here (" + s.bf16_impl +
+            "): activation memory halves, but steps are no faster than fp32");
   }
 }
 

@@ -122,10 +122,6 @@ Status check_supported(const ZtConfig& c) {
   }
   if (c.precision.fp16 || c.precision.bf16) {
     const std::string ptr = c.precision.fp16 ? "/fp16/enabled" : "/bf16/enabled";
-    if (c.parallel.tp > 1) {
-      return no(ptr, "true with tensor parallelism (parallel.tp > 1) is not supported yet: its vocabulary-parallel "
-                     "kernels are fp32 only");
-    }
     if (c.parameter_server.enabled && c.precision.fp16) {
       return no(ptr, "true with the parameter server is not supported yet: skipping a step on an overflow needs "
                      "every server to agree; use bf16");

@@ -92,7 +92,7 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
   s.dqkv = c->take<A>(d.BT * 3 * d.Cl);
   s.dfch = c->take<A>(d.BT * 4 * d.Cl);
   if (d.tp > 1) {
-    s.tp_partial = c->take<A>(d.BT * d.C);
+    s.tp_partial = c->stats(d.BT * d.C);
     s.tp_rows = c->stats(d.tp * d.BT);
     s.tp_row_sums = c->stats(2 * d.BT);
   }

@@ -64,7 +64,8 @@ struct GptScratchT {
   A* dln = nullptr;        // (B, T, C) gradient of a LayerNorm output / of atty
   A* dqkv = nullptr;       // (B, T, 3Cl)
   A* dfch = nullptr;       // (B, T, 4Cl)
-  A* tp_partial = nullptr;      // (B, T, C) partial sums of row-parallel layers (tp > 1)
+  float* tp_partial = nullptr;  // (B, T, C) fp32 sums across tp ranks: row-parallel partials,
+                                // the embedding's partial rows, 16-bit gradients being all-reduced
   float* tp_rows = nullptr;         // (tp, B, T) per-row maxima of the vocab-parallel softmax (tp > 1)
   float* tp_row_sums = nullptr;     // (B, T, 2) sum of exp and target logit, all-reduced (tp > 1)
   BlockActivationsT<A> recompute;       // internals of the checkpointed block being recomputed

@@ -19,13 +19,25 @@ Status GptModelImpl<A>::row_parallel_forward(A* out, const A* inp, const A* weig
     k_.linear_forward(out, inp, weight, bias, residual, N, in_dim, C);
     return Status::OK();
   }
-  if constexpr (kF32) {
-    float* partial = arena_.scratch.tp_partial;
-    k_.linear_forward(partial, inp, weight, nullptr, nullptr, N, in_dim, C);
-    ZT_RETURN_IF_ERROR(reduce_from_tp_forward(options_.tp, partial, static_cast<size_t>(N) * C));
-    f32_.bias_residual(out, residual, partial, bias, N, C);
-    reduce_from_tp_backward();
+  float* partial = arena_.scratch.tp_partial;  // summed in fp32
+  k_.linear_partial(partial, inp, weight, N, in_dim, C);
+  ZT_RETURN_IF_ERROR(reduce_from_tp_forward(options_.tp, partial, static_cast<size_t>(N) * C));
+  k_.bias_residual(out, residual, partial, bias, N, C);
+  reduce_from_tp_backward();
+  return Status::OK();
+}
+
+template <typename A>
+Status GptModelImpl<A>::column_parallel_backward(A* dinp, float* dweight, float* dbias, const A* dout, const A* inp,
+                                                 const A* weight, int64_t N, int C, int OC) {
+  if (!tp()) {
+    k_.linear_backward(dinp, dweight, dbias, dout, inp, weight, N, C, OC);
+    return Status::OK();
   }
+  float* partial = arena_.scratch.tp_partial;
+  k_.linear_backward_partial(partial, dweight, dbias, dout, inp, weight, N, C, OC);
+  ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, partial, static_cast<size_t>(N) * C));
+  k_.from_f32(dinp, partial, N * C);
   return Status::OK();
 }
 
@@ -66,12 +78,12 @@ Status GptModelImpl<A>::recompute(int l, const A** res_in) {
   const BlockActivationsT<A>& a = slot().blocks[static_cast<size_t>(l)];
   GptScratchT<A>& s = arena_.scratch;
   *res_in = block_input(l);
-  if constexpr (kF32) if (a.saved_input_part != nullptr) {
+  if (a.saved_input_part != nullptr) {
     const int P = options_.layout.tp_size;
     const size_t part = static_cast<size_t>(B_) * T_ * config_.n_embd / static_cast<size_t>(P);
     backend_.copy(s.gathered_input + part * static_cast<size_t>(options_.layout.tp_rank), a.saved_input_part,
                   part * sizeof(A));
-    ZT_RETURN_IF_ERROR(options_.tp->all_gather(s.gathered_input, std::vector<size_t>(static_cast<size_t>(P), part))->wait());
+    ZT_RETURN_IF_ERROR(all_gather_tp(options_.tp, s.gathered_input, part));
     *res_in = s.gathered_input;
   }
   return block_forward(l, *res_in, s.recompute);
@@ -83,7 +95,6 @@ Status GptModelImpl<A>::backward_block(int l) {
   const int P = options_.layout.tp_size;
   const int C = config_.n_embd, Cl = C / P, NHl = config_.n_head / P;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
-  const size_t nC = static_cast<size_t>(BT) * C;
   const BlockWeightsT<A>& w = w_.blocks[static_cast<size_t>(l)];
   const BlockWeightsT<float>& dw = dw_.blocks[static_cast<size_t>(l)];
   GptScratchT<A>& s = arena_.scratch;
@@ -98,15 +109,13 @@ Status GptModelImpl<A>::backward_block(int l) {
   reduce_from_tp_backward();
   k_.linear_backward(s.dfch, dw.fcprojw, dw.fcprojb, dres, a->fch_gelu, w.fcprojw, BT, 4 * Cl, C);
   k_.gelu_backward(s.dfch, a->fch, s.dfch, BT * 4 * Cl);
-  k_.linear_backward(s.dln, dw.fcw, dw.fcb, s.dfch, a->ln2, w.fcw, BT, C, 4 * Cl);
-  if constexpr (kF32) ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.dln, nC));
+  ZT_RETURN_IF_ERROR(column_parallel_backward(s.dln, dw.fcw, dw.fcb, s.dfch, a->ln2, w.fcw, BT, C, 4 * Cl));
   k_.layernorm_backward(dres, dw.ln2w, dw.ln2b, s.dln, a->res2, w.ln2w, a->ln2_mean, a->ln2_rstd, BT, C);
   // Attention: row-parallel c_proj, the rank's heads, column-parallel c_attn.
   reduce_from_tp_backward();
   k_.linear_backward(s.dln, dw.attprojw, dw.attprojb, dres, a->atty, w.attprojw, BT, Cl, C);
   k_.attention_backward(s.dqkv, s.dln, a->qkv, a->att, B_, T_, Cl, NHl);
-  k_.linear_backward(s.dln, dw.qkvw, dw.qkvb, s.dqkv, a->ln1, w.qkvw, BT, C, 3 * Cl);
-  if constexpr (kF32) ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.dln, nC));
+  ZT_RETURN_IF_ERROR(column_parallel_backward(s.dln, dw.qkvw, dw.qkvb, s.dqkv, a->ln1, w.qkvw, BT, C, 3 * Cl));
   k_.layernorm_backward(dres, dw.ln1w, dw.ln1b, s.dln, res_in, w.ln1w, a->ln1_mean, a->ln1_rstd, BT, C);
   return Status::OK();
 }
@@ -116,7 +125,9 @@ Status GptModelImpl<A>::backward_block(int l) {
   template Status GptModelImpl<A>::block_forward(int, const A*, const BlockActivationsT<A>&);           \
   template Status GptModelImpl<A>::forward_block(int);                                                  \
   template Status GptModelImpl<A>::recompute(int, const A**);                                           \
-  template Status GptModelImpl<A>::backward_block(int);
+  template Status GptModelImpl<A>::backward_block(int);                                                 \
+  template Status GptModelImpl<A>::column_parallel_backward(A*, float*, float*, const A*, const A*, const A*, int64_t, \
+                                                            int, int);
 ZT_INSTANTIATE_BLOCKS(float)
 ZT_INSTANTIATE_BLOCKS(half_t)
 #undef ZT_INSTANTIATE_BLOCKS

@@ -114,8 +114,6 @@ void GptModel::begin_stage(int B, int T) {
 template <typename A>
 GptModelImpl<A>::GptModelImpl(const GptConfig& config, const GptModelOptions& options)
     : GptModel(config, options), k_(activation_ops<A>(backend_)), f32_(backend_.ops()) {
-  ZT_CHECK(kF32 || options.layout.tp_size == 1, "tensor parallelism needs f32 compute (got %s)",
-           dtype_name(backend_.compute_dtype()));
   arena_ = GptActivationArenaT<A>::allocate(config, options.layout, options.max_batch, options.max_seq, options.slots,
                                             options.checkpoint, options.partition_activations, backend_);
   w_.blocks.resize(static_cast<size_t>(config.n_layer));
@@ -162,11 +160,8 @@ Status GptModelImpl<A>::forward_embedding(const int32_t* tokens, int B, int T) {
     k_.encoder_forward(slot().encoded, tokens, w_.wte, w_.wpe, B, T, config_.n_embd);
     return Status::OK();
   }
-  if constexpr (kF32) {
-    return vocab_parallel_embedding_forward(f32_, options_.tp, slot().encoded, tokens, w_.wte, w_.wpe, B, T,
-                                            config_.n_embd, vocab_slice(config_, options_.layout));
-  }
-  return Status::Internal("tensor parallelism needs f32 compute");
+  return vocab_parallel_embedding_forward(k_, options_.tp, slot().encoded, arena_.scratch.tp_partial, tokens, w_.wte,
+                                          w_.wpe, B, T, config_.n_embd, vocab_slice(config_, options_.layout));
 }
 
 template <typename A>
@@ -187,10 +182,10 @@ StatusOr<LossSum> GptModelImpl<A>::loss(const int32_t* targets) {
   GptActivationsT<A>& a = slot();
   if (!tp()) {
     k_.crossentropy_forward(a.losses, a.xent_stats, a.logits, targets, BT, config_.vocab_size, config_.padded_vocab());
-  } else if constexpr (kF32) {
-    ZT_RETURN_IF_ERROR(vocab_parallel_xent_forward(f32_, options_.tp, a.losses, a.xent_stats, arena_.scratch.tp_rows,
-                                                   arena_.scratch.tp_row_sums, a.logits, targets, BT,
-                                                   vocab_slice(config_, options_.layout)));
+  } else {
+    ZT_RETURN_IF_ERROR(vocab_parallel_xent_forward(k_, f32_, options_.tp, a.losses, a.xent_stats,
+                                                   arena_.scratch.tp_rows, arena_.scratch.tp_row_sums, a.logits,
+                                                   targets, BT, vocab_slice(config_, options_.layout)));
   }
   LossSum result;
   for (int64_t i = 0; i < BT; ++i) {
@@ -210,12 +205,11 @@ Status GptModelImpl<A>::backward_head(const int32_t* targets, float dloss) {
   A* dlogits = a.logits;  // in place
   if (!tp()) {
     k_.crossentropy_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT, config_.vocab_size, Vl);
-  } else if constexpr (kF32) {
-    f32_.vocab_xent_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT, vocab_slice(config_, options_.layout));
+  } else {
+    k_.vocab_xent_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT, vocab_slice(config_, options_.layout));
   }
   backend_.zero(s.dresidual, sizeof(A) * static_cast<size_t>(BT) * C);
-  k_.linear_backward(s.dln, dw_.wte, nullptr, dlogits, a.lnf, w_.wte, BT, C, Vl);
-  if constexpr (kF32) ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.dln, static_cast<size_t>(BT) * C));
+  ZT_RETURN_IF_ERROR(column_parallel_backward(s.dln, dw_.wte, nullptr, dlogits, a.lnf, w_.wte, BT, C, Vl));
   k_.layernorm_backward(s.dresidual, dw_.lnfw, dw_.lnfb, s.dln, block_input(config_.n_layer), w_.lnfw, a.lnf_mean,
                         a.lnf_rstd, BT, C);
   return Status::OK();
@@ -226,9 +220,9 @@ void GptModelImpl<A>::backward_embedding(const int32_t* tokens) {
   ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
   if (!tp()) {
     k_.encoder_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd);
-  } else if constexpr (kF32) {
-    f32_.vocab_embedding_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd,
-                                  vocab_slice(config_, options_.layout));
+  } else {
+    k_.vocab_embedding_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd,
+                                vocab_slice(config_, options_.layout));
   }
 }
 

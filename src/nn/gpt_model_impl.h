@@ -1,8 +1,8 @@
 // GptModelImpl<A>: the GptModel for one activation storage type, A = float (f32 compute)
 // or half_t (bf16/f16 compute: the backend's half_ops() table). Everything the model
-// computes goes through k_, an ActivationOps<A>; the tensor-parallel paths (vocabulary-
-// parallel embedding and cross-entropy, row-parallel epilogues) exist for float only, and
-// a half model refuses tp > 1 when it is built.
+// computes goes through k_, an ActivationOps<A>, tensor parallelism included: what is
+// summed across tp ranks (row-parallel partials, the embedding's rows, input gradients)
+// is summed in fp32 in the scratch's tp_partial, then rounded to A once.
 // Internal to nn/: the engine sees GptModel only.
 // Thread-safety: as GptModel.
 #pragma once
@@ -41,7 +41,6 @@ class GptModelImpl final : public GptModel {
   const GptActivationsT<A>& activations() const { return slot(); }
 
  private:
-  static constexpr bool kF32 = std::is_same_v<A, float>;
   const GptActivationsT<A>& slot() const { return arena_.slots[static_cast<size_t>(slot_)]; }
   GptActivationsT<A>& slot() { return arena_.slots[static_cast<size_t>(slot_)]; }
   const A* block_input(int layer) const;
@@ -49,10 +48,14 @@ class GptModelImpl final : public GptModel {
   Status row_parallel_forward(A* out, const A* inp, const A* weight, const A* bias, const A* residual, int64_t N,
                               int in_dim);
   Status recompute(int layer, const A** res_in);
+  // A column-parallel layer's backward: dinp = dout @ weight, summed over tp ranks in fp32
+  // (tp > 1) and rounded to A once; dweight, dbias +=.
+  Status column_parallel_backward(A* dinp, float* dweight, float* dbias, const A* dout, const A* inp,
+                                  const A* weight, int64_t N, int C, int OC);
   bool tp() const { return options_.layout.tp_size > 1; }
 
   const ActivationOps<A>& k_;
-  const KernelOps& f32_;  // tensor-parallel helpers (float models only)
+  const KernelOps& f32_;  // vocab_xent_finish (fp32 in every precision)
   GptWeightsT<A> w_;       // bound parameter views
   GptWeightsT<float> dw_;  // bound gradient views
   GptActivationArenaT<A> arena_;

@@ -41,7 +41,9 @@ KernelOps make_cpu_f32_ops(const KernelTable& k) {
   o.crossentropy_forward = k.crossentropy_forward;
   o.crossentropy_backward = k.crossentropy_backward;
   o.vocab_embedding_rows = &vocab_embedding_rows;
-  o.add_positions = &add_positions;
+  o.embedding_finish = &embedding_finish;
+  o.linear_partial = &linear_partial;
+  o.linear_backward_partial = &linear_backward;
   o.vocab_embedding_backward = &vocab_embedding_backward;
   o.vocab_xent_row_max = &vocab_xent_row_max;
   o.vocab_xent_partials = &vocab_xent_partials;

@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/encoder.h"
 #include "kernels/cpu/half_convert.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/linear_bf16.h"
+#include "kernels/cpu/vocab_parallel_kernels.h"
 #include "testing/gradcheck.h"
 
 namespace zt {
@@ -188,6 +190,69 @@ TEST_P(HalfOps, CastsAreTheHalfConversions) {
   ops().to_f32(back.data(), h.data(), static_cast<int64_t>(h.size()));
   expect_same_bits(h, narrow(x), "from_f32");
   expect_same_bits(back, widen(h), "to_f32");
+}
+
+// The tensor-parallel halves: the vocabulary-parallel embedding and cross-entropy of a
+// slice (rows 16..31 of a 40-token vocabulary, padded to 48), and the row-parallel epilogue.
+TEST_P(HalfOps, VocabParallelHalvesAreRoundedFp32) {
+  const int B = 2, T = 70, C = 20, Vl = 16;
+  const int64_t N = int64_t{B} * T;
+  const VocabSlice v{16, Vl, 40};
+  const HalfValues wte = random(Vl * C, 21), wpe = random(T * C, 22), dy = random(N * C, 23);
+  std::vector<int32_t> tokens(N), targets(N);
+  for (int64_t i = 0; i < N; ++i) tokens[i] = static_cast<int32_t>((i * 7 + i / 5) % 40);
+  for (int64_t i = 0; i < N; ++i) targets[i] = i % 9 == 4 ? -1 : static_cast<int32_t>((i * 3) % 40);
+  Floats partial(N * C), partial_ref(N * C), summed = testing::random_vector(N * C, 24), y_ref(N * C);
+  ops().vocab_embedding_rows(partial.data(), tokens.data(), wte.h.data(), N, C, v);
+  vocab_embedding_rows(partial_ref.data(), tokens.data(), wte.f.data(), N, C, v);
+  expect_same_bits(partial, partial_ref, "vocab_embedding_rows");
+  Halves out(N * C);
+  ops().embedding_finish(out.data(), summed.data(), wpe.h.data(), N, T, C);
+  embedding_finish(y_ref.data(), summed.data(), wpe.f.data(), N, T, C);
+  expect_same_bits(out, narrow(y_ref), "embedding_finish");
+  Floats dwte = testing::random_vector(Vl * C, 25), dwpe = testing::random_vector(T * C, 26);
+  Floats dwte_ref = dwte, dwpe_ref = dwpe;
+  ops().vocab_embedding_backward(dwte.data(), dwpe.data(), dy.h.data(), tokens.data(), B, T, C, v);
+  vocab_embedding_backward(dwte_ref.data(), dwpe_ref.data(), dy.f.data(), tokens.data(), B, T, C, v);
+  expect_same_bits(dwte, dwte_ref, "dwte");
+  expect_same_bits(dwpe, dwpe_ref, "dwpe");
+  // Cross-entropy: row maxima, partial sums with two ranks' maxima, backward in place.
+  const HalfValues logits = random(N * Vl, 27, 4.0f);
+  Floats row_max(2 * N), row_max_ref(2 * N);
+  ops().vocab_xent_row_max(row_max.data() + N, logits.h.data(), N, v);
+  vocab_xent_row_max(row_max_ref.data() + N, logits.f.data(), N, v);
+  for (int64_t i = 0; i < N; ++i) row_max[i] = row_max_ref[i] = 0.5f;  // the other rank's
+  expect_same_bits(row_max, row_max_ref, "row_max");
+  Floats stats(2 * N), sums(2 * N), stats_ref(2 * N), sums_ref(2 * N);
+  ops().vocab_xent_partials(stats.data(), sums.data(), row_max.data(), 2, logits.h.data(), targets.data(), N, v);
+  vocab_xent_partials(stats_ref.data(), sums_ref.data(), row_max_ref.data(), 2, logits.f.data(), targets.data(), N, v);
+  expect_same_bits(stats, stats_ref, "stats");
+  expect_same_bits(sums, sums_ref, "row_sums");
+  for (int64_t i = 0; i < N; ++i) stats[2 * i + 1] = stats_ref[2 * i + 1] = 3.0f;  // a log-sum
+  Halves dl = logits.h;
+  Floats dl_ref = logits.f;
+  ops().vocab_xent_backward(dl.data(), dl.data(), stats.data(), targets.data(), 0.01f, N, v);
+  vocab_xent_backward(dl_ref.data(), dl_ref.data(), stats_ref.data(), targets.data(), 0.01f, N, v);
+  expect_same_bits(dl, narrow(dl_ref), "vocab_xent_backward");
+}
+
+TEST_P(HalfOps, RowParallelEpilogueIsRoundedFp32) {
+  const int C = 20;
+  const HalfValues residual = random(kRows * C, 28), bias = random(C, 29);
+  const Floats partial = testing::random_vector(kRows * C, 30);
+  Halves out(kRows * C);
+  Floats ref(kRows * C);
+  ops().bias_residual(out.data(), residual.h.data(), partial.data(), bias.h.data(), kRows, C);
+  bias_residual(ref.data(), residual.f.data(), partial.data(), bias.f.data(), kRows, C);
+  expect_same_bits(out, narrow(ref), "bias_residual");
+  if (GetParam() == DType::kF16) {  // one chunk; bf16's partial is the bf16 GEMM (its bound: gemm_bf16_test.cc)
+    const int OC = 24;
+    const HalfValues x = random(kRows * C, 31), w = random(OC * C, 32);
+    Floats p(kRows * OC), p_ref(kRows * OC);
+    ops().linear_partial(p.data(), x.h.data(), w.h.data(), kRows, C, OC);
+    linear_partial(p_ref.data(), x.f.data(), w.f.data(), kRows, C, OC);
+    expect_same_bits(p, p_ref, "linear_partial");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Bf16AndF16, HalfOps, ::testing::Values(DType::kBF16, DType::kF16),

@@ -11,6 +11,10 @@ namespace zt {
 void linear_forward(float* out, const float* inp, const float* weight, const float* bias, const float* residual,
                     int64_t N, int C, int OC);
 
+// partial (N, OC) = inp @ weight^T: a row-parallel layer's local product (linear_forward
+// without bias or residual).
+void linear_partial(float* partial, const float* inp, const float* weight, int64_t N, int C, int OC);
+
 // dinp (N, C) = dout (N, OC) @ weight, assigned (or skipped when dinp is null);
 // dweight (OC, C) += dout^T @ inp; dbias (OC) += column sums of dout (skipped when null).
 // The bias reduction runs in fixed row order per column: independent of thread count.

@@ -28,12 +28,13 @@ void vocab_embedding_rows(float* out, const int32_t* tokens, const float* wte_l,
   }
 }
 
-void add_positions(float* out, const float* wpe, int64_t rows, int T, int C) {
+void embedding_finish(float* out, const float* summed, const float* wpe, int64_t rows, int T, int C) {
 #pragma omp parallel for schedule(static)
   for (int64_t bt = 0; bt < rows; ++bt) {
     const float* p = wpe + static_cast<int64_t>(bt % T) * C;
+    const float* s = summed + bt * C;
     float* o = out + bt * C;
-    for (int c = 0; c < C; ++c) o[c] += p[c];
+    for (int c = 0; c < C; ++c) o[c] = s[c] + p[c];
   }
 }
 

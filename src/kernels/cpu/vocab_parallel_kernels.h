@@ -11,7 +11,8 @@ namespace zt {
 
 void vocab_embedding_rows(float* out, const int32_t* tokens, const float* wte_l, int64_t rows, int C,
                           const VocabSlice& v);
-void add_positions(float* out, const float* wpe, int64_t rows, int T, int C);
+// out (rows, C) = summed + wpe[row % T] (out may alias summed).
+void embedding_finish(float* out, const float* summed, const float* wpe, int64_t rows, int T, int C);
 void vocab_embedding_backward(float* dwte_l, float* dwpe, const float* dout, const int32_t* tokens, int B, int T, int C,
                               const VocabSlice& v);
 void vocab_xent_row_max(float* row_max, const float* logits_l, int64_t N, const VocabSlice& v);

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 
+#include "backend/dtype.h"
 #include "comm/process_group.h"
 #include "core/status.h"
 
@@ -20,6 +21,11 @@ namespace zt {
 inline void copy_to_tp_forward() {}
 // grad: (n) the input gradient, summed over tp ranks in place.
 Status copy_to_tp_backward(ProcessGroup* tp, float* grad, size_t n);
+
+// data: (P parts of n elements) all-gathered over tp in its dtype (16-bit values move as
+// 32-bit words; REQUIRES: n even for half_t).
+Status all_gather_tp(ProcessGroup* tp, float* data, size_t n);
+Status all_gather_tp(ProcessGroup* tp, half_t* data, size_t n);
 
 // x: (n) partial outputs, summed over tp ranks in place.
 Status reduce_from_tp_forward(ProcessGroup* tp, float* x, size_t n);

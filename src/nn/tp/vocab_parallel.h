@@ -17,15 +17,19 @@
 
 namespace zt {
 
-// out (B, T, C) = sum over ranks of wte rows in the slice + wpe[t]. tokens must be in [0, V).
-Status vocab_parallel_embedding_forward(const KernelOps& k, ProcessGroup* tp, float* out, const int32_t* tokens,
-                                        const float* wte_l, const float* wpe, int B, int T, int C,
+// out (B, T, C) = sum over ranks of wte rows in the slice + wpe[t], the sum in fp32 in
+// `partial` (B, T, C floats). tokens must be in [0, V). A: float or half_t.
+template <typename A>
+Status vocab_parallel_embedding_forward(const ActivationOps<A>& k, ProcessGroup* tp, A* out, float* partial,
+                                        const int32_t* tokens, const A* wte_l, const A* wpe, int B, int T, int C,
                                         const VocabSlice& v);
 
 // losses (N): logsumexp - target logit (0 for ignored rows); stats (N, 2) = [max, log sum]
-// saved for the backward; row_max_all (tp, N) and row_sums (N, 2) are scratch.
-Status vocab_parallel_xent_forward(const KernelOps& k, ProcessGroup* tp, float* losses, float* stats,
-                                   float* row_max_all, float* row_sums, const float* logits_l, const int32_t* targets,
-                                   int64_t N, const VocabSlice& v);
+// saved for the backward; row_max_all (tp, N) and row_sums (N, 2) are scratch. `finish`
+// is the f32 table's vocab_xent_finish.
+template <typename A>
+Status vocab_parallel_xent_forward(const ActivationOps<A>& k, const KernelOps& f32, ProcessGroup* tp, float* losses,
+                                   float* stats, float* row_max_all, float* row_sums, const A* logits_l,
+                                   const int32_t* targets, int64_t N, const VocabSlice& v);
 
 }  // namespace zt

@@ -1,0 +1,167 @@
+// The tensor-parallel halves of the 16-bit tables (ActivationOps<half_t>): the
+// vocabulary-parallel embedding and cross-entropy around nn/tp's collectives, and the
+// row-parallel layers' fp32 partial product and epilogue. As everywhere in the half
+// tables: widen a chunk, run the fp32 kernel (vocab_parallel_kernels.h, linear.h,
+// elementwise.h), round each 16-bit output once. What crosses ranks (partial rows and
+// products, row maxima and sums) is fp32. Row chunks keep every row's arithmetic, so
+// chunking changes no bit; the row-parallel partial of bf16 is oneDNN's bf16 GEMM with an
+// fp32 result (gemm_bf16.h's accumulation bound).
+#include <cstdint>
+#include <memory>
+
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/gemm_bf16.h"
+#include "kernels/cpu/half_ops_impl.h"
+#include "kernels/cpu/linear.h"
+#include "kernels/cpu/linear_bf16.h"
+#include "kernels/cpu/vocab_parallel_kernels.h"
+
+namespace zt {
+
+namespace {
+
+template <DType D>
+void half_vocab_embedding_rows(float* partial, const int32_t* tokens, const half_t* wte_l, int64_t rows, int C,
+                               const VocabSlice& v) {
+#pragma omp parallel for schedule(static)
+  for (int64_t bt = 0; bt < rows; ++bt) {
+    float* o = partial + bt * C;
+    const int32_t local = tokens[bt] - v.vstart;
+    if (local >= 0 && local < v.Vl) {
+      half_to_f32(D, o, wte_l + static_cast<int64_t>(local) * C, C);
+    } else {
+      for (int c = 0; c < C; ++c) o[c] = 0.0f;
+    }
+  }
+}
+
+template <DType D>
+void half_embedding_finish(half_t* out, const float* summed, const half_t* wpe, int64_t rows, int T, int C) {
+  const int64_t chunk = half_chunk_rows(2 * static_cast<int64_t>(C));
+  float* p = half_scratch(0, static_cast<size_t>(chunk) * C);
+  float* y = half_scratch(1, static_cast<size_t>(chunk) * C);
+  for_each_chunk(rows, chunk, [&](int64_t r0, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) half_to_f32(D, p + i * C, wpe + ((r0 + i) % T) * C, C);
+    embedding_finish(y, summed + r0 * C, p, n, static_cast<int>(n), C);  // p holds row i's position at i
+    f32_to_half(D, out + r0 * C, y, n * C);
+  });
+}
+
+template <DType D>
+void half_vocab_embedding_backward(float* dwte_l, float* dwpe, const half_t* dout, const int32_t* tokens, int B, int T,
+                                   int C, const VocabSlice& v) {
+  const int64_t chunk = half_chunk_rows(C);
+  float* d = half_scratch(0, static_cast<size_t>(chunk) * C);
+  for (int b = 0; b < B; ++b) {  // chunks within one sequence: position t0 + i for row i
+    for_each_chunk(T, chunk, [&](int64_t t0, int64_t n) {
+      const int64_t row = static_cast<int64_t>(b) * T + t0;
+      half_to_f32(D, d, dout + row * C, n * C);
+      vocab_embedding_backward(dwte_l, dwpe + t0 * C, d, tokens + row, 1, static_cast<int>(n), C, v);
+    });
+  }
+}
+
+template <DType D>
+void half_vocab_xent_row_max(float* row_max, const half_t* logits_l, int64_t N, const VocabSlice& v) {
+  const int64_t chunk = half_chunk_rows(v.Vl);
+  float* l = half_scratch(0, static_cast<size_t>(chunk) * v.Vl);
+  for_each_chunk(N, chunk, [&](int64_t r0, int64_t n) {
+    half_to_f32(D, l, logits_l + r0 * v.Vl, n * v.Vl);
+    vocab_xent_row_max(row_max + r0, l, n, v);
+  });
+}
+
+template <DType D>
+void half_vocab_xent_partials(float* stats, float* row_sums, const float* row_max_all, int P, const half_t* logits_l,
+                              const int32_t* targets, int64_t N, const VocabSlice& v) {
+  const int64_t chunk = half_chunk_rows(v.Vl + P);
+  float* l = half_scratch(0, static_cast<size_t>(chunk) * v.Vl);
+  float* m = half_scratch(1, static_cast<size_t>(chunk) * P);
+  for_each_chunk(N, chunk, [&](int64_t r0, int64_t n) {
+    half_to_f32(D, l, logits_l + r0 * v.Vl, n * v.Vl);
+    for (int p = 0; p < P; ++p) {  // the chunk's rows of every rank's maxima, (P, n)
+      for (int64_t i = 0; i < n; ++i) m[p * n + i] = row_max_all[p * N + r0 + i];
+    }
+    vocab_xent_partials(stats + 2 * r0, row_sums + 2 * r0, m, P, l, targets + r0, n, v);
+  });
+}
+
+template <DType D>
+void half_vocab_xent_backward(half_t* dlogits_l, const half_t* logits_l, const float* stats, const int32_t* targets,
+                              float dloss, int64_t N, const VocabSlice& v) {
+  const int64_t chunk = half_chunk_rows(v.Vl);
+  float* l = half_scratch(0, static_cast<size_t>(chunk) * v.Vl);
+  for_each_chunk(N, chunk, [&](int64_t r0, int64_t n) {
+    half_to_f32(D, l, logits_l + r0 * v.Vl, n * v.Vl);
+    vocab_xent_backward(l, l, stats + 2 * r0, targets + r0, dloss, n, v);  // in place in fp32
+    f32_to_half(D, dlogits_l + r0 * v.Vl, l, n * v.Vl);
+  });
+}
+
+void bf16_linear_partial(float* partial, const half_t* inp, const half_t* weight, int64_t N, int C, int OC) {
+  gemm_bf16(Trans::kNo, Trans::kYes, static_cast<int>(N), OC, C, 1.0f, inp, C, weight, C, 0.0f, partial, OC);
+}
+
+void f16_linear_partial(float* partial, const half_t* inp, const half_t* weight, int64_t N, int C, int OC) {
+  const int64_t n_w = static_cast<int64_t>(OC) * C;
+  const std::unique_ptr<float[]> w(new float[static_cast<size_t>(n_w)]);
+  half_to_f32(DType::kF16, w.get(), weight, n_w);
+  const int64_t chunk = half_chunk_rows(C, kHalfGemmChunkRows);
+  float* x = half_scratch(0, static_cast<size_t>(chunk) * C);
+  for_each_chunk(N, chunk, [&](int64_t r0, int64_t n) {
+    half_to_f32(DType::kF16, x, inp + r0 * C, n * C);
+    linear_partial(partial + r0 * OC, x, w.get(), n, C, OC);
+  });
+}
+
+void bf16_linear_backward_partial(float* dinp, float* dweight, float* dbias, const half_t* dout, const half_t* inp,
+                                  const half_t* weight, int64_t N, int C, int OC) {
+  gemm_bf16(Trans::kNo, Trans::kNo, static_cast<int>(N), C, OC, 1.0f, dout, OC, weight, C, 0.0f, dinp, C);
+  linear_backward_bf16(nullptr, dweight, dbias, dout, inp, weight, N, C, OC);
+}
+
+void f16_linear_backward_partial(float* dinp, float* dweight, float* dbias, const half_t* dout, const half_t* inp,
+                                 const half_t* weight, int64_t N, int C, int OC) {
+  const int64_t n_w = static_cast<int64_t>(OC) * C;
+  const std::unique_ptr<float[]> w(new float[static_cast<size_t>(n_w)]);
+  half_to_f32(DType::kF16, w.get(), weight, n_w);
+  const int64_t chunk = half_chunk_rows(static_cast<int64_t>(OC) + C, kHalfGemmChunkRows);
+  float* dy = half_scratch(0, static_cast<size_t>(chunk) * OC);
+  float* x = half_scratch(1, static_cast<size_t>(chunk) * C);
+  for_each_chunk(N, chunk, [&](int64_t r0, int64_t n) {
+    half_to_f32(DType::kF16, dy, dout + r0 * OC, n * OC);
+    half_to_f32(DType::kF16, x, inp + r0 * C, n * C);
+    linear_backward(dinp + r0 * C, dweight, dbias, dy, x, w.get(), n, C, OC);
+  });
+}
+
+template <DType D>
+void half_bias_residual(half_t* out, const half_t* residual, const float* partial, const half_t* bias, int64_t N,
+                        int C) {
+  const int64_t chunk = half_chunk_rows(C);
+  float* b = half_scratch(0, static_cast<size_t>(C));
+  float* r = half_scratch(1, static_cast<size_t>(chunk) * C);
+  half_to_f32(D, b, bias, C);
+  for_each_chunk(N, chunk, [&](int64_t r0, int64_t n) {
+    half_to_f32(D, r, residual + r0 * C, n * C);
+    bias_residual(r, r, partial + r0 * C, b, n, C);  // in place in fp32
+    f32_to_half(D, out + r0 * C, r, n * C);
+  });
+}
+
+}  // namespace
+
+void fill_half_tp_ops(ActivationOps<half_t>* ops) {
+  ops->vocab_embedding_rows = ZT_HALF_PICK(ops, half_vocab_embedding_rows);
+  ops->embedding_finish = ZT_HALF_PICK(ops, half_embedding_finish);
+  ops->vocab_embedding_backward = ZT_HALF_PICK(ops, half_vocab_embedding_backward);
+  ops->vocab_xent_row_max = ZT_HALF_PICK(ops, half_vocab_xent_row_max);
+  ops->vocab_xent_partials = ZT_HALF_PICK(ops, half_vocab_xent_partials);
+  ops->vocab_xent_backward = ZT_HALF_PICK(ops, half_vocab_xent_backward);
+  ops->linear_partial = ops->compute == DType::kBF16 ? &bf16_linear_partial : &f16_linear_partial;
+  ops->bias_residual = ZT_HALF_PICK(ops, half_bias_residual);
+  ops->linear_backward_partial =
+      ops->compute == DType::kBF16 ? &bf16_linear_backward_partial : &f16_linear_backward_partial;
+}
+
+}  // namespace zt

@@ -72,6 +72,24 @@ StatusOr<GptConfig> read_hf_config(const std::string& path) {
   return c;
 }
 
+// An F32, BF16 or F16 tensor of `st`, widened exactly to fp32 (HF files saved in half
+// precision, or by `export --dtype`).
+Status read_as_f32(const SafetensorsFile& st, const std::string& file, const std::string& name, const std::vector<int64_t>& shape, float* out) {
+  const auto it = st.entries().find(name);
+  if (it == st.entries().end() || (it->second.dtype != StDType::kBF16 && it->second.dtype != StDType::kF16)) {
+    return st.read_f32(name, shape, out);
+  }
+  if (it->second.shape != shape) {
+    return Status::InvalidArgument(file + ": tensor " + name + " has shape " + shape_to_string(it->second.shape) +
+                                   ", expected " + shape_to_string(shape));
+  }
+  const DType t = it->second.dtype == StDType::kBF16 ? DType::kBF16 : DType::kF16;
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  backend_for(Device::kCpu, t).value()->half_ops()->to_f32(out, static_cast<const half_t*>(st.data(name)), n);
+  return Status::OK();
+}
+
 }  // namespace
 
 Json hf_config_json(const GptConfig& m, StDType dtype) {
@@ -160,10 +178,10 @@ StatusOr<HfModel> read_hf_gpt2(const std::string& path) {
     float* dst = m.params.data() + s.offset;
     if (is_conv1d_weight(name)) {
       std::vector<float> tmp(s.numel);
-      ZT_RETURN_IF_ERROR(st.read_as_f32(stored, want, tmp.data()));
+      ZT_RETURN_IF_ERROR(read_as_f32(st, file, stored, want, tmp.data()));
       transpose(tmp.data(), want[0], want[1], dst);
     } else {
-      ZT_RETURN_IF_ERROR(st.read_as_f32(stored, want, dst));
+      ZT_RETURN_IF_ERROR(read_as_f32(st, file, stored, want, dst));
     }
   }
   for (const TensorSpec& s : m.table.specs()) {
@@ -174,7 +192,7 @@ StatusOr<HfModel> read_hf_gpt2(const std::string& path) {
     const TensorSpec& wte = m.table.at(m.table.find("wte.weight"));
     const SafetensorsEntry& e = st.entries().at(head);
     std::vector<float> lm(wte.numel);
-    if (e.shape != wte.shape || !st.read_as_f32(head, wte.shape, lm.data()).ok() ||
+    if (e.shape != wte.shape || !read_as_f32(st, file, head, wte.shape, lm.data()).ok() ||
         std::memcmp(lm.data(), m.params.data() + wte.offset, wte.numel * sizeof(float)) != 0) {
       return Status::InvalidArgument(file + ": " + head + " differs from wte.weight; zerotrain ties the LM head to wte");
     }

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <tuple>
 
-#include "backend/backend.h"
 #include "checkpoint/checksum.h"
 #include "io/atomic_file.h"
 #include "io/json_strict.h"
@@ -241,21 +240,6 @@ Status SafetensorsFile::read_f32(const std::string& name, const std::vector<int6
                                    ", expected " + shape_to_string(shape));
   }
   if (e.end > e.begin) std::memcpy(out, data(name), e.end - e.begin);  // out may be null for an empty tensor
-  return Status::OK();
-}
-
-Status SafetensorsFile::read_as_f32(const std::string& name, const std::vector<int64_t>& shape, float* out) const {
-  auto it = entries_.find(name);
-  if (it == entries_.end()) return Status::NotFound(label_ + ": no tensor named " + name);
-  const StDType t = it->second.dtype;
-  if (t != StDType::kBF16 && t != StDType::kF16) return read_f32(name, shape, out);
-  if (it->second.shape != shape) {
-    return Status::InvalidArgument(label_ + ": tensor " + name + " has shape " + shape_to_string(it->second.shape) +
-                                   ", expected " + shape_to_string(shape));
-  }
-  const Backend* b = backend_for(Device::kCpu, t == StDType::kBF16 ? DType::kBF16 : DType::kF16).value();
-  const int64_t n = static_cast<int64_t>((it->second.end - it->second.begin) / 2);
-  if (n > 0) b->half_ops()->to_f32(out, static_cast<const half_t*>(data(name)), n);
   return Status::OK();
 }
 

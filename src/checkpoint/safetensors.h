@@ -67,9 +67,6 @@ class SafetensorsFile {
   const void* data(const std::string& name) const;
   // Copies a float32 tensor of exactly `shape` into out; errors name file, tensor, shapes.
   Status read_f32(const std::string& name, const std::vector<int64_t>& shape, float* out) const;
-  // The same for an F32, BF16 or F16 tensor, widened exactly to fp32 (HF checkpoints
-  // saved in half precision).
-  Status read_as_f32(const std::string& name, const std::vector<int64_t>& shape, float* out) const;
   const std::string& label() const { return label_; }
 
  private:

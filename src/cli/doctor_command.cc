@@ -173,8 +173,11 @@ void report_gemm_speed(const GemmPath& p, const DoctorOptions& options, Report* 
     r->fact("bf16 gemm", "none: " + s.bf16_impl);
   }
   const bool bf16_native = s.bf16_impl.find("fallback") == std::string::npos && s.bf16_gflops > 0.0;
+  const char* conversions = !active_isa_status().ok() ? "unknown (ZT_ISA is invalid)"
+                            : f16_uses_f16c()           ? "F16C"
+                                                        : "scalar";
   r->fact("fp16 compute", std::string("f16 storage, GEMMs widened to fp32 (oneDNN 2.6 has no f16 matmul for this CPU); "
-                                      "conversions ") + (f16_uses_f16c() ? "F16C" : "scalar"));
+                                      "conversions ") + conversions);
   if (!bf16_native) {
     r->warn("bf16.enabled runs its GEMMs on the fp32 fallback here (" + s.bf16_impl +
             "): activation memory halves, but steps are no faster than fp32");

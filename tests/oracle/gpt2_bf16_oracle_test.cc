@@ -28,29 +28,16 @@
 #include "checkpoint/safetensors.h"
 #include "core/rng.h"
 #include "nn/gpt_model.h"
+#include "testing/python_oracle.h"
 #include "testing/temp_dir_test.h"
 
 namespace zt {
 namespace {
 
-std::string python() {
-  const char* p = std::getenv("ZT_PYTHON");
-  return p != nullptr ? p : "/usr/bin/python3";
-}
+using testing::max_rel;
+using testing::python;
 
-std::string source_dir() {
-  const char* p = std::getenv("ZT_SOURCE_DIR");
-  return p != nullptr ? p : ZT_SOURCE_DIR;
-}
-
-double max_rel(const float* a, const float* b, size_t n) {
-  double diff = 0.0, scale = 0.0;
-  for (size_t i = 0; i < n; ++i) {
-    diff = std::max(diff, std::fabs(static_cast<double>(a[i]) - b[i]));
-    scale = std::max(scale, std::fabs(static_cast<double>(b[i])));
-  }
-  return scale > 0.0 ? diff / scale : diff;
-}
+std::string source_dir() { return testing::oracle_source_dir(); }
 
 class Bf16Oracle : public testing::TempDirTest {};
 

@@ -18,6 +18,7 @@
 #include "checkpoint/safetensors.h"
 #include "core/rng.h"
 #include "engine/trainer.h"
+#include "testing/python_oracle.h"
 
 namespace zt {
 namespace {
@@ -28,24 +29,10 @@ struct OracleCase {
   float weight_boost;  // multiplies every weight after init (1: GPT-2 init as is)
 };
 
-std::string python() {
-  const char* p = std::getenv("ZT_PYTHON");
-  return p != nullptr ? p : "/usr/bin/python3";
-}
+using testing::max_rel;
+using testing::python;
 
-std::string source_dir() {
-  const char* p = std::getenv("ZT_SOURCE_DIR");
-  return p != nullptr ? p : ZT_SOURCE_DIR;
-}
-
-double max_rel(const float* a, const float* b, size_t n) {
-  double diff = 0.0, scale = 0.0;
-  for (size_t i = 0; i < n; ++i) {
-    diff = std::max(diff, std::fabs(static_cast<double>(a[i]) - b[i]));
-    scale = std::max(scale, std::fabs(static_cast<double>(b[i])));
-  }
-  return scale > 0.0 ? diff / scale : diff;
-}
+std::string source_dir() { return testing::oracle_source_dir(); }
 
 class GptOracle : public ::testing::TestWithParam<OracleCase> {};
 

@@ -204,6 +204,14 @@ TEST(TrainerPrecision, ModelParallelAndCheckpointingMatchTheSingleProcessInTheSa
   const Case cases[] = {{{1, 2, 1}, ZeroStage::kNone},      {{2, 2, 1}, ZeroStage::kOptimizer},
                         {{1, 1, 2}, ZeroStage::kNone},      {{2, 1, 2}, ZeroStage::kGradients},
                         {{1, 1, 2, true}, ZeroStage::kNone}, {{1, 2, 2}, ZeroStage::kOptimizer}};
+  // A small step without momentum: the comparison measures the layouts' arithmetic, and
+  // three chaotic SGD steps at lr 0.1 would amplify single 16-bit flips into O(gap) noise.
+  auto tiny = [](ZeroStage stage, DType t) {
+    TrainerOptions o = zt::tiny(stage, t);
+    o.schedule.base_lr = o.sgd.lr = 0.01;
+    o.sgd.momentum = 0.0;
+    return o;
+  };
   for (DType t : {DType::kBF16, DType::kF16}) {
     // Recomputing a block runs the same kernels on the same inputs: the same bits.
     const RankResult plain = train_layout(tiny(ZeroStage::kNone, t), Layout{}, accum, steps);

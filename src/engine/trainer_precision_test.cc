@@ -12,7 +12,7 @@
 // on. Training is chaotic in such perturbations, so no fixed bound holds over steps; what
 // does hold is an ordering: the layout's perturbation starts at 2^-24 relative while the
 // perturbation the precision itself makes (the same run in fp32 vs in 16 bits) starts at
-// the 16-bit unit roundoff (2^-9 for bf16, 2^-12 for fp16) on every activation, and both
+// the 16-bit unit roundoff (2^-8 for bf16, 2^-11 for fp16) on every activation, and both
 // then grow by the same dynamics. So each step's loss difference between two layouts is
 // bounded by the largest fp32-vs-16-bit loss difference of the single process up to that
 // step, and the final masters by the largest fp32-vs-16-bit master difference. (The

@@ -1,6 +1,7 @@
 // gemm_bf16 through oneDNN's matmul primitive, one primitive per shape (cached).
 #include "kernels/cpu/gemm_bf16.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -80,15 +81,45 @@ const Gemm& gemm_for(const Key& k) {
   return *g;
 }
 
-// The fallback: the operands widened to fp32 (exact), then the fp32 GEMM path.
+int chunk_of(int64_t floats_per_row, int total, int64_t chunk_floats) {
+  const int64_t rows = std::max<int64_t>(1, chunk_floats / std::max<int64_t>(1, floats_per_row));
+  return static_cast<int>(std::min<int64_t>(rows, total));
+}
+
+std::vector<float> widened(const bf16_t* x, size_t n) {
+  std::vector<float> out(n);
+  cast_bf16_to_f32(out.data(), x, static_cast<int64_t>(n));
+  return out;
+}
+
+// The fallback: the operands widened to fp32 (exact), then the fp32 GEMM path. The
+// summation index K is streamed in chunks (C accumulates chunk after chunk, still one
+// fp32 sum of the K products per output, in another order) when op(A) is transposed
+// (the weight gradient dout^T x, whose K is the token count); otherwise the rows of C.
 void widened_sgemm(Trans ta, Trans tb, int M, int N, int K, float alpha, const bf16_t* A, int lda, const bf16_t* B,
-                   int ldb, float beta, float* C, int ldc) {
-  const size_t a_n = static_cast<size_t>(ta == Trans::kYes ? K : M) * lda;
-  const size_t b_n = static_cast<size_t>(tb == Trans::kYes ? N : K) * ldb;
-  std::vector<float> a(a_n), b(b_n);
-  cast_bf16_to_f32(a.data(), A, static_cast<int64_t>(a_n));
-  cast_bf16_to_f32(b.data(), B, static_cast<int64_t>(b_n));
-  sgemm(ta, tb, M, N, K, alpha, a.data(), lda, b.data(), ldb, beta, C, ldc);
+                   int ldb, float beta, float* C, int ldc, int64_t chunk_floats) {
+  if (ta == Trans::kYes && tb == Trans::kNo) {  // A (K, M), B (K, N): chunks of K rows of both
+    const int kk = chunk_of(static_cast<int64_t>(lda) + ldb, K, chunk_floats);
+    for (int k0 = 0; k0 < K; k0 += kk) {
+      const int n = std::min(kk, K - k0);
+      const std::vector<float> a = widened(A + static_cast<size_t>(k0) * lda, static_cast<size_t>(n) * lda);
+      const std::vector<float> b = widened(B + static_cast<size_t>(k0) * ldb, static_cast<size_t>(n) * ldb);
+      sgemm(ta, tb, M, N, n, alpha, a.data(), lda, b.data(), ldb, k0 == 0 ? beta : 1.0f, C, ldc);
+    }
+    return;
+  }
+  const std::vector<float> b = widened(B, static_cast<size_t>(tb == Trans::kYes ? N : K) * ldb);
+  if (ta == Trans::kYes) {
+    const std::vector<float> a = widened(A, static_cast<size_t>(K) * lda);
+    sgemm(ta, tb, M, N, K, alpha, a.data(), lda, b.data(), ldb, beta, C, ldc);
+    return;
+  }
+  const int mm = chunk_of(lda, M, chunk_floats);  // rows of A and C
+  for (int i0 = 0; i0 < M; i0 += mm) {
+    const int n = std::min(mm, M - i0);
+    const std::vector<float> a = widened(A + static_cast<size_t>(i0) * lda, static_cast<size_t>(n) * lda);
+    sgemm(ta, tb, n, N, K, alpha, a.data(), lda, b.data(), ldb, beta, C + static_cast<size_t>(i0) * ldc, ldc);
+  }
 }
 
 // Runs a cached primitive (REQUIRES: !g.fallback).
@@ -108,16 +139,28 @@ void execute(const Gemm& g, const void* A, const void* B, const float* bias, voi
 
 // The bf16-destination fallback: fp32 accumulator (the old C widened, the bias added
 // first), one rounding at the end.
+// Rows of C in chunks (op(A) not transposed: the forward and dinp GEMMs), the weight B
+// widened once.
 void widened_sgemm_out(Trans ta, Trans tb, int M, int N, int K, const bf16_t* A, int lda, const bf16_t* B, int ldb,
-                       const float* bias, bool accumulate, bf16_t* C, int ldc) {
-  std::vector<float> c(static_cast<size_t>(M) * N, 0.0f);
-  for (int i = 0; i < M; ++i) {
-    float* row = c.data() + static_cast<size_t>(i) * N;
-    if (accumulate) cast_bf16_to_f32(row, C + static_cast<size_t>(i) * ldc, N);
-    for (int j = 0; bias != nullptr && j < N; ++j) row[j] += bias[j];
+                       const float* bias, bool accumulate, bf16_t* C, int ldc, int64_t chunk_floats) {
+  ZT_CHECK(ta == Trans::kNo, "bf16-destination fallback with a transposed A");
+  const std::vector<float> b = widened(B, static_cast<size_t>(tb == Trans::kYes ? N : K) * ldb);
+  const int mm = chunk_of(static_cast<int64_t>(lda) + N, M, chunk_floats);
+  std::vector<float> a, c;
+  for (int i0 = 0; i0 < M; i0 += mm) {
+    const int n = std::min(mm, M - i0);
+    c.assign(static_cast<size_t>(n) * N, 0.0f);
+    for (int i = 0; i < n; ++i) {
+      float* row = c.data() + static_cast<size_t>(i) * N;
+      if (accumulate) cast_bf16_to_f32(row, C + static_cast<size_t>(i0 + i) * ldc, N);
+      for (int j = 0; bias != nullptr && j < N; ++j) row[j] += bias[j];
+    }
+    a = widened(A + static_cast<size_t>(i0) * lda, static_cast<size_t>(n) * lda);
+    sgemm(ta, tb, n, N, K, 1.0f, a.data(), lda, b.data(), ldb, 1.0f, c.data(), N);
+    for (int i = 0; i < n; ++i) {
+      cast_f32_to_bf16(C + static_cast<size_t>(i0 + i) * ldc, c.data() + static_cast<size_t>(i) * N, N);
+    }
   }
-  widened_sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 1.0f, c.data(), N);
-  for (int i = 0; i < M; ++i) cast_f32_to_bf16(C + static_cast<size_t>(i) * ldc, c.data() + static_cast<size_t>(i) * N, N);
 }
 
 // The cached primitive for `k`, or `fallback` where oneDNN has none.
@@ -142,13 +185,26 @@ void gemm_bf16_out(Trans trans_a, Trans trans_b, int M, int N, int K, const bf16
                    int ldb, const float* bias, bool accumulate, bf16_t* C, int ldc) {
   run(Key{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, 1.0f, accumulate ? 1.0f : 0.0f,
           true, bias != nullptr},
-      A, B, bias, C, [&] { widened_sgemm_out(trans_a, trans_b, M, N, K, A, lda, B, ldb, bias, accumulate, C, ldc); });
+      A, B, bias, C, [&] {
+        widened_sgemm_out(trans_a, trans_b, M, N, K, A, lda, B, ldb, bias, accumulate, C, ldc, kFallbackChunkFloats);
+      });
 }
 
 void gemm_bf16(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, const bf16_t* A, int lda,
                const bf16_t* B, int ldb, float beta, float* C, int ldc) {
   run(Key{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, alpha, beta, false, false}, A, B,
-      nullptr, C, [&] { widened_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); });
+      nullptr, C, [&] { widened_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, kFallbackChunkFloats); });
+}
+
+void gemm_bf16_fallback(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, const bf16_t* A, int lda,
+                        const bf16_t* B, int ldb, float beta, float* C, int ldc, int64_t chunk_floats) {
+  widened_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, chunk_floats);
+}
+
+void gemm_bf16_out_fallback(Trans trans_a, Trans trans_b, int M, int N, int K, const bf16_t* A, int lda,
+                            const bf16_t* B, int ldb, const float* bias, bool accumulate, bf16_t* C, int ldc,
+                            int64_t chunk_floats) {
+  widened_sgemm_out(trans_a, trans_b, M, N, K, A, lda, B, ldb, bias, accumulate, C, ldc, chunk_floats);
 }
 
 StatusOr<std::string> bf16_gemm_impl(int M, int N, int K) {

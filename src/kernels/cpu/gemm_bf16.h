@@ -13,6 +13,7 @@
 // Thread-safety: callable from several threads; the cache is locked.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "backend/dtype.h"
@@ -31,6 +32,20 @@ void gemm_bf16(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, c
 // + (accumulate ? C : 0)), the sum formed in fp32. bias: (N) fp32, may be null.
 void gemm_bf16_out(Trans trans_a, Trans trans_b, int M, int N, int K, const bf16_t* A, int lda, const bf16_t* B,
                    int ldb, const float* bias, bool accumulate, bf16_t* C, int ldc);
+
+// The fp32 fallback itself, which the two calls above run where oneDNN has no bf16 matmul
+// (exposed for tests on any CPU). It streams at most chunk_floats widened values of an
+// operand at a time: the rows of C (op(A) not transposed; the weight B is widened once),
+// or the summation index K when op(A) is transposed and op(B) is not (the weight
+// gradient dY^T X, whose K is the token count), so its scratch stays bounded for the LM
+// head's 50304 columns. gemm_bf16_out_fallback requires op(A) not transposed.
+constexpr int64_t kFallbackChunkFloats = int64_t{1} << 22;  // 16 MiB of fp32
+void gemm_bf16_fallback(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, const bf16_t* A, int lda,
+                        const bf16_t* B, int ldb, float beta, float* C, int ldc,
+                        int64_t chunk_floats = kFallbackChunkFloats);
+void gemm_bf16_out_fallback(Trans trans_a, Trans trans_b, int M, int N, int K, const bf16_t* A, int lda,
+                            const bf16_t* B, int ldb, const float* bias, bool accumulate, bf16_t* C, int ldc,
+                            int64_t chunk_floats = kFallbackChunkFloats);
 
 // oneDNN's implementation name for a bf16 matmul of this shape, e.g. "brg:avx512_core_amx"
 // (AMX), "brg:avx512_core_bf16" (AVX-512 BF16), or "fp32 fallback (...)".

@@ -22,13 +22,21 @@ float at(const std::vector<float>& x, bool trans, int i, int j, int ld) {
   return trans ? x[static_cast<size_t>(j) * ld + i] : x[static_cast<size_t>(i) * ld + j];
 }
 
-void check(bool ta, bool tb, int M, int N, int K, float alpha, float beta) {
+using Gemm = void (*)(Trans, Trans, int, int, int, float, const bf16_t*, int, const bf16_t*, int, float, float*, int);
+
+// The fallback with a tiny chunk budget, so every path streams several chunks.
+void fallback_in_chunks(Trans ta, Trans tb, int M, int N, int K, float alpha, const bf16_t* A, int lda,
+                        const bf16_t* B, int ldb, float beta, float* C, int ldc) {
+  gemm_bf16_fallback(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 3000);
+}
+
+void check(bool ta, bool tb, int M, int N, int K, float alpha, float beta, Gemm gemm = &gemm_bf16) {
   const int lda = ta ? M : K, ldb = tb ? K : N, ldc = N;
   const testing::Bf16Values A = random_bf16(static_cast<size_t>(M) * K, 1), B = random_bf16(static_cast<size_t>(K) * N, 2);
   const std::vector<float> C0 = testing::random_vector(static_cast<size_t>(M) * N, 3);
   std::vector<float> C = C0;
-  gemm_bf16(ta ? Trans::kYes : Trans::kNo, tb ? Trans::kYes : Trans::kNo, M, N, K, alpha, A.h.data(), lda, B.h.data(),
-            ldb, beta, C.data(), ldc);
+  gemm(ta ? Trans::kYes : Trans::kNo, tb ? Trans::kYes : Trans::kNo, M, N, K, alpha, A.h.data(), lda, B.h.data(), ldb,
+       beta, C.data(), ldc);
   const double u = std::ldexp(1.0, -24), gamma = (K + 2) * u / (1 - (K + 2) * u);
   double worst = 0.0;
   for (int i = 0; i < M; ++i) {
@@ -58,6 +66,37 @@ TEST(GemmBf16, MatchesFp32OnRoundedInputsWithinTheAccumulationBound) {
   }
   check(false, true, 64, 96, 768, 0.5f, 1.0f);  // the X W^T pattern with accumulation into C
   check(true, false, 48, 40, 1000, 1.0f, 1.0f);  // dY^T X into an existing gradient
+}
+
+TEST(GemmBf16, FallbackInChunksMatchesWithinTheSameBound) {
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) check(ta, tb, 37, 29, 300, 1.0f, 0.0f, &fallback_in_chunks);
+  }
+  check(true, false, 48, 40, 1000, 1.0f, 1.0f, &fallback_in_chunks);  // K streamed: C accumulates per chunk
+  // The bf16 destination: rows in chunks, bias and the old C summed in fp32, one rounding.
+  const int M = 45, N = 31, K = 200;
+  const testing::Bf16Values A = random_bf16(static_cast<size_t>(M) * K, 4), B = random_bf16(static_cast<size_t>(N) * K, 5);
+  const testing::Bf16Values C0 = random_bf16(static_cast<size_t>(M) * N, 6);
+  const std::vector<float> bias = testing::random_vector(N, 7);
+  std::vector<bf16_t> C = C0.h;
+  gemm_bf16_out_fallback(Trans::kNo, Trans::kYes, M, N, K, A.h.data(), K, B.h.data(), K, bias.data(), true, C.data(),
+                         N, 2000);
+  std::vector<float> got(C.size());
+  cast_bf16_to_f32(got.data(), C.data(), static_cast<int64_t>(C.size()));
+  const double u = std::ldexp(1.0, -24), gamma = (K + 2) * u / (1 - (K + 2) * u);
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      double want = C0.f[static_cast<size_t>(i) * N + j] + bias[static_cast<size_t>(j)], mag = std::fabs(want);
+      for (int k = 0; k < K; ++k) {
+        const double p = static_cast<double>(A.f[static_cast<size_t>(i) * K + k]) * B.f[static_cast<size_t>(j) * K + k];
+        want += p;
+        mag += std::fabs(p);
+      }
+      // fp32 accumulation, then one bf16 rounding (unit roundoff 2^-8: 8 significand bits).
+      const double bound = 2 * gamma * mag + std::ldexp(1.0, -8) * (std::fabs(want) + 2 * gamma * mag);
+      ASSERT_LE(std::fabs(got[static_cast<size_t>(i) * N + j] - want), bound) << "(" << i << ", " << j << ")";
+    }
+  }
 }
 
 TEST(GemmBf16, NamesItsImplementation) {

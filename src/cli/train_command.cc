@@ -129,6 +129,10 @@ int run_train(const TrainCommandArgs& args) {
                 static_cast<long long>(cfg.batch.grad_accum), cfg.parallel.dp, cfg.zero.stage,
                 static_cast<long long>(tc.steps), num_threads(), isa_name(active_isa()));
     std::printf("backend: %s\n", trainer.backend().describe().c_str());
+    if (cfg.zero.offload_optimizer.device == "cpu" || cfg.zero.offload_param.device == "cpu") {
+      std::printf("offload: device \"cpu\" asked for; on a CPU-only run the optimizer state and parameters already "
+                  "live in host memory, so nothing is moved\n");
+    }
     if (const LossScaler* ls = trainer.loss_scaler()) {
       const PrecisionConfig& p = cfg.precision;
       if (ls->dynamic()) {

@@ -88,6 +88,15 @@ TEST(Config, UnsupportedFeaturesAreRefusedNamingTheKey) {
   EXPECT_EQ(check_supported(c).message(), "/fp16/enabled and /bf16/enabled are both true: choose one precision");
   ASSERT_TRUE(parse_text(R"({"bf16": {"enabled": true}, "parallel": {"tp": 2}, "zero_optimization": {"stage": 3}})", &c).ok());
   EXPECT_TRUE(check_supported(c).ok()) << check_supported(c).message();
+  // Offload to "cpu" is where a CPU run's states live already; "nvme" is not built yet.
+  ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}})", &c).ok());
+  EXPECT_TRUE(check_supported(c).ok()) << check_supported(c).message();
+  ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}})", &c).ok());
+  EXPECT_EQ(check_supported(c).message(), "/zero_optimization/offload_param/device: \"cpu\" needs "
+                                          "/zero_optimization/stage 3 (DeepSpeed offloads parameters under ZeRO-3 only)");
+  ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}})", &c).ok());
+  EXPECT_EQ(check_supported(c).message(),
+            "/zero_optimization/offload_param/device: \"nvme\" is not supported yet: NVMe offload");
   expect_error(R"({"data_types": {"grad_accum_dtype": "bf16"}})",
                "/data_types/grad_accum_dtype: only \"fp32\" is supported: gradients accumulate in fp32");
   expect_error(R"({"communication_data_type": "bf16"})",

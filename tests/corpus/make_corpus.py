@@ -196,8 +196,8 @@ def make_config():
     k.add("fp16_and_bf16.json",
           config_text(edited(edited(CONFIG, "fp16", {"enabled": True}), "bf16", {"enabled": True})),
           "/fp16/enabled and /bf16/enabled are both true")
-    k.add("offload_optimizer.json", config_text(edited(CONFIG, "zero_optimization.offload_optimizer", {"device": "cpu"})),
-          '/zero_optimization/offload_optimizer/device: "cpu" is not supported yet')
+    k.add("offload_optimizer.json", config_text(edited(CONFIG, "zero_optimization.offload_optimizer", {"device": "nvme"})),
+          '/zero_optimization/offload_optimizer/device: "nvme" is not supported yet')
     return k
 
 

@@ -50,8 +50,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   CLI11_PARSE(app, argc, argv);
   if (!zt::backend_environment_ok()) return 2;
-  const zt::DType compute = precision == "bf16" ? zt::DType::kBF16 : precision == "fp16" ? zt::DType::kF16 : zt::DType::kF32;
-  o.backend = zt::backend_for(zt::Device::kCpu, compute).value();
+  o.backend = zt::backend_for(zt::Device::kCpu, zt::dtype_from_precision(precision)).value();
   zt::set_num_threads(threads);
   o.schedule.base_lr = 1e-4;
   auto created = zt::Trainer::create(o);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace zt {
 
@@ -30,6 +31,11 @@ inline const char* precision_name(DType t) {
     case DType::kF16: return "fp16";
   }
   return "?";
+}
+
+// The inverse of precision_name for a name already checked against {"fp32", "bf16", "fp16"}.
+inline DType dtype_from_precision(std::string_view name) {
+  return name == "bf16" ? DType::kBF16 : name == "fp16" ? DType::kF16 : DType::kF32;
 }
 
 // Storage of one bf16 element (the high half of an IEEE float).

@@ -28,11 +28,6 @@ struct LoadedModel {
   std::unique_ptr<GptModel> model;
 };
 
-const Backend* backend_named(const std::string& precision) {
-  const DType t = precision == "bf16" ? DType::kBF16 : precision == "fp16" ? DType::kF16 : DType::kF32;
-  return backend_for(Device::kCpu, t).value();
-}
-
 StatusOr<std::unique_ptr<LoadedModel>> load_model(const std::string& path, int batch, int seq,
                                                   const std::string& precision) {
   ZT_ASSIGN_OR_RETURN(const CheckpointRef ckpt, open_checkpoint(path));
@@ -43,7 +38,7 @@ StatusOr<std::unique_ptr<LoadedModel>> load_model(const std::string& path, int b
   m->config.model = ckpt.manifest.model;  // the checkpoint's shape, whatever padding the run used
   const int T = seq > 0 ? std::min(seq, m->config.model.n_positions) : m->config.model.n_positions;
   GptModelOptions mo;
-  mo.backend = backend_named(precision);
+  mo.backend = backend_for(Device::kCpu, dtype_from_precision(precision)).value();
   mo.max_batch = batch;
   mo.max_seq = T;
   m->model = GptModel::create(m->config.model, mo);

@@ -169,10 +169,8 @@ StatusOr<double> Trainer::global_grad_norm() {
 // The norm, the fp16 overflow check, clipping, the update and the parameter exchange;
 // true when an fp16 overflow skipped the update (on every rank: the flag is all-reduced).
 StatusOr<bool> Trainer::update_parameters(const ScheduleValue& sched, StepStats* stats) {
-  if (scaler_ && test_overflow_point(global_step_ + 1, world_->rank())) {
-    float* g = states_->full_grads() != nullptr ? states_->full_grads() + states_->owned_range().begin
-                                                : states_->grad_shard();
-    if (states_->owned_range().size() > 0) g[0] = std::numeric_limits<float>::infinity();
+  if (scaler_ && test_overflow_point(global_step_ + 1, world_->rank()) && states_->owned_range().size() > 0) {
+    const_cast<float*>(states_->owned_grads())[0] = std::numeric_limits<float>::infinity();  // the test hook
   }
   ZT_ASSIGN_OR_RETURN(stats->grad_norm, global_grad_norm());
   if (scaler_) {

@@ -260,7 +260,9 @@ TEST_F(TrainerFp16, OverflowOnOneRankSkipsTheStepEverywhereAndResumesAcrossIt) {
     ASSERT_TRUE(rule.update(overflow).ok());
     EXPECT_EQ(whole.rank0[s].next_loss_scale, rule.scale());
     EXPECT_TRUE(std::isfinite(whole.rank0[s].loss));
-    if (overflow) EXPECT_EQ(whole.params[s], whole.params[s - 1]) << "a skipped step leaves the weights alone";
+    if (overflow) {
+      EXPECT_EQ(whole.params[s], whole.params[s - 1]) << "a skipped step leaves the weights alone";
+    }
   }
   EXPECT_EQ(whole.rank0[4].loss_scale, 1024.0) << "two overflows halve 2^12 twice";
   EXPECT_EQ(whole.optimizer_steps, 6);

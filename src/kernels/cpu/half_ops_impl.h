@@ -33,7 +33,7 @@ void for_each_chunk(int64_t N, int64_t chunk_rows, F&& f) {
 // Fillers, one per file: each sets its fields of *ops for ops->compute.
 void fill_half_elementwise_ops(ActivationOps<half_t>* ops);  // layernorm, gelu, cross-entropy, casts
 void fill_half_sequence_ops(ActivationOps<half_t>* ops);     // attention, encoder
-void fill_half_linear_ops(ActivationOps<half_t>* ops);       // linear
+void fill_half_linear_ops(ActivationOps<half_t>* ops);       // linear, and its fp32-result tp forms
 void fill_half_tp_ops(ActivationOps<half_t>* ops);           // tensor-parallel halves
 
 }  // namespace zt

@@ -1,19 +1,14 @@
 // The tensor-parallel halves of the 16-bit tables (ActivationOps<half_t>): the
 // vocabulary-parallel embedding and cross-entropy around nn/tp's collectives, and the
-// row-parallel layers' fp32 partial product and epilogue. As everywhere in the half
-// tables: widen a chunk, run the fp32 kernel (vocab_parallel_kernels.h, linear.h,
-// elementwise.h), round each 16-bit output once. What crosses ranks (partial rows and
-// products, row maxima and sums) is fp32. Row chunks keep every row's arithmetic, so
-// chunking changes no bit; the row-parallel partial of bf16 is oneDNN's bf16 GEMM with an
-// fp32 result (gemm_bf16.h's accumulation bound).
+// row-parallel layers' epilogue (their fp32 partial products are in half_ops_linear.cc).
+// As everywhere in the half tables: widen a chunk, run the fp32 kernel
+// (vocab_parallel_kernels.h, elementwise.h), round each 16-bit output once. What crosses
+// ranks (partial rows, row maxima and sums) is fp32. Row chunks keep every row's
+// arithmetic, so chunking changes no bit.
 #include <cstdint>
-#include <memory>
 
 #include "kernels/cpu/elementwise.h"
-#include "kernels/cpu/gemm_bf16.h"
 #include "kernels/cpu/half_ops_impl.h"
-#include "kernels/cpu/linear.h"
-#include "kernels/cpu/linear_bf16.h"
 #include "kernels/cpu/vocab_parallel_kernels.h"
 
 namespace zt {
@@ -98,43 +93,6 @@ void half_vocab_xent_backward(half_t* dlogits_l, const half_t* logits_l, const f
   });
 }
 
-void bf16_linear_partial(float* partial, const half_t* inp, const half_t* weight, int64_t N, int C, int OC) {
-  gemm_bf16(Trans::kNo, Trans::kYes, static_cast<int>(N), OC, C, 1.0f, inp, C, weight, C, 0.0f, partial, OC);
-}
-
-void f16_linear_partial(float* partial, const half_t* inp, const half_t* weight, int64_t N, int C, int OC) {
-  const int64_t n_w = static_cast<int64_t>(OC) * C;
-  const std::unique_ptr<float[]> w(new float[static_cast<size_t>(n_w)]);
-  half_to_f32(DType::kF16, w.get(), weight, n_w);
-  const int64_t chunk = half_chunk_rows(C, kHalfGemmChunkRows);
-  float* x = half_scratch(0, static_cast<size_t>(chunk) * C);
-  for_each_chunk(N, chunk, [&](int64_t r0, int64_t n) {
-    half_to_f32(DType::kF16, x, inp + r0 * C, n * C);
-    linear_partial(partial + r0 * OC, x, w.get(), n, C, OC);
-  });
-}
-
-void bf16_linear_backward_partial(float* dinp, float* dweight, float* dbias, const half_t* dout, const half_t* inp,
-                                  const half_t* weight, int64_t N, int C, int OC) {
-  gemm_bf16(Trans::kNo, Trans::kNo, static_cast<int>(N), C, OC, 1.0f, dout, OC, weight, C, 0.0f, dinp, C);
-  linear_backward_bf16(nullptr, dweight, dbias, dout, inp, weight, N, C, OC);
-}
-
-void f16_linear_backward_partial(float* dinp, float* dweight, float* dbias, const half_t* dout, const half_t* inp,
-                                 const half_t* weight, int64_t N, int C, int OC) {
-  const int64_t n_w = static_cast<int64_t>(OC) * C;
-  const std::unique_ptr<float[]> w(new float[static_cast<size_t>(n_w)]);
-  half_to_f32(DType::kF16, w.get(), weight, n_w);
-  const int64_t chunk = half_chunk_rows(static_cast<int64_t>(OC) + C, kHalfGemmChunkRows);
-  float* dy = half_scratch(0, static_cast<size_t>(chunk) * OC);
-  float* x = half_scratch(1, static_cast<size_t>(chunk) * C);
-  for_each_chunk(N, chunk, [&](int64_t r0, int64_t n) {
-    half_to_f32(DType::kF16, dy, dout + r0 * OC, n * OC);
-    half_to_f32(DType::kF16, x, inp + r0 * C, n * C);
-    linear_backward(dinp + r0 * C, dweight, dbias, dy, x, w.get(), n, C, OC);
-  });
-}
-
 template <DType D>
 void half_bias_residual(half_t* out, const half_t* residual, const float* partial, const half_t* bias, int64_t N,
                         int C) {
@@ -158,10 +116,7 @@ void fill_half_tp_ops(ActivationOps<half_t>* ops) {
   ops->vocab_xent_row_max = ZT_HALF_PICK(ops, half_vocab_xent_row_max);
   ops->vocab_xent_partials = ZT_HALF_PICK(ops, half_vocab_xent_partials);
   ops->vocab_xent_backward = ZT_HALF_PICK(ops, half_vocab_xent_backward);
-  ops->linear_partial = ops->compute == DType::kBF16 ? &bf16_linear_partial : &f16_linear_partial;
   ops->bias_residual = ZT_HALF_PICK(ops, half_bias_residual);
-  ops->linear_backward_partial =
-      ops->compute == DType::kBF16 ? &bf16_linear_backward_partial : &f16_linear_backward_partial;
 }
 
 }  // namespace zt

@@ -11,8 +11,9 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
-#include "backend/dtype.h"
+#include "comm/element_gather.h"
 #include "comm/process_group.h"
 #include "core/status.h"
 
@@ -22,10 +23,12 @@ inline void copy_to_tp_forward() {}
 // grad: (n) the input gradient, summed over tp ranks in place.
 Status copy_to_tp_backward(ProcessGroup* tp, float* grad, size_t n);
 
-// data: (P parts of n elements) all-gathered over tp in its dtype (16-bit values move as
-// 32-bit words; REQUIRES: n even for half_t).
-Status all_gather_tp(ProcessGroup* tp, float* data, size_t n);
-Status all_gather_tp(ProcessGroup* tp, half_t* data, size_t n);
+// data: (P parts of n elements of T: float or half_t) all-gathered over tp
+// (comm/element_gather.h; REQUIRES: n even for half_t).
+template <typename T>
+Status all_gather_tp(ProcessGroup* tp, T* data, size_t n) {
+  return all_gather_elements(tp, data, std::vector<size_t>(static_cast<size_t>(tp->size()), n), sizeof(T))->wait();
+}
 
 // x: (n) partial outputs, summed over tp ranks in place.
 Status reduce_from_tp_forward(ProcessGroup* tp, float* x, size_t n);

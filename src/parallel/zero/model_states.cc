@@ -6,7 +6,7 @@
 #include <string>
 
 #include "nn/gpt_params.h"
-#include "parallel/zero/typed_gather.h"
+#include "comm/element_gather.h"
 
 namespace zt {
 
@@ -87,7 +87,7 @@ Status ModelStates::publish_master() {
   const size_t chunk = std::max<size_t>(2, options_.allgather_bucket_elems / 2 * 2);
   for (size_t a = 0; a < params_.size(); a += chunk) {
     const ElementRange r{a, std::min(params_.size(), a + chunk)};
-    works.push_back(all_gather_typed(dp_, compute + a, partition_.counts(r), compute_));
+    works.push_back(all_gather_elements(dp_, compute + a, partition_.counts(r), dtype_size(compute_)));
   }
   for (WorkHandle& w : works) ZT_RETURN_IF_ERROR(w->wait());
   return Status::OK();

@@ -75,7 +75,7 @@ class ModelStates {
   // The full parameter and gradient arenas as arenas (empty where sharded), for tests and
   // drivers; in mixed precision the parameters are the 16-bit compute copy.
   Arena& full_params_arena() { return params_; }
-  bool mixed() const { return !master_.empty() || compute_ != DType::kF32; }
+  bool mixed() const { return compute_ != DType::kF32; }
   Arena& full_grads_arena() { return grads_; }
   // True when parameters are sharded and layers are gathered before use (stage 3).
   bool gathers_layers() const { return fetcher_ != nullptr; }

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "core/check.h"
-#include "parallel/zero/typed_gather.h"
+#include "comm/element_gather.h"
 
 namespace zt {
 
@@ -78,7 +78,7 @@ WorkHandle ParamFetcher::gather(void* dst, ElementRange r) {
     backend().copy(static_cast<unsigned char*>(dst) + (lo - r.begin) * e, param_shard_ + (lo - mine.begin) * e,
                    (hi - lo) * e);
   }
-  return all_gather_typed(dp_, dst, partition_.counts(r), options_.dtype);
+  return all_gather_elements(dp_, dst, partition_.counts(r), elem_bytes());
 }
 
 void ParamFetcher::start(Slot& slot) {

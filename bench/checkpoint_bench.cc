@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "checkpoint/checksum.h"
+#include "io/checksum.h"
 #include "checkpoint/sharded_load.h"
 #include "core/timer.h"
 #include "engine/trainer_checkpoint.h"

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "checkpoint/checksum.h"
+#include "io/checksum.h"
 #include "checkpoint/latest_file.h"
 #include "checkpoint/manifest.h"
 

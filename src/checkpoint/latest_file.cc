@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "checkpoint/checksum.h"
+#include "io/checksum.h"
 #include "checkpoint/manifest.h"
 
 namespace zt {

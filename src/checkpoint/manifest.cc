@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "checkpoint/checksum.h"
+#include "io/checksum.h"
 #include "io/json_reader.h"
 
 namespace zt {

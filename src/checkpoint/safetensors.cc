@@ -5,7 +5,7 @@
 #include <cstring>
 #include <tuple>
 
-#include "checkpoint/checksum.h"
+#include "io/checksum.h"
 #include "io/atomic_file.h"
 #include "io/json_strict.h"
 

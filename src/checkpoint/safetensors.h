@@ -33,7 +33,7 @@ struct TensorToWrite {
   const void* data = nullptr;  // shape's product * dtype_size bytes
 };
 
-// What a writer put in a file: its size and XXH3-64 (checkpoint/checksum.h).
+// What a writer put in a file: its size and XXH3-64 (io/checksum.h).
 struct FileDigest {
   uint64_t bytes = 0;
   uint64_t checksum = 0;

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "checkpoint/checksum.h"
+#include "io/checksum.h"
 #include "checkpoint/latest_file.h"
 #include "checkpoint/reshard.h"
 #include "checkpoint/safetensors.h"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <map>
 
-#include "checkpoint/checksum.h"
+#include "io/checksum.h"
 #include "checkpoint/latest_file.h"
 #include "checkpoint/safetensors.h"
 #include "comm/gather_bytes.h"

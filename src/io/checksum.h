@@ -1,4 +1,4 @@
-// Checksums of checkpoint bytes: XXH3-64 (libxxhash), written as 16 lowercase hex digits.
+// Checksums of checkpoint and swap bytes: XXH3-64 (libxxhash), written as 16 lowercase hex digits.
 // Not cryptographic: they catch torn writes and flipped bits, not tampering.
 #pragma once
 

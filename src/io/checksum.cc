@@ -1,5 +1,5 @@
 // XXH3-64 through libxxhash.
-#include "checkpoint/checksum.h"
+#include "io/checksum.h"
 
 #include <xxhash.h>
 

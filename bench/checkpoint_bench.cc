@@ -76,9 +76,12 @@ int main(int argc, char** argv) {
   auto trainer = zt::Trainer::create(o);
   check(trainer.status());
   zt::Trainer& t = *trainer.value();
-  for (const zt::StateArray& a : t.checkpoint_view().arrays) {  // touch the moments: nonzero, like a real run
+  auto view = t.checkpoint_view();
+  check(view.status());
+  for (const zt::StateArray& a : view->arrays) {  // touch the moments: nonzero, like a real run
     for (size_t i = 0; i < a.held.size(); ++i) a.data[i] += 1e-7f * static_cast<float>(i % 1013);
   }
+  check(t.close_checkpoint_view(/*written=*/true));
   std::filesystem::remove_all(dir);
   const std::string save_dir = dir + "/ckpt";
   check(zt::save_trainer(t, {save_dir, "", 0, zt::Json::object()}));  // warm-up; sizes the bound's buffer

@@ -108,18 +108,23 @@ Status Trainer::validate_parallel() const {
 
 Status Trainer::init_states() {
   const ParamTable& table = model_->param_table();
+  const ElementRange owned = ModelStates::owned_range(partition_, dp_->rank(), options_.zero.stage);
+  // The optimizer's state lives in the model states' store (in memory, or swapped).
+  if (options_.optimizer == OptimizerKind::kAdamW) {
+    ZT_ASSIGN_OR_RETURN(optimizer_, AdamW::create(table, owned, options_.adamw, backend_, /*own_state=*/false));
+  } else {
+    ZT_ASSIGN_OR_RETURN(optimizer_, Sgd::create(table, owned, options_.sgd, backend_, /*own_state=*/false));
+  }
   ModelStatesOptions so;
   so.stage = options_.zero.stage;
+  so.optimizer_state = optimizer_->state_names();
+  so.offload = options_.zero.offload;
+  so.offload.world_rank = world_->rank();
   so.allgather_bucket_elems = options_.zero.allgather_bucket_elems;
   so.fetch = ParamFetcherOptions{options_.zero.prefetch_elems, options_.zero.persistence_threshold};
   so.seed = options_.seed;
   so.backend = &backend_;
   ZT_ASSIGN_OR_RETURN(states_, ModelStates::create(table, partition_, dp_, options_.model.n_layer, so));
-  if (options_.optimizer == OptimizerKind::kAdamW) {
-    ZT_ASSIGN_OR_RETURN(optimizer_, AdamW::create(table, states_->owned_range(), options_.adamw, backend_));
-  } else {
-    ZT_ASSIGN_OR_RETURN(optimizer_, Sgd::create(table, states_->owned_range(), options_.sgd, backend_));
-  }
   GradReducerOptions ro{so.stage, options_.zero.reduce_bucket_elems, options_.zero.overlap_comm, &backend_};
   reducer_ = std::make_unique<GradReducer>(table, partition_, dp_, ro, states_->full_grads(), states_->grad_shard());
   states_->bind(model_.get());
@@ -185,7 +190,14 @@ StatusOr<bool> Trainer::update_parameters(const ScheduleValue& sched, StepStats*
   hyper.momentum = sched.momentum;
   // The clip coefficient of the true gradients, and fp16's unscaling, in one factor.
   hyper.grad_scale = clip_coefficient(stats->grad_norm, options_.gradient_clipping) / stats->loss_scale;
-  optimizer_->step(states_->owned_params(), states_->owned_grads(), hyper);
+  // The update is local (it may swap state through a disk); every rank learns whether
+  // all succeeded before parameters are exchanged, so a failed disk stops every rank.
+  const Status local = states_->update(*optimizer_, hyper);
+  ZT_ASSIGN_OR_RETURN(const int64_t failed, all_reduce_sum(world_, int64_t{!local.ok()}));
+  ZT_RETURN_IF_ERROR(local);
+  if (failed > 0) {
+    return Status::IOError("the optimizer step failed on " + std::to_string(failed) + " other rank(s); see their errors");
+  }
   ZT_RETURN_IF_ERROR(states_->finish_step());
   return false;
 }
@@ -295,8 +307,12 @@ MemoryReport Trainer::memory() const {
   r.param_bytes = states_->param_bytes();
   r.master_bytes = states_->master_bytes();
   r.grad_bytes = states_->grad_bytes();
-  r.optimizer_bytes = optimizer_->state_bytes();
+  r.optimizer_bytes = states_->optimizer_bytes();
   r.bucket_bytes = reducer_->bucket_bytes() + states_->fetch_buffer_bytes();
+  r.offload_buffer_bytes = states_->offload_buffer_bytes();
+  r.disk_bytes = states_->disk_bytes();
+  r.disk_read_bytes = states_->disk_read_bytes();
+  r.disk_written_bytes = states_->disk_written_bytes();
   r.activation_bytes = model_->activation_bytes();
   r.peak_rss_bytes = peak_rss_bytes();
   return r;

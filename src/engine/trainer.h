@@ -43,6 +43,7 @@ struct ZeroOptions {
   bool overlap_comm = true;
   size_t prefetch_elems = 50'000'000;           // stage3_prefetch_bucket_size
   size_t persistence_threshold = 100'000;       // stage3_param_persistence_threshold
+  OffloadOptions offload;                       // offload_optimizer / offload_param with device nvme
 };
 
 struct TrainerOptions : GptTrainingOptions {
@@ -75,8 +76,12 @@ struct MemoryReport {
   size_t param_bytes = 0;      // parameters held by this rank (full, or its shard), plus the fp32 master
   size_t master_bytes = 0;     // mixed precision: the fp32 master part of param_bytes
   size_t grad_bytes = 0;       // gradients held (full, or the shard)
-  size_t optimizer_bytes = 0;  // optimizer state held
+  size_t optimizer_bytes = 0;  // optimizer state held in memory
   size_t bucket_bytes = 0;     // gradient buckets and ZeRO-3 gather buffers
+  size_t offload_buffer_bytes = 0;  // NVMe offload: swap and staging buffers in memory
+  size_t disk_bytes = 0;            // NVMe offload: bytes of state on disk
+  uint64_t disk_read_bytes = 0;     // NVMe offload: moved so far
+  uint64_t disk_written_bytes = 0;
   size_t activation_bytes = 0;
   size_t peak_rss_bytes = 0;
 };
@@ -102,8 +107,11 @@ class Trainer {
   Status gather_params(float* out);
 
   // Checkpoints (trainer_checkpoint.cc): where this rank's parameters and optimizer
-  // state are, for checkpoint/sharded_save.h and sharded_load.h.
-  RankStateView checkpoint_view();
+  // state are, for checkpoint/sharded_save.h and sharded_load.h; valid until
+  // close_checkpoint_view (offloaded state is mapped from its swap files), which is
+  // given whether the arrays were written.
+  StatusOr<RankStateView> checkpoint_view();
+  Status close_checkpoint_view(bool written);
   // After a load: the step counters, and ZeRO-3's persistent copies (collective then).
   Status finish_load(int64_t global_step, int64_t optimizer_steps);
 
@@ -116,6 +124,8 @@ class Trainer {
   Arena& grads() { return states_->full_grads_arena(); }
   Optimizer& optimizer() { return *optimizer_; }
   const Backend& backend() const { return backend_; }
+  // "" without NVMe offload; else what is swapped and how, for the banner.
+  std::string offload_description() const { return states_->offload_description(); }
   const TrainerOptions& options() const { return options_; }
   ProcessGroup& dp() { return *dp_; }
   ProcessGroup& world() { return *world_; }

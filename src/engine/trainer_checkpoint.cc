@@ -39,18 +39,19 @@ Status all_ranks_ok(Trainer& t, const Status& local, const std::string& what) {
 
 }  // namespace
 
-RankStateView Trainer::checkpoint_view() {
+StatusOr<RankStateView> Trainer::checkpoint_view() {
   RankStateView v;
   v.table = &model_->param_table();
   const ElementRange shard = partition_.shard(dp_->rank());
-  const OwnedArray param = states_->param_array();
-  v.arrays.push_back({param.name, param.data, param.range});
-  for (const StateTensor& st : optimizer_->state()) v.arrays.push_back({st.name, st.data, optimizer_->range()});
+  ZT_ASSIGN_OR_RETURN(const std::vector<OwnedArray> arrays, states_->open_arrays());
+  for (const OwnedArray& a : arrays) v.arrays.push_back({a.name, a.data, a.range});
   v.save_range = shard;
   v.save_tp_replicated = options_.layout.tp_rank == 0;
   if (options_.layout.has_tied_copy()) v.skip_layer = tied_head_layer(options_.model);
   return v;
 }
+
+Status Trainer::close_checkpoint_view(bool written) { return states_->close_arrays(written); }
 
 Status Trainer::finish_load(int64_t global_step, int64_t optimizer_steps) {
   global_step_ = global_step;
@@ -59,8 +60,10 @@ Status Trainer::finish_load(int64_t global_step, int64_t optimizer_steps) {
 }
 
 Status load_trainer_weights(Trainer& t, Status local, const ParamTable& whole, const float* whole_params) {
+  StatusOr<RankStateView> opened = local.ok() ? t.checkpoint_view() : StatusOr<RankStateView>(local);
+  if (!opened.ok()) local = opened.status();
   if (local.ok()) {
-    const RankStateView view = t.checkpoint_view();
+    const RankStateView& view = opened.value();
     const StateArray& p = view.arrays[0];
     const ParamTable& table = *view.table;
     for (const TensorSpec& s : table.specs()) {
@@ -80,6 +83,10 @@ Status load_trainer_weights(Trainer& t, Status local, const ParamTable& whole, c
       read_slice(s, table.tp_rank(), table.tp_size(), saved, whole_params + ws.offset, lo - s.offset, hi - s.offset,
                  p.data + (lo - p.held.begin));
     }
+  }
+  if (opened.ok()) {
+    const Status closed = t.close_checkpoint_view(/*written=*/true);
+    if (local.ok()) local = closed;
   }
   ZT_RETURN_IF_ERROR(all_ranks_ok(t, local, "loading weights"));
   return t.finish_load(0, 0);
@@ -115,14 +122,16 @@ Status save_trainer(Trainer& t, const TrainerSave& save) {
     e.scaler = s->state();
   }
   m.config = save.config.is_object() ? save.config : Json::object();
-  const RankStateView view = t.checkpoint_view();
+  ZT_ASSIGN_OR_RETURN(const RankStateView view, t.checkpoint_view());
   for (const StateArray& a : view.arrays) m.kinds.push_back(a.kind);
-  return save_checkpoint(&t.world(), view, req);
+  const Status saved = save_checkpoint(&t.world(), view, req);
+  const Status closed = t.close_checkpoint_view(/*written=*/false);
+  return saved.ok() ? closed : saved;
 }
 
 StatusOr<EngineState> load_trainer(Trainer& t, const CheckpointRef& ckpt, bool weights_only) {
   const EngineState& e = ckpt.manifest.engine;
-  const RankStateView view = t.checkpoint_view();
+  ZT_ASSIGN_OR_RETURN(const RankStateView view, t.checkpoint_view());
   std::vector<std::string> kinds;
   for (const StateArray& a : view.arrays) {
     if (!weights_only || a.kind == "param") kinds.push_back(a.kind);
@@ -139,6 +148,8 @@ StatusOr<EngineState> load_trainer(Trainer& t, const CheckpointRef& ckpt, bool w
     t.set_loss_scaler_state(e.scaler);  // fp16 resumes its scale; another precision's or kind's run starts fresh
   }
   if (s.ok()) s = load_state(ckpt, view, kinds);
+  const Status closed = t.close_checkpoint_view(/*written=*/s.ok());
+  if (s.ok()) s = closed;
   ZT_RETURN_IF_ERROR(all_ranks_ok(t, s, "loading checkpoint " + ckpt.dir));
   ZT_RETURN_IF_ERROR(weights_only ? t.finish_load(0, 0) : t.finish_load(e.global_step, e.optimizer_steps));
   return e;

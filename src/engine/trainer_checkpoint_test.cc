@@ -106,8 +106,9 @@ std::vector<float> consolidated(const std::string& dir) {
   const Status s = on_layout(Layout{}, [&](Trainer& t, int) -> Status {
     ZT_ASSIGN_OR_RETURN(const CheckpointRef ckpt, open_checkpoint(dir));
     ZT_RETURN_IF_ERROR(load_trainer(t, ckpt, false).status());
-    for (const StateArray& a : t.checkpoint_view().arrays) all.insert(all.end(), a.data, a.data + a.held.size());
-    return Status::OK();
+    ZT_ASSIGN_OR_RETURN(const RankStateView view, t.checkpoint_view());
+    for (const StateArray& a : view.arrays) all.insert(all.end(), a.data, a.data + a.held.size());
+    return t.close_checkpoint_view(false);
   });
   EXPECT_TRUE(s.ok()) << s.to_string();
   return all;
@@ -167,8 +168,10 @@ Status load_dp2(const std::string& dir) {
   std::mutex mu;
   const Status s = on_layout(Layout{2, 1, 1, ZeroStage::kOptimizer}, [&](Trainer& t, int) -> Status {
     auto ckpt = open_checkpoint(dir);
-    const Status st = ckpt.ok() ? load_state(ckpt.value(), t.checkpoint_view(), {"param", "exp_avg", "exp_avg_sq"})
+    auto view = t.checkpoint_view();
+    const Status st = ckpt.ok() ? load_state(ckpt.value(), view.value(), {"param", "exp_avg", "exp_avg_sq"})
                                 : ckpt.status();
+    (void)t.close_checkpoint_view(false);
     std::lock_guard<std::mutex> lock(mu);
     if (first.ok() && !st.ok()) first = st;
     return Status::OK();

@@ -43,7 +43,7 @@ StatusOr<std::unique_ptr<SwapArrays>> SwapArrays::create(IoEngine* io, const std
   ce = std::min(ce, whole);
   std::unique_ptr<SwapArrays> s(new SwapArrays(io, std::move(arrays), numel, ce));
   for (const SwapArraySpec& a : s->specs_) {
-    ZT_ASSIGN_OR_RETURN(std::unique_ptr<ScratchFile> f, ScratchFile::create(dir + "/" + prefix + "." + a.name + ".swp"));
+    ZT_ASSIGN_OR_RETURN(std::unique_ptr<ScratchFile> f, ScratchFile::create((a.dir.empty() ? dir : a.dir) + "/" + prefix + "." + a.name + ".swp"));
     // Reserve the space now: a disk too small fails here, naming the file, not mid-step.
     const off_t bytes = static_cast<off_t>(std::max(round_up_io(numel * a.elem_bytes), kIoAlign));
     if (const int rc = ::posix_fallocate(f->fd(), 0, bytes); rc != 0) {
@@ -130,8 +130,9 @@ void SwapArrays::start_chunk_reads(size_t c, size_t set, const std::vector<bool>
   }
 }
 
-Status SwapArrays::stream(const std::vector<bool>& read, const ChunkFn& fn) {
-  ZT_CHECK(read.size() == specs_.size(), "stream: %zu read flags for %zu arrays", read.size(), specs_.size());
+Status SwapArrays::stream(const std::vector<bool>& read, const std::vector<bool>& write, const ChunkFn& fn) {
+  ZT_CHECK(read.size() == specs_.size() && write.size() == specs_.size(), "stream: %zu/%zu flags for %zu arrays",
+           read.size(), write.size(), specs_.size());
   const size_t C = chunks();
   std::vector<IoTicket> reads[kSets], writes[kSets];
   long written_chunk[kSets] = {-1, -1, -1};
@@ -144,7 +145,7 @@ Status SwapArrays::stream(const std::vector<bool>& read, const ChunkFn& fn) {
       if (writes[set][a] == nullptr) continue;
       const Status s = io_->wait(writes[set][a]);
       note(s);
-      if (s.ok() && a == 0) maybe_corrupt(0, chunk_offset(0, static_cast<size_t>(written_chunk[set])));
+      if (s.ok()) maybe_corrupt(a, chunk_offset(a, static_cast<size_t>(written_chunk[set])));
     }
     writes[set].clear();
   };
@@ -171,6 +172,7 @@ Status SwapArrays::stream(const std::vector<bool>& read, const ChunkFn& fn) {
     writes[s].assign(specs_.size(), nullptr);
     written_chunk[s] = static_cast<long>(c);
     for (size_t a = 0; a < specs_.size(); ++a) {
+      if (!write[a]) continue;
       set_sums(a, chunk_offset(a, c), sets_[s][a].data(), n * specs_[a].elem_bytes);
       writes[s][a] = io_->write(*files_[a], sets_[s][a].data(), round_up_io(n * specs_[a].elem_bytes), chunk_offset(a, c));
     }

@@ -36,6 +36,7 @@ inline constexpr size_t kChunkAlignElems = 32768;   // chunk_elems granularity (
 struct SwapArraySpec {
   std::string name;   // file name part: "master", "exp_avg", ...
   size_t elem_bytes;  // 2 or 4
+  std::string dir;    // its folder; empty: the SwapArrays' dir
 };
 
 // One chunk in the buffers: elements [begin, begin + n) of every array.
@@ -56,9 +57,10 @@ class SwapArrays {
   bool direct() const;  // every file is O_DIRECT
 
   // Visits every chunk in order with read-ahead and write-behind. read[a]: array a is
-  // read in before fn sees the chunk (false: fn must write all of it). Every array is
-  // written back after fn. Stops at the first error of fn or of any transfer.
-  Status stream(const std::vector<bool>& read, const ChunkFn& fn);
+  // read in before fn sees the chunk (false: its buffer holds stale data, and fn must
+  // write all of it if it is written back); write[a]: array a is written back after fn.
+  // Stops at the first error of fn or of any transfer.
+  Status stream(const std::vector<bool>& read, const std::vector<bool>& write, const ChunkFn& fn);
 
   // Elements r of array a into `staging` (at least staging_bytes(a, r) bytes, aligned):
   // whole checksum blocks are read and verified; the result points at element r.begin.

@@ -30,7 +30,7 @@ class SwapArraysTest : public ::testing::Test {
   // Writes a[i] = i + pass and b[i] = (i * 7 + pass) & 0xffff through every chunk,
   // reading first when check is set and verifying the previous pass's values.
   Status pass(SwapArrays& s, int k, bool check) {
-    return s.stream({check, check}, [&](size_t begin, size_t n, void* const* arr) -> Status {
+    return s.stream({check, check}, {true, true}, [&](size_t begin, size_t n, void* const* arr) -> Status {
       auto* a = static_cast<float*>(arr[0]);
       auto* b = static_cast<uint16_t*>(arr[1]);
       for (size_t i = 0; i < n; ++i) {
@@ -104,7 +104,7 @@ TEST_F(SwapArraysTest, ChecksumCatchesAChangedByte) {
   static_cast<unsigned char*>(*m)[2 * kChunkAlignElems * 2 + 5] ^= 1;  // chunk 2 of array b
   ASSERT_TRUE(s->unmap(/*written=*/false).ok());                         // behind the checksums' back
   int seen = 0;
-  const Status st = s->stream({true, true}, [&](size_t, size_t, void* const*) {
+  const Status st = s->stream({true, true}, {true, true}, [&](size_t, size_t, void* const*) {
     ++seen;
     return Status::OK();
   });
@@ -116,7 +116,7 @@ TEST_F(SwapArraysTest, ChecksumCatchesAChangedByte) {
   m = s->map(1, true);
   ASSERT_TRUE(m.ok());
   ASSERT_TRUE(s->unmap(true).ok());
-  EXPECT_TRUE(s->stream({true, true}, [](size_t, size_t, void* const*) { return Status::OK(); }).ok());
+  EXPECT_TRUE(s->stream({true, true}, {true, true}, [](size_t, size_t, void* const*) { return Status::OK(); }).ok());
 }
 
 TEST_F(SwapArraysTest, MissingDirectoryNamesTheFile) {

@@ -16,20 +16,21 @@ AdamW::AdamW(const ParamTable& table, ElementRange range, const AdamWOptions& op
       exp_avg_sq_(std::move(v)) {}
 
 StatusOr<std::unique_ptr<AdamW>> AdamW::create(const ParamTable& table, ElementRange range,
-                                               const AdamWOptions& options, const Backend& backend) {
-  ZT_ASSIGN_OR_RETURN(Arena m, backend.allocate(range.size(), DType::kF32, "AdamW's first moments"));
-  ZT_ASSIGN_OR_RETURN(Arena v, backend.allocate(range.size(), DType::kF32, "AdamW's second moments"));
+                                               const AdamWOptions& options, const Backend& backend, bool own_state) {
+  const size_t n = own_state ? range.size() : 0;
+  ZT_ASSIGN_OR_RETURN(Arena m, backend.allocate(n, DType::kF32, "AdamW's first moments"));
+  ZT_ASSIGN_OR_RETURN(Arena v, backend.allocate(n, DType::kF32, "AdamW's second moments"));
   return std::unique_ptr<AdamW>(new AdamW(table, range, options, backend, std::move(m), std::move(v)));
 }
 
-void AdamW::step(float* params, const float* grads, const StepHyper& hyper) {
+void AdamW::begin_step(const StepHyper& hyper) {
   ++steps_;
   const double beta1 = std::isnan(hyper.momentum) ? options_.beta1 : hyper.momentum;
   const double beta2 = options_.beta2;
   const double t = static_cast<double>(steps_);
   const double bc1 = options_.bias_correction ? 1.0 - std::pow(beta1, t) : 1.0;
   const double bc2 = options_.bias_correction ? 1.0 - std::pow(beta2, t) : 1.0;
-  AdamWArgs args;
+  AdamWArgs& args = args_;
   args.grad_scale = static_cast<float>(hyper.grad_scale);
   args.beta1 = static_cast<float>(beta1);
   args.one_minus_beta1 = static_cast<float>(1.0 - beta1);
@@ -38,16 +39,19 @@ void AdamW::step(float* params, const float* grads, const StepHyper& hyper) {
   args.bias_correction2_sqrt = static_cast<float>(std::sqrt(bc2));
   args.eps = static_cast<float>(options_.eps);
   args.neg_step_size = static_cast<float>(-(hyper.lr / bc1));
-  const float decay_factor = static_cast<float>(1.0 - hyper.lr * options_.weight_decay);
-  for (const DecaySegment& seg : segments_) {
-    args.decay_factor = seg.decay ? decay_factor : 1.0f;
-    const int64_t n = static_cast<int64_t>(seg.end - seg.begin);
-    k_.adamw_step(params + seg.begin, grads + seg.begin, exp_avg_.data() + seg.begin,
-                 exp_avg_sq_.data() + seg.begin, n, args);
-  }
+  decay_factor_ = static_cast<float>(1.0 - hyper.lr * options_.weight_decay);
+}
+
+void AdamW::update(size_t offset, size_t n, float* params, const float* grads, float* const* states) {
+  for_each_segment(segments_, offset, n, [&](size_t lo, size_t hi, bool decay) {
+    AdamWArgs args = args_;
+    args.decay_factor = decay ? decay_factor_ : 1.0f;
+    k_.adamw_step(params + lo, grads + lo, states[0] + lo, states[1] + lo, static_cast<int64_t>(hi - lo), args);
+  });
 }
 
 std::vector<StateTensor> AdamW::state() {
+  if (exp_avg_.empty()) return {};
   return {{"exp_avg", exp_avg_.data(), exp_avg_.size()}, {"exp_avg_sq", exp_avg_sq_.data(), exp_avg_sq_.size()}};
 }
 

@@ -24,11 +24,15 @@ struct AdamWOptions {
 
 class AdamW final : public Optimizer {
  public:
-  // The moments' allocation failure is a Status.
+  // The moments' allocation failure is a Status. own_state = false: the moments live
+  // elsewhere (update() is given them).
   static StatusOr<std::unique_ptr<AdamW>> create(const ParamTable& table, ElementRange range,
-                                                 const AdamWOptions& options, const Backend& backend = cpu_backend());
+                                                 const AdamWOptions& options, const Backend& backend = cpu_backend(),
+                                                 bool own_state = true);
 
-  void step(float* params, const float* grads, const StepHyper& hyper) override;
+  void begin_step(const StepHyper& hyper) override;
+  void update(size_t offset, size_t n, float* params, const float* grads, float* const* states) override;
+  std::vector<std::string> state_names() const override { return {"exp_avg", "exp_avg_sq"}; }
   ElementRange range() const override { return range_; }
   size_t state_bytes() const override { return exp_avg_.bytes() + exp_avg_sq_.bytes(); }
   std::vector<StateTensor> state() override;
@@ -47,6 +51,8 @@ class AdamW final : public Optimizer {
   Arena exp_avg_;     // first moment m, one float per element of range_
   Arena exp_avg_sq_;  // second moment v
   int64_t steps_ = 0;
+  AdamWArgs args_;             // of the current step (begin_step)
+  float decay_factor_ = 1.0f;  // 1 - lr * weight_decay of the current step
 };
 
 }  // namespace zt

@@ -1,8 +1,10 @@
 // decay_segments: intersect the optimizer's range with the tensor table, merging
-// neighbours that share a decay flag.
+// neighbours that share a decay flag; the whole-range step over the own state.
 #include "optim/optimizer.h"
 
 #include <algorithm>
+
+#include "core/check.h"
 
 namespace zt {
 
@@ -20,6 +22,18 @@ std::vector<DecaySegment> decay_segments(const ParamTable& table, ElementRange r
     }
   }
   return out;
+}
+
+}  // namespace zt
+
+namespace zt {
+
+void Optimizer::step(float* params, const float* grads, const StepHyper& hyper) {
+  std::vector<float*> states;
+  for (const StateTensor& t : state()) states.push_back(t.data);
+  ZT_CHECK(states.size() == state_names().size(), "%s::step needs its own state (it was created without)", name());
+  begin_step(hyper);
+  update(0, range().size(), params, grads, states.data());
 }
 
 }  // namespace zt

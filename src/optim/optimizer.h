@@ -2,9 +2,14 @@
 // the same range of the gradient arena, and owns the state for that range only. The
 // single-process engine gives it the whole arena; ZeRO gives each rank its shard, which
 // is how optimizer state partitioning falls out of offset arithmetic.
+// The state may also live outside the optimizer (offload streams it through buffers):
+// created without its own state, the optimizer is driven by begin_step() once per step
+// and update() over pieces of its range, each with pointers into the state arrays named
+// by state_names(). The update is elementwise, so any cutting gives the same bits.
 // Thread-safety: one thread calls step(); the kernels parallelise internally.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <string>
@@ -33,11 +38,19 @@ struct StateTensor {
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
-  // params and grads point at the first element of the range (arena + range.begin).
-  virtual void step(float* params, const float* grads, const StepHyper& hyper) = 0;
+  // params and grads point at the first element of the range (arena + range.begin);
+  // the optimizer's own state (it must have been created with it).
+  void step(float* params, const float* grads, const StepHyper& hyper);
+  // The chunked form: the per-step scalars, then elements [offset, offset + n) of the
+  // range (offset relative to range().begin); params, grads and states[i] point at
+  // element `offset` of their arrays, states in state_names() order.
+  virtual void begin_step(const StepHyper& hyper) = 0;
+  virtual void update(size_t offset, size_t n, float* params, const float* grads, float* const* states) = 0;
+  // The per-element state arrays this optimizer needs ("exp_avg", ...).
+  virtual std::vector<std::string> state_names() const = 0;
   virtual ElementRange range() const = 0;
-  virtual size_t state_bytes() const = 0;
-  virtual std::vector<StateTensor> state() = 0;
+  virtual size_t state_bytes() const = 0;        // held by the optimizer itself
+  virtual std::vector<StateTensor> state() = 0;  // empty when the state lives elsewhere
   virtual int64_t step_count() const = 0;
   virtual void set_step_count(int64_t steps) = 0;
   virtual const char* name() const = 0;
@@ -50,5 +63,15 @@ struct DecaySegment {
   bool decay;
 };
 std::vector<DecaySegment> decay_segments(const ParamTable& table, ElementRange range);
+
+// Calls f(lo, hi, decay) for the parts of [offset, offset + n) in each segment, lo and
+// hi relative to `offset`.
+template <typename F>
+void for_each_segment(const std::vector<DecaySegment>& segments, size_t offset, size_t n, F&& f) {
+  for (const DecaySegment& seg : segments) {
+    const size_t lo = std::max(seg.begin, offset), hi = std::min(seg.end, offset + n);
+    if (lo < hi) f(lo - offset, hi - offset, seg.decay);
+  }
+}
 
 }  // namespace zt

@@ -14,14 +14,19 @@ Sgd::Sgd(const ParamTable& table, ElementRange range, const SgdOptions& options,
       momentum_buffer_(std::move(buffer)) {}
 
 StatusOr<std::unique_ptr<Sgd>> Sgd::create(const ParamTable& table, ElementRange range, const SgdOptions& options,
-                                           const Backend& backend) {
-  const size_t n = options.momentum != 0.0 ? range.size() : 0;
+                                           const Backend& backend, bool own_state) {
+  const size_t n = options.momentum != 0.0 && own_state ? range.size() : 0;
   ZT_ASSIGN_OR_RETURN(Arena buf, backend.allocate(n, DType::kF32, "SGD's momentum buffer"));
   return std::unique_ptr<Sgd>(new Sgd(table, range, options, backend, std::move(buf)));
 }
 
-void Sgd::step(float* params, const float* grads, const StepHyper& hyper) {
-  SgdArgs args;
+std::vector<std::string> Sgd::state_names() const {
+  if (options_.momentum == 0.0) return {};
+  return {"momentum_buffer"};
+}
+
+void Sgd::begin_step(const StepHyper& hyper) {
+  SgdArgs& args = args_;
   args.first = steps_ == 0;
   ++steps_;
   args.lr = static_cast<float>(hyper.lr);
@@ -30,14 +35,17 @@ void Sgd::step(float* params, const float* grads, const StepHyper& hyper) {
   args.momentum = static_cast<float>(options_.momentum);
   args.dampening_factor = static_cast<float>(1.0 - options_.dampening);
   args.grad_scale = static_cast<float>(hyper.grad_scale);
-  args.use_momentum = !momentum_buffer_.empty();
+  args.use_momentum = options_.momentum != 0.0;
   args.nesterov = options_.nesterov;
-  float* buf = momentum_buffer_.data();
-  for (const DecaySegment& seg : segments_) {
-    args.weight_decay = seg.decay ? static_cast<float>(options_.weight_decay) : 0.0f;
-    const int64_t n = static_cast<int64_t>(seg.end - seg.begin);
-    k_.sgd_step(params + seg.begin, grads + seg.begin, buf == nullptr ? nullptr : buf + seg.begin, n, args);
-  }
+}
+
+void Sgd::update(size_t offset, size_t n, float* params, const float* grads, float* const* states) {
+  float* buf = args_.use_momentum ? states[0] : nullptr;
+  for_each_segment(segments_, offset, n, [&](size_t lo, size_t hi, bool decay) {
+    SgdArgs args = args_;
+    args.weight_decay = decay ? static_cast<float>(options_.weight_decay) : 0.0f;
+    k_.sgd_step(params + lo, grads + lo, buf == nullptr ? nullptr : buf + lo, static_cast<int64_t>(hi - lo), args);
+  });
 }
 
 std::vector<StateTensor> Sgd::state() {

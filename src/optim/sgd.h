@@ -20,11 +20,14 @@ struct SgdOptions {
 
 class Sgd final : public Optimizer {
  public:
-  // The momentum buffer's allocation failure is a Status.
+  // The momentum buffer's allocation failure is a Status. own_state = false: the buffer
+  // lives elsewhere (update() is given it).
   static StatusOr<std::unique_ptr<Sgd>> create(const ParamTable& table, ElementRange range, const SgdOptions& options,
-                                               const Backend& backend = cpu_backend());
+                                               const Backend& backend = cpu_backend(), bool own_state = true);
 
-  void step(float* params, const float* grads, const StepHyper& hyper) override;
+  void begin_step(const StepHyper& hyper) override;
+  void update(size_t offset, size_t n, float* params, const float* grads, float* const* states) override;
+  std::vector<std::string> state_names() const override;
   ElementRange range() const override { return range_; }
   size_t state_bytes() const override { return momentum_buffer_.bytes(); }
   std::vector<StateTensor> state() override;
@@ -38,8 +41,9 @@ class Sgd final : public Optimizer {
   const KernelOps& k_;
   ElementRange range_;
   std::vector<DecaySegment> segments_;
-  Arena momentum_buffer_;  // empty when momentum == 0
+  Arena momentum_buffer_;  // empty when momentum == 0 or the state lives elsewhere
   int64_t steps_ = 0;
+  SgdArgs args_;  // of the current step (begin_step)
 };
 
 }  // namespace zt

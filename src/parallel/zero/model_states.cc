@@ -1,12 +1,13 @@
-// ModelStates: allocation by stage, the layer-parameter protocol, and the end-of-step
-// exchange.
+// ModelStates: allocation by stage and offload, the layer-parameter protocol, the
+// chunked update and the end-of-step exchange.
 #include "parallel/zero/model_states.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
-#include "nn/gpt_params.h"
 #include "comm/element_gather.h"
+#include "nn/gpt_params.h"
 
 namespace zt {
 
@@ -19,17 +20,21 @@ Status ModelStates::validate(ZeroStage stage, int pipeline_stages) {
   return Status::OK();
 }
 
+ElementRange ModelStates::owned_range(const Partition& partition, int rank, ZeroStage stage) {
+  return shards_optimizer(stage) ? partition.shard(rank) : ElementRange{0, partition.numel()};
+}
+
 ModelStates::ModelStates(const Partition& partition, ProcessGroup* dp, const ModelStatesOptions& o)
     : partition_(partition),
       dp_(dp),
       options_(o),
       shard_(partition.shard(dp->rank())),
-      compute_(backend_or_cpu(o.backend).compute_dtype()) {
-  owned_ = shards_optimizer(o.stage) ? shard_ : ElementRange{0, partition.numel()};
-}
+      owned_(owned_range(partition, dp->rank(), o.stage)),
+      compute_(backend_or_cpu(o.backend).compute_dtype()) {}
 
 StatusOr<std::unique_ptr<ModelStates>> ModelStates::create(const ParamTable& table, const Partition& partition,
                                                            ProcessGroup* dp, int n_layer, const ModelStatesOptions& o) {
+  ZT_RETURN_IF_ERROR(validate_offload(o.stage, o.offload));
   std::unique_ptr<ModelStates> s(new ModelStates(partition, dp, o));
   ZT_RETURN_IF_ERROR(s->allocate(table, n_layer));
   return s;
@@ -38,64 +43,77 @@ StatusOr<std::unique_ptr<ModelStates>> ModelStates::create(const ParamTable& tab
 Status ModelStates::allocate(const ParamTable& table, int n_layer) {
   const Backend& b = backend();
   const ZeroStage stage = options_.stage;
-  if (compute_ != DType::kF32) {
-    if (table.numel() % 2 != 0) {
-      return Status::InvalidArgument("mixed precision needs an even number of parameters (they move as pairs of 16-bit "
-                                     "values); this model has " + std::to_string(table.numel()));
-    }
-    ZT_ASSIGN_OR_RETURN(master_, b.allocate(owned_.size(), DType::kF32, "the fp32 master weights"));
-    init_params_range(table, owned_, master_.data(), options_.seed);
-    if (shards_parameters(stage)) {
-      ZT_ASSIGN_OR_RETURN(param_shard_, b.allocate(shard_.size(), compute_, "the 16-bit parameter shard"));
-    } else {
-      ZT_ASSIGN_OR_RETURN(params_, b.allocate(table.numel(), compute_, "the 16-bit compute parameters"));
-    }
-  } else if (shards_parameters(stage)) {
-    ZT_ASSIGN_OR_RETURN(param_shard_, b.allocate(shard_.size(), DType::kF32, "the parameter shard"));
-    init_params_range(table, shard_, param_shard_.data(), options_.seed);
-  } else {
-    ZT_ASSIGN_OR_RETURN(params_, b.allocate(table.numel(), DType::kF32, "the parameters"));
-    init_params(table, params_.data(), options_.seed);
+  if (mixed() && table.numel() % 2 != 0) {
+    return Status::InvalidArgument("mixed precision needs an even number of parameters (they move as pairs of 16-bit "
+                                   "values); this model has " + std::to_string(table.numel()));
+  }
+  if (!shards_parameters(stage)) {
+    ZT_ASSIGN_OR_RETURN(params_, b.allocate(table.numel(), compute_, mixed() ? "the 16-bit compute parameters" : "the parameters"));
+  } else if (!options_.offload.params) {
+    ZT_ASSIGN_OR_RETURN(param_shard_, b.allocate(shard_.size(), compute_, mixed() ? "the 16-bit parameter shard" : "the parameter shard"));
   }
   if (shards_gradients(stage)) {
     ZT_ASSIGN_OR_RETURN(grad_shard_, b.allocate(shard_.size(), DType::kF32, "the gradient shard"));
   } else {
     ZT_ASSIGN_OR_RETURN(grads_, b.allocate(table.numel(), DType::kF32, "the gradients"));
   }
-  if (shards_parameters(stage)) {
-    ParamFetcherOptions fo = options_.fetch;
-    fo.backend = &b;
-    fo.dtype = compute_;
-    fetcher_ = std::make_unique<ParamFetcher>(table, partition_, dp_, param_shard_.as<void>(), n_layer, fo);
-    if (!mixed()) ZT_RETURN_IF_ERROR(fetcher_->refresh_persistent());
-  }
-  return mixed() ? publish_master() : Status::OK();
+  ZT_RETURN_IF_ERROR(make_store());
+  const uint64_t seed = options_.seed;
+  if (master_ < 0 && !params_.empty()) init_params(table, params_.data(), seed);
+  if (master_ < 0 && !param_shard_.empty()) init_params_range(table, shard_, param_shard_.data(), seed);
+  // Every array of the store from the seed (the optimizer's state from zero), and the
+  // compute copy from the master.
+  ZT_RETURN_IF_ERROR(store_->stream(flags(false), flags(true), [&](size_t begin, size_t n, void* const* arrays) {
+    for (size_t a = 0; a < store_->specs().size(); ++a) {
+      if (static_cast<int>(a) != master_ && static_cast<int>(a) != param16_) std::memset(arrays[a], 0, n * sizeof(float));
+    }
+    float* p = fp32_params(begin, arrays);
+    if (master_ >= 0) init_params_range(table, {owned_.begin + begin, owned_.begin + begin + n}, p, seed);
+    write_compute(begin, n, p, arrays);
+    return Status::OK();
+  }));
+  ZT_RETURN_IF_ERROR(make_fetcher(table, n_layer));
+  if (fetcher_) return fetcher_->refresh_persistent();
+  return mixed() && shards_optimizer(stage) ? gather_compute() : Status::OK();
 }
 
-Status ModelStates::publish_master() {
-  const ActivationOps<half_t>* h = backend().half_ops();
-  ZT_CHECK(h != nullptr, "mixed-precision model states need a backend with 16-bit kernels");
-  if (fetcher_) {  // stage 3: the 16-bit shard, then the persistent layers
-    h->from_f32(param_shard_.as<half_t>(), master_.data(), static_cast<int64_t>(owned_.size()));
-    return fetcher_->refresh_persistent();
+float* ModelStates::fp32_params(size_t begin, void* const* arrays) {
+  if (master_ >= 0) return static_cast<float*>(arrays[master_]);
+  return params_.empty() ? param_shard_.data() + begin : params_.data() + owned_.begin + begin;
+}
+
+void ModelStates::write_compute(size_t begin, size_t n, const float* params, void* const* arrays) {
+  const size_t eb = dtype_size(compute_);
+  const void* compute = params;
+  if (mixed()) {
+    void* dst = param16_ >= 0              ? arrays[param16_]
+                : !param_shard_.empty()    ? param_shard_.as<unsigned char>() + begin * eb
+                                           : params_.as<unsigned char>() + (owned_.begin + begin) * eb;
+    backend().half_ops()->from_f32(static_cast<half_t*>(dst), params, static_cast<int64_t>(n));
+    compute = dst;
   }
-  half_t* compute = params_.as<half_t>();
-  h->from_f32(compute + owned_.begin, master_.data(), static_cast<int64_t>(owned_.size()));
-  if (!shards_optimizer(options_.stage)) return Status::OK();
-  // Stages 1-2: all-gather the compute copy in buckets (even-length, as 32-bit words).
+  if (begin < param_cache_.size()) {  // parameter offload: the in-memory prefix, written through
+    const size_t m = std::min(n, param_cache_.size() - begin);
+    backend().copy(param_cache_.as<unsigned char>() + begin * eb, compute, m * eb);
+  }
+}
+
+Status ModelStates::gather_compute() {
+  unsigned char* compute = params_.as<unsigned char>();
+  const size_t eb = dtype_size(compute_);
   std::vector<WorkHandle> works;
-  const size_t chunk = std::max<size_t>(2, options_.allgather_bucket_elems / 2 * 2);
+  const size_t chunk = std::max<size_t>(2, options_.allgather_bucket_elems / 2 * 2);  // even: 16-bit moves as words
   for (size_t a = 0; a < params_.size(); a += chunk) {
     const ElementRange r{a, std::min(params_.size(), a + chunk)};
-    works.push_back(all_gather_elements(dp_, compute + a, partition_.counts(r), dtype_size(compute_)));
+    works.push_back(all_gather_elements(dp_, compute + a * eb, partition_.counts(r), eb));
   }
   for (WorkHandle& w : works) ZT_RETURN_IF_ERROR(w->wait());
   return Status::OK();
 }
 
 float* ModelStates::owned_params() {
-  if (mixed()) return master_.data();
-  return shards_parameters(options_.stage) ? param_shard_.data() : params_.data() + owned_.begin;
+  if (master_ >= 0) return nullptr;
+  return params_.empty() ? param_shard_.data() : params_.data() + owned_.begin;
 }
 
 const float* ModelStates::owned_grads() const {
@@ -125,44 +143,67 @@ void ModelStates::zero_grads() {
   grad_shard_.zero();
 }
 
+Status ModelStates::update(Optimizer& optimizer, const StepHyper& hyper) {
+  if (swapped_shard_) swapped_shard_->invalidate();  // the step rewrites the shard's file
+  optimizer.begin_step(hyper);
+  std::vector<bool> read = flags(true);
+  if (param16_ >= 0) read[static_cast<size_t>(param16_)] = false;  // written from the master
+  const size_t n_states = options_.optimizer_state.size();
+  std::vector<float*> states(n_states);
+  return store_->stream(read, flags(true), [&](size_t begin, size_t n, void* const* arrays) {
+    float* p = fp32_params(begin, arrays);
+    for (size_t i = 0; i < n_states; ++i) states[i] = static_cast<float*>(arrays[static_cast<size_t>(first_state_) + i]);
+    optimizer.update(begin, n, p, owned_grads() + begin, states.data());
+    write_compute(begin, n, p, arrays);
+    return Status::OK();
+  });
+}
+
 Status ModelStates::finish_step() {
-  if (mixed()) return publish_master();
   if (fetcher_) return fetcher_->refresh_persistent();
-  if (!shards_optimizer(options_.stage)) return Status::OK();
-  // Stages 1-2: every rank updated its shard; all-gather the parameters in buckets.
-  std::vector<WorkHandle> works;
-  const size_t chunk = std::max<size_t>(1, options_.allgather_bucket_elems);
-  for (size_t a = 0; a < params_.size(); a += chunk) {
-    const ElementRange r{a, std::min(params_.size(), a + chunk)};
-    works.push_back(dp_->all_gather(params_.data() + a, partition_.counts(r)));
-  }
-  for (WorkHandle& w : works) ZT_RETURN_IF_ERROR(w->wait());
-  return Status::OK();
+  return shards_optimizer(options_.stage) ? gather_compute() : Status::OK();
 }
 
 Status ModelStates::finish_load() {
-  if (mixed()) return publish_master();
-  return fetcher_ ? fetcher_->refresh_persistent() : Status::OK();
+  if (swapped_shard_) swapped_shard_->invalidate();
+  if (master_ >= 0) {  // the compute copy (and an offloaded shard's in-memory prefix) from the loaded master
+    std::vector<bool> read = flags(false), write = flags(false);
+    read[static_cast<size_t>(master_)] = true;
+    if (param16_ >= 0) write[static_cast<size_t>(param16_)] = true;
+    ZT_RETURN_IF_ERROR(store_->stream(read, write, [&](size_t begin, size_t n, void* const* arrays) {
+      write_compute(begin, n, fp32_params(begin, arrays), arrays);
+      return Status::OK();
+    }));
+  }
+  if (fetcher_) return fetcher_->refresh_persistent();
+  return mixed() && shards_optimizer(options_.stage) ? gather_compute() : Status::OK();
 }
+
+StatusOr<std::vector<OwnedArray>> ModelStates::open_arrays() {
+  ZT_ASSIGN_OR_RETURN(std::vector<void*> p, store_->open());
+  std::vector<OwnedArray> out;
+  if (master_ >= 0) {
+    out.push_back({"param", static_cast<float*>(p[static_cast<size_t>(master_)]), owned_});
+  } else if (!params_.empty()) {
+    out.push_back({"param", params_.data(), {0, params_.size()}});
+  } else {
+    out.push_back({"param", param_shard_.data(), shard_});
+  }
+  for (size_t i = 0; i < options_.optimizer_state.size(); ++i) {
+    out.push_back({options_.optimizer_state[i], static_cast<float*>(p[static_cast<size_t>(first_state_) + i]), owned_});
+  }
+  return out;
+}
+
+Status ModelStates::close_arrays(bool written) { return store_->close(written); }
 
 Status ModelStates::gather_params(float* out) {
-  if (mixed()) {
-    backend().copy(out + owned_.begin, master_.data(), master_.bytes());
-    if (!shards_optimizer(options_.stage)) return Status::OK();
-    return dp_->all_gather(out, partition_.counts({0, partition_.numel()}))->wait();
-  }
-  if (!params_.empty()) {
-    backend().copy(out, params_.data(), params_.bytes());
-    return Status::OK();
-  }
-  backend().copy(out + shard_.begin, param_shard_.data(), param_shard_.bytes());
+  ZT_ASSIGN_OR_RETURN(const std::vector<OwnedArray> arrays, open_arrays());
+  const OwnedArray& p = arrays[0];
+  backend().copy(out + p.range.begin, p.data, p.range.size() * sizeof(float));
+  ZT_RETURN_IF_ERROR(close_arrays(false));
+  if (p.range.size() == partition_.numel()) return Status::OK();
   return dp_->all_gather(out, partition_.counts({0, partition_.numel()}))->wait();
-}
-
-OwnedArray ModelStates::param_array() {
-  if (mixed()) return {"param", master_.data(), owned_};
-  if (shards_parameters(options_.stage)) return {"param", param_shard_.data(), shard_};
-  return {"param", params_.data(), {0, params_.size()}};
 }
 
 }  // namespace zt

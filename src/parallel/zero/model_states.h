@@ -18,25 +18,57 @@
 // compute copy (half the bytes of fp32). Gradients stay fp32 (grad_accum_dtype fp32).
 // Stage 3 keeps a 16-bit shard and gathers 16-bit layers (half the bytes). Checkpoints
 // save the master.
+//
+// Where the optimizer's arrays live is a StateStore (state_store.h): the fp32 master
+// (mixed precision), the optimizer's state and, with parameter offload, the parameter
+// shard. Resident, they are arenas; offloaded (DeepSpeed's offload_optimizer /
+// offload_param with device "nvme"), they are swap files streamed through a few buffers
+// in sub_group_size chunks. update() drives both the same way: per chunk, the
+// optimizer's update, then the cast into the compute copy; finish_step() then does the
+// exchange above. With parameter offload (stage 3) the fetcher reads layer parts from
+// the swap file (SwappedShard).
 // Thread-safety: one thread drives it (the training loop).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backend/backend.h"
 #include "comm/process_group.h"
 #include "core/status.h"
+#include "io/async_io.h"
 #include "nn/gpt_model.h"
+#include "optim/optimizer.h"
 #include "parallel/zero/param_fetcher.h"
 #include "parallel/zero/partition.h"
+#include "parallel/zero/state_store.h"
+#include "parallel/zero/swapped_shard.h"
 
 namespace zt {
 
+// DeepSpeed's zero_optimization.offload_optimizer / offload_param with device "nvme"
+// (device "cpu" is where a CPU run's states already are: nothing to do).
+struct OffloadOptions {
+  bool optimizer = false;          // offload_optimizer.device == nvme
+  bool params = false;             // offload_param.device == nvme (stage 3, with optimizer)
+  std::string optimizer_path;      // offload_optimizer.nvme_path
+  std::string param_path;          // offload_param.nvme_path
+  size_t sub_group_size = 1'000'000'000;  // elements per swapped chunk
+  bool pin_memory = true;
+  int param_buffer_count = 5;
+  size_t param_buffer_size = 100'000'000;  // elements; at least the largest layer part
+  size_t max_in_cpu = 1'000'000'000;       // shard elements kept in memory as well
+  AioConfig aio;
+  int world_rank = 0;              // in the swap file names
+};
+
 struct ModelStatesOptions {
   ZeroStage stage = ZeroStage::kNone;
+  std::vector<std::string> optimizer_state;     // the optimizer's per-element arrays (state_names())
+  OffloadOptions offload;
   size_t allgather_bucket_elems = 500'000'000;  // stages 1-2: parameter all-gather bucket
   ParamFetcherOptions fetch;                    // stage 3
   uint64_t seed = 1234;                         // parameter initialisation
@@ -46,7 +78,7 @@ struct ModelStatesOptions {
 // One named array of this rank's state for checkpoints: data holds `range` of the
 // global index space.
 struct OwnedArray {
-  const char* name;
+  std::string name;
   float* data;
   ElementRange range;
 };
@@ -64,9 +96,13 @@ class ModelStates {
   ModelStates& operator=(const ModelStates&) = delete;
 
   ZeroStage stage() const { return options_.stage; }
+  // Validates the offload options against the stage (the key at fault named).
+  static Status validate_offload(ZeroStage stage, const OffloadOptions& o);
   // The range the optimizer updates (and whose gradients this rank owns after reduction).
   ElementRange owned_range() const { return owned_; }
-  // The fp32 parameters the optimizer updates (the master in mixed precision).
+  static ElementRange owned_range(const Partition& partition, int rank, ZeroStage stage);
+  // The fp32 parameters the optimizer updates when they are resident and not a master
+  // (fp32 compute; null otherwise).
   float* owned_params();
   const float* owned_grads() const;
   // The full gradient arena (stages 0-1), null otherwise; the gradient shard (stages 2-3), null otherwise.
@@ -89,7 +125,10 @@ class ModelStates {
   void release(int layer);
 
   void zero_grads();
-  // After the optimizer step: stages 1-2 all-gather the parameters, stage 3 refreshes its
+  // The optimizer's update over the owned range (streamed through the store), without
+  // any exchange: local, so its outcome can be agreed over the world before finish_step.
+  Status update(Optimizer& optimizer, const StepHyper& hyper);
+  // After the update: stages 1-2 all-gather the parameters, stage 3 refreshes its
   // persistent layers. Collective over dp.
   Status finish_step();
   // After a checkpoint load wrote the owned parameters (collective under stage 3).
@@ -97,23 +136,39 @@ class ModelStates {
   // Every parameter into out (table.numel() floats; the fp32 master in mixed precision).
   // Collective when sharded.
   Status gather_params(float* out);
-  // The fp32 parameters this rank holds (the master in mixed precision), named "param",
-  // for checkpoint views.
-  OwnedArray param_array();
+  // For checkpoints: the fp32 parameters this rank holds (the master in mixed precision),
+  // named "param", then the optimizer's state; valid until close_arrays (offloaded: the
+  // swap files mapped). close_arrays(true) after writing through them.
+  StatusOr<std::vector<OwnedArray>> open_arrays();
+  Status close_arrays(bool written);
 
-  // Parameters the model reads plus, in mixed precision, the fp32 master.
-  size_t param_bytes() const { return params_.bytes() + param_shard_.bytes() + master_.bytes(); }
-  size_t master_bytes() const { return master_.bytes(); }
+  // Parameters the model reads plus, in mixed precision, the resident fp32 master.
+  size_t param_bytes() const;
+  size_t master_bytes() const;
   size_t grad_bytes() const { return grads_.bytes() + grad_shard_.bytes(); }
+  size_t optimizer_bytes() const;  // the optimizer's resident state
   size_t fetch_buffer_bytes() const { return fetcher_ ? fetcher_->buffer_bytes() : 0; }
+  // Offload: swap and staging buffers in memory, bytes on disk, the disk traffic so far.
+  size_t offload_buffer_bytes() const;
+  size_t disk_bytes() const { return store_->disk_bytes(); }
+  uint64_t disk_read_bytes() const { return io_ ? io_->bytes_read() : 0; }
+  uint64_t disk_written_bytes() const { return io_ ? io_->bytes_written() : 0; }
+  // "" without offload; else what is swapped and the I/O path, for the banner.
+  std::string offload_description() const;
 
  private:
   ModelStates(const Partition& partition, ProcessGroup* dp, const ModelStatesOptions& o);
   Status allocate(const ParamTable& table, int n_layer);
+  Status make_store();
+  Status make_fetcher(const ParamTable& table, int n_layer);
   const Backend& backend() const { return backend_or_cpu(options_.backend); }
-  // Mixed precision: casts the master into the compute copy's owned range and (stages
-  // 1-2) all-gathers the compute copy.
-  Status publish_master();
+  // Chunk [begin, begin + n) of the owned range in the store: the fp32 parameters the
+  // optimizer updates, and their cast (or copy) into the compute copy.
+  float* fp32_params(size_t begin, void* const* arrays);
+  void write_compute(size_t begin, size_t n, const float* params, void* const* arrays);
+  // Stages 1-2 all-gather the compute copy (16-bit or fp32) in buckets.
+  Status gather_compute();
+  std::vector<bool> flags(bool value) const { return std::vector<bool>(store_->specs().size(), value); }
 
   Partition partition_;
   ProcessGroup* dp_;
@@ -125,7 +180,13 @@ class ModelStates {
   Arena grads_;         // full gradients (stages 0-1)
   Arena grad_shard_;    // this rank's gradients (stages 2-3)
   DType compute_ = DType::kF32;  // the dtype of params_ / param_shard_
-  Arena master_;        // mixed precision: fp32 master of owned_
+  std::unique_ptr<IoEngine> io_;       // offload only
+  std::unique_ptr<StateStore> store_;  // over owned_: [master | param], optimizer state, [param16]
+  int master_ = -1;      // the store's fp32 array the optimizer updates as parameters, if any
+  int first_state_ = 0;  // the optimizer's first array in the store
+  int param16_ = -1;     // mixed precision with parameter offload: the 16-bit shard
+  Arena param_cache_;    // parameter offload: the first max_in_cpu shard elements, in memory
+  std::unique_ptr<SwappedShard> swapped_shard_;  // parameter offload
   std::unique_ptr<ParamFetcher> fetcher_;  // stage 3
 };
 

@@ -9,11 +9,32 @@
 
 namespace zt {
 
+namespace {
+
+class MemoryShard final : public ShardSource {
+ public:
+  MemoryShard(const void* shard, size_t elem_bytes) : shard_(static_cast<const unsigned char*>(shard)), eb_(elem_bytes) {}
+  StatusOr<const void*> part(size_t begin, size_t) override { return static_cast<const void*>(shard_ + begin * eb_); }
+
+ private:
+  const unsigned char* shard_;
+  size_t eb_;
+};
+
+}  // namespace
+
 ParamFetcher::ParamFetcher(const ParamTable& table, const Partition& partition, ProcessGroup* dp,
                            const void* param_shard, int n_layer, const ParamFetcherOptions& options)
+    : ParamFetcher(table, partition, dp, static_cast<ShardSource*>(nullptr), n_layer, options) {
+  own_source_ = std::make_unique<MemoryShard>(param_shard, dtype_size(options.dtype));
+  source_ = own_source_.get();
+}
+
+ParamFetcher::ParamFetcher(const ParamTable& table, const Partition& partition, ProcessGroup* dp, ShardSource* source,
+                           int n_layer, const ParamFetcherOptions& options)
     : partition_(partition),
       dp_(dp),
-      param_shard_(static_cast<const unsigned char*>(param_shard)),
+      source_(source),
       options_(options),
       range_(static_cast<size_t>(n_layer + 2)),
       persistent_(static_cast<size_t>(n_layer + 2)),
@@ -70,22 +91,39 @@ void* ParamFetcher::take_buffer(size_t elems) {
 
 void ParamFetcher::give_back(void* buffer, size_t elems) { free_.emplace_back(elems, buffer); }
 
-WorkHandle ParamFetcher::gather(void* dst, ElementRange r) {
-  // Our own part goes in place; the all-gather fills in everyone else's.
+ElementRange ParamFetcher::own_part(ElementRange r) const {
   const ElementRange mine = partition_.shard(dp_->rank());
-  const size_t lo = std::max(mine.begin, r.begin), hi = std::min(mine.end, r.end), e = elem_bytes();
-  if (lo < hi) {
-    backend().copy(static_cast<unsigned char*>(dst) + (lo - r.begin) * e, param_shard_ + (lo - mine.begin) * e,
-                   (hi - lo) * e);
+  const size_t lo = std::max(mine.begin, r.begin), hi = std::min(mine.end, r.end);
+  return lo < hi ? ElementRange{lo - mine.begin, hi - mine.begin} : ElementRange{0, 0};
+}
+
+StatusOr<WorkHandle> ParamFetcher::gather(void* dst, ElementRange r) {
+  // Our own part goes in place; the all-gather fills in everyone else's.
+  const ElementRange part = own_part(r);
+  if (part.size() > 0) {
+    const size_t e = elem_bytes(), at = partition_.shard(dp_->rank()).begin + part.begin - r.begin;
+    ZT_ASSIGN_OR_RETURN(const void* src, source_->part(part.begin, part.end));
+    backend().copy(static_cast<unsigned char*>(dst) + at * e, src, part.size() * e);
   }
   return all_gather_elements(dp_, dst, partition_.counts(r), elem_bytes());
 }
 
-void ParamFetcher::start(Slot& slot) {
+Status ParamFetcher::start(Slot& slot) {
   const ElementRange r = range_[static_cast<size_t>(slot.layer + 1)];
   slot.buffer = take_buffer(r.size());
-  slot.work = gather(slot.buffer, r);
+  ZT_ASSIGN_OR_RETURN(slot.work, gather(slot.buffer, r));
   slot.state = ParamState::kInFlight;
+  return Status::OK();
+}
+
+// Parameter offload: the shard parts of the layers after the started gathers are read
+// from disk ahead of use.
+void ParamFetcher::prefetch_shard_parts() {
+  const size_t depth = static_cast<size_t>(source_->prefetch_depth());
+  for (size_t i = started_; i < sequence_.size() && i < started_ + depth; ++i) {
+    const ElementRange part = own_part(range_[static_cast<size_t>(sequence_[i].layer + 1)]);
+    if (part.size() > 0) source_->prefetch(part.begin, part.end);
+  }
 }
 
 StatusOr<void*> ParamFetcher::acquire(int layer) {
@@ -93,7 +131,7 @@ StatusOr<void*> ParamFetcher::acquire(int layer) {
            "layer %d fetched out of the static order (expected layer %d)", layer,
            next_ < sequence_.size() ? sequence_[next_].layer : -2);
   Slot& slot = sequence_[next_++];
-  if (slot.state == ParamState::kNotAvailable) start(slot);
+  if (slot.state == ParamState::kNotAvailable) ZT_RETURN_IF_ERROR(start(slot));
   started_ = std::max(started_, next_);
   // Prefetch: keep the following gathers in flight up to the budget (at least one).
   size_t budget = 0;
@@ -101,10 +139,11 @@ StatusOr<void*> ParamFetcher::acquire(int layer) {
   while (started_ < sequence_.size()) {
     const size_t elems = range_[static_cast<size_t>(sequence_[started_].layer + 1)].size();
     if (started_ > next_ && budget + elems > options_.prefetch_elems) break;
-    start(sequence_[started_]);
+    ZT_RETURN_IF_ERROR(start(sequence_[started_]));
     budget += elems;
     ++started_;
   }
+  prefetch_shard_parts();
   ZT_RETURN_IF_ERROR(slot.work->wait());
   slot.work = nullptr;
   slot.state = ParamState::kAvailable;
@@ -131,7 +170,13 @@ ParamState ParamFetcher::state_of_next() const {
 Status ParamFetcher::refresh_persistent() {
   std::vector<WorkHandle> works;
   for (size_t i = 0; i < range_.size(); ++i) {
-    if (persistent_[i]) works.push_back(gather(persistent_copy_[i].as<void>(), range_[i]));
+    if (!persistent_[i]) continue;
+    StatusOr<WorkHandle> w = gather(persistent_copy_[i].as<void>(), range_[i]);
+    if (!w.ok()) {  // finish what was started before reporting
+      for (WorkHandle& started : works) (void)started->wait();
+      return w.status();
+    }
+    works.push_back(std::move(w).value());
   }
   for (WorkHandle& w : works) ZT_RETURN_IF_ERROR(w->wait());
   return Status::OK();

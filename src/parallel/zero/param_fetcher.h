@@ -27,6 +27,19 @@ namespace zt {
 
 enum class ParamState { kNotAvailable, kInFlight, kAvailable };
 
+// Where this rank's parameter shard is read from: memory, or (parameter offload) a
+// swap file read ahead of use.
+class ShardSource {
+ public:
+  virtual ~ShardSource() = default;
+  // Shard elements [begin, end) (relative to the shard), valid until the next call.
+  virtual StatusOr<const void*> part(size_t begin, size_t end) = 0;
+  // A hint that part(begin, end) will be asked for soon.
+  virtual void prefetch(size_t /*begin*/, size_t /*end*/) {}
+  // How many parts ahead prefetch() is worth calling for.
+  virtual int prefetch_depth() const { return 0; }
+};
+
 struct ParamFetcherOptions {
   size_t prefetch_elems = 50'000'000;       // stage3_prefetch_bucket_size
   size_t persistence_threshold = 100'000;   // stage3_param_persistence_threshold
@@ -37,8 +50,10 @@ struct ParamFetcherOptions {
 class ParamFetcher {
  public:
   // param_shard: this rank's shard of the flat parameters (partition.shard(rank)), in
-  // options.dtype.
+  // options.dtype, in memory or behind a ShardSource (which must outlive the fetcher).
   ParamFetcher(const ParamTable& table, const Partition& partition, ProcessGroup* dp, const void* param_shard,
+               int n_layer, const ParamFetcherOptions& options);
+  ParamFetcher(const ParamTable& table, const Partition& partition, ProcessGroup* dp, ShardSource* source,
                int n_layer, const ParamFetcherOptions& options);
 
   // Starts a micro-batch's fetch sequence: forward only (evaluation) or forward and backward.
@@ -64,10 +79,13 @@ class ParamFetcher {
     void* buffer = nullptr;
     WorkHandle work;
   };
-  void start(Slot& slot);
+  Status start(Slot& slot);
   void* take_buffer(size_t elems);
   // Starts the gather of range r into dst (this rank's part copied in place first).
-  WorkHandle gather(void* dst, ElementRange r);
+  StatusOr<WorkHandle> gather(void* dst, ElementRange r);
+  // This rank's part of layer range r, relative to the shard (empty when it has none).
+  ElementRange own_part(ElementRange r) const;
+  void prefetch_shard_parts();
   size_t elem_bytes() const { return dtype_size(options_.dtype); }
   Arena allocate(size_t elems) const;
   const Backend& backend() const { return backend_or_cpu(options_.backend); }
@@ -75,7 +93,8 @@ class ParamFetcher {
 
   const Partition& partition_;
   ProcessGroup* dp_;
-  const unsigned char* param_shard_;
+  std::unique_ptr<ShardSource> own_source_;  // the in-memory shard
+  ShardSource* source_;
   ParamFetcherOptions options_;
   std::vector<ElementRange> range_;        // indexed by layer + 1
   std::vector<bool> persistent_;           // indexed by layer + 1

@@ -1,0 +1,146 @@
+// ModelStates: where the store's arrays live (resident, or swapped under nvme_path), the
+// parameter-offload fetcher, and the memory and disk figures; see model_states.h.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include "parallel/zero/model_states.h"
+
+namespace zt {
+
+namespace {
+
+Status check_dir(const std::string& path, const std::string& key) {
+  std::error_code ec;
+  if (path.empty()) return Status::InvalidArgument(key + ": device \"nvme\" needs an nvme_path (an existing directory)");
+  if (!std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument(key + ": " + path + " is not an existing directory");
+  }
+  if (::access(path.c_str(), W_OK) != 0) return Status::InvalidArgument(key + ": " + path + " is not writable");
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ModelStates::validate_offload(ZeroStage stage, const OffloadOptions& o) {
+  const std::string zo = "/zero_optimization/";
+  if (o.params && stage != ZeroStage::kParameters) {
+    return Status::InvalidArgument(zo + "offload_param: parameter offload needs ZeRO stage 3, as in DeepSpeed (this run "
+                                   "has stage " + std::to_string(static_cast<int>(stage)) + ")");
+  }
+  if (o.params && !o.optimizer) {
+    return Status::InvalidArgument(zo + "offload_param/device: \"nvme\" needs offload_optimizer.device \"nvme\" too: "
+                                   "zerotrain swaps the parameter shard in the optimizer's chunks");
+  }
+  if (o.optimizer) {
+    ZT_RETURN_IF_ERROR(check_dir(o.optimizer_path, zo + "offload_optimizer/nvme_path"));
+    ZT_RETURN_IF_ERROR(o.aio.validate());
+    if (o.sub_group_size == 0) return Status::InvalidArgument(zo + "sub_group_size: must be positive");
+  }
+  if (o.params) {
+    ZT_RETURN_IF_ERROR(check_dir(o.param_path, zo + "offload_param/nvme_path"));
+    if (o.param_buffer_count < 2) {
+      return Status::InvalidArgument(zo + "offload_param/buffer_count: must be at least 2 (one part in use, one read "
+                                     "ahead), got " + std::to_string(o.param_buffer_count));
+    }
+  }
+  return Status::OK();
+}
+
+Status ModelStates::make_store() {
+  const OffloadOptions& off = options_.offload;
+  std::vector<StateArraySpec> specs;
+  if (mixed()) {
+    specs.push_back({"master", DType::kF32, ""});
+  } else if (off.params) {
+    specs.push_back({"param", DType::kF32, off.param_path});  // fp32: the parameters are the master
+  }
+  master_ = specs.empty() ? -1 : 0;
+  first_state_ = static_cast<int>(specs.size());
+  for (const std::string& name : options_.optimizer_state) specs.push_back({name, DType::kF32, ""});
+  if (mixed() && off.params) {
+    param16_ = static_cast<int>(specs.size());
+    specs.push_back({"param16", compute_, off.param_path});
+  }
+  if (off.params) {
+    const size_t cache = std::min(off.max_in_cpu, shard_.size());
+    ZT_ASSIGN_OR_RETURN(param_cache_, backend().allocate(cache, compute_, "the parameters kept in memory (max_in_cpu)"));
+  }
+  if (!off.optimizer) {
+    ZT_ASSIGN_OR_RETURN(store_, make_resident_store(std::move(specs), owned_.size(), backend()));
+    return Status::OK();
+  }
+  ZT_ASSIGN_OR_RETURN(io_, IoEngine::create(off.aio));
+  SwapPlacement where;
+  where.io = io_.get();
+  where.dir = off.optimizer_path;
+  where.prefix = "zerotrain." + std::to_string(::getpid()) + ".rank" + std::to_string(off.world_rank);
+  where.chunk_elems = off.sub_group_size;
+  where.pin = off.pin_memory;
+  ZT_ASSIGN_OR_RETURN(store_, make_swapped_store(std::move(specs), owned_.size(), where));
+  return Status::OK();
+}
+
+Status ModelStates::make_fetcher(const ParamTable& table, int n_layer) {
+  if (!shards_parameters(options_.stage)) return Status::OK();
+  ParamFetcherOptions fo = options_.fetch;
+  fo.backend = &backend();
+  fo.dtype = compute_;
+  if (!options_.offload.params) {
+    fetcher_ = std::make_unique<ParamFetcher>(table, partition_, dp_, param_shard_.as<void>(), n_layer, fo);
+    return Status::OK();
+  }
+  size_t max_part = 0;  // this rank's largest part of one layer
+  for (int layer = kEmbeddingLayer; layer <= n_layer; ++layer) {
+    const ElementRange r = table.layer_range(layer);
+    const size_t lo = std::max(r.begin, shard_.begin), hi = std::min(r.end, shard_.end);
+    if (lo < hi) max_part = std::max(max_part, hi - lo);
+  }
+  if (max_part > options_.offload.param_buffer_size) {
+    return Status::InvalidArgument("/zero_optimization/offload_param/buffer_size: " +
+                                   std::to_string(options_.offload.param_buffer_size) +
+                                   " elements is smaller than this rank's largest layer part (" +
+                                   std::to_string(max_part) + " elements)");
+  }
+  const size_t array = static_cast<size_t>(mixed() ? param16_ : master_);
+  ZT_ASSIGN_OR_RETURN(swapped_shard_, SwappedShard::create(store_->swap(), array, param_cache_.as<void>(), param_cache_.size(),
+                                                           options_.offload.param_buffer_count, std::max<size_t>(max_part, 1),
+                                                           options_.offload.pin_memory));
+  fetcher_ = std::make_unique<ParamFetcher>(table, partition_, dp_, swapped_shard_.get(), n_layer, fo);
+  return Status::OK();
+}
+
+size_t ModelStates::master_bytes() const {
+  return mixed() && store_->swap() == nullptr ? owned_.size() * sizeof(float) : 0;
+}
+
+size_t ModelStates::param_bytes() const {
+  return params_.bytes() + param_shard_.bytes() + param_cache_.bytes() + master_bytes();
+}
+
+size_t ModelStates::optimizer_bytes() const {
+  return store_->swap() == nullptr ? options_.optimizer_state.size() * owned_.size() * sizeof(float) : 0;
+}
+
+size_t ModelStates::offload_buffer_bytes() const {
+  if (store_->swap() == nullptr) return 0;
+  return store_->resident_bytes() + (swapped_shard_ ? swapped_shard_->buffer_bytes() : 0);
+}
+
+std::string ModelStates::offload_description() const {
+  SwapArrays* swap = store_->swap();
+  if (swap == nullptr) return "";
+  const OffloadOptions& off = options_.offload;
+  std::string what = mixed() ? "fp32 master and optimizer state" : "optimizer state";
+  if (off.params) what += " and parameter shard";
+  std::string d = what + " on NVMe (" + off.optimizer_path + (off.params && off.param_path != off.optimizer_path ? ", " + off.param_path : "") +
+                  "): " + std::to_string(swap->chunks()) + " chunk(s) of " + std::to_string(swap->chunk_elems()) +
+                  " elements, " + io_->mode() +
+                  (swap->direct() ? ", O_DIRECT" : ", buffered I/O (the file system refused O_DIRECT)");
+  if (off.pin_memory && !swap->pinned()) d += ", buffers not pinned (mlock refused: raise ulimit -l)";
+  return d;
+}
+
+}  // namespace zt

@@ -10,7 +10,7 @@ namespace zt {
 
 namespace {
 
-enum Field { kParams, kGrads, kOptim, kBuckets, kActs, kRss, kBusy, kExposed, kFirstBytes };
+enum Field { kParams, kGrads, kOptim, kBuckets, kActs, kRss, kBusy, kExposed, kSwapBuf, kDisk, kRead, kWritten, kFirstBytes };
 constexpr int kFields = kFirstBytes + kNumCommOps;
 
 }  // namespace
@@ -29,6 +29,10 @@ StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g) {
   row[kRss] = static_cast<double>(m.peak_rss_bytes);
   row[kBusy] = cs.busy_seconds;
   row[kExposed] = cs.exposed_seconds;
+  row[kSwapBuf] = static_cast<double>(m.offload_buffer_bytes);
+  row[kDisk] = static_cast<double>(m.disk_bytes);
+  row[kRead] = static_cast<double>(m.disk_read_bytes);
+  row[kWritten] = static_cast<double>(m.disk_written_bytes);
   for (int k = 0; k < kNumCommOps; ++k) row[kFirstBytes + k] = static_cast<double>(cs.ops[k].logical_bytes);
   ZT_RETURN_IF_ERROR(g.all_reduce(table.data(), table.size(), CommDType::kF64)->wait());
   if (rank != 0) return std::string();
@@ -40,6 +44,16 @@ StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g) {
                   format_bytes(v[kParams]).c_str(), format_bytes(v[kGrads]).c_str(), format_bytes(v[kOptim]).c_str(),
                   format_bytes(v[kBuckets]).c_str(), format_bytes(v[kActs]).c_str(), format_bytes(v[kRss]).c_str());
     out += line;
+  }
+  if (table[kDisk] > 0) {  // NVMe offload (every rank offloads, or none)
+    out += "offload per rank (NVMe): on disk, swap buffers in memory, and what the last step moved:\n";
+    for (int r = 0; r < N; ++r) {
+      const double* v = table.data() + static_cast<size_t>(r) * kFields;
+      std::snprintf(line, sizeof(line), "  rank %-3d        on disk %s, buffers %s; last step read %s, wrote %s\n", r,
+                    format_bytes(v[kDisk]).c_str(), format_bytes(v[kSwapBuf]).c_str(), format_bytes(v[kRead]).c_str(),
+                    format_bytes(v[kWritten]).c_str());
+      out += line;
+    }
   }
   if (N == 1) return out;
   out += "communication per rank (logical bytes as the ZeRO paper counts; time in flight, hidden = overlapped):\n";

@@ -27,6 +27,17 @@ TrainerOptions trainer_options(const ZtConfig& c) {
   o.zero.overlap_comm = c.zero.overlap_comm;
   o.zero.prefetch_elems = static_cast<size_t>(c.zero.stage3_prefetch_bucket_size);
   o.zero.persistence_threshold = static_cast<size_t>(c.zero.stage3_param_persistence_threshold);
+  OffloadOptions& f = o.zero.offload;
+  f.optimizer = c.zero.offload_optimizer.device == "nvme";
+  f.params = c.zero.offload_param.device == "nvme";
+  f.optimizer_path = c.zero.offload_optimizer.nvme_path;
+  f.param_path = c.zero.offload_param.nvme_path.empty() ? f.optimizer_path : c.zero.offload_param.nvme_path;
+  f.sub_group_size = static_cast<size_t>(c.zero.sub_group_size);
+  f.pin_memory = c.zero.offload_optimizer.pin_memory;
+  f.param_buffer_count = static_cast<int>(c.zero.offload_param.buffer_count);
+  f.param_buffer_size = static_cast<size_t>(c.zero.offload_param.buffer_size);
+  f.max_in_cpu = static_cast<size_t>(c.zero.offload_param.max_in_cpu);
+  f.aio = c.aio;
   o.pipe_schedule = c.parallel.pipeline_schedule == "gpipe" ? PipeScheduleKind::kGPipe : PipeScheduleKind::k1F1B;
   o.micro_batches = static_cast<int>(c.batch.grad_accum);
   o.checkpoint = checkpointed_blocks(c.activation_checkpointing, c.model.n_layer);

@@ -133,6 +133,7 @@ int run_train(const TrainCommandArgs& args) {
       std::printf("offload: device \"cpu\" asked for; on a CPU-only run the optimizer state and parameters already "
                   "live in host memory, so nothing is moved\n");
     }
+    if (const std::string d = trainer.offload_description(); !d.empty()) std::printf("offload: %s\n", d.c_str());
     if (const LossScaler* ls = trainer.loss_scaler()) {
       const PrecisionConfig& p = cfg.precision;
       if (ls->dynamic()) {

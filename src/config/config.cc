@@ -20,6 +20,7 @@ StatusOr<ZtConfig> parse_config(const Json& root) {
   parse_scheduler(r, &c);
   parse_zero(r, &c.zero);
   parse_precision(r, &c.precision);
+  parse_aio(r, &c.aio);
   parse_activation_checkpointing(r, &c.activation_checkpointing);
   parse_parallel(r, &c.parallel);  // before parse_misc: DeepSpeed's pipeline section may refine it
   parse_misc(r, &c);
@@ -115,6 +116,31 @@ std::vector<bool> checkpointed_blocks(const ActivationCheckpointConfig& a, int n
   return out;
 }
 
+// The offload blocks' combinations (paths are checked when the swap files are made).
+static Status check_offload(const ZtConfig& c) {
+  const std::string zo = "/zero_optimization/";
+  const OffloadConfig& opt = c.zero.offload_optimizer;
+  const OffloadConfig& par = c.zero.offload_param;
+  if (par.device != "none" && c.zero.stage != 3) {
+    return Status::Unimplemented(zo + "offload_param/device: \"" + par.device +
+                                 "\" needs /zero_optimization/stage 3 (DeepSpeed offloads parameters under ZeRO-3 only)");
+  }
+  if (par.device == "nvme" && opt.device != "nvme") {
+    return Status::Unimplemented(zo + "offload_param/device: \"nvme\" needs offload_optimizer.device \"nvme\" too: "
+                                 "zerotrain swaps the parameter shard in the optimizer's chunks");
+  }
+  for (const auto& [key, o] : {std::pair{"offload_optimizer", &opt}, std::pair{"offload_param", &par}}) {
+    if (o->device == "nvme" && o->nvme_path.empty()) {
+      return Status::InvalidArgument(zo + key + "/nvme_path: device \"nvme\" needs a path (an existing directory)");
+    }
+  }
+  if ((opt.device == "nvme" || par.device == "nvme") && c.parameter_server.enabled) {
+    return Status::Unimplemented(zo + "offload_optimizer/device: \"nvme\" with the parameter server is not supported: "
+                                 "the servers hold the optimizer state");
+  }
+  return Status::OK();
+}
+
 Status check_supported(const ZtConfig& c) {
   auto no = [](const std::string& ptr, const std::string& why) { return Status::Unimplemented(ptr + ": " + why); };
   if (c.precision.fp16 && c.precision.bf16) {
@@ -133,17 +159,8 @@ Status check_supported(const ZtConfig& c) {
               "refuses it too); use stage 0 or 1");
   }
   // "cpu" is where a CPU run's states already live (accepted, said once in the banner);
-  // "nvme" is the real tier, not built yet.
-  if (c.zero.offload_optimizer.device == "nvme") {
-    return no("/zero_optimization/offload_optimizer/device", "\"nvme\" is not supported yet: NVMe offload");
-  }
-  if (c.zero.offload_param.device == "nvme") {
-    return no("/zero_optimization/offload_param/device", "\"nvme\" is not supported yet: NVMe offload");
-  }
-  if (c.zero.offload_param.device == "cpu" && c.zero.stage != 3) {
-    return no("/zero_optimization/offload_param/device",
-              "\"cpu\" needs /zero_optimization/stage 3 (DeepSpeed offloads parameters under ZeRO-3 only)");
-  }
+  // "nvme" is the real tier (parallel/zero/model_states.h).
+  ZT_RETURN_IF_ERROR(check_offload(c));
   if (c.activation_checkpointing.cpu_checkpointing) {
     return no("/activation_checkpointing/cpu_checkpointing",
               "true moves saved activations to host memory, but on a CPU-only machine they already are in host "

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "io/async_io.h"
 #include "comm/process_group.h"
 #include "core/status.h"
 #include "io/json_strict.h"
@@ -30,9 +31,14 @@ struct BatchConfig {
   int64_t grad_accum = 0;
 };
 
+// zero_optimization.offload_optimizer / offload_param (DeepSpeed's offload_config.py).
 struct OffloadConfig {
   std::string device = "none";  // none | cpu | nvme
   std::string nvme_path;
+  int64_t buffer_count = 4;     // offload_param: 5
+  bool pin_memory = true;
+  int64_t buffer_size = 100'000'000;  // offload_param only (elements)
+  int64_t max_in_cpu = 1'000'000'000; // offload_param only (elements)
 };
 
 // zero_optimization (DeepSpeed's DeepSpeedZeroConfig defaults; sizes in elements).
@@ -138,6 +144,7 @@ struct ZtConfig {
   ZeroConfig zero;
   PrecisionConfig precision;
   ActivationCheckpointConfig activation_checkpointing;
+  AioConfig aio;  // DeepSpeed's "aio" block: the NVMe offload I/O
   ParallelConfig parallel;
   ParameterServerConfig parameter_server;
   GptConfig model;

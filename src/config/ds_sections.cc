@@ -145,16 +145,23 @@ static void parse_offload(JsonReader& zero, const char* key, OffloadConfig* o, b
   if (!r) return;
   o->device = r->choice("device", "none", {"none", "cpu", "nvme"});
   o->nvme_path = r->string("nvme_path", "");
-  r->integer("buffer_count", param ? 5 : 4, 1, kMaxInt);
-  r->boolean("pin_memory", true);
+  o->buffer_count = r->integer("buffer_count", param ? 5 : 4, 1, kMaxInt);
+  o->pin_memory = r->boolean("pin_memory", true);
   if (param) {
-    r->integer("buffer_size", 100'000'000, 1, kMaxInt);
-    r->integer("max_in_cpu", 1'000'000'000, 0, kMaxInt);
+    o->buffer_size = r->integer("buffer_size", 100'000'000, 1, kMaxInt);
+    o->max_in_cpu = r->integer("max_in_cpu", 1'000'000'000, 0, kMaxInt);
   } else {
+    // zerotrain's swapper always reads ahead and writes behind (DeepSpeed's pipelined
+    // swapper); fast_init changes only how DeepSpeed builds its first swap files.
     r->boolean("pipeline_read", false);
     r->boolean("pipeline_write", false);
     r->boolean("fast_init", false);
-    r->number("ratio", 1.0, 0.0, 1.0);
+    if (r->number("ratio", 1.0, 0.0, 1.0) != 1.0) {
+      r->fail("ratio", "values below 1 (ZeRO-Offload++ \"Twin-Flow\": part of the step on the accelerator) need an "
+                       "accelerator; a CPU run updates every parameter on the CPU");
+    }
+    r->boolean("super_offload", false);
+    r->number("cpuadam_cores_perc", 0.8, 0.0, 1.0);
   }
   r->done();
 }
@@ -202,6 +209,21 @@ void parse_zero(JsonReader& root, ZeroConfig* z) {
   parse_offload(*r, "offload_optimizer", &z->offload_optimizer, false);
   parse_offload(*r, "offload_param", &z->offload_param, true);
   r->done();
+}
+
+void parse_aio(JsonReader& root, AioConfig* a) {
+  if (auto aio = root.object("aio")) {  // NVMe I/O tuning; only used with NVMe offload
+    a->block_size = static_cast<size_t>(aio->integer("block_size", 1048576, 1, kMaxInt));
+    a->queue_depth = static_cast<int>(aio->integer("queue_depth", 8, 1, 4096));
+    // thread_count is the documented name, intra_op_parallelism the one DeepSpeed's code reads.
+    const int64_t intra = aio->integer("intra_op_parallelism", 1, 1, 64);
+    a->thread_count = static_cast<int>(aio->integer("thread_count", intra, 1, 64));
+    a->single_submit = aio->boolean("single_submit", false);
+    a->overlap_events = aio->boolean("overlap_events", true);
+    if (aio->boolean("use_gds", false)) aio->fail("use_gds", "GPUDirect Storage needs a GPU");
+    aio->done();
+    if (Status s = a->validate(); !s.ok()) root.fail("aio", s.message());
+  }
 }
 
 void parse_precision(JsonReader& root, PrecisionConfig* p) {
@@ -279,15 +301,6 @@ void parse_misc(JsonReader& root, ZtConfig* c) {
     }
     ck->boolean("use_node_local_storage", false);
     ck->done();
-  }
-  if (auto aio = root.object("aio")) {  // NVMe I/O tuning; only used with NVMe offload
-    aio->integer("block_size", 1048576, 1, kMaxInt);
-    aio->integer("queue_depth", 8, 1, kMaxInt);
-    aio->integer("thread_count", 1, 1, kMaxInt);
-    aio->boolean("single_submit", false);
-    aio->boolean("overlap_events", true);
-    aio->boolean("use_gds", false);
-    aio->done();
   }
   refuse_unless_disabled(root, "tensorboard", "TensorBoard output is not supported yet; zerotrain writes a metrics CSV");
   refuse_unless_disabled(root, "wandb", "Weights & Biases is not supported");

@@ -124,7 +124,17 @@ Status Trainer::init_states() {
   so.fetch = ParamFetcherOptions{options_.zero.prefetch_elems, options_.zero.persistence_threshold};
   so.seed = options_.seed;
   so.backend = &backend_;
-  ZT_ASSIGN_OR_RETURN(states_, ModelStates::create(table, partition_, dp_, options_.model.n_layer, so));
+  // Creating the states may fail on one rank only (memory, a full or unwritable swap
+  // disk): every rank learns it before the first collective.
+  auto created = ModelStates::create_local(table, partition_, dp_, options_.model.n_layer, so);
+  ZT_ASSIGN_OR_RETURN(const int64_t failed, all_reduce_sum(world_, int64_t{!created.ok()}));
+  ZT_RETURN_IF_ERROR(created.status());
+  if (failed > 0) {
+    return Status::FailedPrecondition("creating the model states failed on " + std::to_string(failed) +
+                                      " other rank(s); see their errors");
+  }
+  states_ = std::move(created).value();
+  ZT_RETURN_IF_ERROR(states_->publish());
   GradReducerOptions ro{so.stage, options_.zero.reduce_bucket_elems, options_.zero.overlap_comm, &backend_};
   reducer_ = std::make_unique<GradReducer>(table, partition_, dp_, ro, states_->full_grads(), states_->grad_shard());
   states_->bind(model_.get());
@@ -223,6 +233,7 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
   stats.loss_scale = scaler_ ? scaler_->scale() : 1.0;  // fp16: the backward runs on the scaled loss
   const float dloss = counted > 0 ? static_cast<float>(stats.loss_scale / static_cast<double>(counted)) : 0.0f;
   states_->zero_grads();
+  const uint64_t read0 = states_->disk_read_bytes(), written0 = states_->disk_written_bytes();
   double loss_sum = 0.0;
   if (pipelined()) {
     ZT_RETURN_IF_ERROR(run_pipeline(micro_batches, dloss, &loss_sum, &stats));
@@ -254,6 +265,8 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
   stats.loss = counted > 0 ? global_loss / static_cast<double>(counted) : 0.0;
   stats.lr = sched.lr;
   stats.tokens = static_cast<int64_t>(micro_batches.size()) * B * T;
+  stats.disk_read_bytes = last_disk_read_ = states_->disk_read_bytes() - read0;
+  stats.disk_written_bytes = last_disk_written_ = states_->disk_written_bytes() - written0;
   return stats;
 }
 
@@ -311,8 +324,8 @@ MemoryReport Trainer::memory() const {
   r.bucket_bytes = reducer_->bucket_bytes() + states_->fetch_buffer_bytes();
   r.offload_buffer_bytes = states_->offload_buffer_bytes();
   r.disk_bytes = states_->disk_bytes();
-  r.disk_read_bytes = states_->disk_read_bytes();
-  r.disk_written_bytes = states_->disk_written_bytes();
+  r.disk_read_bytes = last_disk_read_;
+  r.disk_written_bytes = last_disk_written_;
   r.activation_bytes = model_->activation_bytes();
   r.peak_rss_bytes = peak_rss_bytes();
   return r;

@@ -70,6 +70,8 @@ struct StepStats {
   bool skipped = false;      // fp16: an inf/NaN gradient on some rank; no update was made
   double loss_scale = 1.0;   // fp16: the scale this step's backward used (1 otherwise)
   double next_loss_scale = 1.0;  // fp16: the scale after this step's update
+  uint64_t disk_read_bytes = 0;     // NVMe offload: bytes this step read from and wrote to disk
+  uint64_t disk_written_bytes = 0;
 };
 
 struct MemoryReport {
@@ -80,7 +82,7 @@ struct MemoryReport {
   size_t bucket_bytes = 0;     // gradient buckets and ZeRO-3 gather buffers
   size_t offload_buffer_bytes = 0;  // NVMe offload: swap and staging buffers in memory
   size_t disk_bytes = 0;            // NVMe offload: bytes of state on disk
-  uint64_t disk_read_bytes = 0;     // NVMe offload: moved so far
+  uint64_t disk_read_bytes = 0;     // NVMe offload: moved by the last step
   uint64_t disk_written_bytes = 0;
   size_t activation_bytes = 0;
   size_t peak_rss_bytes = 0;
@@ -179,6 +181,7 @@ class Trainer {
   LrSchedule schedule_;
   int64_t global_step_ = 0;
   std::optional<LossScaler> scaler_;  // f16 compute only
+  uint64_t last_disk_read_ = 0, last_disk_written_ = 0;  // of the last step
 };
 
 }  // namespace zt

@@ -22,10 +22,16 @@ constexpr size_t kSets = 3;  // read-ahead, current, write-behind
 
 std::string hex(uint64_t v) { return checksum_hex(v); }
 
+// ZT_TEST_SWAP_CORRUPT=N[:R]: the N-th chunk write of the process, on MPI world rank R
+// only when R is given.
 long corrupt_target() {
   static const long target = [] {
     const char* v = std::getenv("ZT_TEST_SWAP_CORRUPT");
-    return v != nullptr ? std::atol(v) : 0L;
+    if (v == nullptr) return 0L;
+    const char* colon = std::strchr(v, ':');
+    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (colon != nullptr && std::atol(colon + 1) != (rank != nullptr ? std::atol(rank) : 0L)) return 0L;
+    return std::atol(v);
   }();
   return target;
 }

@@ -7,8 +7,9 @@
 // Integrity: every kSumBlock bytes of every array carry an XXH3-64 checksum, kept in
 // memory and set when the block is written; every read verifies the blocks it covers,
 // and a mismatch is a Corruption error naming the file, the block and both checksums:
-// never a silent wrong update. Test hook: ZT_TEST_SWAP_CORRUPT=N flips one byte in the
-// file of the N-th chunk write of the process, after the write completed.
+// never a silent wrong update. Test hook: ZT_TEST_SWAP_CORRUPT=N[:R] flips one byte in
+// the file of the N-th chunk write (of any array) of the process, after the write
+// completed; with :R only on MPI world rank R.
 //
 // Layout: array a is one file, "<dir>/<prefix>.<name>.swp", holding its elements
 // contiguously (chunk c at byte c * chunk_elems * elem_bytes), so map() can show a

@@ -34,10 +34,23 @@ ModelStates::ModelStates(const Partition& partition, ProcessGroup* dp, const Mod
 
 StatusOr<std::unique_ptr<ModelStates>> ModelStates::create(const ParamTable& table, const Partition& partition,
                                                            ProcessGroup* dp, int n_layer, const ModelStatesOptions& o) {
+  ZT_ASSIGN_OR_RETURN(std::unique_ptr<ModelStates> s, create_local(table, partition, dp, n_layer, o));
+  ZT_RETURN_IF_ERROR(s->publish());
+  return s;
+}
+
+StatusOr<std::unique_ptr<ModelStates>> ModelStates::create_local(const ParamTable& table, const Partition& partition,
+                                                                 ProcessGroup* dp, int n_layer,
+                                                                 const ModelStatesOptions& o) {
   ZT_RETURN_IF_ERROR(validate_offload(o.stage, o.offload));
   std::unique_ptr<ModelStates> s(new ModelStates(partition, dp, o));
   ZT_RETURN_IF_ERROR(s->allocate(table, n_layer));
   return s;
+}
+
+Status ModelStates::publish() {
+  if (fetcher_) return fetcher_->refresh_persistent();
+  return mixed() && shards_optimizer(options_.stage) ? gather_compute() : Status::OK();
 }
 
 Status ModelStates::allocate(const ParamTable& table, int n_layer) {
@@ -72,9 +85,7 @@ Status ModelStates::allocate(const ParamTable& table, int n_layer) {
     write_compute(begin, n, p, arrays);
     return Status::OK();
   }));
-  ZT_RETURN_IF_ERROR(make_fetcher(table, n_layer));
-  if (fetcher_) return fetcher_->refresh_persistent();
-  return mixed() && shards_optimizer(stage) ? gather_compute() : Status::OK();
+  return make_fetcher(table, n_layer);
 }
 
 float* ModelStates::fp32_params(size_t begin, void* const* arrays) {
@@ -175,8 +186,7 @@ Status ModelStates::finish_load() {
       return Status::OK();
     }));
   }
-  if (fetcher_) return fetcher_->refresh_persistent();
-  return mixed() && shards_optimizer(options_.stage) ? gather_compute() : Status::OK();
+  return publish();
 }
 
 StatusOr<std::vector<OwnedArray>> ModelStates::open_arrays() {

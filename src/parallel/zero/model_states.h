@@ -89,9 +89,16 @@ class ModelStates {
   // and parameters for every micro-batch of the schedule; DeepSpeed refuses it too.
   static Status validate(ZeroStage stage, int pipeline_stages);
 
-  // Allocates and initialises the states for `table` partitioned over dp.
+  // Allocates and initialises the states for `table` partitioned over dp (collective:
+  // create_local, then publish).
   static StatusOr<std::unique_ptr<ModelStates>> create(const ParamTable& table, const Partition& partition,
                                                        ProcessGroup* dp, int n_layer, const ModelStatesOptions& o);
+  // The local part (allocation, swap files, initial values): it may fail on one rank
+  // only, so callers agree on the outcome before publish(), the collective part
+  // (stages 1-2 in mixed precision gather the compute copy; stage 3 its persistent layers).
+  static StatusOr<std::unique_ptr<ModelStates>> create_local(const ParamTable& table, const Partition& partition,
+                                                             ProcessGroup* dp, int n_layer, const ModelStatesOptions& o);
+  Status publish();
   ModelStates(const ModelStates&) = delete;
   ModelStates& operator=(const ModelStates&) = delete;
 

@@ -74,6 +74,15 @@ int run_estimate(const EstimateArgs& args) {
     worst = std::max(worst, static_cast<double>(e->total()));
     sum += static_cast<double>(e->total());
   }
+  if (o.zero.offload.optimizer) {  // every rank offloads alike; rank 0's figures
+    o.layout = layout_for_rank(cfg.model, grid, 0, stage_partition(cfg)).value();
+    auto e = estimate_rank_memory(o, grid.dp(), 0, grid.pp(), 0);
+    if (!e.ok()) return report_error(e.status(), kExitBadInput);
+    std::printf("offload (NVMe, rank 0): %s on disk, %s of swap buffers in memory (in the totals); a step moves "
+                "about %s from and %s to disk\n",
+                format_bytes(e->disk_bytes).c_str(), format_bytes(e->offload_buffer_bytes).c_str(),
+                format_bytes(e->disk_read_per_step).c_str(), format_bytes(e->disk_write_per_step).c_str());
+  }
   std::printf("largest rank: %s; all %d ranks: %s; this machine has %s available\n", format_bytes(worst).c_str(),
               args.world, format_bytes(sum).c_str(), format_bytes(available_memory()).c_str());
   return kExitOk;

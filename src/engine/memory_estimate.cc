@@ -7,6 +7,7 @@
 #include "nn/gpt_params.h"
 #include "parallel/pipeline/schedule.h"
 #include "parallel/zero/partition.h"
+#include "parallel/zero/swapped_shard.h"
 
 namespace zt {
 
@@ -25,6 +26,45 @@ size_t buffer_bound(const TrainerOptions& o, const ParamTable& table) {
   if (shards_gradients(o.zero.stage)) b += GradReducer::max_buffer_bytes(table, o.zero.reduce_bucket_elems);
   if (shards_parameters(o.zero.stage)) b += table.numel() * dtype_size(backend_or_cpu(o.backend).compute_dtype());
   return b;
+}
+
+// NVMe offload (see memory_estimate.h): SwapArrays' and SwappedShard's geometry.
+void estimate_offload(const TrainerOptions& o, const ParamTable& table, ElementRange shard, size_t owned, DType compute,
+                      MemoryEstimate* e) {
+  const OffloadOptions& f = o.zero.offload;
+  if (!f.optimizer) return;
+  const bool mixed = compute != DType::kF32;
+  std::vector<size_t> read_bytes;  // per swapped array read by the step
+  if (mixed || f.params) read_bytes.push_back(sizeof(float));  // the master (fp32: the parameter shard)
+  for (size_t i = 0; i < optimizer_bytes_per_element(o) / sizeof(float); ++i) read_bytes.push_back(sizeof(float));
+  std::vector<size_t> all = read_bytes;
+  if (mixed && f.params) all.push_back(dtype_size(compute));  // the 16-bit shard, only written
+  const size_t ce = SwapArrays::effective_chunk_elems(f.sub_group_size, owned);
+  for (size_t b : all) {
+    e->disk_bytes += round_up_io(owned * b);
+    e->offload_buffer_bytes += 3 * round_up_io(ce * b);
+    e->disk_write_per_step += round_up_io(owned * b);
+  }
+  for (size_t b : read_bytes) e->disk_read_per_step += round_up_io(owned * b);
+  e->optimizer_bytes = 0;
+  e->param_bytes -= e->master_bytes;
+  e->master_bytes = 0;
+  if (!f.params) return;
+  const size_t cs = dtype_size(compute), cached = std::min(f.max_in_cpu, shard.size());
+  e->param_bytes = cached * cs;
+  size_t max_part = 0, per_micro = 0;
+  for (int layer = kEmbeddingLayer; layer <= o.model.n_layer; ++layer) {
+    const ElementRange r = table.layer_range(layer);
+    const size_t lo = std::max(r.begin, shard.begin), hi = std::min(r.end, shard.end);
+    if (lo >= hi) continue;
+    max_part = std::max(max_part, hi - lo);
+    if (r.size() < o.zero.persistence_threshold || hi - shard.begin <= cached) continue;  // not read from disk
+    const int fetches = layer == kEmbeddingLayer ? 2 : layer == o.model.n_layer ? 1 : 2;  // see ParamFetcher
+    per_micro += static_cast<size_t>(fetches) * (hi - lo) * cs;
+  }
+  e->offload_buffer_bytes += static_cast<size_t>(std::max(2, f.param_buffer_count)) *
+                             round_up_io(SwappedShard::stage_bytes(std::max<size_t>(max_part, 1), cs));
+  e->disk_read_per_step += per_micro * static_cast<size_t>(std::max(1, o.micro_batches));
 }
 
 }  // namespace
@@ -60,6 +100,7 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
           : GptActivationArenaT<half_t>::count(o.model, o.layout, o.micro_batch, o.seq_len, slots, o.checkpoint,
                                                o.partition_activations);
   e.buffer_bytes_max = buffer_bound(o, table);
+  estimate_offload(o, table, partition.shard(dp_rank), shards_optimizer(o.zero.stage) ? shard : psi, compute, &e);
   return e;
 }
 

@@ -12,6 +12,12 @@
 // stage 0 18Ψ, stage 1 6Ψ + 12Ψ/N, stage 2 2Ψ + 16Ψ/N (the ZeRO paper's 2Ψ + 2Ψ + 12Ψ
 // with fp32 instead of 16-bit gradients, DeepSpeed's default for bf16 with ZeRO). Gradient buckets
 // and ZeRO-3 gather buffers depend on timing; their figure is an upper bound.
+// NVMe offload: the swapped arrays (the optimizer's state, the fp32 master, the
+// parameter shard) count as disk bytes, not memory; their three chunk-buffer sets and the
+// parameter staging buffers count as memory; the disk traffic of a step is the
+// optimizer pass (every swapped array read and written once, the 16-bit shard only
+// written) plus, with parameter offload, this rank's part of every fetched layer not
+// kept in memory, once per fetch (forward and backward of every micro-batch).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -30,7 +36,13 @@ struct MemoryEstimate {
   size_t optimizer_bytes = 0;
   size_t activation_bytes = 0;
   size_t buffer_bytes_max = 0;  // gradient buckets (stage 2+) and ZeRO-3 gather buffers, at most
-  size_t total() const { return param_bytes + grad_bytes + optimizer_bytes + activation_bytes + buffer_bytes_max; }
+  size_t offload_buffer_bytes = 0;  // NVMe offload: swap and staging buffers (memory)
+  size_t disk_bytes = 0;            // NVMe offload: the swap files
+  size_t disk_read_per_step = 0;    // NVMe offload: disk traffic of one optimizer step
+  size_t disk_write_per_step = 0;
+  size_t total() const {
+    return param_bytes + grad_bytes + optimizer_bytes + activation_bytes + buffer_bytes_max + offload_buffer_bytes;
+  }
 };
 
 // o.layout is this rank's layout; dp_size and dp_rank its data-parallel group, pp_size

@@ -14,6 +14,7 @@
 #include "comm/thread_world.h"
 #include "checkpoint/sharded_load.h"
 #include "engine/trainer.h"
+#include "engine/memory_estimate.h"
 #include "engine/trainer_checkpoint.h"
 #include "testing/synthetic_data.h"
 
@@ -126,6 +127,30 @@ TEST_F(TrainerOffload, OffloadedRunsAreBitIdenticalToInMemoryRuns) {
         EXPECT_EQ(got.memory.optimizer_bytes, 0u) << name(c, off);
         EXPECT_GT(got.memory.disk_bytes, 0u);
         EXPECT_GT(got.memory.disk_read_bytes, 0u);
+      }
+    }
+  }
+}
+
+// The estimate (from the configuration alone) gives the trainer's disk bytes, swap
+// buffers and optimizer-pass traffic exactly; parameter reads are whole checksum blocks
+// around each layer part, so the measured reads are at least the estimate.
+TEST_F(TrainerOffload, EstimateMatchesTheSwapGeometry) {
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    for (Off off : {Off::kOptimizer, Off::kParams}) {
+      const Case c{dt, 2, ZeroStage::kParameters};
+      const Run run = train(c, off, 1);
+      auto e = estimate_rank_memory(options(c, off), 2, 0, 1, 0);
+      ASSERT_TRUE(e.ok()) << e.status().to_string();
+      EXPECT_EQ(e->disk_bytes, run.memory.disk_bytes) << name(c, off);
+      EXPECT_EQ(e->offload_buffer_bytes, run.memory.offload_buffer_bytes) << name(c, off);
+      EXPECT_EQ(e->disk_write_per_step, run.memory.disk_written_bytes) << name(c, off);
+      EXPECT_EQ(e->optimizer_bytes, 0u);
+      EXPECT_EQ(e->param_bytes, run.memory.param_bytes) << name(c, off);
+      if (off == Off::kOptimizer) {
+        EXPECT_EQ(e->disk_read_per_step, run.memory.disk_read_bytes) << name(c, off);
+      } else {
+        EXPECT_GE(run.memory.disk_read_bytes, e->disk_read_per_step) << name(c, off);
       }
     }
   }

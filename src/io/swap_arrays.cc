@@ -43,10 +43,7 @@ std::atomic<long> g_chunk_writes{0};
 StatusOr<std::unique_ptr<SwapArrays>> SwapArrays::create(IoEngine* io, const std::string& dir, const std::string& prefix,
                                                          std::vector<SwapArraySpec> arrays, size_t numel,
                                                          size_t chunk_elems, bool pin) {
-  size_t ce = std::max<size_t>(chunk_elems, 1);
-  ce = (ce + kChunkAlignElems - 1) / kChunkAlignElems * kChunkAlignElems;
-  const size_t whole = std::max<size_t>(kChunkAlignElems, (numel + kChunkAlignElems - 1) / kChunkAlignElems * kChunkAlignElems);
-  ce = std::min(ce, whole);
+  const size_t ce = effective_chunk_elems(chunk_elems, numel);
   std::unique_ptr<SwapArrays> s(new SwapArrays(io, std::move(arrays), numel, ce));
   for (const SwapArraySpec& a : s->specs_) {
     ZT_ASSIGN_OR_RETURN(std::unique_ptr<ScratchFile> f, ScratchFile::create((a.dir.empty() ? dir : a.dir) + "/" + prefix + "." + a.name + ".swp"));
@@ -68,6 +65,12 @@ StatusOr<std::unique_ptr<SwapArrays>> SwapArrays::create(IoEngine* io, const std
     }
   }
   return s;
+}
+
+size_t SwapArrays::effective_chunk_elems(size_t chunk_elems, size_t numel) {
+  const size_t ce = (std::max<size_t>(chunk_elems, 1) + kChunkAlignElems - 1) / kChunkAlignElems * kChunkAlignElems;
+  const size_t whole = std::max(kChunkAlignElems, (numel + kChunkAlignElems - 1) / kChunkAlignElems * kChunkAlignElems);
+  return std::min(ce, whole);
 }
 
 SwapArrays::~SwapArrays() { (void)unmap(false); }

@@ -45,7 +45,9 @@ using ChunkFn = std::function<Status(size_t begin, size_t n, void* const* arrays
 
 class SwapArrays {
  public:
-  // chunk_elems is rounded up to kChunkAlignElems and capped at numel's rounding.
+  // chunk_elems is rounded up to kChunkAlignElems and capped at numel's rounding
+  // (effective_chunk_elems).
+  static size_t effective_chunk_elems(size_t chunk_elems, size_t numel);
   static StatusOr<std::unique_ptr<SwapArrays>> create(IoEngine* io, const std::string& dir, const std::string& prefix,
                                                       std::vector<SwapArraySpec> arrays, size_t numel,
                                                       size_t chunk_elems, bool pin);

@@ -10,12 +10,16 @@ StatusOr<std::unique_ptr<SwappedShard>> SwappedShard::create(SwapArrays* swap, s
                                                              bool pin) {
   std::unique_ptr<SwappedShard> s(new SwappedShard(swap, array, static_cast<const unsigned char*>(cache), cache_elems));
   const size_t eb = swap->specs()[array].elem_bytes;
-  const size_t bytes = round_up_io(max_part * eb) + 2 * kSumBlock;  // whole checksum blocks on both sides
+  const size_t bytes = stage_bytes(max_part, eb);
   s->stages_.resize(static_cast<size_t>(std::max(2, buffer_count)));
   for (Stage& st : s->stages_) {
     ZT_ASSIGN_OR_RETURN(st.buf, IoBuffer::allocate(bytes, pin, "a parameter offload buffer"));
   }
   return s;
+}
+
+size_t SwappedShard::stage_bytes(size_t max_part, size_t elem_bytes) {
+  return round_up_io(max_part * elem_bytes) + 2 * kSumBlock;  // whole checksum blocks on both sides
 }
 
 size_t SwappedShard::buffer_bytes() const {

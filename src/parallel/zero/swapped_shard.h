@@ -27,6 +27,8 @@ class SwappedShard final : public ShardSource {
   StatusOr<const void*> part(size_t begin, size_t end) override;
   void prefetch(size_t begin, size_t end) override;
   int prefetch_depth() const override { return static_cast<int>(stages_.size()) - 1; }
+  // The bytes of one staging buffer for parts of up to max_part elements.
+  static size_t stage_bytes(size_t max_part, size_t elem_bytes);
   // Waits for and drops every read in flight (before the file is rewritten).
   void invalidate();
   size_t buffer_bytes() const;

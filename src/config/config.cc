@@ -161,10 +161,16 @@ Status check_supported(const ZtConfig& c) {
   // "cpu" is where a CPU run's states already live (accepted, said once in the banner);
   // "nvme" is the real tier (parallel/zero/model_states.h).
   ZT_RETURN_IF_ERROR(check_offload(c));
-  if (c.activation_checkpointing.cpu_checkpointing) {
+  const ActivationCheckpointConfig& ac = c.activation_checkpointing;
+  if (ac.cpu_checkpointing && ac.number_checkpoints <= 0 && ac.interval <= 0) {
     return no("/activation_checkpointing/cpu_checkpointing",
-              "true moves saved activations to host memory, but on a CPU-only machine they already are in host "
-              "memory: there is no slower tier to move them to");
+              "true needs checkpointed blocks: set activation_checkpointing.number_checkpoints (or the pipeline's "
+              "activation_checkpoint_interval)");
+  }
+  if (ac.cpu_checkpointing && ac.partition_activations && c.parallel.tp > 1) {
+    return no("/activation_checkpointing/cpu_checkpointing",
+              "true together with partition_activations at tp > 1 is not supported: choose one (each keeps the "
+              "checkpointed inputs out of the activation arena)");
   }
   return Status::OK();
 }

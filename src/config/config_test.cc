@@ -88,15 +88,39 @@ TEST(Config, UnsupportedFeaturesAreRefusedNamingTheKey) {
   EXPECT_EQ(check_supported(c).message(), "/fp16/enabled and /bf16/enabled are both true: choose one precision");
   ASSERT_TRUE(parse_text(R"({"bf16": {"enabled": true}, "parallel": {"tp": 2}, "zero_optimization": {"stage": 3}})", &c).ok());
   EXPECT_TRUE(check_supported(c).ok()) << check_supported(c).message();
-  // Offload to "cpu" is where a CPU run's states live already; "nvme" is not built yet.
+  // Offload to "cpu" is where a CPU run's states live already.
   ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}})", &c).ok());
   EXPECT_TRUE(check_supported(c).ok()) << check_supported(c).message();
   ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}})", &c).ok());
   EXPECT_EQ(check_supported(c).message(), "/zero_optimization/offload_param/device: \"cpu\" needs "
                                           "/zero_optimization/stage 3 (DeepSpeed offloads parameters under ZeRO-3 only)");
+  // "nvme": parameters need the optimizer's swap too, and each block a path.
   ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}})", &c).ok());
   EXPECT_EQ(check_supported(c).message(),
-            "/zero_optimization/offload_param/device: \"nvme\" is not supported yet: NVMe offload");
+            "/zero_optimization/offload_param/device: \"nvme\" needs offload_optimizer.device \"nvme\" too: "
+            "zerotrain swaps the parameter shard in the optimizer's chunks");
+  ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 1, "offload_optimizer": {"device": "nvme"}}})", &c).ok());
+  EXPECT_EQ(check_supported(c).message(),
+            "/zero_optimization/offload_optimizer/nvme_path: device \"nvme\" needs a path (an existing directory)");
+  ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 1, "sub_group_size": 1000000, "offload_optimizer":
+      {"device": "nvme", "nvme_path": "/tmp", "buffer_count": 8, "pin_memory": false}},
+      "aio": {"block_size": 262144, "queue_depth": 16, "intra_op_parallelism": 2, "single_submit": true}})", &c).ok());
+  EXPECT_TRUE(check_supported(c).ok());
+  EXPECT_EQ(c.zero.sub_group_size, 1000000);
+  EXPECT_FALSE(c.zero.offload_optimizer.pin_memory);
+  EXPECT_EQ(c.aio.block_size, 262144u);
+  EXPECT_EQ(c.aio.queue_depth, 16);
+  EXPECT_EQ(c.aio.thread_count, 2);
+  EXPECT_TRUE(c.aio.single_submit);
+  expect_error(R"({"aio": {"block_size": 1000}})",
+               "/aio: /aio/block_size: must be a positive multiple of 4096 bytes (O_DIRECT alignment), got 1000");
+  expect_error(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme", "ratio": 0.5}}})",
+               "/zero_optimization/offload_optimizer/ratio: values below 1 (ZeRO-Offload++ \"Twin-Flow\": part of "
+               "the step on the accelerator) need an accelerator; a CPU run updates every parameter on the CPU");
+  ASSERT_TRUE(parse_text(R"({"activation_checkpointing": {"cpu_checkpointing": true}})", &c).ok());
+  EXPECT_EQ(check_supported(c).message(),
+            "/activation_checkpointing/cpu_checkpointing: true needs checkpointed blocks: set "
+            "activation_checkpointing.number_checkpoints (or the pipeline's activation_checkpoint_interval)");
   expect_error(R"({"data_types": {"grad_accum_dtype": "bf16"}})",
                "/data_types/grad_accum_dtype: only \"fp32\" is supported: gradients accumulate in fp32");
   expect_error(R"({"communication_data_type": "bf16"})",

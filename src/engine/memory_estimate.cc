@@ -5,6 +5,7 @@
 
 #include "nn/gpt_activations.h"
 #include "nn/gpt_params.h"
+#include "parallel/offload/activation_swap.h"
 #include "parallel/pipeline/schedule.h"
 #include "parallel/zero/partition.h"
 #include "parallel/zero/swapped_shard.h"
@@ -93,12 +94,24 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   e.optimizer_bytes = (shards_optimizer(o.zero.stage) ? shard : psi) * optimizer_bytes_per_element(o);
   const int slots = pp_size > 1 ? pipe_schedule_slots(o.pipe_schedule, std::max(1, o.micro_batches), pp_size, pp_rank)
                                 : 1;
+  const bool stash = !o.activation_swap_dir.empty() && std::count(o.checkpoint.begin(), o.checkpoint.end(), true) > 0;
   e.activation_bytes =
       compute == DType::kF32
           ? GptActivationArenaT<float>::count(o.model, o.layout, o.micro_batch, o.seq_len, slots, o.checkpoint,
-                                              o.partition_activations)
+                                              o.partition_activations, stash)
           : GptActivationArenaT<half_t>::count(o.model, o.layout, o.micro_batch, o.seq_len, slots, o.checkpoint,
-                                               o.partition_activations);
+                                               o.partition_activations, stash);
+  if (stash) {  // ActivationSwap: an entry per (slot, block); each stashed input written and read once per micro-batch
+    const size_t bytes = static_cast<size_t>(o.micro_batch) * static_cast<size_t>(o.seq_len) *
+                         static_cast<size_t>(o.model.n_embd) * dtype_size(compute);
+    e.offload_buffer_bytes += ActivationSwap::buffer_bytes_for(bytes);
+    e.disk_bytes += round_up_io(bytes) * static_cast<size_t>(slots) * static_cast<size_t>(o.model.n_layer);
+    size_t stashed = 0;  // checkpointed blocks of this stage after its first
+    for (int l = o.layout.first_block + 1; l < o.layout.end(o.model); ++l) stashed += o.checkpoint[static_cast<size_t>(l)];
+    const size_t moved = stashed * round_up_io(bytes) * static_cast<size_t>(std::max(1, o.micro_batches));
+    e.disk_read_per_step += moved;
+    e.disk_write_per_step += moved;
+  }
   e.buffer_bytes_max = buffer_bound(o, table);
   estimate_offload(o, table, partition.shard(dp_rank), shards_optimizer(o.zero.stage) ? shard : psi, compute, &e);
   return e;

@@ -1,6 +1,8 @@
 // The training step on one data-parallel rank; see trainer.h.
 #include "engine/trainer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -71,6 +73,8 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
                             : 1;
   mo.checkpoint = options.checkpoint;
   mo.partition_activations = options.partition_activations;
+  Status swap = ModelStates::validate_offload(options.zero.stage, options.zero.offload);  // names the key at fault
+  if (swap.ok()) swap = t->create_activation_swap(&mo);
   t->model_ = GptModel::create(options.model, mo);
   if (t->pipelined() && !options.layout.embedding) {
     for (int i = 0; i < mo.slots; ++i) {
@@ -80,7 +84,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
       t->grad_send_.push_back(std::move(buf));
     }
   }
-  ZT_RETURN_IF_ERROR(t->init_states());
+  ZT_RETURN_IF_ERROR(t->init_states(swap));
   return t;
 }
 
@@ -106,7 +110,36 @@ Status Trainer::validate_parallel() const {
   return Status::OK();
 }
 
-Status Trainer::init_states() {
+Status Trainer::create_activation_swap(GptModelOptions* mo) {
+  bool any = false;
+  for (bool c : options_.checkpoint) any = any || c;
+  if (options_.activation_swap_dir.empty() || !any) return Status::OK();
+  ZT_ASSIGN_OR_RETURN(act_io_, IoEngine::create(options_.zero.offload.aio));
+  const size_t bytes = static_cast<size_t>(options_.micro_batch) * static_cast<size_t>(options_.seq_len) *
+                       static_cast<size_t>(options_.model.n_embd) * dtype_size(backend_.compute_dtype());
+  const std::string path = options_.activation_swap_dir + "/zerotrain." + std::to_string(::getpid()) + ".rank" +
+                           std::to_string(world_->rank()) + ".activations.swp";
+  ZT_ASSIGN_OR_RETURN(stash_, ActivationSwap::create(act_io_.get(), path, mo->slots, options_.model.n_layer, bytes));
+  mo->stash = stash_.get();
+  return Status::OK();
+}
+
+std::string Trainer::offload_description() const {
+  std::string d = states_->offload_description();
+  if (stash_) {
+    d += std::string(d.empty() ? "" : "; ") + "checkpointed activations on disk (" + options_.activation_swap_dir + ", " +
+         act_io_->mode() + ")";
+  }
+  return d;
+}
+
+uint64_t Trainer::disk_read() const { return states_->disk_read_bytes() + (act_io_ ? act_io_->bytes_read() : 0); }
+
+uint64_t Trainer::disk_written() const {
+  return states_->disk_written_bytes() + (act_io_ ? act_io_->bytes_written() : 0);
+}
+
+Status Trainer::init_states(Status pending) {
   const ParamTable& table = model_->param_table();
   const ElementRange owned = ModelStates::owned_range(partition_, dp_->rank(), options_.zero.stage);
   // The optimizer's state lives in the model states' store (in memory, or swapped).
@@ -126,7 +159,8 @@ Status Trainer::init_states() {
   so.backend = &backend_;
   // Creating the states may fail on one rank only (memory, a full or unwritable swap
   // disk): every rank learns it before the first collective.
-  auto created = ModelStates::create_local(table, partition_, dp_, options_.model.n_layer, so);
+  auto created = pending.ok() ? ModelStates::create_local(table, partition_, dp_, options_.model.n_layer, so)
+                              : StatusOr<std::unique_ptr<ModelStates>>(pending);
   ZT_ASSIGN_OR_RETURN(const int64_t failed, all_reduce_sum(world_, int64_t{!created.ok()}));
   ZT_RETURN_IF_ERROR(created.status());
   if (failed > 0) {
@@ -233,7 +267,7 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
   stats.loss_scale = scaler_ ? scaler_->scale() : 1.0;  // fp16: the backward runs on the scaled loss
   const float dloss = counted > 0 ? static_cast<float>(stats.loss_scale / static_cast<double>(counted)) : 0.0f;
   states_->zero_grads();
-  const uint64_t read0 = states_->disk_read_bytes(), written0 = states_->disk_written_bytes();
+  const uint64_t read0 = disk_read(), written0 = disk_written();
   double loss_sum = 0.0;
   if (pipelined()) {
     ZT_RETURN_IF_ERROR(run_pipeline(micro_batches, dloss, &loss_sum, &stats));
@@ -265,8 +299,8 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
   stats.loss = counted > 0 ? global_loss / static_cast<double>(counted) : 0.0;
   stats.lr = sched.lr;
   stats.tokens = static_cast<int64_t>(micro_batches.size()) * B * T;
-  stats.disk_read_bytes = last_disk_read_ = states_->disk_read_bytes() - read0;
-  stats.disk_written_bytes = last_disk_written_ = states_->disk_written_bytes() - written0;
+  stats.disk_read_bytes = last_disk_read_ = disk_read() - read0;
+  stats.disk_written_bytes = last_disk_written_ = disk_written() - written0;
   return stats;
 }
 
@@ -322,8 +356,8 @@ MemoryReport Trainer::memory() const {
   r.grad_bytes = states_->grad_bytes();
   r.optimizer_bytes = states_->optimizer_bytes();
   r.bucket_bytes = reducer_->bucket_bytes() + states_->fetch_buffer_bytes();
-  r.offload_buffer_bytes = states_->offload_buffer_bytes();
-  r.disk_bytes = states_->disk_bytes();
+  r.offload_buffer_bytes = states_->offload_buffer_bytes() + (stash_ ? stash_->buffer_bytes() : 0);
+  r.disk_bytes = states_->disk_bytes() + (stash_ ? stash_->disk_bytes() : 0);
   r.disk_read_bytes = last_disk_read_;
   r.disk_written_bytes = last_disk_written_;
   r.activation_bytes = model_->activation_bytes();

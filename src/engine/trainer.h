@@ -31,6 +31,7 @@
 #include "parallel/data/grad_reducer.h"
 #include "parallel/grid.h"
 #include "parallel/pipeline/schedule.h"
+#include "parallel/offload/activation_swap.h"
 #include "parallel/zero/model_states.h"
 #include "parallel/zero/partition.h"
 
@@ -55,6 +56,9 @@ struct TrainerOptions : GptTrainingOptions {
   int micro_batches = 1;         // per step on this rank (pipeline slots are sized from it)
   std::vector<bool> checkpoint;  // per global block: activation checkpointing
   bool partition_activations = false;
+  // cpu_checkpointing to disk: the inputs of checkpointed blocks go to a swap file in this
+  // directory between forward and backward (empty: they stay in the activation arena).
+  std::string activation_swap_dir;
 };
 
 struct StepStats {
@@ -127,7 +131,7 @@ class Trainer {
   Optimizer& optimizer() { return *optimizer_; }
   const Backend& backend() const { return backend_; }
   // "" without NVMe offload; else what is swapped and how, for the banner.
-  std::string offload_description() const { return states_->offload_description(); }
+  std::string offload_description() const;
   const TrainerOptions& options() const { return options_; }
   ProcessGroup& dp() { return *dp_; }
   ProcessGroup& world() { return *world_; }
@@ -144,7 +148,12 @@ class Trainer {
 
  private:
   Trainer(const TrainerOptions& options, ProcessGroup* dp);
-  Status init_states();
+  // pending: a local failure before the states (the activation swap) that every rank
+  // must learn about in the same agreement.
+  Status init_states(Status pending);
+  Status create_activation_swap(GptModelOptions* mo);
+  uint64_t disk_read() const;
+  uint64_t disk_written() const;
   Status validate_parallel() const;
   // Binds `layer` for the next model call: parameters (fetched under ZeRO-3) and, when
   // backward, its gradient destination.
@@ -174,6 +183,8 @@ class Trainer {
   ProcessGroup* tied_ = nullptr;
   std::vector<Arena> grad_send_;  // pipeline: per slot, the input gradient being sent
   Partition partition_;
+  std::unique_ptr<IoEngine> act_io_;        // activation swap (declared before the model, which uses it)
+  std::unique_ptr<ActivationSwap> stash_;
   std::unique_ptr<GptModel> model_;
   std::unique_ptr<ModelStates> states_;  // parameters, gradients and their shards under ZeRO
   std::unique_ptr<Optimizer> optimizer_;

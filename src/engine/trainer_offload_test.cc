@@ -21,7 +21,7 @@
 namespace zt {
 namespace {
 
-enum class Off { kNone, kOptimizer, kParams };
+enum class Off { kNone, kOptimizer, kParams, kActivations };
 
 struct Case {
   DType dtype;
@@ -39,7 +39,7 @@ class TrainerOffload : public ::testing::Test {
 
   TrainerOptions options(const Case& c, Off off) const {
     TrainerOptions o;
-    o.model.n_layer = 3;
+    o.model.n_layer = checkpoint_ ? 6 : 3;
     o.model.n_head = 4;
     o.model.n_embd = 64;
     o.model.vocab_size = 64;
@@ -61,6 +61,11 @@ class TrainerOffload : public ::testing::Test {
     f.max_in_cpu = 10000;                 // some of the shard in memory, the rest read from disk
     f.param_buffer_count = 3;
     f.aio.block_size = 16384;
+    o.checkpoint = checkpoint_ ? std::vector<bool>(6, true) : std::vector<bool>{};
+    if (off == Off::kActivations) {
+      f.params = c.stage == ZeroStage::kParameters;
+      o.activation_swap_dir = (dir_ / "swap").string();
+    }
     return o;
   }
 
@@ -101,11 +106,13 @@ class TrainerOffload : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+  bool checkpoint_ = false;  // 6 blocks, every one checkpointed (3 without)
 };
 
 std::string name(const Case& c, Off off) {
   return std::string(dtype_name(c.dtype)) + " dp" + std::to_string(c.dp) + " stage " +
-         std::to_string(static_cast<int>(c.stage)) + (off == Off::kParams ? " +params" : "");
+         std::to_string(static_cast<int>(c.stage)) + (off == Off::kParams ? " +params" : "") +
+         (off == Off::kActivations ? " +activations" : "");
 }
 
 TEST_F(TrainerOffload, OffloadedRunsAreBitIdenticalToInMemoryRuns) {
@@ -128,6 +135,31 @@ TEST_F(TrainerOffload, OffloadedRunsAreBitIdenticalToInMemoryRuns) {
         EXPECT_GT(got.memory.disk_bytes, 0u);
         EXPECT_GT(got.memory.disk_read_bytes, 0u);
       }
+    }
+  }
+}
+
+// With every block checkpointed, the saved inputs on disk as well (and the optimizer
+// state, and at stage 3 the parameter shard): the same bits as checkpointing in memory,
+// with the per-block inputs out of the activation arena.
+TEST_F(TrainerOffload, ActivationOffloadIsBitIdenticalToCheckpointingInMemory) {
+  checkpoint_ = true;
+  const int steps = 2;
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    for (const Case& c : {Case{dt, 1, ZeroStage::kNone}, Case{dt, 2, ZeroStage::kOptimizer},
+                          Case{dt, 2, ZeroStage::kParameters}}) {
+      const Run ref = train(c, Off::kNone, steps);
+      const Run got = train(c, Off::kActivations, steps);
+      for (int s = 0; s < steps; ++s) {
+        EXPECT_EQ(got.losses[s], ref.losses[s]) << name(c, Off::kActivations) << " step " << s;
+        EXPECT_EQ(got.params[s], ref.params[s]) << name(c, Off::kActivations) << " step " << s;
+      }
+      EXPECT_LT(got.memory.activation_bytes, ref.memory.activation_bytes) << name(c, Off::kActivations);
+      auto e = estimate_rank_memory(options(c, Off::kActivations), c.dp, 0, 1, 0);
+      ASSERT_TRUE(e.ok());
+      EXPECT_EQ(e->activation_bytes, got.memory.activation_bytes);
+      EXPECT_EQ(e->disk_bytes, got.memory.disk_bytes);
+      EXPECT_EQ(e->offload_buffer_bytes, got.memory.offload_buffer_bytes);
     }
   }
 }

@@ -52,7 +52,7 @@ void carve_internals(BlockActivationsT<A>* b, const Dims& d, Carver* c) {
 
 template <typename A>
 void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay, const Dims& d, int slots,
-           const std::vector<bool>& ckpt, bool partition, Carver* c) {
+           const std::vector<bool>& ckpt, bool partition, bool stash, Carver* c) {
   const int first = lay.first_block, end = lay.end(cfg);
   auto checkpointed = [&](int l) { return !ckpt.empty() && l < end && ckpt[static_cast<size_t>(l)]; };
   const bool any_ckpt = [&] {
@@ -62,6 +62,8 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
     return false;
   }();
   const bool partitioned = partition && d.tp > 1;
+  ZT_CHECK(!(partitioned && stash), "partitioned checkpoints and an activation stash do not combine");
+  const bool rotate = partitioned || stash;  // outputs feeding a checkpointed block rotate in two live buffers
   GptScratchT<A>& s = a->scratch;
   a->slots.assign(static_cast<size_t>(slots), GptActivationsT<A>{});
   for (GptActivationsT<A>& g : a->slots) {
@@ -72,10 +74,11 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
       b.checkpointed = checkpointed(l);
       if (!b.checkpointed) carve_internals(&b, d, c);
       // The output stays whole unless the next block is checkpointed and partitioned.
-      const bool live = partitioned && l + 1 < end && checkpointed(l + 1);
+      const bool live = rotate && l + 1 < end && checkpointed(l + 1);
       if (!live) b.res3 = c->take<A>(d.BT * d.C);
-      // Its input is the previous block's live output: keep this rank's slice of it.
+      // Its input is the previous block's live output: keep this rank's slice of it, or stash it.
       if (b.checkpointed && partitioned && l > first) b.saved_input_part = c->take<A>(d.BT * d.C / d.tp);
+      b.stashed_input = b.checkpointed && stash && l > first;
     }
     if (lay.head) {
       g.lnf = c->take<A>(d.BT * d.C);
@@ -100,14 +103,14 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
     carve_internals(&s.recompute, d, c);
     s.recompute.res3 = c->take<A>(d.BT * d.C);
   }
-  if (partitioned && any_ckpt) {
+  if (rotate && any_ckpt) {
     s.live[0] = c->take<A>(d.BT * d.C);
     s.live[1] = c->take<A>(d.BT * d.C);
-    s.gathered_input = c->take<A>(d.BT * d.C);
+    if (partitioned) s.gathered_input = c->take<A>(d.BT * d.C);
   }
   a->scratch_bytes = c->used() - a->saved_bytes;
-  // Outputs of partitioned checkpointed blocks alternate between the two live buffers.
-  if (partitioned && any_ckpt) {
+  // Outputs feeding partitioned or stashed checkpointed blocks alternate between the two live buffers.
+  if (rotate && any_ckpt) {
     for (GptActivationsT<A>& g : a->slots) {
       for (int l = first; l < end; ++l) {
         BlockActivationsT<A>& b = g.blocks[static_cast<size_t>(l)];
@@ -122,10 +125,12 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
       if (!b.checkpointed) continue;
       A* res3 = b.res3;
       A* part = b.saved_input_part;
+      const bool stashed = b.stashed_input;
       b = s.recompute;
       b.res3 = res3;
       b.checkpointed = true;
       b.saved_input_part = part;
+      b.stashed_input = stashed;
     }
   }
 }
@@ -148,28 +153,28 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
 
 template <typename A>
 size_t GptActivationArenaT<A>::count(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq, int slots,
-                                 const std::vector<bool>& checkpoint, bool partition) {
+                                 const std::vector<bool>& checkpoint, bool partition, bool stash) {
   GptActivationArenaT<A> a;
   Carver counter(nullptr);
-  carve(&a, cfg, lay, dims_of(cfg, lay, max_batch, max_seq), slots, checkpoint, partition, &counter);
+  carve(&a, cfg, lay, dims_of(cfg, lay, max_batch, max_seq), slots, checkpoint, partition, stash, &counter);
   return counter.used();
 }
 
 template <typename A>
 GptActivationArenaT<A> GptActivationArenaT<A>::allocate(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq,
                                                 int slots, const std::vector<bool>& checkpoint, bool partition,
-                                                const Backend& backend) {
+                                                const Backend& backend, bool stash) {
   const Dims d = dims_of(cfg, lay, max_batch, max_seq);
   GptActivationArenaT<A> a;
   Carver counter(nullptr);
-  carve(&a, cfg, lay, d, slots, checkpoint, partition, &counter);
+  carve(&a, cfg, lay, d, slots, checkpoint, partition, stash, &counter);
   // Held as 4-byte words: the arena mixes A activations with float statistics, every
   // buffer 64-byte aligned (counter.used() is a multiple of 64).
   StatusOr<Arena> arena = backend.allocate(counter.used() / sizeof(float), DType::kF32, "the activations");
   ZT_CHECK(arena.ok(), "%s", arena.status().to_string().c_str());
   a.arena = std::move(arena).value();
   Carver carver(reinterpret_cast<unsigned char*>(a.arena.data()));
-  carve(&a, cfg, lay, d, slots, checkpoint, partition, &carver);
+  carve(&a, cfg, lay, d, slots, checkpoint, partition, stash, &carver);
   return a;
 }
 

@@ -8,7 +8,9 @@
 // kept in full if the next owned block needs it (a block that is not checkpointed, the
 // head, the next pipeline stage); otherwise (partition_activations with tp > 1) it goes
 // to one of two rotating live buffers and the next block keeps just its 1/tp slice,
-// all-gathered before the recompute.
+// all-gathered before the recompute. With an activation stash (activation_stash.h) the
+// same two live buffers rotate, and the input of every checkpointed block after the
+// first goes to the stash instead of the arena (stashed_input).
 //
 // A is the activation storage (float, or half_t for bf16/f16 compute): every activation
 // and activation gradient is A; LayerNorm statistics, losses and cross-entropy statistics
@@ -42,6 +44,7 @@ struct BlockActivationsT {
   // Checkpointed blocks only.
   bool checkpointed = false;
   A* saved_input_part = nullptr;  // (B*T*C/tp) this rank's slice of the input (partitioned), else null
+  bool stashed_input = false;     // the input is kept by the ActivationStash
 };
 
 // One in-flight micro-batch.
@@ -84,11 +87,12 @@ struct GptActivationArenaT {
   // Bytes the arena of allocate() with these arguments holds, without allocating
   // (the memory estimator's activation figure).
   static size_t count(const GptConfig& config, const GptLayout& layout, int max_batch, int max_seq, int slots,
-                      const std::vector<bool>& checkpoint, bool partition_activations);
-  // checkpoint: per global block, true to keep only its input (empty: none).
+                      const std::vector<bool>& checkpoint, bool partition_activations, bool stash = false);
+  // checkpoint: per global block, true to keep only its input (empty: none); stash: the
+  // inputs of checkpointed blocks go to an ActivationStash.
   static GptActivationArenaT allocate(const GptConfig& config, const GptLayout& layout, int max_batch, int max_seq,
                                      int slots, const std::vector<bool>& checkpoint, bool partition_activations,
-                                     const Backend& backend);
+                                     const Backend& backend, bool stash = false);
 };
 
 using BlockActivations = BlockActivationsT<float>;

@@ -68,6 +68,9 @@ Status GptModelImpl<A>::forward_block(int l) {
     const size_t part = static_cast<size_t>(B_) * T_ * config_.n_embd / static_cast<size_t>(options_.layout.tp_size);
     backend_.copy(a.saved_input_part, res_in + part * static_cast<size_t>(options_.layout.tp_rank), part * sizeof(A));
   }
+  if (a.stashed_input) {  // the stash keeps the input (a live buffer, overwritten two blocks on)
+    ZT_RETURN_IF_ERROR(options_.stash->save(slot_, l, res_in, static_cast<size_t>(B_) * T_ * config_.n_embd * sizeof(A)));
+  }
   return block_forward(l, res_in, a);
 }
 
@@ -85,6 +88,11 @@ Status GptModelImpl<A>::recompute(int l, const A** res_in) {
                   part * sizeof(A));
     ZT_RETURN_IF_ERROR(all_gather_tp(options_.tp, s.gathered_input, part));
     *res_in = s.gathered_input;
+  }
+  if (a.stashed_input) {
+    ZT_ASSIGN_OR_RETURN(const void* in, options_.stash->load(slot_, l));
+    *res_in = static_cast<const A*>(in);
+    if (slot().blocks[static_cast<size_t>(l - 1)].stashed_input) options_.stash->prefetch(slot_, l - 1);  // next in backward
   }
   return block_forward(l, *res_in, s.recompute);
 }

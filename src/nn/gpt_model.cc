@@ -115,7 +115,8 @@ template <typename A>
 GptModelImpl<A>::GptModelImpl(const GptConfig& config, const GptModelOptions& options)
     : GptModel(config, options), k_(activation_ops<A>(backend_)), f32_(backend_.ops()) {
   arena_ = GptActivationArenaT<A>::allocate(config, options.layout, options.max_batch, options.max_seq, options.slots,
-                                            options.checkpoint, options.partition_activations, backend_);
+                                            options.checkpoint, options.partition_activations, backend_,
+                                            options.stash != nullptr);
   w_.blocks.resize(static_cast<size_t>(config.n_layer));
   dw_.blocks.resize(static_cast<size_t>(config.n_layer));
 }

@@ -27,6 +27,7 @@
 #include "comm/process_group.h"
 #include "core/status.h"
 #include "nn/gpt_config.h"
+#include "nn/activation_stash.h"
 #include "nn/gpt_layout.h"
 #include "nn/gpt_params.h"
 #include "tensor/tensor_spec.h"
@@ -47,6 +48,7 @@ struct GptModelOptions {
   int slots = 1;                      // micro-batches in flight (pipeline stages)
   std::vector<bool> checkpoint;       // per global block: keep only its input, recompute in backward
   bool partition_activations = false; // with tp > 1: keep 1/tp of each checkpointed input
+  ActivationStash* stash = nullptr;   // checkpointed inputs go here instead of the arena (must outlive the model)
 };
 
 // The model's interface: what the engine drives. GptModel::create() builds the

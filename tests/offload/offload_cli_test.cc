@@ -1,6 +1,7 @@
 // NVMe offload through the zerotrain binary under mpirun (2 ranks):
-//  - an offloaded run (ZeRO-3, optimizer state and parameter shard on disk) prints the
-//    same losses, bit for bit, as the in-memory run, and reports what is on disk;
+//  - an offloaded run (ZeRO-3, optimizer state, parameter shard and checkpointed
+//    activations on disk) prints the same losses, bit for bit, as the in-memory run
+//    (checkpointing the same blocks), and reports what is on disk;
 //  - a full disk (a 256 KiB tmpfs), a missing and a read-only nvme_path, a swap chunk
 //    changed on disk on one rank, and an I/O error: each gives its message naming the
 //    file or key, every rank exits non-zero within seconds, and the last checkpoint
@@ -68,6 +69,7 @@ class OffloadCli : public zt::testing::TempDirTest {
     std::ofstream(dir_ + "/" + out + ".json") << R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2,
       "optimizer": {"type": "AdamW", "params": {"lr": 3e-3, "weight_decay": 0.1}},
       "gradient_clipping": 1.0, "steps_per_print": 1,
+      "activation_checkpointing": {"cpu_checkpointing": true, "number_checkpoints": 2},
       "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 0)" << offload << R"(},
       "model": {"n_layer": 2, "n_head": 2, "n_embd": 64, "n_positions": 32},
       "data": {"train": "train.bin", "tokenizer": "byte", "seq_len": 16},
@@ -118,6 +120,8 @@ TEST_F(OffloadCli, NvmeRunIsBitIdenticalToTheInMemoryRunAndReportsTheDisk) {
   EXPECT_EQ(losses("off"), losses("mem"));
   EXPECT_EQ(losses("off").size(), 4u);
   EXPECT_NE(off.out.find("optimizer state and parameter shard on NVMe (swap)"), std::string::npos) << off.out;
+  EXPECT_NE(off.out.find("checkpointed activations on disk (swap"), std::string::npos) << off.out;
+  EXPECT_NE(mem.out.find("cpu_checkpointing asked for without an NVMe offload path"), std::string::npos) << mem.out;
   EXPECT_NE(off.out.find("offload per rank (NVMe)"), std::string::npos) << off.out;
   EXPECT_TRUE(std::filesystem::is_empty(dir_ + "/swap")) << "swap files must not outlive the run";
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Benchmark (issue 14, acceptance 3): NVMe offload of the optimizer state.
+#  1. The disk: fio's sequential O_DIRECT write and read bandwidth (1 MiB blocks, io_uring,
+#     queue depth 8) on the file system of the swap directory.
+#  2. GPT-2 small (12 x 768, vocab 50257; micro-batch 4 x 64 tokens, fp32, one process):
+#     zerotrain train in memory and with offload_optimizer.device "nvme", alternating,
+#     at gradient accumulation 1 and 16: median step time, the optimizer pass's disk
+#     traffic and the bandwidth the swapper reached against fio's, and peak RSS.
+#  3. The headline: gpt2-xl (48 x 1600, 1.56 B parameters, 25 GB of fp32 model states)
+#     for 3 steps with the optimizer state on disk, fp32, micro-batch 1 x 128 tokens:
+#     time per step, bytes moved, losses and peak RSS.
+# The last line is one JSON object:
+#   io_fraction                    the swapper's bandwidth / fio's for the same bytes
+#                                  (t_fio = read/fio_read + written/fio_write, over the
+#                                  optimizer pass's time), median at accumulation 1
+#   offload_over_inmemory_accum16  offloaded / in-memory step time at accumulation 16
+#   offload_over_inmemory_accum1   the same at accumulation 1
+#   largest_params, largest_peak_rss_gb (GiB), largest_step_s, largest_losses
+#   ROUNDS=2 THREADS=2 SWAP_DIR=out/offload-bench bench/offload.sh
+# SKIP_XL=1 leaves out step 3 (it needs ~14 GiB of memory and ~30 GB of disk).
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+ROUNDS="${ROUNDS:-2}"
+THREADS="${THREADS:-2}"
+SWAP_DIR="${SWAP_DIR:-$ZT_ROOT/out/offload-bench}"
+command -v fio >/dev/null || { echo "offload.sh needs fio (apt-get install fio)" >&2; exit 1; }
+zt_build zerotrain_cli
+mkdir -p "$SWAP_DIR"
+echo "machine: $(zt_machine)"
+echo "swap directory: $SWAP_DIR ($(df -h "$SWAP_DIR" | awk 'NR==2{print $1", "$4" free"}'))"
+exec "$ZT_PYTHON" "$ZT_ROOT/bench/offload_bench.py" --zerotrain "$ZT_BENCH_BUILD/zerotrain" --dir "$SWAP_DIR" \
+  --rounds "$ROUNDS" --threads "$THREADS" ${SKIP_XL:+--skip-xl}

@@ -1,0 +1,30 @@
+// ActivationStash: where the saved inputs of checkpointed blocks go between a block's
+// forward and its backward when they are not kept in the activation arena (DeepSpeed's
+// activation_checkpointing.cpu_checkpointing; on a CPU machine the slower tier is the
+// disk: parallel/offload/activation_swap.h). With a stash, the outputs of blocks whose
+// successor is checkpointed rotate between two live buffers, so the arena no longer
+// holds one input per checkpointed block.
+// Protocol, per pipeline slot: forward saves block l's input after using it; backward
+// hints prefetch(l) ahead and load(l) returns the input, valid until the next load().
+// Thread-safety: the training thread only.
+#pragma once
+
+#include <cstddef>
+
+#include "core/status.h"
+
+namespace zt {
+
+class ActivationStash {
+ public:
+  virtual ~ActivationStash() = default;
+  // Keeps a copy of `bytes` at data as the input of `block` in `slot` (data may be
+  // overwritten as soon as this returns).
+  virtual Status save(int slot, int block, const void* data, size_t bytes) = 0;
+  // Starts bringing back what save(slot, block) kept.
+  virtual void prefetch(int slot, int block) = 0;
+  // The saved bytes, verified; valid until the next load().
+  virtual StatusOr<const void*> load(int slot, int block) = 0;
+};
+
+}  // namespace zt

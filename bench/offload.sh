@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark (issue 14, acceptance 3): NVMe offload of the optimizer state.
-#  1. The disk: fio's sequential O_DIRECT write and read bandwidth (1 MiB blocks, io_uring,
-#     queue depth 8) on the file system of the swap directory.
+#  1. The disk: fio's sequential O_DIRECT write, read and 50/50 mixed bandwidth (1 MiB
+#     blocks, io_uring, queue depth 8: the aio defaults) on the swap directory's file system.
 #  2. GPT-2 small (12 x 768, vocab 50257; micro-batch 4 x 64 tokens, fp32, one process):
 #     zerotrain train in memory and with offload_optimizer.device "nvme", alternating,
 #     at gradient accumulation 1 and 16: median step time, the optimizer pass's disk
@@ -10,9 +10,10 @@
 #     for 3 steps with the optimizer state on disk, fp32, micro-batch 1 x 128 tokens:
 #     time per step, bytes moved, losses and peak RSS.
 # The last line is one JSON object:
-#   io_fraction                    the swapper's bandwidth / fio's for the same bytes
-#                                  (t_fio = read/fio_read + written/fio_write, over the
-#                                  optimizer pass's time), median at accumulation 1
+#   io_fraction                    t_fio / the optimizer pass's time, where t_fio is fio's
+#                                  time for the same bytes: the faster of read/fio_read +
+#                                  written/fio_write and (read + written)/fio's 50/50
+#                                  mixed rate; median over the offloaded steps
 #   offload_over_inmemory_accum16  offloaded / in-memory step time at accumulation 16
 #   offload_over_inmemory_accum1   the same at accumulation 1
 #   largest_params, largest_peak_rss_gb (GiB), largest_step_s, largest_losses

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "io/async_io.h"
+#include "io/aio_config.h"
 #include "comm/process_group.h"
 #include "core/status.h"
 #include "io/json_strict.h"

@@ -113,7 +113,7 @@ TEST(Config, UnsupportedFeaturesAreRefusedNamingTheKey) {
   EXPECT_EQ(c.aio.thread_count, 2);
   EXPECT_TRUE(c.aio.single_submit);
   expect_error(R"({"aio": {"block_size": 1000}})",
-               "/aio: /aio/block_size: must be a positive multiple of 4096 bytes (O_DIRECT alignment), got 1000");
+               "/aio/block_size: must be a multiple of 4096 bytes (O_DIRECT alignment), got 1000");
   expect_error(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme", "ratio": 0.5}}})",
                "/zero_optimization/offload_optimizer/ratio: values below 1 (ZeRO-Offload++ \"Twin-Flow\": part of "
                "the step on the accelerator) need an accelerator; a CPU run updates every parameter on the CPU");

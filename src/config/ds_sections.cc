@@ -221,8 +221,11 @@ void parse_aio(JsonReader& root, AioConfig* a) {
     a->single_submit = aio->boolean("single_submit", false);
     a->overlap_events = aio->boolean("overlap_events", true);
     if (aio->boolean("use_gds", false)) aio->fail("use_gds", "GPUDirect Storage needs a GPU");
+    if (a->block_size % kIoAlign != 0) {
+      aio->fail("block_size", "must be a multiple of " + std::to_string(kIoAlign) + " bytes (O_DIRECT alignment), got " +
+                                  std::to_string(a->block_size));
+    }
     aio->done();
-    if (Status s = a->validate(); !s.ok()) root.fail("aio", s.message());
   }
 }
 

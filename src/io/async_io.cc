@@ -42,20 +42,6 @@ bool injected_io_error() {
 
 }  // namespace
 
-Status AioConfig::validate() const {
-  if (block_size == 0 || block_size % kIoAlign != 0) {
-    return Status::InvalidArgument("/aio/block_size: must be a positive multiple of " + std::to_string(kIoAlign) +
-                                   " bytes (O_DIRECT alignment), got " + std::to_string(block_size));
-  }
-  if (queue_depth < 1 || queue_depth > 4096) {
-    return Status::InvalidArgument("/aio/queue_depth: must be in [1, 4096], got " + std::to_string(queue_depth));
-  }
-  if (thread_count < 1 || thread_count > 64) {
-    return Status::InvalidArgument("/aio/thread_count: must be in [1, 64], got " + std::to_string(thread_count));
-  }
-  return Status::OK();
-}
-
 StatusOr<std::unique_ptr<ScratchFile>> ScratchFile::create(const std::string& path) {
   const bool no_direct = std::getenv("ZT_TEST_NO_ODIRECT") != nullptr;
   int fd = no_direct ? -1 : ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);

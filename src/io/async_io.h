@@ -28,19 +28,10 @@
 #include <vector>
 
 #include "core/status.h"
+#include "io/aio_config.h"
 
 namespace zt {
 
-inline constexpr size_t kIoAlign = 4096;
-
-struct AioConfig {
-  size_t block_size = 1 << 20;  // bytes per submitted piece
-  int queue_depth = 8;          // pieces in flight per thread
-  int thread_count = 1;
-  bool single_submit = false;
-  bool overlap_events = true;
-  Status validate() const;  // names the aio key at fault
-};
 
 // A swap file: created empty (an existing file of the name is replaced) and unlinked at
 // once, so it disappears when the object is destroyed or the process dies however it

@@ -197,7 +197,7 @@ def make_config():
           config_text(edited(edited(CONFIG, "fp16", {"enabled": True}), "bf16", {"enabled": True})),
           "/fp16/enabled and /bf16/enabled are both true")
     k.add("offload_optimizer.json", config_text(edited(CONFIG, "zero_optimization.offload_optimizer", {"device": "nvme"})),
-          '/zero_optimization/offload_optimizer/device: "nvme" is not supported yet')
+          '/zero_optimization/offload_optimizer/nvme_path: device "nvme" needs a path')
     return k
 
 

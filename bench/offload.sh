@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Benchmark (issue 14, acceptance 3): NVMe offload of the optimizer state.
 #  1. The disk: fio's sequential O_DIRECT write, read and 50/50 mixed bandwidth (1 MiB
-#     blocks, io_uring, queue depth 8: the aio defaults) on the swap directory's file system.
+#     blocks, io_uring, queue depth 8 as the aio default, and 32; the faster of the two
+#     counts) on the swap directory's file system.
 #  2. GPT-2 small (12 x 768, vocab 50257; micro-batch 4 x 64 tokens, fp32, one process):
 #     zerotrain train in memory and with offload_optimizer.device "nvme", alternating,
 #     at gradient accumulation 1 and 16: median step time, the optimizer pass's disk
 #     traffic and the bandwidth the swapper reached against fio's, and peak RSS.
 #  3. The headline: gpt2-xl (48 x 1600, 1.56 B parameters, 25 GB of fp32 model states)
-#     for 3 steps with the optimizer state on disk, fp32, micro-batch 1 x 128 tokens:
+#     for 3 steps with the optimizer state on disk, fp32, micro-batch 1 x 128 tokens, lr 2e-6 (no warmup:
+#     larger rates overshoot by step 3 on gpt2-large in memory too; see RESULTS.md):
 #     time per step, bytes moved, losses and peak RSS.
 # The last line is one JSON object:
 #   io_fraction                    t_fio / the optimizer pass's time, where t_fio is fio's

@@ -239,6 +239,15 @@ void report_storage(const DoctorOptions& options, Report* r) {
     r->problem("output dir " + io.dir + ": cannot create a file in " + io.probed + " (" + io.write_error +
                "); pass --output-dir with a writable directory or fix its permissions");
   }
+  // NVMe offload's slow paths (docs/design/offload.md): named before a run meets them.
+  if (!io.io_uring) {
+    r->warn("io_uring is unavailable (" + io.io_uring_note + "): NVMe offload would swap through pread/pwrite "
+            "threads, one request at a time per thread");
+  }
+  if (io.writable && !io.odirect) {
+    r->warn("O_DIRECT is refused in " + io.probed + " (" + io.odirect_note + "): NVMe offload swap files there would "
+            "use buffered I/O through the page cache");
+  }
   const MemInfo m = read_meminfo();
   if (!m.known) {
     r->fact("memory", "unknown (no MemTotal/MemAvailable in /proc/meminfo)");

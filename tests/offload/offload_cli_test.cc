@@ -58,8 +58,12 @@ class OffloadCli : public zt::testing::TempDirTest {
     return r;
   }
 
-  // A ZeRO-3 config writing to `out`; nvme_path empty: in memory.
-  std::string config(const std::string& out, const std::string& nvme_path, int steps, bool params = true) {
+  // A config writing to `out` (ZeRO-3 unless pp or tp > 1: then stage 1); nvme_path
+  // empty: in memory.
+  std::string config(const std::string& out, const std::string& nvme_path, int steps, bool params = true, int pp = 1,
+                     int tp = 1) {
+    const int stage = pp > 1 || tp > 1 ? 1 : 3;
+    params = params && stage == 3;
     std::string offload;
     if (!nvme_path.empty()) {
       offload = R"(, "sub_group_size": 32768, "offload_optimizer": {"device": "nvme", "nvme_path": ")" + nvme_path +
@@ -70,7 +74,8 @@ class OffloadCli : public zt::testing::TempDirTest {
       "optimizer": {"type": "AdamW", "params": {"lr": 3e-3, "weight_decay": 0.1}},
       "gradient_clipping": 1.0, "steps_per_print": 1,
       "activation_checkpointing": {"cpu_checkpointing": true, "number_checkpoints": 2},
-      "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 0)" << offload << R"(},
+      "zero_optimization": {"stage": )" << stage << R"(, "stage3_param_persistence_threshold": 0)" << offload << R"(},
+      "parallel": {"pp": )" << pp << R"(, "tp": )" << tp << R"(},
       "model": {"n_layer": 2, "n_head": 2, "n_embd": 64, "n_positions": 32},
       "data": {"train": "train.bin", "tokenizer": "byte", "seq_len": 16},
       "training": {"steps": )" << steps << R"(, "eval_interval": 0, "output_dir": ")" << out << R"(",
@@ -126,6 +131,20 @@ TEST_F(OffloadCli, NvmeRunIsBitIdenticalToTheInMemoryRunAndReportsTheDisk) {
   EXPECT_TRUE(std::filesystem::is_empty(dir_ + "/swap")) << "swap files must not outlive the run";
 }
 
+// Offload is a property of the model states, so pipeline stages and tensor-parallel
+// slices offload theirs the same way (ZeRO-1, optimizer state and activations on disk).
+TEST_F(OffloadCli, PipelineAndTensorParallelRunsAreBitIdenticalToo) {
+  for (auto [pp, tp] : {std::pair{2, 1}, std::pair{1, 2}}) {
+    const std::string tag = "p" + std::to_string(pp) + "t" + std::to_string(tp);
+    ASSERT_EQ(run(2, config(tag + "mem", "", 3, false, pp, tp)).code, 0);
+    const CliResult off = run(2, config(tag + "off", "swap", 3, false, pp, tp));
+    ASSERT_EQ(off.code, 0) << off.out;
+    EXPECT_NE(off.out.find("checkpointed activations on disk"), std::string::npos) << off.out;
+    EXPECT_EQ(losses(tag + "off"), losses(tag + "mem")) << tag;
+    EXPECT_EQ(losses(tag + "off").size(), 3u) << tag;
+  }
+}
+
 TEST_F(OffloadCli, FullDiskStopsEveryRankAndTheCheckpointResumes) {
   if (!mount_tmpfs("small", "size=256k")) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): full-disk case not run";
   ASSERT_EQ(run(2, config("clean", "", 4)).code, 0);
@@ -139,10 +158,13 @@ TEST_F(OffloadCli, FullDiskStopsEveryRankAndTheCheckpointResumes) {
 }
 
 TEST_F(OffloadCli, MissingAndReadOnlyPathsAreRefusedNamingTheKey) {
-  const CliResult missing = run(2, config("m", "no/such/dir", 2));
+  ASSERT_EQ(run(2, config("clean", "", 4)).code, 0);
+  ASSERT_EQ(run(2, config("m", "swap", 2)).code, 0);
+  const CliResult missing = run(2, config("m", "no/such/dir", 4) + " --resume m/checkpoints");
   EXPECT_NE(missing.code, 0);
   EXPECT_NE(missing.out.find("/zero_optimization/offload_optimizer/nvme_path: no/such/dir is not an existing directory"),
             std::string::npos) << missing.out;
+  expect_resume_matches("m", "clean");
   if (!mount_tmpfs("ro", "ro,size=64k")) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): read-only case not run";
   const CliResult ro = run(2, config("r", "ro", 2));
   EXPECT_NE(ro.code, 0);

@@ -15,7 +15,7 @@ BUILD="${ZT_BUILD_DIR:-$ROOT/build}"
 PACKAGES=(
   g++ cmake ninja-build pkg-config make
   libopenblas-openmp-dev libdnnl-dev
-  nlohmann-json3-dev libcli11-dev libpcre2-dev libxxhash-dev liburing-dev fio
+  nlohmann-json3-dev libcli11-dev libpcre2-dev libxxhash-dev liburing-dev libisal-dev fio
   clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev

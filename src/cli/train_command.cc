@@ -10,6 +10,7 @@
 #include "cli/demo.h"
 #include "cli/exit_status.h"
 #include "cli/metrics_csv.h"
+#include "cli/monitors.h"
 #include "cli/progress.h"
 #include "cli/run_checkpoints.h"
 #include "cli/run_inputs.h"
@@ -168,6 +169,14 @@ int run_train(const TrainCommandArgs& args) {
                                                              trainer.backend().describe())
                                       : StatusOr<MetricsCsv>(Status::NotFound("disabled"));
   if (lead && tc.metrics_csv && !csv.ok()) return report_error(csv.status(), kExitBadInput);
+  std::unique_ptr<Monitors> monitors;  // rank 0; every rank joins the per-step RSS gather
+  if (lead && Monitors::any_enabled(cfg)) {
+    auto m = Monitors::open(cfg);
+    if (!m.ok()) return report_error(m.status(), kExitBadInput);
+    monitors = std::move(m).value();
+    std::printf("monitors: %s\n", monitors->describe().c_str());
+  }
+  ProcessGroup& world_group = groups.world != nullptr ? *groups.world : trainer.dp();
   const double peak = lead ? measure_fma_peak_gflops(num_threads(), 0.3) * 1e9 * world_size *
                                  peak_factor(trainer.backend().compute_dtype())
                            : 0.0;
@@ -222,6 +231,15 @@ int run_train(const TrainCommandArgs& args) {
       if (lead) progress.message(line);
     }
     if (csv.ok()) csv->write(row);
+    if (Monitors::any_enabled(cfg)) {
+      auto rss = all_ranks_peak_rss(world_group);
+      if (!rss.ok()) return report_error(rss.status(), kExitFailure);
+      const int64_t batch = cfg.batch.train_batch_size;
+      MonitorStep m{stats->step, stats->step * batch, stats->loss, stats->lr, stats->grad_norm,
+                    tok_s / cfg.data.seq_len, tok_s, mfu, std::nullopt, row.val_loss, std::move(rss).value()};
+      if (trainer.loss_scaler() != nullptr) m.loss_scale = stats->loss_scale;
+      if (monitors && !(s = monitors->write(m)).ok()) return report_error(s, kExitFailure);
+    }
     // A stop signal on any rank: every rank checkpoints after this same step and exits 0.
     auto stop = any_rank_stopping(groups.world);
     if (!stop.ok()) return report_error(stop.status(), kExitFailure);
@@ -245,7 +263,7 @@ int run_train(const TrainCommandArgs& args) {
     full.resize(table.numel());
     if (!(s = trainer.gather_params(full.data())).ok()) return report_error(s, kExitFailure);
   }
-  auto report = collect_run_report(trainer, groups.world != nullptr ? *groups.world : trainer.dp());
+  auto report = collect_run_report(trainer, world_group);
   if (!report.ok()) return report_error(report.status(), kExitFailure);
   if (!lead) return kExitOk;
   std::fputs(report->c_str(), stdout);

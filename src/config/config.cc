@@ -21,6 +21,7 @@ StatusOr<ZtConfig> parse_config(const Json& root) {
   parse_zero(r, &c.zero);
   parse_precision(r, &c.precision);
   parse_aio(r, &c.aio);
+  parse_monitors(r, &c.tensorboard, &c.csv_monitor);
   parse_activation_checkpointing(r, &c.activation_checkpointing);
   parse_parallel(r, &c.parallel);  // before parse_misc: DeepSpeed's pipeline section may refine it
   parse_misc(r, &c);

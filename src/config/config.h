@@ -58,6 +58,15 @@ struct ZeroConfig {
   OffloadConfig offload_param;
 };
 
+// DeepSpeed's tensorboard / csv_monitor blocks (monitor/config.py defaults). Rank 0
+// writes to <output_path>/<job_name>; an empty output_path means
+// <training.output_dir>/tensorboard (or /csv_monitor).
+struct MonitorConfig {
+  bool enabled = false;
+  std::string output_path;
+  std::string job_name = "DeepSpeedJobName";
+};
+
 struct PrecisionConfig {
   bool fp16 = false;
   bool bf16 = false;
@@ -145,6 +154,8 @@ struct ZtConfig {
   PrecisionConfig precision;
   ActivationCheckpointConfig activation_checkpointing;
   AioConfig aio;  // DeepSpeed's "aio" block: the NVMe offload I/O
+  MonitorConfig tensorboard;
+  MonitorConfig csv_monitor;
   ParallelConfig parallel;
   ParameterServerConfig parameter_server;
   GptConfig model;

@@ -125,9 +125,16 @@ TEST(Config, UnsupportedFeaturesAreRefusedNamingTheKey) {
                "/data_types/grad_accum_dtype: only \"fp32\" is supported: gradients accumulate in fp32");
   expect_error(R"({"communication_data_type": "bf16"})",
                "/communication_data_type: only \"fp32\" is supported: gradients accumulate and are reduced in fp32");
-  expect_error(R"({"tensorboard": {"enabled": true, "output_path": "x"}})",
-               "/tensorboard: TensorBoard output is not supported yet; zerotrain writes a metrics CSV");
-  EXPECT_TRUE(parse_text(R"({"tensorboard": {"enabled": false, "output_path": "x"}})").ok());
+  ASSERT_TRUE(parse_text(R"({"tensorboard": {"enabled": true, "output_path": "x"}, "csv_monitor": {"enabled": true,
+      "job_name": "j"}})", &c).ok());
+  EXPECT_TRUE(c.tensorboard.enabled);
+  EXPECT_EQ(c.tensorboard.output_path, "x");
+  EXPECT_EQ(c.tensorboard.job_name, "DeepSpeedJobName");
+  EXPECT_EQ(c.csv_monitor.job_name, "j");
+  expect_error(R"({"wandb": {"enabled": true, "project": "p"}})",
+               "/wandb: Weights & Biases needs its network service, which a training run here does not reach; use "
+               "tensorboard or csv_monitor (both written locally)");
+  EXPECT_TRUE(parse_text(R"({"wandb": {"enabled": false, "project": "p"}})").ok());
   expect_error(R"({"zero_optimization": {"stage": 2, "round_robin_gradients": true}})",
                "/zero_optimization/round_robin_gradients: true is not supported");
 }

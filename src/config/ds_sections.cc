@@ -211,6 +211,17 @@ void parse_zero(JsonReader& root, ZeroConfig* z) {
   r->done();
 }
 
+void parse_monitors(JsonReader& root, MonitorConfig* tensorboard, MonitorConfig* csv) {
+  for (auto [key, m] : {std::pair{"tensorboard", tensorboard}, std::pair{"csv_monitor", csv}}) {
+    auto r = root.object(key);
+    if (!r) continue;
+    m->enabled = r->boolean("enabled", false);
+    m->output_path = r->string("output_path", "");
+    m->job_name = r->string("job_name", "DeepSpeedJobName");
+    r->done();
+  }
+}
+
 void parse_aio(JsonReader& root, AioConfig* a) {
   if (auto aio = root.object("aio")) {  // NVMe I/O tuning; only used with NVMe offload
     a->block_size = static_cast<size_t>(aio->integer("block_size", 1048576, 1, kMaxInt));
@@ -305,11 +316,10 @@ void parse_misc(JsonReader& root, ZtConfig* c) {
     ck->boolean("use_node_local_storage", false);
     ck->done();
   }
-  refuse_unless_disabled(root, "tensorboard", "TensorBoard output is not supported yet; zerotrain writes a metrics CSV");
-  refuse_unless_disabled(root, "wandb", "Weights & Biases is not supported");
-  refuse_unless_disabled(root, "comet", "Comet is not supported");
-  refuse_unless_disabled(root, "csv_monitor",
-                         "DeepSpeed's csv_monitor is not supported; zerotrain writes training.metrics_csv instead");
+  refuse_unless_disabled(root, "wandb", "Weights & Biases needs its network service, which a training run here does "
+                                        "not reach; use tensorboard or csv_monitor (both written locally)");
+  refuse_unless_disabled(root, "comet", "Comet needs its network service, which a training run here does not reach; "
+                                        "use tensorboard or csv_monitor (both written locally)");
   refuse_unless_disabled(root, "flops_profiler", "the FLOPs profiler is not supported yet (MFU is in the progress line)");
   refuse_unless_disabled(root, "comms_logger", "the communication logger is not supported yet");
   refuse_unless_disabled(root, "elasticity", "elastic training is not supported");

@@ -13,6 +13,8 @@ void parse_optimizer(JsonReader& root, ZtConfig* c);
 void parse_scheduler(JsonReader& root, ZtConfig* c);
 void parse_zero(JsonReader& root, ZeroConfig* zero);
 void parse_precision(JsonReader& root, PrecisionConfig* p);
+// DeepSpeed's monitors: "tensorboard" and "csv_monitor" (monitor/config.py).
+void parse_monitors(JsonReader& root, MonitorConfig* tensorboard, MonitorConfig* csv);
 // DeepSpeed's "aio" block (NVMe offload I/O).
 void parse_aio(JsonReader& root, AioConfig* a);
 void parse_activation_checkpointing(JsonReader& root, ActivationCheckpointConfig* a);

@@ -17,6 +17,15 @@
 
 namespace zt::testing {
 
+// A small byte-level training corpus for CLI tests: dir/corpus.txt, 150 short documents
+// separated by "%" lines; prepare it with kPrepareSmallCorpus (writes train.bin).
+inline void write_small_corpus(const std::string& dir) {
+  std::string text;
+  for (int i = 0; i < 150; ++i) text += "a stitch in time saves nine " + std::to_string(i % 13) + " times\n%\n";
+  std::ofstream(dir + "/corpus.txt") << text;
+}
+inline constexpr const char* kPrepareSmallCorpus = "prepare corpus.txt -o train.bin --separator % --tokenizer byte";
+
 // The directory of the running test binary (the build directory).
 inline std::string binary_dir() {
   char buf[4096];

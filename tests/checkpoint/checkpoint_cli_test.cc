@@ -71,10 +71,8 @@ class CheckpointCli : public zt::testing::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    std::string text;
-    for (int i = 0; i < 150; ++i) text += "a stitch in time saves nine " + std::to_string(i % 13) + " times\n%\n";
-    std::ofstream(dir_ + "/corpus.txt") << text;
-    ASSERT_EQ(run("", "prepare corpus.txt -o train.bin --separator % --tokenizer byte").code, 0);
+    testing::write_small_corpus(dir_);
+    ASSERT_EQ(run("", testing::kPrepareSmallCorpus).code, 0);
   }
 
   std::string zerotrain() const { return testing::binary_dir() + "/zerotrain"; }

@@ -168,8 +168,8 @@ def make_config():
           '/parameter_server/staleness: required with mode "bounded"')
     k.add("pipeline_stages.json", config_text(edited(CONFIG, "pipeline", {"stages": 2})),
           "/pipeline/stages: set the number of stages with zerotrain's parallel.pp")
-    k.add("tensorboard_enabled.json", config_text(edited(CONFIG, "tensorboard", {"enabled": True})),
-          "/tensorboard: TensorBoard output is not supported yet")
+    k.add("wandb_enabled.json", config_text(edited(CONFIG, "wandb", {"enabled": True})),
+          "/wandb: Weights & Biases needs its network service")
     # The batch triple (resolve_batch, one rank) and the parallel layout (resolve_parallel).
     k.add("batch_inconsistent.json", config_text(edited(CONFIG, "train_batch_size", 10)),
           "/train_batch_size: 10 is not train_micro_batch_size_per_gpu 4 x gradient_accumulation_steps 2 x "

@@ -36,11 +36,9 @@ class OffloadCli : public zt::testing::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    std::string text;
-    for (int i = 0; i < 150; ++i) text += "a stitch in time saves nine " + std::to_string(i % 13) + " times\n%\n";
-    std::ofstream(dir_ + "/corpus.txt") << text;
+    testing::write_small_corpus(dir_);
     std::filesystem::create_directories(dir_ + "/swap");
-    ASSERT_EQ(run(1, "prepare corpus.txt -o train.bin --separator % --tokenizer byte").code, 0);
+    ASSERT_EQ(run(1, testing::kPrepareSmallCorpus).code, 0);
   }
   void TearDown() override {
     for (const std::string& m : mounts_) ::umount2(m.c_str(), MNT_DETACH);

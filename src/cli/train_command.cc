@@ -11,6 +11,8 @@
 #include "cli/exit_status.h"
 #include "cli/metrics_csv.h"
 #include "cli/monitors.h"
+#include "cli/comms_logger.h"
+#include "cli/flops_profiler.h"
 #include "cli/progress.h"
 #include "cli/run_checkpoints.h"
 #include "cli/run_inputs.h"
@@ -231,6 +233,10 @@ int run_train(const TrainCommandArgs& args) {
       if (lead) progress.message(line);
     }
     if (csv.ok()) csv->write(row);
+    if (lead) {
+      const StepMeasure sm{stats->step, dt, stats->optimizer_s, peak / world_size, world_size, cfg.parallel.dp};
+      if (!(s = log_profilers(cfg, trainer, groups, sm, print_every)).ok()) return report_error(s, kExitFailure);
+    }
     if (Monitors::any_enabled(cfg)) {
       auto rss = all_ranks_peak_rss(world_group);
       if (!rss.ok()) return report_error(rss.status(), kExitFailure);
@@ -267,6 +273,10 @@ int run_train(const TrainCommandArgs& args) {
   if (!report.ok()) return report_error(report.status(), kExitFailure);
   if (!lead) return kExitOk;
   std::fputs(report->c_str(), stdout);
+  if (cfg.comms_logger.enabled) {
+    std::fputs(comms_summary({groups.world, groups.dp, groups.pp, groups.tp, groups.tied, &trainer.dp()},
+                             cfg.comms_logger).c_str(), stdout);
+  }
   if (last_val) {
     const double h = unigram_entropy(train, cfg.model.vocab_size);
     std::printf("unigram entropy of the training split: %.4f nats/token; final validation loss: %.4f (%s)\n", h,

@@ -149,9 +149,12 @@ void StatsRecorder::on_issue(CommOp op, int64_t logical_bytes) {
   if (in_flight_++ == 0) busy_since_ = now_seconds();
 }
 
-void StatsRecorder::on_finish(CommOp op, double seconds) {
+void StatsRecorder::on_finish(CommOp op, double seconds, int64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   stats_.ops[static_cast<int>(op)].seconds += seconds;
+  CommSizeStats& sized = stats_.by_size[{op, bytes}];
+  sized.calls += 1;
+  sized.seconds += seconds;
   ZT_CHECK(in_flight_ > 0, "operation finished with none in flight");
   if (--in_flight_ == 0) stats_.busy_seconds += now_seconds() - busy_since_;
 }
@@ -230,7 +233,7 @@ WorkHandle CommEngine::submit(OpInfo info, std::unique_ptr<CommTask> task) {
 
 void CommEngine::finish(Entry& entry, Status status) {
   const double t = now_seconds();
-  recorder_->on_finish(entry.info.op, entry.started > 0.0 ? t - entry.started : 0.0);
+  recorder_->on_finish(entry.info.op, entry.started > 0.0 ? t - entry.started : 0.0, entry.info.bytes);
   entry.task.reset();  // release temporaries before the caller resumes
   entry.work->complete(std::move(status), t);
 }

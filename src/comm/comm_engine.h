@@ -65,7 +65,7 @@ class CommTask {
 class StatsRecorder {
  public:
   void on_issue(CommOp op, int64_t logical_bytes);  // counts the call, opens a busy interval
-  void on_finish(CommOp op, double seconds);        // closes it
+  void on_finish(CommOp op, double seconds, int64_t bytes);  // closes it; bytes: the payload
   void add_exposed(double seconds);
   CommStats snapshot() const;
   void reset();

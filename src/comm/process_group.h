@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,11 +74,19 @@ struct CommOpStats {
   double seconds = 0.0;       // summed start-to-finish time of this kind's operations
 };
 
+// Per operation kind and message size (payload bytes): what DeepSpeed's comms logger
+// tabulates.
+struct CommSizeStats {
+  int64_t calls = 0;
+  double seconds = 0.0;  // summed start-to-finish time
+};
+
 // Logical volume per rank: all_reduce of B bytes counts 2B (reduce-scatter + all-gather),
 // reduce_scatter and all_gather count the total bytes of all segments, broadcast / send /
 // recv their bytes, barrier 0.
 struct CommStats {
   CommOpStats ops[kNumCommOps];
+  std::map<std::pair<CommOp, int64_t>, CommSizeStats> by_size;  // (op, payload bytes)
   double busy_seconds = 0.0;     // wall time during which at least one operation was in flight
   double exposed_seconds = 0.0;  // wall time callers spent blocked in Work::wait()
   // Share of communication time hidden behind computation: (busy - exposed) / busy.

@@ -39,13 +39,13 @@ class SingleProcessGroup final : public ProcessGroup {
   WorkHandle send(const void*, size_t bytes, int dst, int) override {
     check_peer("send", dst, 1);
     recorder_.on_issue(CommOp::kSend, static_cast<int64_t>(bytes));
-    recorder_.on_finish(CommOp::kSend, 0.0);
+    recorder_.on_finish(CommOp::kSend, 0.0, static_cast<int64_t>(bytes));
     return make_completed_work(Status::InvalidArgument("send: a group of one process has no peer to send to"));
   }
   WorkHandle recv(void*, size_t bytes, int src, int) override {
     check_peer("recv", src, 1);
     recorder_.on_issue(CommOp::kRecv, static_cast<int64_t>(bytes));
-    recorder_.on_finish(CommOp::kRecv, 0.0);
+    recorder_.on_finish(CommOp::kRecv, 0.0, static_cast<int64_t>(bytes));
     return make_completed_work(Status::InvalidArgument("recv: a group of one process has no peer to receive from"));
   }
   WorkHandle barrier() override { return done(CommOp::kBarrier, 0); }
@@ -57,7 +57,7 @@ class SingleProcessGroup final : public ProcessGroup {
  private:
   WorkHandle done(CommOp op, size_t bytes) {
     recorder_.on_issue(op, logical_bytes_of(op, static_cast<int64_t>(bytes)));
-    recorder_.on_finish(op, 0.0);
+    recorder_.on_finish(op, 0.0, static_cast<int64_t>(bytes));
     return make_completed_work(Status::OK());
   }
 

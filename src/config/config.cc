@@ -22,6 +22,7 @@ StatusOr<ZtConfig> parse_config(const Json& root) {
   parse_precision(r, &c.precision);
   parse_aio(r, &c.aio);
   parse_monitors(r, &c.tensorboard, &c.csv_monitor);
+  parse_profilers(r, &c.comms_logger, &c.flops_profiler);
   parse_activation_checkpointing(r, &c.activation_checkpointing);
   parse_parallel(r, &c.parallel);  // before parse_misc: DeepSpeed's pipeline section may refine it
   parse_misc(r, &c);
@@ -162,6 +163,10 @@ Status check_supported(const ZtConfig& c) {
   // "cpu" is where a CPU run's states already live (accepted, said once in the banner);
   // "nvme" is the real tier (parallel/zero/model_states.h).
   ZT_RETURN_IF_ERROR(check_offload(c));
+  if (c.flops_profiler.enabled && c.parallel.pp > 1) {
+    return no("/flops_profiler/enabled", "true with pipeline parallelism is not supported yet: the profile times the "
+                                         "layers of one rank's whole model");
+  }
   const ActivationCheckpointConfig& ac = c.activation_checkpointing;
   if (ac.cpu_checkpointing && ac.number_checkpoints <= 0 && ac.interval <= 0) {
     return no("/activation_checkpointing/cpu_checkpointing",

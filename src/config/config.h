@@ -67,6 +67,25 @@ struct MonitorConfig {
   std::string job_name = "DeepSpeedJobName";
 };
 
+// DeepSpeed's comms_logger block (cli/comms_logger.h says what each key does here).
+struct CommsLoggerConfig {
+  bool enabled = false;
+  bool verbose = false;
+  bool prof_all = true;
+  bool debug = false;
+  std::vector<std::string> prof_ops;
+};
+
+// DeepSpeed's flops_profiler block (cli/flops_profiler.h).
+struct FlopsProfilerConfig {
+  bool enabled = false;
+  int64_t profile_step = 1;
+  int64_t module_depth = -1;  // -1: every depth
+  int64_t top_modules = 1;
+  bool detailed = true;
+  std::string output_file;    // empty: stdout
+};
+
 struct PrecisionConfig {
   bool fp16 = false;
   bool bf16 = false;
@@ -156,6 +175,8 @@ struct ZtConfig {
   AioConfig aio;  // DeepSpeed's "aio" block: the NVMe offload I/O
   MonitorConfig tensorboard;
   MonitorConfig csv_monitor;
+  CommsLoggerConfig comms_logger;
+  FlopsProfilerConfig flops_profiler;
   ParallelConfig parallel;
   ParameterServerConfig parameter_server;
   GptConfig model;

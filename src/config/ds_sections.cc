@@ -1,5 +1,6 @@
 // DeepSpeed sections of ds_config.json, with DeepSpeed's defaults (deepspeed/runtime/
 // constants.py, zero/config.py, lr_schedules.py, activation_checkpointing/config.py).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -222,6 +223,36 @@ void parse_monitors(JsonReader& root, MonitorConfig* tensorboard, MonitorConfig*
   }
 }
 
+void parse_profilers(JsonReader& root, CommsLoggerConfig* comms, FlopsProfilerConfig* flops) {
+  if (auto r = root.object("comms_logger")) {
+    comms->enabled = r->boolean("enabled", false);
+    comms->verbose = r->boolean("verbose", false);
+    comms->prof_all = r->boolean("prof_all", true);
+    comms->debug = r->boolean("debug", false);
+    if (r->has("prof_ops")) {
+      comms->prof_ops = r->strings("prof_ops");
+      for (const std::string& op : comms->prof_ops) {
+        static const char* known[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "send", "recv",
+                                      "barrier"};
+        if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return op == k; }) == std::end(known)) {
+          r->fail("prof_ops", "\"" + op + "\" is not a collective zerotrain runs; allowed: all_reduce, reduce_scatter, "
+                              "all_gather, broadcast, send, recv, barrier");
+        }
+      }
+    }
+    r->done();
+  }
+  if (auto r = root.object("flops_profiler")) {
+    flops->enabled = r->boolean("enabled", false);
+    flops->profile_step = r->integer("profile_step", 1, 1, kMaxInt);
+    flops->module_depth = r->integer("module_depth", -1, -1, kMaxInt);
+    flops->top_modules = r->integer("top_modules", 1, 1, kMaxInt);
+    flops->detailed = r->boolean("detailed", true);
+    flops->output_file = r->string("output_file", "");
+    r->done();
+  }
+}
+
 void parse_aio(JsonReader& root, AioConfig* a) {
   if (auto aio = root.object("aio")) {  // NVMe I/O tuning; only used with NVMe offload
     a->block_size = static_cast<size_t>(aio->integer("block_size", 1048576, 1, kMaxInt));
@@ -320,8 +351,6 @@ void parse_misc(JsonReader& root, ZtConfig* c) {
                                         "not reach; use tensorboard or csv_monitor (both written locally)");
   refuse_unless_disabled(root, "comet", "Comet needs its network service, which a training run here does not reach; "
                                         "use tensorboard or csv_monitor (both written locally)");
-  refuse_unless_disabled(root, "flops_profiler", "the FLOPs profiler is not supported yet (MFU is in the progress line)");
-  refuse_unless_disabled(root, "comms_logger", "the communication logger is not supported yet");
   refuse_unless_disabled(root, "elasticity", "elastic training is not supported");
   refuse_unless_disabled(root, "autotuning", "autotuning is not supported");
   refuse_unless_disabled(root, "amp", "NVIDIA Apex AMP is not supported");

@@ -15,6 +15,8 @@ void parse_zero(JsonReader& root, ZeroConfig* zero);
 void parse_precision(JsonReader& root, PrecisionConfig* p);
 // DeepSpeed's monitors: "tensorboard" and "csv_monitor" (monitor/config.py).
 void parse_monitors(JsonReader& root, MonitorConfig* tensorboard, MonitorConfig* csv);
+// DeepSpeed's "comms_logger" and "flops_profiler" blocks.
+void parse_profilers(JsonReader& root, CommsLoggerConfig* comms, FlopsProfilerConfig* flops);
 // DeepSpeed's "aio" block (NVMe offload I/O).
 void parse_aio(JsonReader& root, AioConfig* a);
 void parse_activation_checkpointing(JsonReader& root, ActivationCheckpointConfig* a);

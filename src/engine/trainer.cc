@@ -268,6 +268,8 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
   const float dloss = counted > 0 ? static_cast<float>(stats.loss_scale / static_cast<double>(counted)) : 0.0f;
   states_->zero_grads();
   const uint64_t read0 = disk_read(), written0 = disk_written();
+  const size_t modules = static_cast<size_t>(options_.model.n_layer) + 2;
+  layer_times_ = LayerTimes{std::vector<double>(modules, 0.0), std::vector<double>(modules, 0.0), 0.0};
   double loss_sum = 0.0;
   if (pipelined()) {
     ZT_RETURN_IF_ERROR(run_pipeline(micro_batches, dloss, &loss_sum, &stats));
@@ -277,7 +279,9 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
       reducer_->begin_micro(i + 1 == micro_batches.size());
       Stopwatch sw;
       ZT_RETURN_IF_ERROR(forward_pass(mb, /*with_backward=*/true));
+      Stopwatch loss_clock;
       ZT_ASSIGN_OR_RETURN(const LossSum l, model_->loss(mb.targets));
+      layer_times_.forward_s.back() += loss_clock.seconds();
       loss_sum += l.sum;
       stats.forward_s += sw.seconds();
       sw.restart();

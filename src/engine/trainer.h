@@ -78,6 +78,15 @@ struct StepStats {
   uint64_t disk_written_bytes = 0;
 };
 
+// Where the last step's time went, per module of the model (without pipelining; the
+// flops profiler's latencies): index 0 the embeddings, 1..n_layer the blocks,
+// n_layer + 1 ln_f with the LM head and the loss. Parameter fetches (ZeRO-3) are part of
+// the layer that waited for them.
+struct LayerTimes {
+  std::vector<double> forward_s, backward_s;
+  double reduce_wait_s = 0.0;  // backward's wait for the last gradient reductions
+};
+
 struct MemoryReport {
   size_t param_bytes = 0;      // parameters held by this rank (full, or its shard), plus the fp32 master
   size_t master_bytes = 0;     // mixed precision: the fp32 master part of param_bytes
@@ -122,6 +131,7 @@ class Trainer {
   Status finish_load(int64_t global_step, int64_t optimizer_steps);
 
   MemoryReport memory() const;
+  const LayerTimes& layer_times() const { return layer_times_; }
   GptModel& model() { return *model_; }
   const ParamTable& param_table() const { return model_->param_table(); }
   // The full parameter arena; empty under ZeRO-3 (use gather_params).
@@ -193,6 +203,7 @@ class Trainer {
   int64_t global_step_ = 0;
   std::optional<LossScaler> scaler_;  // f16 compute only
   uint64_t last_disk_read_ = 0, last_disk_written_ = 0;  // of the last step
+  LayerTimes layer_times_;  // of the last step (without pipelining)
 };
 
 }  // namespace zt

@@ -3,26 +3,36 @@
 // backward, its gradient destination (GradReducer: the full arena or a bucket).
 #include "engine/trainer.h"
 
+#include "core/timer.h"
+
 namespace zt {
 
 StatusOr<void*> Trainer::layer_params(int layer) { return states_->layer_params(layer, model_->param_table()); }
 
 void Trainer::drop_layer_params(int layer) { states_->release(layer); }
 
+// Per-module times go to layer_times_ (training passes only; evaluation leaves them).
 Status Trainer::forward_pass(const MicroBatch& mb, bool with_backward) {
   GptModel& m = *model_;
   const int L = options_.model.n_layer;
+  std::vector<double> unused(static_cast<size_t>(L) + 2, 0.0);
+  std::vector<double>& t = with_backward && layer_times_.forward_s.size() == unused.size() ? layer_times_.forward_s : unused;
+  Stopwatch clock;
   states_->begin_micro(with_backward);
   ZT_ASSIGN_OR_RETURN(void* emb, layer_params(kEmbeddingLayer));
   m.bind_layer(kEmbeddingLayer, emb, nullptr);
   ZT_RETURN_IF_ERROR(m.forward_embedding(mb.tokens, options_.micro_batch, options_.seq_len));
   drop_layer_params(kEmbeddingLayer);
+  t[0] += clock.seconds();
   for (int l = 0; l < L; ++l) {
+    clock.restart();
     ZT_ASSIGN_OR_RETURN(void* p, layer_params(l));
     m.bind_layer(l, p, nullptr);
     ZT_RETURN_IF_ERROR(m.forward_block(l));
     drop_layer_params(l);
+    t[static_cast<size_t>(l) + 1] += clock.seconds();
   }
+  clock.restart();
   ZT_ASSIGN_OR_RETURN(void* lnf, layer_params(L));
   m.bind_layer(L, lnf, nullptr);
   ZT_ASSIGN_OR_RETURN(void* head, layer_params(kEmbeddingLayer));  // the tied LM head
@@ -32,6 +42,7 @@ Status Trainer::forward_pass(const MicroBatch& mb, bool with_backward) {
     drop_layer_params(L);
     drop_layer_params(kEmbeddingLayer);
   }
+  t.back() += clock.seconds();
   return Status::OK();
 }
 
@@ -39,6 +50,8 @@ Status Trainer::forward_pass(const MicroBatch& mb, bool with_backward) {
 Status Trainer::backward_pass(const MicroBatch& mb, float dloss) {
   GptModel& m = *model_;
   const int L = options_.model.n_layer;
+  std::vector<double>& t = layer_times_.backward_s;
+  Stopwatch clock;
   float* g_lnf = reducer_->acquire_layer(L);
   float* g_emb = reducer_->acquire_layer(kEmbeddingLayer);
   // ln_f's and the head's parameters are the ones forward_pass bound (under ZeRO-3 still held).
@@ -48,17 +61,25 @@ Status Trainer::backward_pass(const MicroBatch& mb, float dloss) {
   reducer_->layer_done(L);
   drop_layer_params(L);
   drop_layer_params(kEmbeddingLayer);
+  t.back() += clock.seconds();
   for (int l = L - 1; l >= 0; --l) {
+    clock.restart();
     ZT_ASSIGN_OR_RETURN(void* p, layer_params(l));
     m.bind_layer(l, p, reducer_->acquire_layer(l));
     ZT_RETURN_IF_ERROR(m.backward_block(l));
     reducer_->layer_done(l);
     drop_layer_params(l);
+    t[static_cast<size_t>(l) + 1] += clock.seconds();
   }
+  clock.restart();
   m.bind_layer(kEmbeddingLayer, nullptr, g_emb);  // the embedding backward needs no parameters
   m.backward_embedding(mb.tokens);
   reducer_->layer_done(kEmbeddingLayer);
-  return reducer_->end_micro();
+  t[0] += clock.seconds();
+  clock.restart();
+  const Status reduced = reducer_->end_micro();
+  layer_times_.reduce_wait_s += clock.seconds();
+  return reduced;
 }
 
 }  // namespace zt

@@ -193,8 +193,10 @@ int run_train(const TrainCommandArgs& args) {
   install_stop_handlers();
   int64_t saved_step = -1;
   bool stopping = false;
+  const std::vector<ProcessGroup*> comm_groups = {groups.world, groups.dp, groups.pp, groups.tp, groups.tied, &trainer.dp()};
   for (int64_t step = first_step; step < tc.steps && !stopping; ++step) {
     Stopwatch step_clock;
+    const double exposed0 = exposed_comm_seconds(comm_groups);
     std::vector<Batch> batches;
     for (int m = 0; m < cfg.batch.grad_accum; ++m) batches.push_back(sampler.micro_batch(step, dp_rank, m));
     auto stats = trainer.step(as_micro_batches(batches));
@@ -218,9 +220,12 @@ int run_train(const TrainCommandArgs& args) {
       progress.message(line);
     }
     if (lead && cfg.wall_clock_breakdown && stats->step % print_every == 0) {
-      char line[160];
-      std::snprintf(line, sizeof(line), "step %lld time (ms) | forward: %.2f | backward: %.2f | optimizer_step: %.2f",
-                    static_cast<long long>(stats->step), row.forward_ms, row.backward_ms, row.optimizer_ms);
+      char line[240];
+      std::snprintf(line, sizeof(line),
+                    "step %lld time (ms) | forward: %.2f | backward: %.2f | optimizer_step: %.2f | pipeline bubble: "
+                    "%.2f | exposed communication: %.2f",
+                    static_cast<long long>(stats->step), row.forward_ms, row.backward_ms, row.optimizer_ms,
+                    1e3 * stats->pipeline_wait_s, 1e3 * (exposed_comm_seconds(comm_groups) - exposed0));
       progress.message(line);
     }
     const bool last = stats->step == tc.steps;
@@ -274,8 +279,7 @@ int run_train(const TrainCommandArgs& args) {
   if (!lead) return kExitOk;
   std::fputs(report->c_str(), stdout);
   if (cfg.comms_logger.enabled) {
-    std::fputs(comms_summary({groups.world, groups.dp, groups.pp, groups.tp, groups.tied, &trainer.dp()},
-                             cfg.comms_logger).c_str(), stdout);
+    std::fputs(comms_summary(comm_groups, cfg.comms_logger).c_str(), stdout);
   }
   if (last_val) {
     const double h = unigram_entropy(train, cfg.model.vocab_size);

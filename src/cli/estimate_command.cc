@@ -41,6 +41,19 @@ void print_header(const ZtConfig& cfg, int world) {
 
 }  // namespace
 
+StatusOr<std::vector<MemoryEstimate>> estimate_all_ranks(const ZtConfig& cfg, int world) {
+  ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp));
+  TrainerOptions o = trainer_options(cfg);
+  std::vector<MemoryEstimate> out;
+  for (int rank = 0; rank < world; ++rank) {
+    ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, grid, rank, stage_partition(cfg)));
+    const GridCoord c = grid.coord(rank);
+    ZT_ASSIGN_OR_RETURN(MemoryEstimate e, estimate_rank_memory(o, grid.dp(), c.dp, grid.pp(), c.pp));
+    out.push_back(e);
+  }
+  return out;
+}
+
 int run_estimate(const EstimateArgs& args) {
   if (args.world < 1) return report_error(Status::InvalidArgument("--world must be at least 1"), kExitBadInput);
   auto root = load_config_json(args.config);
@@ -58,14 +71,12 @@ int run_estimate(const EstimateArgs& args) {
   const RankGrid& grid = grid_or.value();
   TrainerOptions o = trainer_options(cfg);
   print_header(cfg, args.world);
+  auto all = estimate_all_ranks(cfg, args.world);
+  if (!all.ok()) return report_error(all.status(), kExitBadInput);
   double worst = 0.0, sum = 0.0;
   for (int rank = 0; rank < args.world; ++rank) {
-    auto lay = layout_for_rank(cfg.model, grid, rank, stage_partition(cfg));
-    if (!lay.ok()) return report_error(lay.status(), kExitBadInput);
-    o.layout = lay.value();
     const GridCoord c = grid.coord(rank);
-    auto e = estimate_rank_memory(o, grid.dp(), c.dp, grid.pp(), c.pp);
-    if (!e.ok()) return report_error(e.status(), kExitBadInput);
+    const MemoryEstimate* e = &(*all)[static_cast<size_t>(rank)];
     const std::string where = std::to_string(c.dp) + "/" + std::to_string(c.pp) + "/" + std::to_string(c.tp);
     std::printf("%-6d %-14s %11.2fM %12s %12s %12s %12s %12s %12s\n", rank, where.c_str(), e->psi / 1e6,
                 format_bytes(e->param_bytes).c_str(), format_bytes(e->grad_bytes).c_str(),

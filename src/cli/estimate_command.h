@@ -4,7 +4,11 @@
 // activations, and a bound on communication buffers; engine/memory_estimate.h).
 #pragma once
 
+#include <vector>
+
 #include "cli/train_command.h"
+#include "config/config.h"
+#include "engine/memory_estimate.h"
 
 namespace zt {
 
@@ -15,5 +19,8 @@ struct EstimateArgs {
 
 // Exit status: 0 printed, 2 bad configuration.
 int run_estimate(const EstimateArgs& args);
+
+// Every rank's estimate for a resolved configuration and world size, in rank order.
+StatusOr<std::vector<MemoryEstimate>> estimate_all_ranks(const ZtConfig& config, int world);
 
 }  // namespace zt

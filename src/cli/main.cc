@@ -1,11 +1,13 @@
 // zerotrain: the command-line entry point. Sub-commands: train, estimate (memory per rank before a
-// run), prepare, sample, eval, export, import, doctor (the machine report, like DeepSpeed's ds_report).
+// run), prepare, sample, eval, export, import, doctor (the machine report, like DeepSpeed's ds_report),
+// report (an HTML page of runs).
 #include <CLI/CLI.hpp>
 
 #include "backend/backend.h"
 #include "cli/checkpoint_commands.h"
 #include "cli/doctor_command.h"
 #include "cli/estimate_command.h"
+#include "cli/report_command.h"
 #include "cli/tool_commands.h"
 #include "cli/train_command.h"
 #include "core/version.h"
@@ -88,6 +90,13 @@ int main(int argc, char** argv) {
   m->add_option("--set", est.config.overrides, "Override a config key: key.path=value (JSON value), repeatable");
   m->add_option("--world", est.world, "Ranks of the run (mpirun -np)")->check(CLI::Range(1, 1 << 20));
 
+  zt::ReportArgs rep;
+  CLI::App* r = app.add_subcommand("report", "One self-contained HTML page of one or more runs (overlaid): curves, "
+                                             "throughput, breakdown, memory against the estimate, communication");
+  r->add_option("runs", rep.runs, "Training output directories (metrics.csv, run_report.json)")->required();
+  r->add_option("-o,--output", rep.output, "The HTML file to write (default report.html)");
+  r->add_option("--png", rep.png, "Also draw the loss curves into this PNG (needs gnuplot)");
+
   app.set_version_flag("--version", zt::kZerotrainVersion);
   try {
     app.parse(argc, argv);
@@ -99,6 +108,7 @@ int main(int argc, char** argv) {
   }
   if (d->parsed()) return zt::doctor_command(doctor);
   if (m->parsed()) return zt::run_estimate(est);
+  if (r->parsed()) return zt::run_report(rep);
   // ZT_ISA and ZT_GEMM are read once, here: a bad value stops before any work.
   if (!zt::backend_environment_ok()) return 2;
   if (t->parsed()) return zt::run_train(train);

@@ -4,7 +4,12 @@
 #include <cstdio>
 #include <vector>
 
+#include "cli/estimate_command.h"
+#include "core/cpu_features.h"
+#include "core/cpu_info.h"
 #include "core/memory_stats.h"
+#include "core/threads.h"
+#include "io/atomic_file.h"
 
 namespace zt {
 
@@ -15,7 +20,7 @@ constexpr int kFields = kFirstBytes + kNumCommOps;
 
 }  // namespace
 
-StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g) {
+StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g, Json* ranks) {
   const int N = g.size(), rank = g.rank();
   const MemoryReport m = trainer.memory();
   const CommStats cs = trainer.dp().stats();
@@ -36,6 +41,20 @@ StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g) {
   for (int k = 0; k < kNumCommOps; ++k) row[kFirstBytes + k] = static_cast<double>(cs.ops[k].logical_bytes);
   ZT_RETURN_IF_ERROR(g.all_reduce(table.data(), table.size(), CommDType::kF64)->wait());
   if (rank != 0) return std::string();
+  if (ranks != nullptr) {
+    *ranks = Json::array();
+    for (int r = 0; r < N; ++r) {
+      const double* v = table.data() + static_cast<size_t>(r) * kFields;
+      Json comm = Json::object();
+      for (int k = 0; k < kNumCommOps; ++k) {
+        if (v[kFirstBytes + k] > 0) comm[comm_op_name(static_cast<CommOp>(k))] = v[kFirstBytes + k];
+      }
+      ranks->push_back({{"rank", r}, {"param_bytes", v[kParams]}, {"grad_bytes", v[kGrads]},
+                        {"optimizer_bytes", v[kOptim]}, {"bucket_bytes", v[kBuckets]}, {"activation_bytes", v[kActs]},
+                        {"peak_rss_bytes", v[kRss]}, {"disk_bytes", v[kDisk]}, {"comm_seconds", v[kBusy]},
+                        {"exposed_comm_seconds", v[kExposed]}, {"comm_logical_bytes", comm}});
+    }
+  }
   std::string out = "memory per rank:  parameters  gradients  optimizer    buckets activations  peak RSS\n";
   char line[256];
   for (int r = 0; r < N; ++r) {
@@ -70,6 +89,31 @@ StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g) {
     out += line;
   }
   return out;
+}
+
+Status write_run_report_json(const ZtConfig& c, int world, const Trainer& t, const Json& ranks,
+                             const std::string& comms, double peak_flops) {
+  Json j;
+  j["format"] = "zerotrain-run-report";
+  j["ranks"] = ranks;
+  Json est = Json::array();
+  if (auto all = estimate_all_ranks(c, world); all.ok()) {
+    for (const MemoryEstimate& e : all.value()) {
+      est.push_back({{"param_bytes", e.param_bytes}, {"grad_bytes", e.grad_bytes}, {"optimizer_bytes", e.optimizer_bytes},
+                     {"activation_bytes", e.activation_bytes}, {"buffer_bytes_max", e.buffer_bytes_max},
+                     {"offload_buffer_bytes", e.offload_buffer_bytes}, {"total_bytes", e.total()}});
+    }
+  }
+  j["estimate"] = est;
+  j["communication"] = comms;
+  j["flops_per_token"] = c.model.flops_per_token(c.data.seq_len);
+  j["peak_flops"] = peak_flops;
+  j["config"] = c.source;
+  const CpuInfo cpu = cpu_info();
+  j["machine"] = {{"cpu", cpu.model_name}, {"vendor", cpu.vendor}, {"logical_cpus", cpu.logical_cpus},
+                  {"isa", isa_name(active_isa())}, {"threads_per_rank", num_threads()}, {"ranks", world},
+                  {"backend", t.backend().describe()}};
+  return write_file_atomic(c.training.output_dir + "/run_report.json", j.dump(1));
 }
 
 }  // namespace zt

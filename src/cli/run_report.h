@@ -7,12 +7,23 @@
 #include <string>
 
 #include "comm/process_group.h"
+#include "config/config.h"
+#include "io/json_strict.h"
 #include "engine/trainer.h"
 
 namespace zt {
 
 // Collective over `group` (every rank of the job); its rank 0 returns the text, others "".
-// Communication figures are those of the trainer's data-parallel group.
-StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& group);
+// Communication figures are those of the trainer's data-parallel group. On rank 0,
+// `ranks` (when given) receives the same figures, one object per rank, for
+// run_report.json.
+StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& group, Json* ranks = nullptr);
+
+// <output_dir>/run_report.json, what `zerotrain report` draws besides metrics.csv: the
+// per-rank figures above, every rank's memory estimate, the communication table, the
+// model's FLOPs per token and the measured FMA peak (for MFU), the configuration and
+// the machine. Rank 0 only.
+Status write_run_report_json(const ZtConfig& config, int world, const Trainer& trainer, const Json& ranks,
+                             const std::string& comms, double peak_flops);
 
 }  // namespace zt

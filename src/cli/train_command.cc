@@ -274,13 +274,14 @@ int run_train(const TrainCommandArgs& args) {
     full.resize(table.numel());
     if (!(s = trainer.gather_params(full.data())).ok()) return report_error(s, kExitFailure);
   }
-  auto report = collect_run_report(trainer, world_group);
+  Json ranks;
+  auto report = collect_run_report(trainer, world_group, &ranks);
   if (!report.ok()) return report_error(report.status(), kExitFailure);
   if (!lead) return kExitOk;
   std::fputs(report->c_str(), stdout);
-  if (cfg.comms_logger.enabled) {
-    std::fputs(comms_summary(comm_groups, cfg.comms_logger).c_str(), stdout);
-  }
+  const std::string comms = comms_summary(comm_groups, cfg.comms_logger);
+  if (cfg.comms_logger.enabled) std::fputs(comms.c_str(), stdout);
+  if (!(s = write_run_report_json(cfg, world_size, trainer, ranks, comms, peak)).ok()) return report_error(s, kExitFailure);
   if (last_val) {
     const double h = unigram_entropy(train, cfg.model.vocab_size);
     std::printf("unigram entropy of the training split: %.4f nats/token; final validation loss: %.4f (%s)\n", h,

@@ -6,6 +6,8 @@
 
 #include "checkpoint/sharded_load.h"
 #include "cli/exit_status.h"
+#include "cli/progress.h"
+#include "cli/task_progress.h"
 #include "config/config.h"
 #include "data/dataset.h"
 #include "data/prepare.h"
@@ -68,7 +70,10 @@ int run_prepare(const PrepareCommandArgs& a) {
   o.val_output = a.val_output;
   o.val_fraction = a.val_fraction;
   o.format = a.format == "raw_uint16" ? TokenFileFormat::kRawUint16 : TokenFileFormat::kLlmc;
+  TaskProgress progress("prepare", Progress::stdout_is_terminal());
+  o.progress = [&](int64_t done, int64_t total) { progress.update(static_cast<double>(done), static_cast<double>(total)); };
   auto r = prepare_corpus(o, *tok.value());
+  progress.finish();
   if (!r.ok()) return report_error(r.status(), kExitBadInput);
   std::printf("%lld documents, %.2f MB of text -> %s: %lld tokens", static_cast<long long>(r->documents),
               r->bytes / 1e6, a.output.c_str(), static_cast<long long>(r->train_tokens));

@@ -4,6 +4,8 @@
 // split, so both splits sample the whole corpus.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,8 @@ struct PrepareOptions {
   std::string val_output;           // "" = no validation split
   double val_fraction = 0.1;
   TokenFileFormat format = TokenFileFormat::kLlmc;
+  // Called after every document with the input bytes done and the inputs' total.
+  std::function<void(int64_t done, int64_t total)> progress;
 };
 
 struct PrepareReport {

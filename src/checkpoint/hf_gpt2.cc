@@ -116,7 +116,7 @@ Json hf_config_json(const GptConfig& m, StDType dtype) {
 }
 
 Status export_hf_gpt2(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
-                      StDType dtype) {
+                      StDType dtype, const ProgressFn& progress) {
   ZT_CHECK(dtype == StDType::kF32 || dtype == StDType::kBF16 || dtype == StDType::kF16, "export dtype %s",
            st_dtype_name(dtype));
   ZT_RETURN_IF_ERROR(make_dirs(dir));
@@ -149,7 +149,7 @@ Status export_hf_gpt2(const GptConfig& model, const ParamTable& table, const flo
     }
     tensors.push_back(std::move(t));
   }
-  ZT_RETURN_IF_ERROR(write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}}));
+  ZT_RETURN_IF_ERROR(write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}}, nullptr, progress));
   return write_file_atomic(dir + "/config.json", hf_config_json(model, dtype).dump(2) + "\n");
 }
 

@@ -27,7 +27,7 @@ namespace zt {
 // `table` is a whole model (one process, no tp); `params` its arena.
 // dtype: kF32 (the default, exact), kBF16 or kF16 (each value rounded to nearest even).
 Status export_hf_gpt2(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
-                      StDType dtype = StDType::kF32);
+                      StDType dtype = StDType::kF32, const ProgressFn& progress = {});
 
 // HuggingFace's config.json for `model`; torch_dtype names the stored dtype.
 Json hf_config_json(const GptConfig& model, StDType dtype = StDType::kF32);

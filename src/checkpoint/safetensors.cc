@@ -75,7 +75,8 @@ std::string shape_to_string(const std::vector<int64_t>& shape) {
 }
 
 Status write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
-                         const std::map<std::string, std::string>& metadata, FileDigest* digest) {
+                         const std::map<std::string, std::string>& metadata, FileDigest* digest,
+                         const ProgressFn& progress) {
   std::vector<const TensorToWrite*> order;
   for (const TensorToWrite& t : tensors) order.push_back(&t);
   std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
@@ -113,7 +114,7 @@ Status write_safetensors(const std::string& path, const std::vector<TensorToWrit
     }
     digest->checksum = sum.digest();
   }
-  return write_file_atomic(path, pieces.data(), pieces.size());
+  return write_file_atomic(path, pieces.data(), pieces.size(), progress);
 }
 
 StatusOr<SafetensorsFile> SafetensorsFile::read(const std::string& path) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/progress_fn.h"
 #include "core/status.h"
 #include "io/mapped_file.h"
 
@@ -42,7 +43,8 @@ struct FileDigest {
 // Writes the tensors atomically (io/atomic_file.h). Duplicate names are refused.
 // `digest`, if given, receives the size and checksum of the bytes written.
 Status write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
-                         const std::map<std::string, std::string>& metadata = {}, FileDigest* digest = nullptr);
+                         const std::map<std::string, std::string>& metadata = {}, FileDigest* digest = nullptr,
+                         const ProgressFn& progress = {});
 
 struct SafetensorsEntry {
   StDType dtype;

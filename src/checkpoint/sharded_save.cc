@@ -63,7 +63,7 @@ StatusOr<Json> write_rank_shard(const RankStateView& view, const SaveRequest& re
   FileDigest digest;
   const std::map<std::string, std::string> metadata = {{"format", "zerotrain-shard"}, {"tag", req.tag},
                                                         {"rank", std::to_string(rank)}};
-  ZT_RETURN_IF_ERROR(write_safetensors(req.save_dir + "/" + req.tag + "/" + name, tensors, metadata, &digest));
+  ZT_RETURN_IF_ERROR(write_safetensors(req.save_dir + "/" + req.tag + "/" + name, tensors, metadata, &digest, req.progress));
   Json out;
   out["file"] = {{"name", name}, {"rank", rank}, {"bytes", digest.bytes}, {"checksum", checksum_hex(digest.checksum)}};
   out["tensors"] = entries;

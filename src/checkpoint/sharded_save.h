@@ -20,6 +20,7 @@
 #include "checkpoint/manifest.h"
 #include "checkpoint/state_view.h"
 #include "comm/process_group.h"
+#include "core/progress_fn.h"
 #include "core/status.h"
 
 namespace zt {
@@ -29,6 +30,7 @@ struct SaveRequest {
   std::string tag;            // e.g. "global_step200"
   Manifest meta;              // model, layout, engine, config, kinds; tensors/files/pieces are filled in
   int keep_last = 0;          // 0 keeps every checkpoint
+  ProgressFn progress;        // optional: this rank's shard being written (bytes)
 };
 
 // Collective over `world` (a single-process group for one process).

@@ -7,6 +7,8 @@
 #include "checkpoint/sharded_load.h"
 #include "checkpoint/sharded_save.h"
 #include "cli/exit_status.h"
+#include "cli/progress.h"
+#include "cli/task_progress.h"
 #include "core/version.h"
 #include "nn/gpt_params.h"
 
@@ -21,7 +23,10 @@ int run_export(const ExportCommandArgs& a) {
   Status s = load_whole_params(ckpt.value(), table, params.data());
   if (!s.ok()) return report_error(s, kExitBadInput);
   const StDType dtype = a.dtype == "bf16" ? StDType::kBF16 : a.dtype == "fp16" ? StDType::kF16 : StDType::kF32;
-  if (!(s = export_hf_gpt2(model, table, params.data(), a.output, dtype)).ok()) return report_error(s, kExitFailure);
+  TaskProgress progress("export", Progress::stdout_is_terminal());
+  s = export_hf_gpt2(model, table, params.data(), a.output, dtype, progress.fn());
+  progress.finish();
+  if (!s.ok()) return report_error(s, kExitFailure);
   std::printf("exported %s (step %lld, %s) to %s/model.safetensors (%s) and config.json\n", ckpt->dir.c_str(),
               static_cast<long long>(ckpt->manifest.engine.global_step), model.to_string().c_str(), a.output.c_str(),
               st_dtype_name(dtype));
@@ -40,7 +45,10 @@ int run_import(const ImportCommandArgs& a) {
   req.meta.config = {{"model", {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd},
                                 {"vocab_size", c.vocab_size}, {"n_positions", c.n_positions}}},
                      {"data", {{"tokenizer", a.tokenizer}, {"seq_len", c.n_positions}}}};
+  TaskProgress progress("import", Progress::stdout_is_terminal());
+  req.progress = progress.fn();
   Status s = save_whole_params(hf->table, hf->params.data(), req);
+  progress.finish();
   if (!s.ok()) return report_error(s, s.code() == StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure);
   std::printf("imported %s (%s) as checkpoint %s/%s (weights only)\n", a.model.c_str(), c.to_string().c_str(),
               a.output.c_str(), a.tag.c_str());

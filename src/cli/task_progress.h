@@ -1,5 +1,5 @@
 // Progress of a long command that is not training (prepare on large inputs, export and
-// import of large models): on a terminal, one line redrawn in place at most ten times a
+// import of large models: the bytes written): on a terminal, one line redrawn in place at most ten times a
 // second ("prepare: 45% (1.20 of 2.65 GB), 3.1 s"); in a log (no terminal), a plain line
 // every 10 s. A task that ends within its first second prints nothing, so small runs
 // and tests stay quiet.
@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/progress_fn.h"
 #include "core/timer.h"
 
 namespace zt {
@@ -21,6 +22,10 @@ class TaskProgress {
   void update(double done_bytes, double total_bytes);
   // The last line (100 %), if anything was shown.
   void finish();
+  // update() as a ProgressFn for library calls (valid while this object lives).
+  ProgressFn fn() {
+    return [this](uint64_t done, uint64_t total) { update(static_cast<double>(done), static_cast<double>(total)); };
+  }
 
  private:
   void show(double done, bool final);

@@ -71,7 +71,7 @@ int run_prepare(const PrepareCommandArgs& a) {
   o.val_fraction = a.val_fraction;
   o.format = a.format == "raw_uint16" ? TokenFileFormat::kRawUint16 : TokenFileFormat::kLlmc;
   TaskProgress progress("prepare", Progress::stdout_is_terminal());
-  o.progress = [&](int64_t done, int64_t total) { progress.update(static_cast<double>(done), static_cast<double>(total)); };
+  o.progress = progress.fn();
   auto r = prepare_corpus(o, *tok.value());
   progress.finish();
   if (!r.ok()) return report_error(r.status(), kExitBadInput);

@@ -43,10 +43,11 @@ StatusOr<PrepareReport> prepare_corpus(const PrepareOptions& o, const Tokenizer&
   const int64_t every = o.val_output.empty() ? 0 : std::max<int64_t>(2, std::llround(1.0 / o.val_fraction));
   PrepareReport report;
   std::vector<int32_t> train, val;
-  int64_t total = 0, done = 0;
+  uint64_t total = 0, done = 0;
   for (const std::string& path : o.inputs) {
     std::error_code ec;
-    total += static_cast<int64_t>(std::filesystem::file_size(path, ec));  // 0 when unknown; the read reports errors
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    if (!ec) total += size;  // the read below reports the errors
   }
   for (const std::string& path : o.inputs) {
     ZT_ASSIGN_OR_RETURN(std::string text, read_file(path));
@@ -57,7 +58,7 @@ StatusOr<PrepareReport> prepare_corpus(const PrepareOptions& o, const Tokenizer&
       dst.insert(dst.end(), ids.begin(), ids.end());
       dst.push_back(tok.eot_token());
       ++report.documents;
-      done += static_cast<int64_t>(doc.size()) + static_cast<int64_t>(o.separator.size()) + 2;
+      done += doc.size() + o.separator.size() + 2;
       if (o.progress) o.progress(std::min(done, total), total);
     }
   }

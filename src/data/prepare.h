@@ -4,11 +4,10 @@
 // split, so both splits sample the whole corpus.
 #pragma once
 
-#include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "core/progress_fn.h"
 #include "core/status.h"
 #include "data/token_file.h"
 #include "data/tokenizer.h"
@@ -23,7 +22,7 @@ struct PrepareOptions {
   double val_fraction = 0.1;
   TokenFileFormat format = TokenFileFormat::kLlmc;
   // Called after every document with the input bytes done and the inputs' total.
-  std::function<void(int64_t done, int64_t total)> progress;
+  ProgressFn progress;
 };
 
 struct PrepareReport {

@@ -53,12 +53,18 @@ Status write_all(int fd, const void* data, size_t size, const std::string& path)
 
 void arm_torn_write_hook(long long bytes) { g_torn_write_budget.store(bytes); }
 
-Status write_file_atomic(const std::string& path, const ByteSpan* pieces, size_t count) {
+Status write_file_atomic(const std::string& path, const ByteSpan* pieces, size_t count, const ProgressFn& progress) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return posix_error("cannot create", tmp);
   Status s;
-  for (size_t i = 0; i < count && s.ok(); ++i) s = write_all(fd, pieces[i].data, pieces[i].size, tmp);
+  uint64_t total = 0, done = 0;
+  for (size_t i = 0; i < count; ++i) total += pieces[i].size;
+  for (size_t i = 0; i < count && s.ok(); ++i) {
+    s = write_all(fd, pieces[i].data, pieces[i].size, tmp);
+    done += pieces[i].size;
+    if (progress) progress(done, total);
+  }
   if (s.ok() && ::fsync(fd) != 0) s = posix_error("cannot fsync", tmp);
   if (::close(fd) != 0 && s.ok()) s = posix_error("cannot close", tmp);
   if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) s = posix_error("cannot rename onto", path);

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/progress_fn.h"
 #include "core/status.h"
 
 namespace zt {
@@ -17,7 +18,9 @@ struct ByteSpan {
   const void* data;
   size_t size;
 };
-Status write_file_atomic(const std::string& path, const ByteSpan* pieces, size_t count);
+// progress (optional) hears after every piece how many of the bytes are written.
+Status write_file_atomic(const std::string& path, const ByteSpan* pieces, size_t count,
+                         const ProgressFn& progress = {});
 Status write_file_atomic(const std::string& path, std::string_view contents);
 
 // Test hook for torn-write tests: after `bytes` more bytes have been written by

@@ -127,7 +127,8 @@ Status check_same_model(const CheckpointRef& ckpt, const GptConfig& model) {
   return Status::OK();
 }
 
-Status load_state(const CheckpointRef& ckpt, const RankStateView& view, const std::vector<std::string>& kinds) {
+Status load_state(const CheckpointRef& ckpt, const RankStateView& view, const std::vector<std::string>& kinds,
+                  const ProgressFn& progress) {
   const Manifest& m = ckpt.manifest;
   const ParamTable& table = *view.table;
   std::map<std::pair<std::string, std::string>, std::vector<const ManifestPiece*>> pieces_of;  // (tensor, kind)
@@ -154,9 +155,13 @@ Status load_state(const CheckpointRef& ckpt, const RankStateView& view, const st
   }
   // Verify every needed file before changing any state.
   std::map<std::string, SafetensorsFile> shards;
+  uint64_t total = 0, done = 0;
+  for (const std::string& name : files) total += m.file(name)->bytes;
   for (const std::string& name : files) {
     ZT_ASSIGN_OR_RETURN(SafetensorsFile f, read_shard(ckpt, *m.file(name)));
     shards.emplace(name, std::move(f));
+    done += m.file(name)->bytes;
+    if (progress) progress(done, total);
   }
   for (const Need& n : needs) {
     const TensorSpec& s = table.at(n.spec);

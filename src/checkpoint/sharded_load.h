@@ -16,6 +16,7 @@
 
 #include "checkpoint/manifest.h"
 #include "checkpoint/state_view.h"
+#include "core/progress_fn.h"
 #include "core/status.h"
 
 namespace zt {
@@ -29,7 +30,9 @@ StatusOr<CheckpointRef> open_checkpoint(const std::string& path);
 
 // Not collective: each rank loads what it holds. `kinds` must be present in the
 // checkpoint ("param" alone loads weights only).
-Status load_state(const CheckpointRef& ckpt, const RankStateView& view, const std::vector<std::string>& kinds);
+// progress (optional) hears the bytes of the shard files read and verified so far.
+Status load_state(const CheckpointRef& ckpt, const RankStateView& view, const std::vector<std::string>& kinds,
+                  const ProgressFn& progress = {});
 
 // Weights only, into the table of a whole model on one process (sample, eval, export).
 Status load_whole_params(const CheckpointRef& ckpt, const ParamTable& table, float* params);

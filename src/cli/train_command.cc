@@ -220,12 +220,13 @@ int run_train(const TrainCommandArgs& args) {
       progress.message(line);
     }
     if (lead && cfg.wall_clock_breakdown && stats->step % print_every == 0) {
-      char line[240];
+      char line[300];
       std::snprintf(line, sizeof(line),
-                    "step %lld time (ms) | forward: %.2f | backward: %.2f | optimizer_step: %.2f | pipeline bubble: "
-                    "%.2f | exposed communication: %.2f",
-                    static_cast<long long>(stats->step), row.forward_ms, row.backward_ms, row.optimizer_ms,
-                    1e3 * stats->pipeline_wait_s, 1e3 * (exposed_comm_seconds(comm_groups) - exposed0));
+                    "step %lld time (ms) | forward: %.2f | backward: %.2f | backward_allreduce (wait): %.2f | "
+                    "optimizer_step: %.2f | pipeline bubble: %.2f | exposed communication: %.2f",
+                    static_cast<long long>(stats->step), row.forward_ms, row.backward_ms,
+                    1e3 * trainer.layer_times().reduce_wait_s, row.optimizer_ms, 1e3 * stats->pipeline_wait_s,
+                    1e3 * (exposed_comm_seconds(comm_groups) - exposed0));
       progress.message(line);
     }
     const bool last = stats->step == tc.steps;

@@ -102,6 +102,7 @@ Status save_trainer(Trainer& t, const TrainerSave& save) {
   req.save_dir = save.save_dir;
   req.tag = save.tag.empty() ? step_tag(t.global_step()) : save.tag;
   req.keep_last = save.keep_last;
+  req.progress = save.progress;
   Manifest& m = req.meta;
   m.zerotrain_version = kZerotrainVersion;
   m.model = o.model;
@@ -129,7 +130,7 @@ Status save_trainer(Trainer& t, const TrainerSave& save) {
   return saved.ok() ? closed : saved;
 }
 
-StatusOr<EngineState> load_trainer(Trainer& t, const CheckpointRef& ckpt, bool weights_only) {
+StatusOr<EngineState> load_trainer(Trainer& t, const CheckpointRef& ckpt, bool weights_only, const ProgressFn& progress) {
   const EngineState& e = ckpt.manifest.engine;
   ZT_ASSIGN_OR_RETURN(const RankStateView view, t.checkpoint_view());
   std::vector<std::string> kinds;
@@ -147,7 +148,7 @@ StatusOr<EngineState> load_trainer(Trainer& t, const CheckpointRef& ckpt, bool w
   if (s.ok() && !weights_only && scaler != nullptr && e.loss_scaler == (scaler->dynamic() ? "dynamic" : "static")) {
     t.set_loss_scaler_state(e.scaler);  // fp16 resumes its scale; another precision's or kind's run starts fresh
   }
-  if (s.ok()) s = load_state(ckpt, view, kinds);
+  if (s.ok()) s = load_state(ckpt, view, kinds, progress);
   const Status closed = t.close_checkpoint_view(/*written=*/s.ok());
   if (s.ok()) s = closed;
   ZT_RETURN_IF_ERROR(all_ranks_ok(t, s, "loading checkpoint " + ckpt.dir));

@@ -19,6 +19,7 @@ struct TrainerSave {
   std::string tag;   // "" = global_step<N>
   int keep_last = 0;
   Json config;       // the run's configuration, stored in the manifest
+  ProgressFn progress;  // optional: this rank's shard being written
 };
 
 // Collective over the trainer's world.
@@ -27,7 +28,9 @@ Status save_trainer(Trainer& trainer, const TrainerSave& save);
 // Collective. weights_only: parameters only, the optimizer and step start fresh (for
 // --init); otherwise everything, and the checkpoint must hold this optimizer's state.
 // Returns the checkpoint's engine state.
-StatusOr<EngineState> load_trainer(Trainer& trainer, const CheckpointRef& ckpt, bool weights_only);
+// progress (optional) hears the bytes of this rank's shard files verified so far.
+StatusOr<EngineState> load_trainer(Trainer& trainer, const CheckpointRef& ckpt, bool weights_only,
+                                   const ProgressFn& progress = {});
 
 // Collective. Sets every parameter this rank holds from a whole model's weights (a
 // HuggingFace import: `whole` has no tp slicing), optimizer and step fresh. `local` is

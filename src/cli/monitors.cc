@@ -79,6 +79,9 @@ Status Monitors::write(const MonitorStep& s) {
   if (s.mfu >= 0) v.emplace_back("Train/Samples/mfu", static_cast<float>(s.mfu));
   if (s.loss_scale) v.emplace_back("Train/Samples/loss_scale", static_cast<float>(*s.loss_scale));
   if (s.eval_loss) v.emplace_back("Train/Samples/eval_loss", static_cast<float>(*s.eval_loss));
+  if (s.forward_ms) v.emplace_back("Train/Samples/elapsed_time_ms_forward", static_cast<float>(*s.forward_ms));
+  if (s.backward_ms) v.emplace_back("Train/Samples/elapsed_time_ms_backward", static_cast<float>(*s.backward_ms));
+  if (s.step_ms) v.emplace_back("Train/Samples/elapsed_time_ms_step", static_cast<float>(*s.step_ms));
   for (size_t r = 0; r < s.peak_rss.size(); ++r) {
     v.emplace_back("Train/Samples/peak_rss_mib/rank" + std::to_string(r), static_cast<float>(s.peak_rss[r] / (1 << 20)));
   }

@@ -6,7 +6,8 @@
 // global sample count (step x train_batch_size). Tags:
 //   Train/Samples/train_loss, lr, grad_norm, samples_per_sec, tokens_per_sec,
 //   mfu (when the FMA peak is known), loss_scale (fp16), eval_loss (when evaluated),
-//   peak_rss_mib/rank<r> (every rank's peak RSS so far).
+//   peak_rss_mib/rank<r> (every rank's peak RSS so far); with wall_clock_breakdown,
+//   elapsed_time_ms_forward, _backward and _step (the optimizer step), as DeepSpeed.
 // Values are stored as float32 (TensorBoard's simple_value), so a tag equals
 // metrics.csv's column rounded to float.
 // Thread-safety: the training thread of rank 0.
@@ -35,6 +36,8 @@ struct MonitorStep {
   std::optional<double> loss_scale;   // fp16
   std::optional<double> eval_loss;
   std::vector<double> peak_rss;       // bytes, per world rank
+  // wall_clock_breakdown: DeepSpeed's elapsed_time_ms_{forward, backward, step} tags.
+  std::optional<double> forward_ms, backward_ms, step_ms;
 };
 
 // Every rank's peak RSS so far (collective over g).

@@ -250,6 +250,11 @@ int run_train(const TrainCommandArgs& args) {
       MonitorStep m{stats->step, stats->step * batch, stats->loss, stats->lr, stats->grad_norm,
                     tok_s / cfg.data.seq_len, tok_s, mfu, std::nullopt, row.val_loss, std::move(rss).value()};
       if (trainer.loss_scaler() != nullptr) m.loss_scale = stats->loss_scale;
+      if (cfg.wall_clock_breakdown) {
+        m.forward_ms = row.forward_ms;
+        m.backward_ms = row.backward_ms;
+        m.step_ms = row.optimizer_ms;
+      }
       if (monitors && !(s = monitors->write(m)).ok()) return report_error(s, kExitFailure);
     }
     // A stop signal on any rank: every rank checkpoints after this same step and exits 0.

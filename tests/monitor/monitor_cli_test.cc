@@ -49,7 +49,7 @@ class MonitorCli : public zt::testing::TempDirTest {
     std::ofstream(dir_ + "/" + name + ".json") << R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2,
       "optimizer": {"type": "AdamW", "params": {"lr": 3e-3}},
       "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": 3, "warmup_max_lr": 3e-3}},
-      "zero_optimization": {"stage": )" << (pp > 1 ? 0 : 1) << R"(},
+      "zero_optimization": {"stage": )" << (pp > 1 ? 0 : 1) << R"(}, "wall_clock_breakdown": true,
       "tensorboard": {"enabled": true, "output_path": ")" << name << R"(/tb", "job_name": "job"},
       "csv_monitor": {"enabled": true, "output_path": ")" << name << R"(/csv"},
       "model": {"n_layer": 2, "n_head": 2, "n_embd": 32, "n_positions": 32},
@@ -119,6 +119,9 @@ class MonitorCli : public zt::testing::TempDirTest {
     }
     EXPECT_EQ(evals, s["Train/Samples/eval_loss"].size());
     EXPECT_GE(evals, 2u);
+    for (const char* t : {"forward", "backward", "step"}) {  // DeepSpeed's wall_clock_breakdown tags
+      EXPECT_EQ(s[std::string("Train/Samples/elapsed_time_ms_") + t].size(), rows.size()) << t;
+    }
     for (int r = 0; r < ranks; ++r) {
       EXPECT_EQ(s["Train/Samples/peak_rss_mib/rank" + std::to_string(r)].size(), rows.size()) << r;
     }

@@ -57,6 +57,7 @@ TEST_F(ProfilerCli, ModelFlopsAreTheClosedFormAndLatenciesSumToTheStep) {
   EXPECT_EQ(number_after("module FLOPs sum: "), closed);
   const double sum = number_after("sum of module latencies:"), step = number_after("iter latency (measured step):");
   EXPECT_NEAR(sum / step, 1.0, 0.10) << out_;
+  std::printf("  module latencies sum to %.3f of the measured step (%.2f of %.2f ms)\n", sum / step, sum, step);
   EXPECT_NE(out_.find("Profile Summary at step 2:"), std::string::npos);
   EXPECT_TRUE(std::regex_search(out_, std::regex(R"(params      - \{'h\.\d': '[^']+', 'h\.\d': '[^']+', 'h\.\d')")))
       << "top 3 at depth 1:\n" << out_;

@@ -196,7 +196,7 @@ int run_train(const TrainCommandArgs& args) {
   const std::vector<ProcessGroup*> comm_groups = {groups.world, groups.dp, groups.pp, groups.tp, groups.tied, &trainer.dp()};
   for (int64_t step = first_step; step < tc.steps && !stopping; ++step) {
     Stopwatch step_clock;
-    const double exposed0 = exposed_comm_seconds(comm_groups);
+    const double exposed0 = cfg.wall_clock_breakdown ? exposed_comm_seconds(comm_groups) : 0.0;
     std::vector<Batch> batches;
     for (int m = 0; m < cfg.batch.grad_accum; ++m) batches.push_back(sampler.micro_batch(step, dp_rank, m));
     auto stats = trainer.step(as_micro_batches(batches));

@@ -11,26 +11,28 @@ StatusOr<void*> Trainer::layer_params(int layer) { return states_->layer_params(
 
 void Trainer::drop_layer_params(int layer) { states_->release(layer); }
 
-// Per-module times go to layer_times_ (training passes only; evaluation leaves them).
 Status Trainer::forward_pass(const MicroBatch& mb, bool with_backward) {
   GptModel& m = *model_;
   const int L = options_.model.n_layer;
-  std::vector<double> unused(static_cast<size_t>(L) + 2, 0.0);
-  std::vector<double>& t = with_backward && layer_times_.forward_s.size() == unused.size() ? layer_times_.forward_s : unused;
+  // Training passes record their layers' times; evaluation passes leave them.
+  const bool timed = with_backward && layer_times_.forward_s.size() == static_cast<size_t>(L) + 2;
+  auto add = [&](size_t i, double s) {
+    if (timed) layer_times_.forward_s[i] += s;
+  };
   Stopwatch clock;
   states_->begin_micro(with_backward);
   ZT_ASSIGN_OR_RETURN(void* emb, layer_params(kEmbeddingLayer));
   m.bind_layer(kEmbeddingLayer, emb, nullptr);
   ZT_RETURN_IF_ERROR(m.forward_embedding(mb.tokens, options_.micro_batch, options_.seq_len));
   drop_layer_params(kEmbeddingLayer);
-  t[0] += clock.seconds();
+  add(0, clock.seconds());
   for (int l = 0; l < L; ++l) {
     clock.restart();
     ZT_ASSIGN_OR_RETURN(void* p, layer_params(l));
     m.bind_layer(l, p, nullptr);
     ZT_RETURN_IF_ERROR(m.forward_block(l));
     drop_layer_params(l);
-    t[static_cast<size_t>(l) + 1] += clock.seconds();
+    add(static_cast<size_t>(l) + 1, clock.seconds());
   }
   clock.restart();
   ZT_ASSIGN_OR_RETURN(void* lnf, layer_params(L));
@@ -42,7 +44,7 @@ Status Trainer::forward_pass(const MicroBatch& mb, bool with_backward) {
     drop_layer_params(L);
     drop_layer_params(kEmbeddingLayer);
   }
-  t.back() += clock.seconds();
+  add(static_cast<size_t>(L) + 1, clock.seconds());
   return Status::OK();
 }
 

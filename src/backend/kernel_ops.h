@@ -43,6 +43,11 @@ struct KernelOps : ActivationOps<float> {
   // Optimizer.
   double (*sum_squares)(const float* x, int64_t n);
   void (*adamw_step)(float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& args);
+  // LAMB over one whole tensor (kernel_args.h's LambArgs): lamb_moments updates m and v and
+  // adds sum p^2 and sum u^2 into *sums; lamb_apply then does p += neg_step * u.
+  void (*lamb_moments)(const float* p, const float* g, float* m, float* v, int64_t n, const LambArgs& args,
+                       LambSums* sums);
+  void (*lamb_apply)(float* p, const float* m, const float* v, int64_t n, const LambArgs& args);
   void (*sgd_step)(float* p, const float* g, float* buf, int64_t n, const SgdArgs& args);
 };
 

@@ -143,7 +143,7 @@ void read_engine(JsonReader& root, EngineState* e) {
   e->global_step = need_int(r, "global_step", 0, kMaxInt);
   const int64_t samples = need_int(r, "global_samples", 0, kMaxInt);
   auto opt = r.object_or_empty("optimizer");
-  e->optimizer = opt.choice("type", "", {"adamw", "sgd", ""});
+  e->optimizer = opt.choice("type", "", {"adamw", "sgd", "lamb", "onebitadam", "zerooneadam", "onebitlamb", ""});
   e->optimizer_steps = need_int(opt, "step_count", 0, kMaxInt);
   opt.done();
   auto lr = r.object_or_empty("lr_scheduler");

@@ -72,7 +72,7 @@ struct CheckpointLayout {
 
 struct EngineState {
   int64_t global_step = 0;       // optimizer steps completed
-  std::string optimizer;         // "adamw", "sgd", or "" (weights only: no optimizer state)
+  std::string optimizer;         // "adamw", "sgd", "lamb", "onebitadam", "zerooneadam", "onebitlamb", or "" (weights only: no optimizer state)
   int64_t optimizer_steps = 0;   // the optimizer's own count (bias correction)
   std::string lr_schedule;       // the scheduler's DeepSpeed name ("" = constant)
   double next_lr = 0.0;          // the learning rate of step global_step + 1

@@ -66,11 +66,16 @@ int run_estimate(const EstimateArgs& args) {
   auto cfg_or = load_run_config(root.value(), args.world);
   if (!cfg_or.ok()) return report_error(cfg_or.status(), kExitBadInput);
   const ZtConfig& cfg = cfg_or.value();
+  if (args.config.print_config) {
+    print_resolved_config(cfg);
+    return 0;
+  }
   auto grid_or = RankGrid::create(args.world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp);
   if (!grid_or.ok()) return report_error(grid_or.status(), kExitBadInput);
   const RankGrid& grid = grid_or.value();
   TrainerOptions o = trainer_options(cfg);
   print_header(cfg, args.world);
+  print_config_notes(cfg);
   auto all = estimate_all_ranks(cfg, args.world);
   if (!all.ok()) return report_error(all.status(), kExitBadInput);
   double worst = 0.0, sum = 0.0;

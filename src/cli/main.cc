@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   t->add_option("--resume", train.resume, "Continue from a checkpoint (a tag directory or a save directory), in any layout");
   t->add_option("--init", train.init,
                 "Start from weights only: a checkpoint, or a HuggingFace GPT-2 model.safetensors (or its directory)");
+  t->add_flag("--print-config", train.print_config, "Print the resolved configuration (aliases mapped, \"auto\" "
+                                                     "resolved) as JSON and stop");
   t->add_flag("--demo", demo, "Run the built-in demo (the default when --config is absent)");
   t->callback([&] {
     if (demo) train.config_path.clear();
@@ -89,6 +91,10 @@ int main(int argc, char** argv) {
   m->add_option("-c,--config", est.config.config_path, "ds_config.json with model/data/training sections (none: the demo)");
   m->add_option("--set", est.config.overrides, "Override a config key: key.path=value (JSON value), repeatable");
   m->add_option("--world", est.world, "Ranks of the run (mpirun -np)")->check(CLI::Range(1, 1 << 20));
+  m->add_flag("--print-config", est.config.print_config, "Print the resolved configuration as JSON and stop");
+
+  CLI::App* cov = app.add_subcommand("config-coverage", "Print docs/config-coverage.md: every DeepSpeed key zerotrain "
+                                                        "reads, maps, resolves from \"auto\" or refuses");
 
   zt::ReportArgs rep;
   CLI::App* r = app.add_subcommand("report", "One self-contained HTML page of one or more runs (overlaid): curves, "
@@ -109,6 +115,7 @@ int main(int argc, char** argv) {
   if (d->parsed()) return zt::doctor_command(doctor);
   if (m->parsed()) return zt::run_estimate(est);
   if (r->parsed()) return zt::run_report(rep);
+  if (cov->parsed()) return zt::run_config_coverage();
   // ZT_ISA and ZT_GEMM are read once, here: a bad value stops before any work.
   if (!zt::backend_environment_ok()) return 2;
   if (t->parsed()) return zt::run_train(train);

@@ -57,7 +57,7 @@ StatusOr<ZtConfig> load_ps_config(const TrainCommandArgs& a, const Json& root, i
                                    std::to_string(world) + (launched_by_mpi() ? "" : ": launch with mpirun -np N"));
   }
   ZT_RETURN_IF_ERROR(resolve_parallel(&c.parallel, world - ps.servers));
-  ZT_RETURN_IF_ERROR(resolve_batch(&c.batch, c.parallel.dp));
+  ZT_RETURN_IF_ERROR(resolve_config_batch(&c));
   ZT_RETURN_IF_ERROR(check_supported(c));
   return c;
 }

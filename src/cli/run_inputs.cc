@@ -64,6 +64,8 @@ GptTrainingOptions gpt_training_options(const ZtConfig& c) {
   o.optimizer = c.optimizer;
   o.adamw = c.adamw;
   o.sgd = c.sgd;
+  o.lamb = c.lamb;
+  o.onebit = c.onebit;
   o.schedule = c.schedule;
   o.gradient_clipping = c.gradient_clipping;
   o.seed = c.training.seed;

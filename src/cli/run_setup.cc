@@ -3,6 +3,9 @@
 
 #include "cli/run_inputs.h"
 
+#include <algorithm>
+#include <cstdio>
+
 namespace zt {
 
 StatusOr<ZtConfig> load_run_config(const Json& root, int world) {
@@ -13,23 +16,31 @@ StatusOr<ZtConfig> load_run_config(const Json& root, int world) {
   if (c.parallel.tp > 1 && c.model.padded_vocab_size == 0) {
     c.model.padded_vocab_size = (c.model.vocab_size + c.parallel.tp - 1) / c.parallel.tp * c.parallel.tp;
   }
-  ZT_RETURN_IF_ERROR(resolve_batch(&c.batch, c.parallel.dp));
+  ZT_RETURN_IF_ERROR(resolve_config_batch(&c));
   ZT_RETURN_IF_ERROR(check_supported(c));
+  add_run_notes(&c);
   return c;
 }
+
+void print_config_notes(const ZtConfig& c) {
+  for (const std::string& n : c.notes) std::printf("config: %s\n", n.c_str());
+}
+
+void print_resolved_config(const ZtConfig& c) { std::printf("%s\n", c.resolved.dump(2).c_str()); }
 
 TrainerOptions trainer_options(const ZtConfig& c) {
   TrainerOptions o;
   static_cast<GptTrainingOptions&>(o) = gpt_training_options(c);
   o.zero.stage = static_cast<ZeroStage>(c.zero.stage);
-  o.zero.reduce_bucket_elems = static_cast<size_t>(c.zero.reduce_bucket_size);
-  o.zero.allgather_bucket_elems = static_cast<size_t>(c.zero.allgather_bucket_size);
+  // DeepSpeed allows 0: every layer is then a bucket of its own.
+  o.zero.reduce_bucket_elems = static_cast<size_t>(std::max<int64_t>(1, c.zero.reduce_bucket_size));
+  o.zero.allgather_bucket_elems = static_cast<size_t>(std::max<int64_t>(1, c.zero.allgather_bucket_size));
   o.zero.overlap_comm = c.zero.overlap_comm;
   o.zero.prefetch_elems = static_cast<size_t>(c.zero.stage3_prefetch_bucket_size);
   o.zero.persistence_threshold = static_cast<size_t>(c.zero.stage3_param_persistence_threshold);
   OffloadOptions& f = o.zero.offload;
   f.optimizer = c.zero.offload_optimizer.device == "nvme";
-  f.params = c.zero.offload_param.device == "nvme";
+  f.params = c.zero.offload_param.device == "nvme" && c.zero.stage == 3;  // ignored below stage 3 (a note says so)
   f.optimizer_path = c.zero.offload_optimizer.nvme_path;
   f.param_path = c.zero.offload_param.nvme_path.empty() ? f.optimizer_path : c.zero.offload_param.nvme_path;
   f.sub_group_size = static_cast<size_t>(c.zero.sub_group_size);

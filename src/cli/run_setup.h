@@ -14,6 +14,11 @@ namespace zt {
 // ranks, pads the vocabulary for tensor parallelism and resolves the batch triple.
 StatusOr<ZtConfig> load_run_config(const Json& root, int world);
 
+// Prints what the aliases and "auto" changed ("config: <pointer>: ..."), one line each.
+void print_config_notes(const ZtConfig& c);
+// --print-config: the resolved configuration as indented JSON on stdout.
+void print_resolved_config(const ZtConfig& c);
+
 // The Trainer's options for a resolved configuration (the layout is set per rank).
 TrainerOptions trainer_options(const ZtConfig& c);
 

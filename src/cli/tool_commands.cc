@@ -1,6 +1,8 @@
 // prepare / sample / eval.
 #include "cli/tool_commands.h"
 
+#include "config/coverage.h"
+
 #include <cstdio>
 #include <memory>
 
@@ -125,6 +127,13 @@ int run_eval(const EvalCommandArgs& a) {
   std::printf("eval loss %.6f over %lld tokens (%zu batches of %d x %d)\n", sum / static_cast<double>(n),
               static_cast<long long>(n), batches.size(), a.batch_size, T);
   return kExitOk;
+}
+
+int run_config_coverage() {
+  auto md = config_coverage_markdown();
+  if (!md.ok()) return report_error(md.status(), kExitFailure);
+  std::fputs(md.value().c_str(), stdout);
+  return 0;
 }
 
 }  // namespace zt

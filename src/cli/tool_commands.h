@@ -43,4 +43,7 @@ struct EvalCommandArgs {
 };
 int run_eval(const EvalCommandArgs& args);
 
+// `zerotrain config-coverage`: prints docs/config-coverage.md (config/coverage.h).
+int run_config_coverage();
+
 }  // namespace zt

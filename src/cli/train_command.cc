@@ -77,6 +77,12 @@ int run_train(const TrainCommandArgs& args) {
   auto config_or = load_run_config(root.value(), launched_by_mpi() ? launched_world_size() : 1);
   if (!config_or.ok()) return report_error(config_or.status(), kExitBadInput);
   ZtConfig cfg = std::move(config_or).value();
+  if (args.print_config) {  // every rank would print the same: only the first (or a lone process)
+    if (const char* r = std::getenv("OMPI_COMM_WORLD_RANK"); r == nullptr || std::string(r) == "0") {
+      print_resolved_config(cfg);
+    }
+    return 0;
+  }
   const TrainingConfig& tc = cfg.training;
   const int world_size = cfg.parallel.dp * cfg.parallel.pp * cfg.parallel.tp;
   auto grid_or = RankGrid::create(world_size, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp);
@@ -132,6 +138,7 @@ int run_train(const TrainCommandArgs& args) {
                 static_cast<long long>(cfg.batch.grad_accum), cfg.parallel.dp, cfg.zero.stage,
                 static_cast<long long>(tc.steps), num_threads(), isa_name(active_isa()));
     std::printf("backend: %s\n", trainer.backend().describe().c_str());
+    print_config_notes(cfg);
     if (cfg.zero.offload_optimizer.device == "cpu" || cfg.zero.offload_param.device == "cpu") {
       std::printf("offload: device \"cpu\" asked for; on a CPU-only run the optimizer state and parameters already "
                   "live in host memory, so nothing is moved\n");

@@ -12,6 +12,7 @@ struct TrainCommandArgs {
   std::vector<std::string> overrides;  // "key.path=value", applied before validation
   std::string resume;                  // checkpoint (tag dir or save dir with `latest`); "" = fresh
   std::string init;                    // weights only: a checkpoint or a HuggingFace model.safetensors
+  bool print_config = false;           // print the resolved configuration as JSON and stop
 };
 
 // Exit status: 0 done, 2 bad configuration or input (before any training), 1 failure

@@ -10,10 +10,16 @@ namespace zt {
 
 using namespace config_sections;
 
-StatusOr<ZtConfig> parse_config(const Json& root) {
-  if (!root.is_object()) return Status::InvalidArgument("config: expected a JSON object at the top level");
+StatusOr<ZtConfig> parse_config(const Json& root) { return parse_config(root, machine_auto_context()); }
+
+StatusOr<ZtConfig> parse_config(const Json& given, const AutoContext& ctx) {
+  if (!given.is_object()) return Status::InvalidArgument("config: expected a JSON object at the top level");
   ZtConfig c;
-  c.source = root;
+  c.source = given;
+  c.resolved = given;
+  ZT_RETURN_IF_ERROR(apply_aliases(&c.resolved, &c.notes));
+  ZT_RETURN_IF_ERROR(resolve_auto(&c.resolved, ctx, &c.notes));
+  const Json& root = c.resolved;
   JsonReader r(root, "");
   parse_batch(r, &c.batch);
   parse_optimizer(r, &c);
@@ -38,7 +44,27 @@ StatusOr<ZtConfig> parse_config(const Json& root) {
   return c;
 }
 
-Status resolve_batch(BatchConfig* b, int dp) {
+static Status resolve_batch_numbers(BatchConfig* b, int dp);
+
+Status resolve_batch(BatchConfig* b, int dp, std::vector<std::string>* notes) {
+  const BatchConfig given = *b;
+  if (b->train_batch_size == 0 && b->micro_batch == 0 && (b->train_batch_size_auto || b->micro_batch_auto)) {
+    b->micro_batch = 8;  // HuggingFace's per_device_train_batch_size default
+  }
+  ZT_RETURN_IF_ERROR(resolve_batch_numbers(b, dp));
+  if (notes != nullptr) {
+    auto note = [&](bool automatic, const char* key, int64_t v) {
+      if (automatic) notes->push_back(std::string("/") + key + ": \"auto\" -> " + std::to_string(v));
+    };
+    note(given.train_batch_size_auto, "train_batch_size", b->train_batch_size);
+    note(given.micro_batch_auto, "train_micro_batch_size_per_gpu", b->micro_batch);
+    note(given.grad_accum_auto, "gradient_accumulation_steps", b->grad_accum);
+  }
+  return Status::OK();
+}
+
+// DeepSpeed's arithmetic on the keys given as numbers (0 = not given).
+static Status resolve_batch_numbers(BatchConfig* b, int dp) {
   const int64_t tbs = b->train_batch_size, mbs = b->micro_batch, gas = b->grad_accum;
   const std::string dp_text = "data-parallel size " + std::to_string(dp);
   auto bad = [](const std::string& key, const std::string& why) { return Status::InvalidArgument("/" + key + ": " + why); };
@@ -87,6 +113,27 @@ Status resolve_batch(BatchConfig* b, int dp) {
   return Status::OK();
 }
 
+void add_run_notes(ZtConfig* c) {
+  const std::string& par = c->zero.offload_param.device;
+  if (par != "none" && c->zero.stage != 3) {
+    c->notes.push_back("/zero_optimization/offload_param: ignored at stage " + std::to_string(c->zero.stage) +
+                       ", as DeepSpeed ignores it: parameters are offloaded under ZeRO-3 only");
+  }
+  const ActivationCheckpointConfig& ac = c->activation_checkpointing;
+  if (ac.cpu_checkpointing && ac.number_checkpoints <= 0 && ac.interval <= 0) {
+    c->notes.push_back("/activation_checkpointing/cpu_checkpointing: no effect: no block is checkpointed (set "
+                       "activation_checkpointing.number_checkpoints or the pipeline's activation_checkpoint_interval)");
+  }
+}
+
+Status resolve_config_batch(ZtConfig* c) {
+  ZT_RETURN_IF_ERROR(resolve_batch(&c->batch, c->parallel.dp, &c->notes));
+  c->resolved["train_batch_size"] = c->batch.train_batch_size;
+  c->resolved["train_micro_batch_size_per_gpu"] = c->batch.micro_batch;
+  c->resolved["gradient_accumulation_steps"] = c->batch.grad_accum;
+  return Status::OK();
+}
+
 Status resolve_parallel(ParallelConfig* p, int world) {
   const int64_t model_parallel = static_cast<int64_t>(p->pp) * p->tp;  // each up to 2^20: int64
   if (p->dp == 0) {
@@ -123,11 +170,7 @@ static Status check_offload(const ZtConfig& c) {
   const std::string zo = "/zero_optimization/";
   const OffloadConfig& opt = c.zero.offload_optimizer;
   const OffloadConfig& par = c.zero.offload_param;
-  if (par.device != "none" && c.zero.stage != 3) {
-    return Status::Unimplemented(zo + "offload_param/device: \"" + par.device +
-                                 "\" needs /zero_optimization/stage 3 (DeepSpeed offloads parameters under ZeRO-3 only)");
-  }
-  if (par.device == "nvme" && opt.device != "nvme") {
+  if (par.device == "nvme" && c.zero.stage == 3 && opt.device != "nvme") {
     return Status::Unimplemented(zo + "offload_param/device: \"nvme\" needs offload_optimizer.device \"nvme\" too: "
                                  "zerotrain swaps the parameter shard in the optimizer's chunks");
   }
@@ -168,11 +211,6 @@ Status check_supported(const ZtConfig& c) {
                                          "layers of one rank's whole model");
   }
   const ActivationCheckpointConfig& ac = c.activation_checkpointing;
-  if (ac.cpu_checkpointing && ac.number_checkpoints <= 0 && ac.interval <= 0) {
-    return no("/activation_checkpointing/cpu_checkpointing",
-              "true needs checkpointed blocks: set activation_checkpointing.number_checkpoints (or the pipeline's "
-              "activation_checkpoint_interval)");
-  }
   if (ac.cpu_checkpointing && ac.partition_activations && c.parallel.tp > 1) {
     return no("/activation_checkpointing/cpu_checkpointing",
               "true together with partition_activations at tp > 1 is not supported: choose one (each keeps the "

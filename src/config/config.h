@@ -15,8 +15,10 @@
 #include "comm/process_group.h"
 #include "core/status.h"
 #include "io/json_strict.h"
+#include "config/normalize.h"
 #include "nn/gpt_config.h"
 #include "optim/adamw.h"
+#include "optim/lamb_options.h"
 #include "optim/lr_schedule.h"
 #include "optim/optimizer.h"
 #include "optim/sgd.h"
@@ -25,10 +27,16 @@ namespace zt {
 
 // DeepSpeed's train_batch_size / train_micro_batch_size_per_gpu / gradient_accumulation_steps.
 // 0 = not given. After resolve_batch all three are set and consistent.
+// A key may also be "auto" (HuggingFace's convention): resolve_batch treats it as not
+// given, except that when neither train_batch_size nor the micro-batch is a number, an
+// "auto" one of them means HuggingFace's per_device_train_batch_size default, 8.
 struct BatchConfig {
   int64_t train_batch_size = 0;
   int64_t micro_batch = 0;
   int64_t grad_accum = 0;
+  bool train_batch_size_auto = false;
+  bool micro_batch_auto = false;
+  bool grad_accum_auto = false;
 };
 
 // zero_optimization.offload_optimizer / offload_param (DeepSpeed's offload_config.py).
@@ -165,6 +173,8 @@ struct ZtConfig {
   OptimizerKind optimizer = OptimizerKind::kAdamW;
   AdamWOptions adamw;
   SgdOptions sgd;
+  LambOptions lamb;      // Lamb
+  OneBitOptions onebit;  // OneBitAdam, ZeroOneAdam, OneBitLamb
   LrScheduleOptions schedule;
   double gradient_clipping = 1.0;
   int64_t steps_per_print = 0;  // 0 = DeepSpeed's None
@@ -183,14 +193,28 @@ struct ZtConfig {
   DataConfig data;
   TrainingConfig training;
   Json source;  // the configuration as given (after overrides), for checkpoints and logs
+  Json resolved;  // after aliases and "auto" (resolve_batch fills in the batch triple)
+  std::vector<std::string> notes;  // what the aliases and "auto" changed, one line each (the banner prints them)
 };
 
-// Validates and reads a whole config. Does not resolve the batch triple.
+// Validates and reads a whole config: aliases and "auto" first (normalize.h), then every
+// section. Does not resolve the batch triple. ctx: what "auto" may depend on besides
+// the file (default: this machine).
 StatusOr<ZtConfig> parse_config(const Json& root);
+StatusOr<ZtConfig> parse_config(const Json& root, const AutoContext& ctx);
 
 // DeepSpeed's batch arithmetic: train_batch_size = micro_batch x grad_accum x dp_size,
-// any two given determine the third; one alone sets grad_accum = 1.
-Status resolve_batch(BatchConfig* batch, int dp_size);
+// any two given determine the third; one alone sets grad_accum = 1. "auto" keys as
+// BatchConfig says; each resolved "auto" adds a line to notes (when not null).
+Status resolve_batch(BatchConfig* batch, int dp_size, std::vector<std::string>* notes = nullptr);
+
+// Notes for keys accepted with no effect in this combination (offload_param below
+// stage 3, cpu_checkpointing with no checkpointed block), as DeepSpeed ignores them.
+void add_run_notes(ZtConfig* c);
+
+// resolve_batch for the config's own parallel.dp, with its notes, writing the triple
+// into c->resolved.
+Status resolve_config_batch(ZtConfig* c);
 
 // Resolves parallel.dp = "auto" for world_size ranks and checks dp x pp x tp == world.
 Status resolve_parallel(ParallelConfig* parallel, int world_size);

@@ -46,12 +46,12 @@ TEST(Config, OutOfRange) {
 TEST(Config, UnknownKeysAreRefusedNotIgnored) {
   expect_error(R"({"train_batch_sise": 8})",
                "/train_batch_sise: unknown key; allowed here: activation_checkpointing, aio, amp, autotuning, bf16, "
-               "bfloat16, checkpoint, comet, comms_logger, communication_data_type, compression_training, csv_monitor, "
+               "bfloat16, checkpoint, comet, comms_logger, communication_data_type, compile, compression_training, csv_monitor, "
                "curriculum_learning, data, data_efficiency, data_types, dataloader_drop_last, disable_allgather, dump_state, "
-               "elasticity, flops_profiler, fp16, gradient_accumulation_steps, gradient_allreduce_op, "
-               "gradient_clipping, gradient_predivide_factor, memory_breakdown, model, optimizer, parallel, "
-               "parameter_server, pipeline, "
-               "prescale_gradients, scheduler, sequence_parallel, sparse_attention, sparse_gradients, "
+               "eigenvalue, elasticity, flops_profiler, fp16, gradient_accumulation_steps, gradient_allreduce_op, "
+               "gradient_clipping, gradient_predivide_factor, hybrid_engine, memory_breakdown, model, nebula, optimizer, "
+               "parallel, parameter_server, pipeline, prescale_gradients, progressive_layer_drop, quantize_training, "
+               "scheduler, sequence_parallel, sparse_attention, sparse_gradients, "
                "steps_per_print, tensor_parallel, tensorboard, torch_autocast, train_batch_size, "
                "train_micro_batch_size_per_gpu, training, wall_clock_breakdown, wandb, "
                "zero_allow_untested_optimizer, zero_force_ds_cpu_optimizer, zero_optimization");
@@ -80,8 +80,8 @@ TEST(Config, MissingFile) {
 
 TEST(Config, UnsupportedFeaturesAreRefusedNamingTheKey) {
   ZtConfig c;
-  ASSERT_TRUE(parse_text(R"({"optimizer": {"type": "OneBitAdam", "params": {"lr": 1e-3}}})", &c).message().find(
-                  R"(/optimizer/type: "OneBitAdam" is not supported yet)") == 0);
+  EXPECT_EQ(parse_text(R"({"optimizer": {"type": "Lion", "params": {"lr": 1e-3}}})", &c).message().rfind(
+                R"(/optimizer/type: "Lion": not built: )", 0), 0u);
   ASSERT_TRUE(parse_text(R"({"fp16": {"enabled": true}})", &c).ok());
   EXPECT_TRUE(check_supported(c).ok());
   ASSERT_TRUE(parse_text(R"({"fp16": {"enabled": true}, "bf16": {"enabled": true}})", &c).ok());
@@ -92,8 +92,11 @@ TEST(Config, UnsupportedFeaturesAreRefusedNamingTheKey) {
   ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}})", &c).ok());
   EXPECT_TRUE(check_supported(c).ok()) << check_supported(c).message();
   ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}})", &c).ok());
-  EXPECT_EQ(check_supported(c).message(), "/zero_optimization/offload_param/device: \"cpu\" needs "
-                                          "/zero_optimization/stage 3 (DeepSpeed offloads parameters under ZeRO-3 only)");
+  EXPECT_TRUE(check_supported(c).ok());  // ignored below stage 3, as DeepSpeed does, with a note
+  add_run_notes(&c);
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_EQ(c.notes[0], "/zero_optimization/offload_param: ignored at stage 2, as DeepSpeed ignores it: parameters "
+                        "are offloaded under ZeRO-3 only");
   // "nvme": parameters need the optimizer's swap too, and each block a path.
   ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}})", &c).ok());
   EXPECT_EQ(check_supported(c).message(),
@@ -115,16 +118,19 @@ TEST(Config, UnsupportedFeaturesAreRefusedNamingTheKey) {
   expect_error(R"({"aio": {"block_size": 1000}})",
                "/aio/block_size: must be a multiple of 4096 bytes (O_DIRECT alignment), got 1000");
   expect_error(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme", "ratio": 0.5}}})",
-               "/zero_optimization/offload_optimizer/ratio: values below 1 (ZeRO-Offload++ \"Twin-Flow\": part of "
-               "the step on the accelerator) need an accelerator; a CPU run updates every parameter on the CPU");
+               "/zero_optimization/offload_optimizer/ratio: needs a GPU: below 1 (ZeRO-Offload++ \"Twin-Flow\") splits "
+               "the step between accelerator and CPU; a CPU run updates every parameter on the CPU");
   ASSERT_TRUE(parse_text(R"({"activation_checkpointing": {"cpu_checkpointing": true}})", &c).ok());
-  EXPECT_EQ(check_supported(c).message(),
-            "/activation_checkpointing/cpu_checkpointing: true needs checkpointed blocks: set "
-            "activation_checkpointing.number_checkpoints (or the pipeline's activation_checkpoint_interval)");
+  EXPECT_TRUE(check_supported(c).ok());
+  add_run_notes(&c);
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_EQ(c.notes[0].rfind("/activation_checkpointing/cpu_checkpointing: no effect: no block is checkpointed", 0), 0u);
   expect_error(R"({"data_types": {"grad_accum_dtype": "bf16"}})",
-               "/data_types/grad_accum_dtype: only \"fp32\" is supported: gradients accumulate in fp32");
+               "/data_types/grad_accum_dtype: not built: fp16 and bf16 are not built: gradients accumulate in fp32; "
+               "use \"fp32\" instead");
   expect_error(R"({"communication_data_type": "bf16"})",
-               "/communication_data_type: only \"fp32\" is supported: gradients accumulate and are reduced in fp32");
+               "/communication_data_type: not built: fp16 and bf16 are not built: gradients accumulate and are reduced "
+               "in fp32; use \"fp32\" instead");
   ASSERT_TRUE(parse_text(R"({"tensorboard": {"enabled": true, "output_path": "x"}, "csv_monitor": {"enabled": true,
       "job_name": "j"}})", &c).ok());
   EXPECT_TRUE(c.tensorboard.enabled);
@@ -132,11 +138,10 @@ TEST(Config, UnsupportedFeaturesAreRefusedNamingTheKey) {
   EXPECT_EQ(c.tensorboard.job_name, "DeepSpeedJobName");
   EXPECT_EQ(c.csv_monitor.job_name, "j");
   expect_error(R"({"wandb": {"enabled": true, "project": "p"}})",
-               "/wandb: Weights & Biases needs its network service, which a training run here does not reach; use "
-               "tensorboard or csv_monitor (both written locally)");
+               "/wandb: needs a network service: Weights & Biases needs its network service; use tensorboard or "
+               "csv_monitor instead");
   EXPECT_TRUE(parse_text(R"({"wandb": {"enabled": false, "project": "p"}})").ok());
-  expect_error(R"({"zero_optimization": {"stage": 2, "round_robin_gradients": true}})",
-               "/zero_optimization/round_robin_gradients: true is not supported");
+  EXPECT_TRUE(parse_text(R"({"zero_optimization": {"stage": 2, "round_robin_gradients": true}})").ok());  // inert
 }
 
 TEST(Config, DeepSpeedDefaults) {

@@ -17,7 +17,13 @@ namespace {
 // Bytes of optimizer state per owned element.
 size_t optimizer_bytes_per_element(const TrainerOptions& o) {
   if (o.optimizer == OptimizerKind::kAdamW) return 8;  // exp_avg, exp_avg_sq
-  return o.sgd.momentum != 0.0 ? 4 : 0;                // momentum_buffer
+  if (o.optimizer == OptimizerKind::kLamb) return 8;   // exp_avg, exp_avg_sq
+  if (o.optimizer == OptimizerKind::kSgd) return o.sgd.momentum != 0.0 ? 4 : 0;  // momentum_buffer
+  // The 1-bit optimizers: their state arrays (m, v, and 0/1 Adam's accumulator or 1-bit
+  // LAMB's fresh variance), the worker error feedback and one scratch vector (the server
+  // error, 1/dp of an element, is within the tensors' padding slack).
+  if (o.optimizer == OptimizerKind::kOneBitAdam) return 8 + 4 + 4;
+  return 12 + 4 + 4;  // kZeroOneAdam, kOneBitLamb
 }
 
 // Gradient buckets from stage 2 (GradReducer's pool, per bucket size); ZeRO-3's gather

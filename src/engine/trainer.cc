@@ -12,6 +12,7 @@
 #include "core/test_hooks.h"
 #include "core/timer.h"
 #include "optim/grad_clip.h"
+#include "engine/optimizer_factory.h"
 
 namespace zt {
 
@@ -143,11 +144,7 @@ Status Trainer::init_states(Status pending) {
   const ParamTable& table = model_->param_table();
   const ElementRange owned = ModelStates::owned_range(partition_, dp_->rank(), options_.zero.stage);
   // The optimizer's state lives in the model states' store (in memory, or swapped).
-  if (options_.optimizer == OptimizerKind::kAdamW) {
-    ZT_ASSIGN_OR_RETURN(optimizer_, AdamW::create(table, owned, options_.adamw, backend_, /*own_state=*/false));
-  } else {
-    ZT_ASSIGN_OR_RETURN(optimizer_, Sgd::create(table, owned, options_.sgd, backend_, /*own_state=*/false));
-  }
+  ZT_ASSIGN_OR_RETURN(optimizer_, make_optimizer(options_, table, owned, dp_, pipelined()));
   ModelStatesOptions so;
   so.stage = options_.zero.stage;
   so.optimizer_state = optimizer_->state_names();
@@ -195,6 +192,11 @@ StatusOr<double> Trainer::global_grad_norm() {
   const ElementRange range = states_->owned_range();
   const float* owned = states_->owned_grads();
   const bool model_parallel = pipelined() || options_.layout.tp_size > 1;
+  if (!optimizer_->engine_reduces_gradients()) {  // local gradients: the rms of the ranks' estimates dp x g_r
+    const double dp = dp_->size();
+    ZT_ASSIGN_OR_RETURN(const double sq, all_reduce_sum(dp_, sum_of_squares(owned, range.size(), backend_.ops())));
+    return std::sqrt(sq * dp);  // sqrt(sum_r ||dp g_r||^2 / dp)
+  }
   if (!model_parallel) {
     if (stage == ZeroStage::kNone) return l2_norm(owned, range.size(), backend_.ops());  // same sums on every rank
     ZT_ASSIGN_OR_RETURN(const double sq, all_reduce_sum(dp_, sum_of_squares(owned, range.size(), backend_.ops())));
@@ -234,6 +236,9 @@ StatusOr<bool> Trainer::update_parameters(const ScheduleValue& sched, StepStats*
   hyper.momentum = sched.momentum;
   // The clip coefficient of the true gradients, and fp16's unscaling, in one factor.
   hyper.grad_scale = clip_coefficient(stats->grad_norm, options_.gradient_clipping) / stats->loss_scale;
+  // Local gradients (a 1-bit optimizer after its warm-up) are each rank's part of the
+  // sum; dp x g_r is that rank's estimate of the whole gradient.
+  if (!optimizer_->engine_reduces_gradients()) hyper.grad_scale *= dp_->size();
   // The update is local (it may swap state through a disk); every rank learns whether
   // all succeeded before parameters are exchanged, so a failed disk stops every rank.
   const Status local = states_->update(*optimizer_, hyper);
@@ -267,6 +272,7 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
   stats.loss_scale = scaler_ ? scaler_->scale() : 1.0;  // fp16: the backward runs on the scaled loss
   const float dloss = counted > 0 ? static_cast<float>(stats.loss_scale / static_cast<double>(counted)) : 0.0f;
   states_->zero_grads();
+  reducer_->set_reduce(optimizer_->engine_reduces_gradients());
   const uint64_t read0 = disk_read(), written0 = disk_written();
   const size_t modules = static_cast<size_t>(options_.model.n_layer) + 2;
   layer_times_ = LayerTimes{std::vector<double>(modules, 0.0), std::vector<double>(modules, 0.0), 0.0};

@@ -22,6 +22,20 @@ const char* schedule_name(ScheduleKind k) {
   return "";
 }
 
+// The manifest's optimizer type: a checkpoint of one optimizer is refused by another.
+// The 1-bit kinds save their moments; their error feedback and schedules restart on resume.
+const char* optimizer_name(OptimizerKind k) {
+  switch (k) {  // every kind: a new one must be named here
+    case OptimizerKind::kAdamW: return "adamw";
+    case OptimizerKind::kSgd: return "sgd";
+    case OptimizerKind::kLamb: return "lamb";
+    case OptimizerKind::kOneBitAdam: return "onebitadam";
+    case OptimizerKind::kZeroOneAdam: return "zerooneadam";
+    case OptimizerKind::kOneBitLamb: return "onebitlamb";
+  }
+  return "unknown";
+}
+
 // Every rank must succeed, or none trains: returns `local`, or an error naming how many
 // other ranks failed.
 Status all_ranks_ok(Trainer& t, const Status& local, const std::string& what) {
@@ -109,7 +123,7 @@ Status save_trainer(Trainer& t, const TrainerSave& save) {
   m.layout = {t.world().size(), t.dp().size(), t.pp_size(), o.layout.tp_size, static_cast<int>(o.zero.stage)};
   EngineState& e = m.engine;
   e.global_step = t.global_step();
-  e.optimizer = o.optimizer == OptimizerKind::kAdamW ? "adamw" : "sgd";
+  e.optimizer = optimizer_name(o.optimizer);
   e.optimizer_steps = t.optimizer().step_count();
   e.lr_schedule = schedule_name(o.schedule.kind);
   e.next_lr = t.next_lr();
@@ -138,7 +152,7 @@ StatusOr<EngineState> load_trainer(Trainer& t, const CheckpointRef& ckpt, bool w
     if (!weights_only || a.kind == "param") kinds.push_back(a.kind);
   }
   Status s = check_same_model(ckpt, t.options().model);
-  const std::string mine = t.options().optimizer == OptimizerKind::kAdamW ? "adamw" : "sgd";
+  const std::string mine = optimizer_name(t.options().optimizer);
   if (s.ok() && !weights_only && e.optimizer != mine) {
     s = Status::InvalidArgument("checkpoint " + ckpt.dir + " holds " +
                                 (e.optimizer.empty() ? std::string("weights only") : e.optimizer + " state") +

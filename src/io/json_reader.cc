@@ -36,6 +36,17 @@ std::string lower(std::string s) {
 
 }  // namespace
 
+namespace {
+thread_local std::vector<KeyLogEntry>* g_key_log = nullptr;
+}  // namespace
+
+ScopedKeyLog::ScopedKeyLog(std::vector<KeyLogEntry>* out) : previous_(g_key_log) { g_key_log = out; }
+ScopedKeyLog::~ScopedKeyLog() { g_key_log = previous_; }
+
+void JsonReader::log(const std::string& key, std::string expects, std::string dflt) const {
+  if (g_key_log != nullptr) g_key_log->push_back({path(key), std::move(expects), std::move(dflt)});
+}
+
 JsonReader::JsonReader(const Json& obj, std::string pointer)
     : JsonReader(obj, std::move(pointer), std::make_shared<Status>()) {}
 
@@ -49,15 +60,22 @@ const Json* JsonReader::lookup(const std::string& key) {
   return &*it;
 }
 
-bool JsonReader::has(const std::string& key) { return lookup(key) != nullptr; }
+bool JsonReader::has(const std::string& key) {
+  log(key, "a value checked by its section reader", "");
+  return lookup(key) != nullptr;
+}
 
-const Json* JsonReader::raw(const std::string& key) { return lookup(key); }
+const Json* JsonReader::raw(const std::string& key) {
+  log(key, "a value checked by its section reader", "");
+  return lookup(key);
+}
 
 void JsonReader::fail(const std::string& key, const std::string& why) {
   if (error_->ok()) *error_ = Status::InvalidArgument(path(key) + ": " + why);
 }
 
 int64_t JsonReader::integer(const std::string& key, int64_t dflt, int64_t lo, int64_t hi) {
+  log(key, range_text(lo, hi), std::to_string(dflt));
   const Json* v = lookup(key);
   if (v == nullptr) return dflt;
   int64_t x = 0;
@@ -84,17 +102,18 @@ int64_t JsonReader::integer(const std::string& key, int64_t dflt, int64_t lo, in
 }
 
 double JsonReader::number(const std::string& key, double dflt, double lo, double hi) {
+  std::string want = "a number";
+  if (std::isfinite(lo) && std::isfinite(hi)) {
+    want += " in [" + number_text(lo) + ", " + number_text(hi) + "]";
+  } else if (std::isfinite(lo)) {
+    want += " >= " + number_text(lo);
+  } else if (std::isfinite(hi)) {
+    want += " <= " + number_text(hi);
+  }
+  log(key, want, std::isnan(dflt) ? "none" : number_text(dflt));
   const Json* v = lookup(key);
   if (v == nullptr) return dflt;
   if (!v->is_number() || v->get<double>() < lo || v->get<double>() > hi || !std::isfinite(v->get<double>())) {
-    std::string want = "a number";
-    if (std::isfinite(lo) && std::isfinite(hi)) {
-      want += " in [" + number_text(lo) + ", " + number_text(hi) + "]";
-    } else if (std::isfinite(lo)) {
-      want += " >= " + number_text(lo);
-    } else if (std::isfinite(hi)) {
-      want += " <= " + number_text(hi);
-    }
     fail(key, "expected " + want + ", got " + json_brief(*v));
     return dflt;
   }
@@ -102,6 +121,7 @@ double JsonReader::number(const std::string& key, double dflt, double lo, double
 }
 
 bool JsonReader::boolean(const std::string& key, bool dflt) {
+  log(key, "true or false", dflt ? "true" : "false");
   const Json* v = lookup(key);
   if (v == nullptr) return dflt;
   if (!v->is_boolean()) {
@@ -112,6 +132,7 @@ bool JsonReader::boolean(const std::string& key, bool dflt) {
 }
 
 std::string JsonReader::string(const std::string& key, const std::string& dflt) {
+  log(key, "a string", Json(dflt).dump());
   const Json* v = lookup(key);
   if (v == nullptr) return dflt;
   if (!v->is_string()) {
@@ -123,6 +144,9 @@ std::string JsonReader::string(const std::string& key, const std::string& dflt) 
 
 std::string JsonReader::choice(const std::string& key, const std::string& dflt,
                                std::initializer_list<const char*> allowed, bool case_insensitive) {
+  std::string list;
+  for (const char* a : allowed) list += (list.empty() ? "\"" : ", \"") + std::string(a) + "\"";
+  log(key, "one of " + list, dflt.empty() ? "" : Json(dflt).dump());
   const Json* v = lookup(key);
   if (v == nullptr) return dflt;
   if (v->is_string()) {
@@ -131,13 +155,12 @@ std::string JsonReader::choice(const std::string& key, const std::string& dflt,
       if (s == a || (case_insensitive && lower(s) == lower(a))) return a;
     }
   }
-  std::string list;
-  for (const char* a : allowed) list += (list.empty() ? "\"" : ", \"") + std::string(a) + "\"";
   fail(key, "expected one of " + list + ", got " + json_brief(*v));
   return dflt;
 }
 
 std::vector<std::string> JsonReader::strings(const std::string& key) {
+  log(key, "a string or an array of strings", "");
   const Json* v = lookup(key);
   if (v == nullptr) return {};
   std::vector<std::string> out;
@@ -151,6 +174,7 @@ std::vector<std::string> JsonReader::strings(const std::string& key) {
 }
 
 std::optional<JsonReader> JsonReader::object(const std::string& key) {
+  log(key, "an object", "");
   const Json* v = lookup(key);
   if (v == nullptr) return std::nullopt;
   if (!v->is_object()) {

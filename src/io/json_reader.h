@@ -22,6 +22,25 @@
 
 namespace zt {
 
+// What one getter read: the key's pointer, what it expects and its default. Recorded
+// only while a ScopedKeyLog is installed on the thread (config/coverage.cc builds the
+// key list of docs/config-coverage.md from it).
+struct KeyLogEntry {
+  std::string pointer;
+  std::string expects;
+  std::string default_value;  // "" when the getter has none (objects, hand-checked values)
+};
+class ScopedKeyLog {
+ public:
+  explicit ScopedKeyLog(std::vector<KeyLogEntry>* out);
+  ~ScopedKeyLog();
+  ScopedKeyLog(const ScopedKeyLog&) = delete;
+  ScopedKeyLog& operator=(const ScopedKeyLog&) = delete;
+
+ private:
+  std::vector<KeyLogEntry>* previous_;
+};
+
 class JsonReader {
  public:
   // obj must be a JSON object; pointer is its location ("" for the root).
@@ -66,6 +85,7 @@ class JsonReader {
  private:
   JsonReader(const Json& obj, std::string pointer, std::shared_ptr<Status> error);
   const Json* lookup(const std::string& key);
+  void log(const std::string& key, std::string expects, std::string dflt) const;
 
   const Json* obj_;
   std::string pointer_;

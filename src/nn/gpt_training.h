@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "nn/gpt_config.h"
 #include "optim/adamw.h"
+#include "optim/lamb_options.h"
 #include "optim/loss_scaler.h"
 #include "optim/lr_schedule.h"
 #include "optim/optimizer.h"
@@ -24,6 +25,8 @@ struct GptTrainingOptions {
   OptimizerKind optimizer = OptimizerKind::kAdamW;
   AdamWOptions adamw;
   SgdOptions sgd;
+  LambOptions lamb;      // OptimizerKind::kLamb
+  OneBitOptions onebit;  // kOneBitAdam, kZeroOneAdam, kOneBitLamb
   LrScheduleOptions schedule;       // schedule.base_lr is the optimizer's lr
   double gradient_clipping = 1.0;  // max global norm; 0 disables (DeepSpeed's default is 1.0)
   LossScalerOptions loss_scaler;   // used when the backend computes in f16 (DeepSpeed's fp16 section)

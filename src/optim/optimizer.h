@@ -5,7 +5,8 @@
 // The state may also live outside the optimizer (offload streams it through buffers):
 // created without its own state, the optimizer is driven by begin_step() once per step
 // and update() over pieces of its range, each with pointers into the state arrays named
-// by state_names(). The update is elementwise, so any cutting gives the same bits.
+// by state_names(). AdamW's and SGD's updates are elementwise, so any cutting gives the
+// same bits; LAMB and the 1-bit optimizers need whole tensors (they say so).
 // Thread-safety: one thread calls step(); the kernels parallelise internally.
 #pragma once
 
@@ -15,11 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
 #include "tensor/tensor_spec.h"
 
 namespace zt {
 
-enum class OptimizerKind { kAdamW, kSgd };
+// kOneBitAdam, kZeroOneAdam, kOneBitLamb compress the data-parallel exchange (onebit_*.h).
+enum class OptimizerKind { kAdamW, kSgd, kLamb, kOneBitAdam, kZeroOneAdam, kOneBitLamb };
 
 // What changes from step to step, from the schedule and the gradient clipper.
 struct StepHyper {
@@ -54,6 +57,12 @@ class Optimizer {
   virtual int64_t step_count() const = 0;
   virtual void set_step_count(int64_t steps) = 0;
   virtual const char* name() const = 0;
+  // False when the coming step's gradients must stay local: the optimizer communicates
+  // itself (1-bit Adam after its warm-up). The engine then skips the data-parallel
+  // reduction and passes each rank's own gradient, scaled to estimate the average.
+  virtual bool engine_reduces_gradients() const { return true; }
+  // The first failure of the last update() (an optimizer that communicates may fail).
+  virtual Status last_error() const { return Status::OK(); }
 };
 
 // The parts of [range.begin, range.end) covered by each tensor, with its decay flag.

@@ -59,18 +59,21 @@ TEST_F(Cli, BadConfigurationsExitTwoWithThePointer) {
                       "/optimizer/params/betas: expected two numbers in [0, 1), got [0.9]");
   expect_config_error(R"({"train_batch_size": 8, "zero_optimization": {"stage": 0, "overlap_com": true}})",
                       "/zero_optimization/overlap_com: unknown key; allowed here: allgather_bucket_size, "
-                      "allgather_partitions, contiguous_gradients, cpu_offload, cpu_offload_param, "
-                      "cpu_offload_use_pin_memory, elastic_checkpoint, ignore_unused_parameters, load_from_fp32_weights, "
+                      "allgather_partitions, allgather_sequential, contiguous_gradients, cpu_offload, cpu_offload_param, "
+                      "cpu_offload_params, cpu_offload_use_pin_memory, elastic_checkpoint, "
+                      "gather_16bit_weights_on_model_save, ignore_unused_parameters, load_from_fp32_weights, "
                       "log_trace_cache_warnings, "
                       "max_live_parameters, max_reuse_distance, memory_efficient_linear, "
-                      "mics_hierarchical_params_gather, mics_shard_size, model_persistence_threshold, offload_optimizer, "
+                      "mics_hierarchical_params_gather, mics_shard_size, model_persistence_threshold, "
+                      "module_granularity_threshold, offload_optimizer, "
                       "offload_param, overlap_comm, param_persistence_threshold, prefetch_bucket_size, reduce_bucket_size, "
                       "reduce_scatter, round_robin_gradients, stage, stage3_allgather_sequential, "
                       "stage3_gather_16bit_weights_on_model_save, stage3_gather_fp16_weights_on_model_save, "
                       "stage3_max_live_parameters, stage3_max_reuse_distance, stage3_model_persistence_threshold, "
                       "stage3_module_granularity_threshold, stage3_param_persistence_threshold, "
                       "stage3_prefetch_bucket_size, stage3_use_all_reduce_for_fetch_params, sub_group_size, "
-                      "use_multi_rank_bucket_allreduce, zero_hpz_partition_size, zero_quantized_gradients, "
+                      "use_all_reduce_for_fetch_params, use_multi_rank_bucket_allreduce, zero_hpz_partition_size, "
+                      "zero_quantized_gradients, "
                       "zero_quantized_nontrainable_weights, zero_quantized_weights");
   expect_config_error(R"({"train_batch_size": 8, "gradient_clipping": -1})",
                       "/gradient_clipping: expected a number >= 0, got -1");
@@ -82,7 +85,8 @@ TEST_F(Cli, BadConfigurationsExitTwoWithThePointer) {
   expect_config_error(R"({"train_batch_size": 8, "fp16": {"enabled": true}, "bf16": {"enabled": true}})",
                       "/fp16/enabled and /bf16/enabled are both true: choose one precision");
   expect_config_error(R"({"train_batch_size": 8, "bf16": {"enabled": true}, "data_types": {"grad_accum_dtype": "bf16"}})",
-                      "/data_types/grad_accum_dtype: only \"fp32\" is supported: gradients accumulate in fp32");
+                      "/data_types/grad_accum_dtype: not built: fp16 and bf16 are not built: gradients accumulate in "
+                      "fp32; use \"fp32\" instead");
   expect_config_error(R"({"train_batch_size": 8, "model": {"n_layer": 2}, "data": {"train": "missing.bin"}})",
                       "no such token file: missing.bin");
   const CliRun r = run("train --config nope.json");

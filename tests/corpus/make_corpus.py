@@ -142,13 +142,13 @@ def make_config():
           "/optimizer/params/betas: expected two numbers in [0, 1), got [0.9,1.5]")
     k.add("optimizer_unknown.json", config_text(edited(CONFIG, "optimizer.type", "Adamm")),
           '/optimizer/type: expected one of "Adam", "AdamW"')
-    k.add("optimizer_unsupported.json", config_text(edited(CONFIG, "optimizer", {"type": "Lamb"})),
-          '/optimizer/type: "Lamb" is not supported yet')
+    k.add("optimizer_unsupported.json", config_text(edited(CONFIG, "optimizer", {"type": "Lion"})),
+          '/optimizer/type: "Lion": not built')
     k.add("sgd_nesterov.json", config_text(edited(CONFIG, "optimizer", {"type": "SGD", "params": {"nesterov": True}})),
           "/optimizer/params/nesterov: true requires momentum > 0 and dampening 0")
-    k.add("scheduler_missing_total.json",
-          config_text(edited(CONFIG, "scheduler.params.total_num_steps", DELETE)),
-          "/scheduler/params/total_num_steps: required for WarmupDecayLR")
+    k.add("scheduler_total_zero.json",
+          config_text(edited(CONFIG, "scheduler.params.total_num_steps", 0)),
+          "/scheduler/params/total_num_steps: expected an integer >= 1, got 0")
     k.add("last_iteration_above_int64.json",
           config_text(edited(CONFIG, "scheduler.params.last_batch_iteration", 18446744073709551615)),
           "/scheduler/params/last_batch_iteration: expected an integer -1..-1, got 18446744073709551615")
@@ -166,10 +166,15 @@ def make_config():
           "/data/seq_len: 512 exceeds /model/n_positions=256")
     k.add("bounded_without_staleness.json", config_text(edited(CONFIG, "parameter_server", {"mode": "bounded"})),
           '/parameter_server/staleness: required with mode "bounded"')
-    k.add("pipeline_stages.json", config_text(edited(CONFIG, "pipeline", {"stages": 2})),
-          "/pipeline/stages: set the number of stages with zerotrain's parallel.pp")
+    k.add("pipeline_stages.json", config_text(edited(CONFIG, "pipeline", {"stages": "many"})),
+          '/pipeline/stages: expected an integer (the number of pipeline stages) or "auto", got "many"')
     k.add("wandb_enabled.json", config_text(edited(CONFIG, "wandb", {"enabled": True})),
-          "/wandb: Weights & Biases needs its network service")
+          "/wandb: needs a network service: Weights & Biases needs its network service")
+    k.add("auto_unresolvable.json", config_text(edited(CONFIG, "zero_optimization.allgather_bucket_size", "auto")),
+          '/zero_optimization/allgather_bucket_size: "auto" has no value to resolve to here')
+    k.add("legacy_and_modern.json",
+          config_text(edited(edited(CONFIG, "bf16", {"enabled": False}), "bfloat16", {"enabled": False})),
+          "/bfloat16: given together with its modern name /bf16")
     # The batch triple (resolve_batch, one rank) and the parallel layout (resolve_parallel).
     k.add("batch_inconsistent.json", config_text(edited(CONFIG, "train_batch_size", 10)),
           "/train_batch_size: 10 is not train_micro_batch_size_per_gpu 4 x gradient_accumulation_steps 2 x "
@@ -421,8 +426,9 @@ def make_manifest():
         "/engine/global_samples: 0 is not global_step 4611686018427387904 x data_sampler/train_batch_size 4611686018427387904")
     add("engine_iteration_above_int64.json", edited(MANIFEST, "engine.lr_scheduler.last_batch_iteration", 2**64 - 1),
         "/engine/lr_scheduler/last_batch_iteration: expected an integer -1..4611686018427387904, got 18446744073709551615")
-    add("engine_optimizer_unknown.json", edited(MANIFEST, "engine.optimizer.type", "lamb"),
-        '/engine/optimizer/type: expected one of "adamw", "sgd", "", got "lamb"')
+    add("engine_optimizer_unknown.json", edited(MANIFEST, "engine.optimizer.type", "adagrad"),
+        '/engine/optimizer/type: expected one of "adamw", "sgd", "lamb", "onebitadam", "zerooneadam", "onebitlamb", "", '
+        'got "adagrad"')
     add("config_not_object.json", edited(MANIFEST, "config", [1]), "/config: expected an object")
     add("state_kinds_unknown.json", edited(MANIFEST, "state_kinds", ["param", "momentum"]),
         '/state_kinds: expected distinct kinds among param, exp_avg, exp_avg_sq, momentum_buffer, got ["param","momentum"]')

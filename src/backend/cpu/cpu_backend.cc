@@ -57,6 +57,8 @@ KernelOps make_cpu_f32_ops(const KernelTable& k) {
   o.from_f32 = &copy_f32;
   o.sum_squares = k.sum_squares;
   o.adamw_step = k.adamw_step;
+  o.lamb_moments = k.lamb_moments;
+  o.lamb_apply = k.lamb_apply;
   o.sgd_step = &sgd_step;
   return o;
 }

@@ -32,6 +32,9 @@ struct KernelTable {
   void (*row_softmax_scaled)(float* d, const float* x, int n, float m, float logsum, float scale);
   double (*sum_squares)(const float* x, int64_t n);
   void (*adamw_step)(float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& args);
+  void (*lamb_moments)(const float* p, const float* g, float* m, float* v, int64_t n, const LambArgs& args,
+                       LambSums* sums);
+  void (*lamb_apply)(float* p, const float* m, const float* v, int64_t n, const LambArgs& args);
 };
 
 // The table for active_isa().

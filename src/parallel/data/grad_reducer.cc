@@ -67,7 +67,7 @@ size_t GradReducer::max_buffer_bytes(const ParamTable& table, size_t bucket_elem
 size_t GradReducer::bucket_bytes() const { return pool_bytes_; }
 
 void GradReducer::begin_micro(bool last) {
-  last_micro_ = last;
+  last_micro_ = last && reduce_;
   for (Bucket& b : buckets_) {
     b.pending = static_cast<int>(b.layers.size());
     b.launched = false;

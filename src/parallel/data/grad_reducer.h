@@ -50,6 +50,9 @@ class GradReducer {
 
   // Starts a micro-batch; `last` is the last one of the optimizer step.
   void begin_micro(bool last);
+  // Stage 0: false keeps this step's gradients local (the 1-bit optimizers reduce their
+  // momentum themselves after the warm-up; optim/optimizer.h engine_reduces_gradients).
+  void set_reduce(bool on) { reduce_ = on; }
   // Where `layer`'s gradients go for this micro-batch (pointer to the element of the
   // layer's range begin). Stage 2+: opens (zeroes) the layer's bucket buffer if needed.
   float* acquire_layer(int layer);
@@ -97,6 +100,7 @@ class GradReducer {
   std::vector<ElementRange> layer_range_;  // indexed by layer + 1
   std::deque<Bucket*> in_flight_;
   bool last_micro_ = false;
+  bool reduce_ = true;
   std::vector<Arena> pool_;  // every buffer ever made, each sized for a bucket
   std::vector<std::pair<size_t, float*>> free_;     // (elements, buffer) not in use
   size_t pool_bytes_ = 0;

@@ -33,6 +33,14 @@ PsServer::~PsServer() = default;
 StatusOr<std::unique_ptr<PsServer>> PsServer::create(const PsModelOptions& model, const PsOptions& options,
                                                      const PsLayout& layout, ProcessGroup* ps, ProcessGroup* servers) {
   ZT_CHECK(layout.is_server(ps->rank()), "rank %d is not a server", ps->rank());
+  if (model.optimizer == OptimizerKind::kLamb) {
+    return Status::Unimplemented(
+        "/optimizer/type: LAMB with the parameter server is not supported: the trust ratio needs whole tensors");
+  }
+  if (model.optimizer != OptimizerKind::kAdamW && model.optimizer != OptimizerKind::kSgd) {
+    return Status::Unimplemented("optimizer kind " + std::to_string(static_cast<int>(model.optimizer)) +
+                                 " is not built for the parameter server");
+  }
   std::unique_ptr<PsServer> s(new PsServer(model, options, layout, ps, servers));
   if (s->range_.size() == 0) {
     return Status::InvalidArgument("/parameter_server/servers: " + std::to_string(layout.servers()) +

@@ -165,6 +165,7 @@ Status ModelStates::update(Optimizer& optimizer, const StepHyper& hyper) {
     float* p = fp32_params(begin, arrays);
     for (size_t i = 0; i < n_states; ++i) states[i] = static_cast<float*>(arrays[static_cast<size_t>(first_state_) + i]);
     optimizer.update(begin, n, p, owned_grads() + begin, states.data());
+    ZT_RETURN_IF_ERROR(optimizer.last_error());
     write_compute(begin, n, p, arrays);
     return Status::OK();
   });

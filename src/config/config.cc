@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "config/key_tables.h"
 #include "config/sections.h"
 #include "io/atomic_file.h"
 
@@ -37,6 +38,10 @@ StatusOr<ZtConfig> parse_config(const Json& given, const AutoContext& ctx) {
   parse_training(r, &c.training);
   parse_parameter_server(r, &c.parameter_server);
   ZT_RETURN_IF_ERROR(r.finish());
+  for (const InertKey& k : inert_keys()) {  // accepted, never silently
+    const Json::json_pointer ptr(k.pointer);
+    if (root.contains(ptr) && !root.at(ptr).is_null()) c.notes.push_back(std::string(k.pointer) + ": no effect here: " + k.why);
+  }
   if (c.data.seq_len > c.model.n_positions) {
     return Status::InvalidArgument("/data/seq_len: " + std::to_string(c.data.seq_len) +
                                    " exceeds /model/n_positions=" + std::to_string(c.model.n_positions));

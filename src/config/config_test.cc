@@ -44,17 +44,13 @@ TEST(Config, OutOfRange) {
 }
 
 TEST(Config, UnknownKeysAreRefusedNotIgnored) {
-  expect_error(R"({"train_batch_sise": 8})",
-               "/train_batch_sise: unknown key; allowed here: activation_checkpointing, aio, amp, autotuning, bf16, "
-               "bfloat16, checkpoint, comet, comms_logger, communication_data_type, compile, compression_training, csv_monitor, "
-               "curriculum_learning, data, data_efficiency, data_types, dataloader_drop_last, disable_allgather, dump_state, "
-               "eigenvalue, elasticity, flops_profiler, fp16, gradient_accumulation_steps, gradient_allreduce_op, "
-               "gradient_clipping, gradient_predivide_factor, hybrid_engine, memory_breakdown, model, nebula, optimizer, "
-               "parallel, parameter_server, pipeline, prescale_gradients, progressive_layer_drop, quantize_training, "
-               "scheduler, sequence_parallel, sparse_attention, sparse_gradients, "
-               "steps_per_print, tensor_parallel, tensorboard, torch_autocast, train_batch_size, "
-               "train_micro_batch_size_per_gpu, training, wall_clock_breakdown, wandb, "
-               "zero_allow_untested_optimizer, zero_force_ds_cpu_optimizer, zero_optimization");
+  const Status top = parse_text(R"({"train_batch_sise": 8})");
+  EXPECT_EQ(top.message().rfind("/train_batch_sise: unknown key; allowed here: activation_checkpointing, aio, amp, ", 0),
+            0u) << top.message();
+  for (const char* k : {" bfloat16,", " train_batch_size,", " comms_config,", " cuda_visible_devices,",
+                        " zero_optimization"}) {  // old names and refused keys are known too
+    EXPECT_NE(top.message().find(k), std::string::npos) << k;
+  }
   const Status nested = parse_text(R"({"zero_optimization": {"stage": 1, "overlap_com": true}})");
   EXPECT_EQ(nested.message().substr(0, 45), "/zero_optimization/overlap_com: unknown key; ");
   const Status sched = parse_text(R"({"scheduler": {"type": "WarmupLR", "params": {"warmup_steps": 10}}})");

@@ -5,8 +5,8 @@
 // Storage of the mixed-precision tables (issue 13, DeepSpeed's bf16/fp16 semantics):
 // - activations, activation gradients and the compute copy of the parameters are A;
 // - parameter gradients accumulate (+=) into fp32;
-// - LayerNorm statistics, per-token losses and the cross-entropy's (max, log-sum-exp)
-//   are fp32; every reduction (GEMM sums, LayerNorm moments, softmax, cross-entropy)
+// - LayerNorm and RMSNorm statistics, RoPE's cos/sin table, per-token losses and the
+//   cross-entropy's (max, log-sum-exp) are fp32; every reduction (GEMM sums, LayerNorm moments, softmax, cross-entropy)
 //   accumulates in fp32 and each A output is rounded once (round to nearest even).
 // Conventions as KernelOps (backend/kernel_ops.h): outputs first, then inputs, then sizes.
 // Thread-safety: tables are immutable; each kernel parallelises internally.
@@ -42,6 +42,24 @@ struct ActivationOps {
                              const float* mean, const float* rstd, int64_t N, int C);
   void (*gelu_forward)(A* out, const A* inp, int64_t n);
   void (*gelu_backward)(A* dinp, const A* inp, const A* dout, int64_t n);  // dinp may alias dout
+  // Llama layers (kernels/cpu/impl/rmsnorm_impl.h, rope.h, impl/swiglu_impl.h; docs/design/llama-layers.md).
+  // RMSNorm (HF LlamaRMSNorm): out (N, C) = inp * rstd * weight, rstd (N) = 1 / sqrt(mean(inp^2) + eps)
+  // in fp32, saved for the backward. No bias.
+  void (*rmsnorm_forward)(A* out, float* rstd, const A* inp, const A* weight, int64_t N, int C, float eps);
+  // dinp += (the residual stream's gradient accumulates); dweight +=.
+  void (*rmsnorm_backward)(A* dinp, float* dweight, const A* dout, const A* inp, const A* weight, const float* rstd,
+                           int64_t N, int C);
+  // Rotary position embedding, HF rotate-half layout, on rows (B, T, NH, HD): the pair
+  // (x[i], x[i + HD/2]) of every head turns by the angle of position pos0 + t, frequency i,
+  // read from freqs (KernelOps::rope_table, fp32 for every A). out may alias inp.
+  // REQUIRES: HD even; freqs built for HD with max_T >= pos0 + T.
+  void (*rope_forward)(A* out, const A* inp, const float* freqs, int B, int T, int NH, int HD, int pos0);
+  // dinp = the inverse rotation of dout (assigned; dinp may alias dout).
+  void (*rope_backward)(A* dinp, const A* dout, const float* freqs, int B, int T, int NH, int HD, int pos0);
+  // SwiGLU: out (n) = silu(gate) * up, silu(a) = a sigmoid(a). Nothing is saved beyond gate and up.
+  void (*swiglu_forward)(A* out, const A* gate, const A* up, int64_t n);
+  // dgate, dup (n) assigned; each may alias dout, gate or up element for element, not each other.
+  void (*swiglu_backward)(A* dgate, A* dup, const A* dout, const A* gate, const A* up, int64_t n);
   // losses (N), stats (N, 2) = [max, log-sum-exp]; targets -1 are ignored.
   void (*crossentropy_forward)(float* losses, float* stats, const A* logits, const int32_t* targets, int64_t N, int V,
                                int Vp);

@@ -33,6 +33,9 @@ struct KernelOps : ActivationOps<float> {
   // The cross-entropy's last vocabulary-parallel step (fp32 only, every precision):
   // stats[2i+1] = log(row_sums[2i]); losses = (max - target logit) + log-sum (0 for ignored rows).
   void (*vocab_xent_finish)(float* losses, float* stats, const float* row_sums, const int32_t* targets, int64_t N);
+  // RoPE's table for every precision: freqs (max_T, HD/2, 2) = [cos, sin] of p * theta^(-2i/HD)
+  // for positions p < max_T, i < HD/2; the angle in double, each entry rounded to fp32 once.
+  void (*rope_table)(float* freqs, int max_T, int HD, double theta);
 
   // Elementwise.
   void (*accumulate)(float* dst, const float* src, int64_t n);  // dst += src

@@ -17,6 +17,7 @@
 #include "kernels/cpu/gemm_path.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/linear.h"
+#include "kernels/cpu/rope.h"
 #include "kernels/cpu/vocab_parallel_kernels.h"
 
 namespace zt {
@@ -38,6 +39,13 @@ KernelOps make_cpu_f32_ops(const KernelTable& k) {
   o.layernorm_backward = k.layernorm_backward;
   o.gelu_forward = k.gelu_forward;
   o.gelu_backward = k.gelu_backward;
+  o.rmsnorm_forward = k.rmsnorm_forward;
+  o.rmsnorm_backward = k.rmsnorm_backward;
+  o.rope_table = &rope_table;
+  o.rope_forward = &rope_forward;
+  o.rope_backward = &rope_backward;
+  o.swiglu_forward = k.swiglu_forward;
+  o.swiglu_backward = k.swiglu_backward;
   o.crossentropy_forward = k.crossentropy_forward;
   o.crossentropy_backward = k.crossentropy_backward;
   o.vocab_embedding_rows = &vocab_embedding_rows;

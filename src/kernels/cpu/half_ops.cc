@@ -26,6 +26,7 @@ ActivationOps<half_t> make_half_ops(DType compute) {
   fill_half_sequence_ops(&ops);
   fill_half_linear_ops(&ops);
   fill_half_tp_ops(&ops);
+  fill_half_llama_ops(&ops);
   return ops;
 }
 

@@ -1,0 +1,129 @@
+// The half kernels of the Llama layers (RMSNorm, RoPE, SwiGLU), as half_ops_elementwise.cc
+// does LayerNorm and GELU: widen a chunk, run the fp32 kernel (cpu_kernels() for RMSNorm
+// and SwiGLU, rope.h for RoPE), round the chunk's outputs once. RMSNorm rows are
+// independent and its dweight sums rows in row order; RoPE chunks never cross a sequence
+// (a chunk of positions t0 .. t0 + n - 1 of sequence b is the fp32 kernel on a batch of
+// one at pos0 + t0); SwiGLU is elementwise. So chunking changes no bit of any result.
+// Outputs may alias inputs chunk for chunk (a chunk is widened before it is written).
+#include <cstdint>
+
+#include "kernels/cpu/half_ops_impl.h"
+#include "kernels/cpu/kernel_table.h"
+#include "kernels/cpu/rope.h"
+
+namespace zt {
+
+namespace {
+
+template <DType D>
+void half_rmsnorm_forward(half_t* out, float* rstd, const half_t* inp, const half_t* weight, int64_t N, int C,
+                          float eps) {
+  const KernelTable& k = cpu_kernels();
+  const int64_t rows = half_chunk_rows(2 * static_cast<int64_t>(C));
+  float* w = half_scratch(0, C);
+  float* x = half_scratch(1, static_cast<size_t>(rows) * C);
+  float* y = half_scratch(2, static_cast<size_t>(rows) * C);
+  half_to_f32(D, w, weight, C);
+  for_each_chunk(N, rows, [&](int64_t r0, int64_t n) {
+    half_to_f32(D, x, inp + r0 * C, n * C);
+    k.rmsnorm_forward(y, rstd + r0, x, w, n, C, eps);
+    f32_to_half(D, out + r0 * C, y, n * C);
+  });
+}
+
+// dinp (half) += the input gradient: widened, accumulated by the fp32 kernel, rounded back.
+template <DType D>
+void half_rmsnorm_backward(half_t* dinp, float* dweight, const half_t* dout, const half_t* inp, const half_t* weight,
+                           const float* rstd, int64_t N, int C) {
+  const KernelTable& k = cpu_kernels();
+  const int64_t rows = half_chunk_rows(3 * static_cast<int64_t>(C));
+  const size_t chunk = static_cast<size_t>(rows) * C;
+  float* w = half_scratch(0, C);
+  float* dx = half_scratch(1, chunk);
+  float* dy = half_scratch(2, chunk);
+  float* x = half_scratch(3, chunk);
+  half_to_f32(D, w, weight, C);
+  for_each_chunk(N, rows, [&](int64_t r0, int64_t n) {
+    half_to_f32(D, dx, dinp + r0 * C, n * C);
+    half_to_f32(D, dy, dout + r0 * C, n * C);
+    half_to_f32(D, x, inp + r0 * C, n * C);
+    k.rmsnorm_backward(dx, dweight, dy, x, w, rstd + r0, n, C);
+    f32_to_half(D, dinp + r0 * C, dx, n * C);
+  });
+}
+
+// The fp32 rotation (forward, or backward when inverse) on chunks of one sequence's positions.
+template <DType D>
+void half_rope(half_t* out, const half_t* inp, const float* freqs, int B, int T, int NH, int HD, int pos0,
+               bool inverse) {
+  const int64_t width = static_cast<int64_t>(NH) * HD;
+  const int64_t rows = half_chunk_rows(width);
+  float* x = half_scratch(0, static_cast<size_t>(rows) * width);
+  for (int b = 0; b < B; ++b) {
+    for_each_chunk(T, rows, [&](int64_t t0, int64_t n) {
+      const int64_t off = (static_cast<int64_t>(b) * T + t0) * width;
+      const int p = pos0 + static_cast<int>(t0);
+      half_to_f32(D, x, inp + off, n * width);
+      if (inverse) {
+        rope_backward(x, x, freqs, 1, static_cast<int>(n), NH, HD, p);
+      } else {
+        rope_forward(x, x, freqs, 1, static_cast<int>(n), NH, HD, p);
+      }
+      f32_to_half(D, out + off, x, n * width);
+    });
+  }
+}
+
+template <DType D>
+void half_rope_forward(half_t* out, const half_t* inp, const float* freqs, int B, int T, int NH, int HD, int pos0) {
+  half_rope<D>(out, inp, freqs, B, T, NH, HD, pos0, false);
+}
+
+template <DType D>
+void half_rope_backward(half_t* dinp, const half_t* dout, const float* freqs, int B, int T, int NH, int HD,
+                        int pos0) {
+  half_rope<D>(dinp, dout, freqs, B, T, NH, HD, pos0, true);
+}
+
+template <DType D>
+void half_swiglu_forward(half_t* out, const half_t* gate, const half_t* up, int64_t count) {
+  const KernelTable& k = cpu_kernels();
+  float* g = half_scratch(0, kHalfFlatChunk);
+  float* u = half_scratch(1, kHalfFlatChunk);
+  for_each_chunk(count, kHalfFlatChunk, [&](int64_t i0, int64_t n) {
+    half_to_f32(D, g, gate + i0, n);
+    half_to_f32(D, u, up + i0, n);
+    k.swiglu_forward(g, g, u, n);
+    f32_to_half(D, out + i0, g, n);
+  });
+}
+
+template <DType D>
+void half_swiglu_backward(half_t* dgate, half_t* dup, const half_t* dout, const half_t* gate, const half_t* up,
+                          int64_t count) {
+  const KernelTable& k = cpu_kernels();
+  float* d = half_scratch(0, kHalfFlatChunk);
+  float* g = half_scratch(1, kHalfFlatChunk);
+  float* u = half_scratch(2, kHalfFlatChunk);
+  for_each_chunk(count, kHalfFlatChunk, [&](int64_t i0, int64_t n) {
+    half_to_f32(D, d, dout + i0, n);
+    half_to_f32(D, g, gate + i0, n);
+    half_to_f32(D, u, up + i0, n);
+    k.swiglu_backward(g, u, d, g, u, n);  // in place in fp32: dgate over gate, dup over up
+    f32_to_half(D, dgate + i0, g, n);
+    f32_to_half(D, dup + i0, u, n);
+  });
+}
+
+}  // namespace
+
+void fill_half_llama_ops(ActivationOps<half_t>* ops) {
+  ops->rmsnorm_forward = ZT_HALF_PICK(ops, half_rmsnorm_forward);
+  ops->rmsnorm_backward = ZT_HALF_PICK(ops, half_rmsnorm_backward);
+  ops->rope_forward = ZT_HALF_PICK(ops, half_rope_forward);
+  ops->rope_backward = ZT_HALF_PICK(ops, half_rope_backward);
+  ops->swiglu_forward = ZT_HALF_PICK(ops, half_swiglu_forward);
+  ops->swiglu_backward = ZT_HALF_PICK(ops, half_swiglu_backward);
+}
+
+}  // namespace zt

@@ -39,7 +39,14 @@ int main(int argc, char** argv) {
   p->add_option("--val-output", prep.val_output, "Token file for a validation split");
   p->add_option("--val-fraction", prep.val_fraction, "Fraction of documents for validation")->check(CLI::Range(0.0, 1.0));
   p->add_option("--separator", prep.separator, "A line equal to this separates documents (default: one per file)");
-  p->add_option("--tokenizer", prep.tokenizer, "gpt2 or byte")->check(CLI::IsMember({"gpt2", "byte"}));
+  p->add_option("--tokenizer", prep.tokenizer,
+                "gpt2, byte, a SentencePiece path/to/tokenizer.model or a HuggingFace path/to/tokenizer.json")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "gpt2" || v == "byte" || v.ends_with(".model") || v.ends_with(".json")) return "";
+            return "expected gpt2, byte, or a path ending in .model (SentencePiece) or .json (tokenizer.json)";
+          },
+          "TOKENIZER"));
   p->add_option("--bpe-dir", prep.bpe_dir, "Directory with GPT-2's encoder.json and vocab.bpe");
   p->add_option("--format", prep.format, "llmc or raw_uint16")->check(CLI::IsMember({"llmc", "raw_uint16"}));
 

@@ -37,6 +37,14 @@ std::vector<std::string> split_documents(const std::string& text, const std::str
 
 StatusOr<PrepareReport> prepare_corpus(const PrepareOptions& o, const Tokenizer& tok) {
   if (o.inputs.empty()) return Status::InvalidArgument("prepare: no input files");
+  if (tok.vocab_size() > 65536) {
+    // Both formats store uint16 ids; llm.c's uint32 variant (magic 20240801) is not written.
+    return Status::InvalidArgument("prepare: the " + std::string(tok.name()) + " tokenizer has " +
+                                   std::to_string(tok.vocab_size()) + " ids, but " + token_file_format_name(o.format) +
+                                   " token files store uint16 ids (at most 65536); a larger vocabulary "
+                                   "(e.g. Llama 3's 128256) needs a uint32 token file format, which zerotrain does "
+                                   "not write");
+  }
   if (!o.val_output.empty() && !(o.val_fraction > 0.0 && o.val_fraction < 1.0)) {
     return Status::InvalidArgument("prepare: --val-fraction must be in (0, 1)");
   }

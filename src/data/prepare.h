@@ -32,6 +32,7 @@ struct PrepareReport {
   int64_t bytes = 0;
 };
 
+// Refuses (InvalidArgument) a tokenizer with more than 65536 ids: both formats hold uint16.
 StatusOr<PrepareReport> prepare_corpus(const PrepareOptions& options, const Tokenizer& tokenizer);
 
 // Splits text into documents at lines equal to `separator` (empty documents dropped).

@@ -10,6 +10,8 @@
 
 #include "data/byte_tokenizer.h"
 #include "data/gpt2_tokenizer.h"
+#include "data/hf_bpe_tokenizer.h"
+#include "data/sentencepiece_tokenizer.h"
 
 namespace zt {
 
@@ -44,7 +46,17 @@ StatusOr<std::unique_ptr<Tokenizer>> make_tokenizer(const std::string& kind, con
                         Gpt2Tokenizer::load(bpe_dir.empty() ? default_bpe_dir() : bpe_dir));
     return std::unique_ptr<Tokenizer>(std::move(tok));
   }
-  return Status::InvalidArgument("tokenizer: unknown kind \"" + kind + "\"; expected one of \"byte\", \"gpt2\"");
+  if (kind.ends_with(".model")) {
+    ZT_ASSIGN_OR_RETURN(std::unique_ptr<SentencePieceTokenizer> tok, SentencePieceTokenizer::load(kind));
+    return std::unique_ptr<Tokenizer>(std::move(tok));
+  }
+  if (kind.ends_with(".json")) {
+    ZT_ASSIGN_OR_RETURN(std::unique_ptr<HfBpeTokenizer> tok, HfBpeTokenizer::load(kind));
+    return std::unique_ptr<Tokenizer>(std::move(tok));
+  }
+  return Status::InvalidArgument("tokenizer: unknown kind \"" + kind +
+                                 "\"; expected one of \"byte\", \"gpt2\", a SentencePiece path/to/tokenizer.model "
+                                 "or a HuggingFace path/to/tokenizer.json");
 }
 
 }  // namespace zt

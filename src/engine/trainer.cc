@@ -49,6 +49,13 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     own = make_single_process_group();
     dp = own.get();
   }
+  {  // the model family's limits (Llama: fp32, whole model, no checkpointing), before anything is sized
+    GptModelOptions probe;
+    probe.layout = options.layout;
+    probe.backend = options.backend;
+    probe.checkpoint = options.checkpoint;
+    ZT_RETURN_IF_ERROR(GptModel::check_supported(options.model, probe));
+  }
   std::unique_ptr<Trainer> t(new Trainer(options, dp));
   t->own_group_ = std::move(own);
   if (groups != nullptr) {

@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "nn/gpt_model_impl.h"
+#include "nn/llama_model.h"
 #include "nn/tp/tp_mappings.h"
 #include "nn/tp/vocab_parallel.h"
 
@@ -37,7 +38,28 @@ const ActivationOps<A>& activation_ops(const Backend& b) {
 
 }  // namespace
 
+Status GptModel::check_supported(const GptConfig& config, const GptModelOptions& options) {
+  if (!config.is_llama()) return Status::OK();
+  const GptLayout& lay = options.layout;
+  if (backend_or_cpu(options.backend).compute_dtype() != DType::kF32) {
+    return Status::Unimplemented("Llama with bf16 or fp16 compute is not built yet: run Llama models in fp32");
+  }
+  if (lay.tp_size > 1) {
+    return Status::Unimplemented("Llama with tensor parallelism is not built yet (tp=" + std::to_string(lay.tp_size) +
+                                 "): use tp=1");
+  }
+  if (!lay.embedding || !lay.head || lay.first_block != 0 || lay.end(config) != config.n_layer) {
+    return Status::Unimplemented("Llama with pipeline parallelism is not built yet: a Llama model runs whole on "
+                                 "each rank (pp=1)");
+  }
+  for (bool c : options.checkpoint) {
+    if (c) return Status::Unimplemented("Llama with activation checkpointing is not built yet: disable it");
+  }
+  return Status::OK();
+}
+
 std::unique_ptr<GptModel> GptModel::create(const GptConfig& config, const GptModelOptions& options) {
+  if (config.is_llama()) return std::make_unique<LlamaModel>(config, options);  // checks check_supported
   if (backend_or_cpu(options.backend).compute_dtype() == DType::kF32) {
     return std::make_unique<GptModelImpl<float>>(config, options);
   }

@@ -8,6 +8,7 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "core/threads.h"
+#include "nn/llama_params.h"
 
 namespace zt {
 
@@ -37,6 +38,7 @@ TensorSpec tp_slice(TensorSpec s, const GptLayout& lay, int dim, int groups = 1)
 }  // namespace
 
 ParamTable build_gpt_param_table(const GptConfig& cfg, const GptLayout& lay) {
+  if (cfg.is_llama()) return build_llama_param_table(cfg, lay);
   const int64_t C = cfg.n_embd;
   const float kStd = 0.02f;
   const float proj_std = kStd / std::sqrt(2.0f * static_cast<float>(cfg.n_layer));

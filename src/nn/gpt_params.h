@@ -54,6 +54,7 @@ using GptWeights = GptWeightsT<float>;
 // for LayerNorm weights; decay on 2-D tensors only. Tensor-parallel slices carry their
 // global shape and cut (TensorSpec::tp_dim): c_attn and mlp.c_fc by rows (c_attn as Q,
 // K, V blocks), attn.c_proj and mlp.c_proj weights by columns, wte by vocabulary rows.
+// A Llama config (config.is_llama()) gets build_llama_param_table's table (nn/llama_params.h).
 ParamTable build_gpt_param_table(const GptConfig& config, const GptLayout& layout = GptLayout{});
 
 // Points a GptWeights at `base`, an arena laid out by `table` (params or grads alike).

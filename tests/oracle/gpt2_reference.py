@@ -146,7 +146,10 @@ def loss_of(model, tokens, targets, V):
     return logits, F.cross_entropy(logits.view(-1, V), targets.view(-1), ignore_index=-1)
 
 
-def main(workdir):
+def run_case(workdir, build):
+    """The oracle's outputs for the case in workdir: logits, loss and gradients of the first
+    batch, then the losses of case["steps"] AdamW steps (DeepSpeed's WarmupLR, clipping), for
+    the model build(cfg, init) makes (this file's Gpt2, or another family's)."""
     case = json.load(open(f"{workdir}/case.json"))
     cfg = case["model"]
     V = cfg["vocab_size"]
@@ -184,6 +187,10 @@ def main(workdir):
         losses.append(loss.item())
     out["step_losses"] = np.array(losses, dtype=np.float64)
     write_safetensors(f"{workdir}/torch.safetensors", out)
+
+
+def main(workdir):
+    run_case(workdir, build)
 
 
 if __name__ == "__main__":

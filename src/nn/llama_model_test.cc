@@ -1,0 +1,178 @@
+// The Llama model (nn/llama_model.h): parameter count and table, finite differences
+// through every tensor for grouped-query, multi-query and tied models, padding invariance
+// and the refusals of what is not built yet. The PyTorch oracle is tests/oracle/llama_oracle_test.cc.
+#include "nn/llama_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "core/rng.h"
+#include "kernels/kernel_args.h"
+#include "nn/gpt_params.h"
+#include "tensor/buffer.h"
+#include "testing/gradcheck.h"
+#include "testing/synthetic_data.h"
+
+namespace zt {
+namespace {
+
+using testing::random_tokens;
+
+GptConfig tiny_llama(int n_kv_head, bool tied) {
+  GptConfig c;
+  c.family = ModelFamily::kLlama;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.n_kv_head = n_kv_head;
+  c.n_embd = 32;
+  c.intermediate_size = 48;
+  c.vocab_size = 61;
+  c.n_positions = 16;
+  c.rms_norm_eps = 1e-5f;
+  c.rope_theta = 10000.0;
+  c.tie_word_embeddings = tied;
+  return c;
+}
+
+struct TinyLlama {
+  GptConfig cfg;
+  ParamTable table;
+  FloatBuffer params, grads;
+  std::unique_ptr<GptModel> model;
+  TinyLlama(const GptConfig& c, int B, int T)
+      : cfg(c), table(build_gpt_param_table(c)), params(table.numel()), grads(table.numel()) {
+    model = GptModel::create(c, B, T);
+    init_params(table, params.data(), 42);
+    model->bind(params.data(), grads.data());
+  }
+  double loss(const std::vector<int32_t>& x, const std::vector<int32_t>& y, int B, int T) {
+    EXPECT_TRUE(model->forward(x.data(), B, T).ok());
+    const LossSum l = model->loss(y.data()).value();
+    return l.sum / static_cast<double>(l.count);
+  }
+};
+
+TEST(LlamaParams, TableMatchesTheParameterCount) {
+  for (bool tied : {false, true}) {
+    const GptConfig c = tiny_llama(2, tied);
+    ASSERT_TRUE(c.validate().ok());
+    const ParamTable t = build_gpt_param_table(c);
+    EXPECT_EQ(t.numel(), static_cast<size_t>(c.num_parameters()));
+    size_t expected = 0;
+    for (const TensorSpec& s : t.specs()) {
+      EXPECT_EQ(s.offset, expected) << s.name;
+      expected += s.numel;
+      EXPECT_EQ(s.weight_decay, s.shape.size() == 2) << s.name;
+    }
+    EXPECT_EQ(t.find("lm_head.weight") >= 0, !tied);
+    EXPECT_EQ(t.at(t.find("layers.1.self_attn.k_proj.weight")).shape, (std::vector<int64_t>{16, 32}));
+    EXPECT_EQ(t.at(t.find("norm.weight")).layer, c.n_layer);
+  }
+  // TinyLlama-1.1B: 1,100,048,384 parameters (HF model card / safetensors sizes).
+  GptConfig tl = tiny_llama(4, false);
+  tl.n_layer = 22;
+  tl.n_head = 32;
+  tl.n_kv_head = 4;
+  tl.n_embd = 2048;
+  tl.intermediate_size = 5632;
+  tl.vocab_size = 32000;
+  EXPECT_EQ(tl.num_parameters(), 1100048384);
+}
+
+TEST(LlamaParams, ValidateRefusesBadShapes) {
+  GptConfig c = tiny_llama(3, false);  // 4 heads, 3 kv heads
+  EXPECT_NE(c.validate().message().find("num_key_value_heads"), std::string::npos);
+  c = tiny_llama(2, false);
+  c.n_embd = 36;  // head dim 9
+  c.n_head = 4;
+  EXPECT_NE(c.validate().message().find("even"), std::string::npos);
+  c = tiny_llama(2, false);
+  EXPECT_FALSE(c.same_model(tiny_llama(1, false)));
+  EXPECT_FALSE(c.same_model(tiny_llama(2, true)));
+  EXPECT_TRUE(c.same_model(tiny_llama(2, false)));
+}
+
+TEST(LlamaModel, RefusesWhatIsNotBuiltYet) {
+  const GptConfig c = tiny_llama(2, false);
+  GptModelOptions o;
+  o.max_batch = 1;
+  o.max_seq = 4;
+  EXPECT_TRUE(GptModel::check_supported(c, o).ok());
+  GptModelOptions tp = o;
+  tp.layout.tp_size = 2;
+  EXPECT_NE(GptModel::check_supported(c, tp).message().find("tensor parallelism is not built yet"), std::string::npos);
+  GptModelOptions pp = o;
+  pp.layout.end_block = 1;
+  pp.layout.head = false;
+  EXPECT_NE(GptModel::check_supported(c, pp).message().find("pipeline"), std::string::npos);
+  GptModelOptions ck = o;
+  ck.checkpoint = {false, true};
+  EXPECT_NE(GptModel::check_supported(c, ck).message().find("checkpointing"), std::string::npos);
+  EXPECT_TRUE(GptModel::check_supported(testing::tiny_gpt_config(), tp).ok());  // GPT-2 unchanged
+}
+
+struct GradCase {
+  const char* name;
+  int n_kv_head;
+  bool tied;
+};
+
+class LlamaGradcheck : public ::testing::TestWithParam<GradCase> {};
+
+TEST_P(LlamaGradcheck, FiniteDifferencesThroughEveryTensor) {
+  const GradCase& gc = GetParam();
+  const int B = 2, T = 8;
+  TinyLlama run(tiny_llama(gc.n_kv_head, gc.tied), B, T);
+  // Larger weights than the 0.02 init so every path carries signal; norm weights near 1.
+  Rng rng(7);
+  for (size_t i = 0; i < run.params.size(); ++i) run.params[i] += static_cast<float>(rng.normal() * 0.3);
+  auto x = random_tokens(B * T, run.cfg.vocab_size, 1);
+  auto y = random_tokens(B * T, run.cfg.vocab_size, 2);
+  y[3] = kIgnoreIndex;
+  const double l0 = run.loss(x, y, B, T);
+  EXPECT_GT(l0, 0.0);
+  int64_t counted = 0;
+  for (int32_t v : y) counted += v >= 0;
+  run.grads.zero();
+  ASSERT_TRUE(run.model->backward(x.data(), y.data(), 1.0f / static_cast<float>(counted)).ok());
+  for (const TensorSpec& s : run.table.specs()) {
+    std::vector<float> analytic(run.grads.data() + s.offset, run.grads.data() + s.offset + s.numel);
+    testing::expect_gradient(std::string(gc.name) + " " + s.name, run.params.data() + s.offset, s.numel, analytic,
+                             [&] { return run.loss(x, y, B, T); }, 1e-2f, 2e-2, 2e-4, 12);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Llama, LlamaGradcheck,
+                         ::testing::Values(GradCase{"gqa", 2, false}, GradCase{"mqa", 1, false},
+                                           GradCase{"mha_tied", 0, true}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(LlamaModel, PaddedVocabularyChangesNothing) {
+  const int B = 2, T = 8;
+  GptConfig padded = tiny_llama(2, false);
+  padded.padded_vocab_size = 64;
+  TinyLlama a(tiny_llama(2, false), B, T), b(padded, B, T);
+  for (const TensorSpec& s : a.table.specs()) {
+    const TensorSpec& t = b.table.at(b.table.find(s.name));
+    std::memcpy(b.params.data() + t.offset, a.params.data() + s.offset, s.numel * sizeof(float));
+  }
+  auto x = random_tokens(B * T, 61, 3), y = random_tokens(B * T, 61, 4);
+  const double la = a.loss(x, y, B, T), lb = b.loss(x, y, B, T);
+  EXPECT_NEAR(la, lb, 1e-6 * la);
+  a.grads.zero();
+  b.grads.zero();
+  ASSERT_TRUE(a.model->backward(x.data(), y.data(), 1.0f / (B * T)).ok());
+  ASSERT_TRUE(b.model->backward(x.data(), y.data(), 1.0f / (B * T)).ok());
+  for (const TensorSpec& s : a.table.specs()) {
+    const TensorSpec& t = b.table.at(b.table.find(s.name));
+    for (size_t i = 0; i < s.numel; ++i) {
+      ASSERT_NEAR(a.grads[s.offset + i], b.grads[t.offset + i], 1e-6) << s.name << "[" << i << "]";
+    }
+    for (size_t i = s.numel; i < t.numel; ++i) ASSERT_EQ(b.grads[t.offset + i], 0.0f) << "padding row got a gradient";
+  }
+}
+
+}  // namespace
+}  // namespace zt

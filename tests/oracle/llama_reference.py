@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""PyTorch Llama reference for zerotrain's Llama oracle test (test-only; plain torch, no transformers).
+
+Usage: llama_reference.py WORKDIR
+Reads WORKDIR/case.json and WORKDIR/init.safetensors (zerotrain's weights with HF
+LlamaForCausalLM names minus the "model." prefix, nn.Linear (out, in) layout, plus int32
+"tokens" and "targets" of shape (steps, B, T)), builds the same Llama, and writes
+WORKDIR/torch.safetensors with:
+  logits (B, T, V), loss (1), grad.<param> for every parameter    -- batch 0, no update
+  step_losses (steps)                                              -- AdamW training run
+Written from HF modeling_llama.py's conventions, independently of zerotrain's C++:
+RMSNorm in fp32 with eps inside the rsqrt, rotate-half RoPE with inv_freq =
+theta^(-arange(0, hd, 2) / hd) in fp32, SiLU-gated MLP, causal softmax attention with the
+kv heads repeated by repeat_kv (query head h reads kv head h // n_rep).
+Exit status 3 with a message when torch is not installed (the test then fails).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpt2_reference import run_case  # noqa: E402
+
+try:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError as e:
+    print(f"llama_reference.py: {e}; install Debian's python3-torch and python3-numpy", file=sys.stderr)
+    sys.exit(3)
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, C, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(C))
+        self.eps = eps
+
+    def forward(self, x):
+        var = x.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(var + self.eps))
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+
+
+def rope_cos_sin(T, hd, theta):
+    inv_freq = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+    freqs = torch.outer(torch.arange(T, dtype=torch.float32), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def repeat_kv(x, n_rep):
+    """HF repeat_kv: (B, nkv, T, hd) -> (B, nkv * n_rep, T, hd), each kv head n_rep times in a row."""
+    B, nkv, T, hd = x.shape
+    if n_rep == 1:
+        return x
+    return x[:, :, None, :, :].expand(B, nkv, n_rep, T, hd).reshape(B, nkv * n_rep, T, hd)
+
+
+class Attention(nn.Module):
+    def __init__(self, C, nh, nkv, theta):
+        super().__init__()
+        self.nh, self.nkv, self.hd, self.theta = nh, nkv, C // nh, theta
+        self.q_proj = nn.Linear(C, nh * self.hd, bias=False)
+        self.k_proj = nn.Linear(C, nkv * self.hd, bias=False)
+        self.v_proj = nn.Linear(C, nkv * self.hd, bias=False)
+        self.o_proj = nn.Linear(nh * self.hd, C, bias=False)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.q_proj(x).view(B, T, self.nh, self.hd).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.nkv, self.hd).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.nkv, self.hd).transpose(1, 2)
+        cos, sin = rope_cos_sin(T, self.hd, self.theta)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        n_rep = self.nh // self.nkv
+        k, v = repeat_kv(k, n_rep), repeat_kv(v, n_rep)
+        att = (q @ k.transpose(-2, -1)) * (self.hd ** -0.5)
+        mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1, dtype=torch.float32)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.o_proj(y)
+
+
+class Mlp(nn.Module):
+    def __init__(self, C, I):
+        super().__init__()
+        self.gate_proj = nn.Linear(C, I, bias=False)
+        self.up_proj = nn.Linear(C, I, bias=False)
+        self.down_proj = nn.Linear(I, C, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        C = cfg["hidden_size"]
+        self.input_layernorm = RMSNorm(C, cfg["rms_norm_eps"])
+        self.self_attn = Attention(C, cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["rope_theta"])
+        self.post_attention_layernorm = RMSNorm(C, cfg["rms_norm_eps"])
+        self.mlp = Mlp(C, cfg["intermediate_size"])
+
+    def forward(self, x):
+        x = x + self.self_attn(self.input_layernorm(x))
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Llama(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        C, V = cfg["hidden_size"], cfg["vocab_size"]
+        self.tied = cfg["tie_word_embeddings"]
+        self.embed_tokens = nn.Embedding(V, C)
+        self.layers = nn.ModuleList(Block(cfg) for _ in range(cfg["num_hidden_layers"]))
+        self.norm = RMSNorm(C, cfg["rms_norm_eps"])
+        if not self.tied:
+            self.lm_head = nn.Linear(C, V, bias=False)
+
+    def forward(self, tokens):
+        x = self.embed_tokens(tokens)
+        for block in self.layers:
+            x = block(x)
+        x = self.norm(x)
+        return x @ self.embed_tokens.weight.t() if self.tied else self.lm_head(x)
+
+
+def build(cfg, init):
+    model = Llama(cfg)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            src = init[name]
+            if name in ("embed_tokens.weight", "lm_head.weight"):
+                src = src[: cfg["vocab_size"]]  # zerotrain may pad the vocabulary
+            assert tuple(src.shape) == tuple(p.shape), (name, src.shape, p.shape)
+            p.copy_(torch.from_numpy(src))
+    return model
+
+
+def main(workdir):
+    run_case(workdir, build)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    torch.set_num_threads(2)
+    main(sys.argv[1])

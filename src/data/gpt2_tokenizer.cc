@@ -7,33 +7,18 @@
 #include <utility>
 
 #include "core/check.h"
+#include "data/bpe_word.h"
 
 namespace zt {
 
 namespace {
 
-struct HeapEntry {
-  int32_t rank;
-  int32_t pos;    // position of the left symbol
-  int32_t left;   // ids the pair had when queued; stale entries fail this check
-  int32_t right;
-  int32_t merged;
-};
-
-// std heap functions build max-heaps; this order puts the lowest (rank, pos) on top.
-struct HeapAfter {
-  bool operator()(const HeapEntry& a, const HeapEntry& b) const {
-    return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos;
-  }
-};
-
 constexpr size_t kMaxCachedChunk = 64;  // longer chunks rarely repeat
 
 }  // namespace
 
-struct Gpt2Tokenizer::Scratch {
-  std::vector<int32_t> id, prev, next;
-  std::vector<HeapEntry> heap, pending;
+struct Gpt2Tokenizer::Scratch : BpeWord {
+  std::vector<BpeHeapEntry> pending;  // pairs formed during the current rank's round
 };
 
 const Gpt2Tokenizer::Merge* Gpt2Tokenizer::find_merge(int32_t left, int32_t right) const {
@@ -50,53 +35,21 @@ const Gpt2Tokenizer::Merge* Gpt2Tokenizer::find_merge(int32_t left, int32_t righ
 // merged token is longer than either part), and deferring keeps even a pair of lower
 // rank out of the current round, as in encoder.py.
 void Gpt2Tokenizer::bpe(std::string_view chunk, Scratch* s, std::vector<int32_t>* out) const {
-  ZT_CHECK(chunk.size() < (size_t{1} << 31), "gpt2 bpe: a single pre-token of %zu bytes", chunk.size());
-  const auto n = static_cast<int32_t>(chunk.size());
-  s->id.resize(n);
-  s->prev.resize(n);
-  s->next.resize(n);
-  for (int32_t i = 0; i < n; ++i) {
-    s->id[i] = byte_to_id_[static_cast<unsigned char>(chunk[i])];
-    s->prev[i] = i - 1;
-    s->next[i] = i + 1 < n ? i + 1 : -1;
-  }
-  s->heap.clear();
-  for (int32_t i = 0; i + 1 < n; ++i) {
-    if (const Merge* m = find_merge(s->id[i], s->id[i + 1])) {
-      s->heap.push_back({m->rank, i, s->id[i], s->id[i + 1], m->merged_id});
-    }
-  }
-  std::make_heap(s->heap.begin(), s->heap.end(), HeapAfter());
-  auto queue_pair = [&](int32_t pos) {
-    const int32_t nx = s->next[pos];
-    if (nx < 0) return;
-    if (const Merge* m = find_merge(s->id[pos], s->id[nx])) {
-      s->pending.push_back({m->rank, pos, s->id[pos], s->id[nx], m->merged_id});
-    }
-  };
+  auto find = [this](int32_t left, int32_t right) { return find_merge(left, right); };
+  s->start(chunk, byte_to_id_, find);
   while (!s->heap.empty()) {
     const int32_t rank = s->heap.front().rank;
     s->pending.clear();
     while (!s->heap.empty() && s->heap.front().rank == rank) {
-      std::pop_heap(s->heap.begin(), s->heap.end(), HeapAfter());
-      const HeapEntry e = s->heap.back();
-      s->heap.pop_back();
-      if (s->id[e.pos] != e.left) continue;  // left symbol merged or removed since
-      const int32_t nx = s->next[e.pos];
-      if (nx < 0 || s->id[nx] != e.right) continue;
-      s->id[e.pos] = e.merged;
-      s->id[nx] = -1;
-      s->next[e.pos] = s->next[nx];
-      if (s->next[nx] >= 0) s->prev[s->next[nx]] = e.pos;
-      if (s->prev[e.pos] >= 0) queue_pair(s->prev[e.pos]);
-      queue_pair(e.pos);
+      const BpeHeapEntry e = s->pop();
+      if (!s->apply(e)) continue;
+      BpeHeapEntry formed;
+      if (s->prev[e.pos] >= 0 && s->pair_at(s->prev[e.pos], find, &formed)) s->pending.push_back(formed);
+      if (s->pair_at(e.pos, find, &formed)) s->pending.push_back(formed);
     }
-    for (const HeapEntry& e : s->pending) {
-      s->heap.push_back(e);
-      std::push_heap(s->heap.begin(), s->heap.end(), HeapAfter());
-    }
+    for (const BpeHeapEntry& e : s->pending) s->push(e);
   }
-  for (int32_t i = n > 0 ? 0 : -1; i >= 0; i = s->next[i]) out->push_back(s->id[i]);
+  s->emit(out);
 }
 
 std::vector<int32_t> Gpt2Tokenizer::encode(std::string_view text) const {

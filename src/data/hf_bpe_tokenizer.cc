@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "data/bpe_word.h"
 #include "data/gpt2_byte_map.h"
 #include "data/utf8.h"
 #include "io/atomic_file.h"
@@ -15,21 +16,6 @@
 namespace zt {
 
 namespace {
-
-struct HeapEntry {
-  int32_t rank;
-  int32_t pos;  // position of the left symbol
-  int32_t left;
-  int32_t right;
-  int32_t merged;
-};
-
-// std heap functions build max-heaps; this order puts the lowest (rank, pos) on top.
-struct HeapAfter {
-  bool operator()(const HeapEntry& a, const HeapEntry& b) const {
-    return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos;
-  }
-};
 
 struct MatchDataDeleter {
   void operator()(pcre2_match_data* md) const { pcre2_match_data_free(md); }
@@ -40,9 +26,7 @@ constexpr size_t kMaxCachedWord = 64;
 
 }  // namespace
 
-struct HfBpeTokenizer::Scratch {
-  std::vector<int32_t> id, prev, next;
-  std::vector<HeapEntry> heap;
+struct HfBpeTokenizer::Scratch : BpeWord {
   std::vector<std::unique_ptr<pcre2_match_data, MatchDataDeleter>> md;  // one per step
   std::vector<std::string_view> a, b;
   std::unordered_map<std::string_view, std::pair<size_t, size_t>> cache;
@@ -74,46 +58,16 @@ const HfBpeTokenizer::Merge* HfBpeTokenizer::find_merge(int32_t left, int32_t ri
 // top, skip it if its symbols changed since it was queued, merge, and queue the pairs
 // the merged symbol forms with its neighbours right away.
 void HfBpeTokenizer::bpe(std::string_view word, Scratch* s, std::vector<int32_t>* out) const {
-  ZT_CHECK(word.size() < (size_t{1} << 31), "bpe: a single pre-token of %zu bytes", word.size());
-  const auto n = static_cast<int32_t>(word.size());
-  s->id.resize(n);
-  s->prev.resize(n);
-  s->next.resize(n);
-  for (int32_t i = 0; i < n; ++i) {
-    s->id[i] = byte_to_id_[static_cast<unsigned char>(word[i])];
-    s->prev[i] = i - 1;
-    s->next[i] = i + 1 < n ? i + 1 : -1;
-  }
-  s->heap.clear();
-  for (int32_t i = 0; i + 1 < n; ++i) {
-    if (const Merge* m = find_merge(s->id[i], s->id[i + 1])) {
-      s->heap.push_back({m->rank, i, s->id[i], s->id[i + 1], m->merged_id});
-    }
-  }
-  std::make_heap(s->heap.begin(), s->heap.end(), HeapAfter());
-  auto queue_pair = [&](int32_t pos) {
-    const int32_t nx = s->next[pos];
-    if (nx < 0) return;
-    if (const Merge* m = find_merge(s->id[pos], s->id[nx])) {
-      s->heap.push_back({m->rank, pos, s->id[pos], s->id[nx], m->merged_id});
-      std::push_heap(s->heap.begin(), s->heap.end(), HeapAfter());
-    }
-  };
+  auto find = [this](int32_t left, int32_t right) { return find_merge(left, right); };
+  s->start(word, byte_to_id_, find);
   while (!s->heap.empty()) {
-    std::pop_heap(s->heap.begin(), s->heap.end(), HeapAfter());
-    const HeapEntry e = s->heap.back();
-    s->heap.pop_back();
-    if (s->id[e.pos] != e.left) continue;  // left symbol merged or removed since
-    const int32_t nx = s->next[e.pos];
-    if (nx < 0 || s->id[nx] != e.right) continue;
-    s->id[e.pos] = e.merged;
-    s->id[nx] = -1;
-    s->next[e.pos] = s->next[nx];
-    if (s->next[nx] >= 0) s->prev[s->next[nx]] = e.pos;
-    if (s->prev[e.pos] >= 0) queue_pair(s->prev[e.pos]);
-    queue_pair(e.pos);
+    const BpeHeapEntry e = s->pop();
+    if (!s->apply(e)) continue;
+    BpeHeapEntry formed;
+    if (s->prev[e.pos] >= 0 && s->pair_at(s->prev[e.pos], find, &formed)) s->push(formed);
+    if (s->pair_at(e.pos, find, &formed)) s->push(formed);
   }
-  for (int32_t i = n > 0 ? 0 : -1; i >= 0; i = s->next[i]) out->push_back(s->id[i]);
+  s->emit(out);
 }
 
 void HfBpeTokenizer::encode_segment(std::string_view segment, Scratch* s, std::vector<int32_t>* out) const {

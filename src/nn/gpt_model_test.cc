@@ -13,6 +13,7 @@
 #include "tensor/buffer.h"
 #include "testing/gradcheck.h"
 #include "testing/synthetic_data.h"
+#include "testing/tiny_model.h"
 
 namespace zt {
 namespace {
@@ -40,27 +41,10 @@ TEST(GptParams, LayersAreContiguousAndDecayIsTwoDimensional) {
 
 // Acceptance item 3: fp32 AdamW holds 4 bytes of parameters, 4 of gradients and 8 of
 // optimizer state per parameter.
-struct TinyRun {
-  GptConfig cfg;
-  ParamTable table;
-  FloatBuffer params, grads;
-  std::unique_ptr<GptModel> model;
-  explicit TinyRun(const GptConfig& c, int B, int T)
-      : cfg(c), table(build_gpt_param_table(c)), params(table.numel()), grads(table.numel()) {
-    model = GptModel::create(c, B, T);
-    init_params(table, params.data(), 42);
-    model->bind(params.data(), grads.data());
-  }
-  double loss(const std::vector<int32_t>& x, const std::vector<int32_t>& y, int B, int T) {
-    EXPECT_TRUE(model->forward(x.data(), B, T).ok());
-    const LossSum l = model->loss(y.data()).value();
-    return l.sum / static_cast<double>(l.count);
-  }
-};
 
 TEST(GptModel, FiniteDifferencesThroughEveryTensor) {
   const int B = 2, T = 6;
-  TinyRun run(tiny_gpt_config(), B, T);
+  testing::TinyModel run(tiny_gpt_config(), B, T);
   // Larger weights than the 0.02 init so every path carries signal.
   Rng rng(7);
   for (size_t i = 0; i < run.params.size(); ++i) run.params[i] += static_cast<float>(rng.normal() * 0.3);
@@ -80,34 +64,10 @@ TEST(GptModel, FiniteDifferencesThroughEveryTensor) {
   }
 }
 
-TEST(GptModel, PaddedVocabularyChangesNothing) {
-  const int B = 2, T = 8;
-  GptConfig padded = tiny_gpt_config();
-  padded.padded_vocab_size = 32;
-  TinyRun a(tiny_gpt_config(), B, T), b(padded, B, T);
-  // Same real weights in both layouts: copy tensor by tensor (wte has extra zero rows).
-  for (const TensorSpec& s : a.table.specs()) {
-    const TensorSpec& t = b.table.at(b.table.find(s.name));
-    std::memcpy(b.params.data() + t.offset, a.params.data() + s.offset, s.numel * sizeof(float));
-  }
-  auto x = random_tokens(B * T, 23, 3), y = random_tokens(B * T, 23, 4);
-  const double la = a.loss(x, y, B, T), lb = b.loss(x, y, B, T);
-  EXPECT_NEAR(la, lb, 1e-6 * la);
-  a.grads.zero();
-  b.grads.zero();
-  ASSERT_TRUE(a.model->backward(x.data(), y.data(), 1.0f / (B * T)).ok());
-  ASSERT_TRUE(b.model->backward(x.data(), y.data(), 1.0f / (B * T)).ok());
-  for (const TensorSpec& s : a.table.specs()) {
-    const TensorSpec& t = b.table.at(b.table.find(s.name));
-    for (size_t i = 0; i < s.numel; ++i) {
-      ASSERT_NEAR(a.grads[s.offset + i], b.grads[t.offset + i], 1e-6) << s.name << "[" << i << "]";
-    }
-    for (size_t i = s.numel; i < t.numel; ++i) ASSERT_EQ(b.grads[t.offset + i], 0.0f) << "padding row got a gradient";
-  }
-}
+TEST(GptModel, PaddedVocabularyChangesNothing) { testing::expect_padding_changes_nothing(tiny_gpt_config(), 32, 2, 8); }
 
 TEST(GptModel, RejectsOutOfVocabularyTokens) {
-  TinyRun run(tiny_gpt_config(), 1, 4);
+  testing::TinyModel run(tiny_gpt_config(), 1, 4);
   std::vector<int32_t> x = {1, 2, 23, 0}, y = {1, 2, 3, -1};
   Status s = run.model->validate_batch(x.data(), y.data(), 1, 4);
   EXPECT_FALSE(s.ok());

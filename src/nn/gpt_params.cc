@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/check.h"
+#include "nn/param_spec.h"
 #include "core/rng.h"
 #include "core/threads.h"
 #include "nn/llama_params.h"
@@ -13,17 +14,6 @@
 namespace zt {
 
 namespace {
-
-TensorSpec spec(std::string name, std::vector<int64_t> shape, int layer, InitKind init, float std = 0.0f) {
-  TensorSpec s;
-  s.name = std::move(name);
-  s.weight_decay = shape.size() >= 2;
-  s.shape = std::move(shape);
-  s.layer = layer;
-  s.init = init;
-  s.init_std = std;
-  return s;
-}
 
 // A tensor-parallel slice of `s` along dim (groups: Q/K/V blocks), or s itself.
 TensorSpec tp_slice(TensorSpec s, const GptLayout& lay, int dim, int groups = 1) {
@@ -45,32 +35,32 @@ ParamTable build_gpt_param_table(const GptConfig& cfg, const GptLayout& lay) {
   ParamTable table;
   table.set_tp(lay.tp_rank, lay.tp_size);
   auto wte = [&](int layer) {
-    TensorSpec w = spec("wte.weight", {cfg.padded_vocab(), C}, layer, InitKind::kNormal, kStd);
+    TensorSpec w = param_spec("wte.weight", {cfg.padded_vocab(), C}, layer, InitKind::kNormal, kStd);
     w.init_rows = cfg.vocab_size;
     return tp_slice(w, lay, 0);
   };
   if (lay.embedding) {
     table.add(wte(kEmbeddingLayer));
-    table.add(spec("wpe.weight", {cfg.n_positions, C}, kEmbeddingLayer, InitKind::kNormal, kStd));
+    table.add(param_spec("wpe.weight", {cfg.n_positions, C}, kEmbeddingLayer, InitKind::kNormal, kStd));
   }
   for (int l = lay.first_block; l < lay.end(cfg); ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
-    table.add(spec(p + "ln_1.weight", {C}, l, InitKind::kOnes));
-    table.add(spec(p + "ln_1.bias", {C}, l, InitKind::kZeros));
-    table.add(tp_slice(spec(p + "attn.c_attn.weight", {3 * C, C}, l, InitKind::kNormal, kStd), lay, 0, 3));
-    table.add(tp_slice(spec(p + "attn.c_attn.bias", {3 * C}, l, InitKind::kZeros), lay, 0, 3));
-    table.add(tp_slice(spec(p + "attn.c_proj.weight", {C, C}, l, InitKind::kNormal, proj_std), lay, 1));
-    table.add(spec(p + "attn.c_proj.bias", {C}, l, InitKind::kZeros));
-    table.add(spec(p + "ln_2.weight", {C}, l, InitKind::kOnes));
-    table.add(spec(p + "ln_2.bias", {C}, l, InitKind::kZeros));
-    table.add(tp_slice(spec(p + "mlp.c_fc.weight", {4 * C, C}, l, InitKind::kNormal, kStd), lay, 0));
-    table.add(tp_slice(spec(p + "mlp.c_fc.bias", {4 * C}, l, InitKind::kZeros), lay, 0));
-    table.add(tp_slice(spec(p + "mlp.c_proj.weight", {C, 4 * C}, l, InitKind::kNormal, proj_std), lay, 1));
-    table.add(spec(p + "mlp.c_proj.bias", {C}, l, InitKind::kZeros));
+    table.add(param_spec(p + "ln_1.weight", {C}, l, InitKind::kOnes));
+    table.add(param_spec(p + "ln_1.bias", {C}, l, InitKind::kZeros));
+    table.add(tp_slice(param_spec(p + "attn.c_attn.weight", {3 * C, C}, l, InitKind::kNormal, kStd), lay, 0, 3));
+    table.add(tp_slice(param_spec(p + "attn.c_attn.bias", {3 * C}, l, InitKind::kZeros), lay, 0, 3));
+    table.add(tp_slice(param_spec(p + "attn.c_proj.weight", {C, C}, l, InitKind::kNormal, proj_std), lay, 1));
+    table.add(param_spec(p + "attn.c_proj.bias", {C}, l, InitKind::kZeros));
+    table.add(param_spec(p + "ln_2.weight", {C}, l, InitKind::kOnes));
+    table.add(param_spec(p + "ln_2.bias", {C}, l, InitKind::kZeros));
+    table.add(tp_slice(param_spec(p + "mlp.c_fc.weight", {4 * C, C}, l, InitKind::kNormal, kStd), lay, 0));
+    table.add(tp_slice(param_spec(p + "mlp.c_fc.bias", {4 * C}, l, InitKind::kZeros), lay, 0));
+    table.add(tp_slice(param_spec(p + "mlp.c_proj.weight", {C, 4 * C}, l, InitKind::kNormal, proj_std), lay, 1));
+    table.add(param_spec(p + "mlp.c_proj.bias", {C}, l, InitKind::kZeros));
   }
   if (lay.head) {
-    table.add(spec("ln_f.weight", {C}, cfg.n_layer, InitKind::kOnes));
-    table.add(spec("ln_f.bias", {C}, cfg.n_layer, InitKind::kZeros));
+    table.add(param_spec("ln_f.weight", {C}, cfg.n_layer, InitKind::kOnes));
+    table.add(param_spec("ln_f.bias", {C}, cfg.n_layer, InitKind::kZeros));
     if (lay.has_tied_copy()) table.add(wte(tied_head_layer(cfg)));
   }
   return table;
@@ -78,12 +68,7 @@ ParamTable build_gpt_param_table(const GptConfig& cfg, const GptLayout& lay) {
 
 template <typename W>
 void bind_gpt_layer(const ParamTable& table, int layer, W* layer_base, GptWeightsT<W>* w) {
-  const size_t begin = table.layer_range(layer).begin;
-  auto at = [&](const std::string& name) -> W* {
-    const int i = table.find(name);
-    ZT_CHECK(i >= 0, "parameter %s missing from table", name.c_str());
-    return layer_base == nullptr ? nullptr : layer_base + (table.at(i).offset - begin);
-  };
+  auto at = [&](const std::string& name) { return param_in_layer(table, layer, layer_base, name); };
   const int n_layer = static_cast<int>(w->blocks.size());
   if (layer == kEmbeddingLayer) {
     w->wte = at("wte.weight");

@@ -14,6 +14,7 @@
 #include "tensor/buffer.h"
 #include "testing/gradcheck.h"
 #include "testing/synthetic_data.h"
+#include "testing/tiny_model.h"
 
 namespace zt {
 namespace {
@@ -36,23 +37,6 @@ GptConfig tiny_llama(int n_kv_head, bool tied) {
   return c;
 }
 
-struct TinyLlama {
-  GptConfig cfg;
-  ParamTable table;
-  FloatBuffer params, grads;
-  std::unique_ptr<GptModel> model;
-  TinyLlama(const GptConfig& c, int B, int T)
-      : cfg(c), table(build_gpt_param_table(c)), params(table.numel()), grads(table.numel()) {
-    model = GptModel::create(c, B, T);
-    init_params(table, params.data(), 42);
-    model->bind(params.data(), grads.data());
-  }
-  double loss(const std::vector<int32_t>& x, const std::vector<int32_t>& y, int B, int T) {
-    EXPECT_TRUE(model->forward(x.data(), B, T).ok());
-    const LossSum l = model->loss(y.data()).value();
-    return l.sum / static_cast<double>(l.count);
-  }
-};
 
 TEST(LlamaParams, TableMatchesTheParameterCount) {
   for (bool tied : {false, true}) {
@@ -124,7 +108,7 @@ class LlamaGradcheck : public ::testing::TestWithParam<GradCase> {};
 TEST_P(LlamaGradcheck, FiniteDifferencesThroughEveryTensor) {
   const GradCase& gc = GetParam();
   const int B = 2, T = 8;
-  TinyLlama run(tiny_llama(gc.n_kv_head, gc.tied), B, T);
+  testing::TinyModel run(tiny_llama(gc.n_kv_head, gc.tied), B, T);
   // Larger weights than the 0.02 init so every path carries signal; norm weights near 1.
   Rng rng(7);
   for (size_t i = 0; i < run.params.size(); ++i) run.params[i] += static_cast<float>(rng.normal() * 0.3);
@@ -150,28 +134,7 @@ INSTANTIATE_TEST_SUITE_P(Llama, LlamaGradcheck,
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(LlamaModel, PaddedVocabularyChangesNothing) {
-  const int B = 2, T = 8;
-  GptConfig padded = tiny_llama(2, false);
-  padded.padded_vocab_size = 64;
-  TinyLlama a(tiny_llama(2, false), B, T), b(padded, B, T);
-  for (const TensorSpec& s : a.table.specs()) {
-    const TensorSpec& t = b.table.at(b.table.find(s.name));
-    std::memcpy(b.params.data() + t.offset, a.params.data() + s.offset, s.numel * sizeof(float));
-  }
-  auto x = random_tokens(B * T, 61, 3), y = random_tokens(B * T, 61, 4);
-  const double la = a.loss(x, y, B, T), lb = b.loss(x, y, B, T);
-  EXPECT_NEAR(la, lb, 1e-6 * la);
-  a.grads.zero();
-  b.grads.zero();
-  ASSERT_TRUE(a.model->backward(x.data(), y.data(), 1.0f / (B * T)).ok());
-  ASSERT_TRUE(b.model->backward(x.data(), y.data(), 1.0f / (B * T)).ok());
-  for (const TensorSpec& s : a.table.specs()) {
-    const TensorSpec& t = b.table.at(b.table.find(s.name));
-    for (size_t i = 0; i < s.numel; ++i) {
-      ASSERT_NEAR(a.grads[s.offset + i], b.grads[t.offset + i], 1e-6) << s.name << "[" << i << "]";
-    }
-    for (size_t i = s.numel; i < t.numel; ++i) ASSERT_EQ(b.grads[t.offset + i], 0.0f) << "padding row got a gradient";
-  }
+  testing::expect_padding_changes_nothing(tiny_llama(2, false), 64, 2, 8);
 }
 
 }  // namespace

@@ -4,23 +4,9 @@
 #include <string>
 
 #include "core/check.h"
+#include "nn/param_spec.h"
 
 namespace zt {
-
-namespace {
-
-TensorSpec spec(std::string name, std::vector<int64_t> shape, int layer, InitKind init, float std = 0.0f) {
-  TensorSpec s;
-  s.name = std::move(name);
-  s.weight_decay = shape.size() >= 2;
-  s.shape = std::move(shape);
-  s.layer = layer;
-  s.init = init;
-  s.init_std = std;
-  return s;
-}
-
-}  // namespace
 
 ParamTable build_llama_param_table(const GptConfig& cfg, const GptLayout& lay) {
   ZT_CHECK(cfg.is_llama(), "build_llama_param_table on a %s config", "GPT-2");
@@ -30,25 +16,25 @@ ParamTable build_llama_param_table(const GptConfig& cfg, const GptLayout& lay) {
   ParamTable table;
   table.set_tp(lay.tp_rank, lay.tp_size);
   auto vocab_matrix = [&](const char* name, int layer) {
-    TensorSpec w = spec(name, {cfg.padded_vocab(), C}, layer, InitKind::kNormal, kStd);
+    TensorSpec w = param_spec(name, {cfg.padded_vocab(), C}, layer, InitKind::kNormal, kStd);
     w.init_rows = cfg.vocab_size;
     return w;
   };
   if (lay.embedding) table.add(vocab_matrix("embed_tokens.weight", kEmbeddingLayer));
   for (int l = lay.first_block; l < lay.end(cfg); ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
-    table.add(spec(p + "input_layernorm.weight", {C}, l, InitKind::kOnes));
-    table.add(spec(p + "self_attn.q_proj.weight", {C, C}, l, InitKind::kNormal, kStd));
-    table.add(spec(p + "self_attn.k_proj.weight", {KV, C}, l, InitKind::kNormal, kStd));
-    table.add(spec(p + "self_attn.v_proj.weight", {KV, C}, l, InitKind::kNormal, kStd));
-    table.add(spec(p + "self_attn.o_proj.weight", {C, C}, l, InitKind::kNormal, kStd));
-    table.add(spec(p + "post_attention_layernorm.weight", {C}, l, InitKind::kOnes));
-    table.add(spec(p + "mlp.gate_proj.weight", {I, C}, l, InitKind::kNormal, kStd));
-    table.add(spec(p + "mlp.up_proj.weight", {I, C}, l, InitKind::kNormal, kStd));
-    table.add(spec(p + "mlp.down_proj.weight", {C, I}, l, InitKind::kNormal, kStd));
+    table.add(param_spec(p + "input_layernorm.weight", {C}, l, InitKind::kOnes));
+    table.add(param_spec(p + "self_attn.q_proj.weight", {C, C}, l, InitKind::kNormal, kStd));
+    table.add(param_spec(p + "self_attn.k_proj.weight", {KV, C}, l, InitKind::kNormal, kStd));
+    table.add(param_spec(p + "self_attn.v_proj.weight", {KV, C}, l, InitKind::kNormal, kStd));
+    table.add(param_spec(p + "self_attn.o_proj.weight", {C, C}, l, InitKind::kNormal, kStd));
+    table.add(param_spec(p + "post_attention_layernorm.weight", {C}, l, InitKind::kOnes));
+    table.add(param_spec(p + "mlp.gate_proj.weight", {I, C}, l, InitKind::kNormal, kStd));
+    table.add(param_spec(p + "mlp.up_proj.weight", {I, C}, l, InitKind::kNormal, kStd));
+    table.add(param_spec(p + "mlp.down_proj.weight", {C, I}, l, InitKind::kNormal, kStd));
   }
   if (lay.head) {
-    table.add(spec("norm.weight", {C}, cfg.n_layer, InitKind::kOnes));
+    table.add(param_spec("norm.weight", {C}, cfg.n_layer, InitKind::kOnes));
     if (!cfg.tie_word_embeddings) {
       table.add(vocab_matrix("lm_head.weight", cfg.n_layer));
     } else if (lay.has_tied_copy()) {
@@ -60,12 +46,7 @@ ParamTable build_llama_param_table(const GptConfig& cfg, const GptLayout& lay) {
 
 template <typename W>
 void bind_llama_layer(const GptConfig& cfg, const ParamTable& table, int layer, W* layer_base, LlamaWeightsT<W>* w) {
-  const size_t begin = table.layer_range(layer).begin;
-  auto at = [&](const std::string& name) -> W* {
-    const int i = table.find(name);
-    ZT_CHECK(i >= 0, "parameter %s missing from table", name.c_str());
-    return layer_base == nullptr ? nullptr : layer_base + (table.at(i).offset - begin);
-  };
+  auto at = [&](const std::string& name) { return param_in_layer(table, layer, layer_base, name); };
   if (layer == kEmbeddingLayer) {
     w->embed = at("embed_tokens.weight");
     if (cfg.tie_word_embeddings) w->lm_head = w->embed;

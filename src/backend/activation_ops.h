@@ -32,7 +32,8 @@ struct ActivationOps {
   // Causal self-attention over fused qkv (B, T, 3C): atty (B, T, C), att (B, NH, T, T) saved P.
   void (*attention_forward)(A* atty, A* att, const A* qkv, int B, int T, int C, int NH);
   void (*attention_backward)(A* dqkv, const A* datty, const A* qkv, const A* att, int B, int T, int C, int NH);
-  // out (B, T, C) = wte[tokens] + wpe[t]; backward scatters into dwte, dwpe (+=).
+  // out (B, T, C) = wte[tokens] + wpe[t]; backward scatters into dwte, dwpe (+=). wpe and
+  // dwpe may be null (no position table: Llama), here and in the vocab-parallel pair below.
   void (*encoder_forward)(A* out, const int32_t* tokens, const A* wte, const A* wpe, int B, int T, int C);
   void (*encoder_backward)(float* dwte, float* dwpe, const A* dout, const int32_t* tokens, int B, int T, int C);
   void (*layernorm_forward)(A* out, float* mean, float* rstd, const A* inp, const A* weight, const A* bias, int64_t N,
@@ -90,7 +91,8 @@ struct ActivationOps {
   // partial dinp, summed over tp ranks in fp32 before it is rounded once.
   void (*linear_backward_partial)(float* dinp, float* dweight, float* dbias, const A* dout, const A* inp,
                                   const A* weight, int64_t N, int C, int OC);
-  // out (N, C) = (residual + partial) + bias, per row, rounded once (a row-parallel layer's epilogue).
+  // out (N, C) = (residual + partial) + bias, per row, rounded once (a row-parallel layer's
+  // epilogue); bias may be null.
   void (*bias_residual)(A* out, const A* residual, const float* partial, const A* bias, int64_t N, int C);
 
   // dst (n floats) = src widened, exactly (sampling reads logits, tests read activations).

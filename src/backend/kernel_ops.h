@@ -35,7 +35,7 @@ struct KernelOps : ActivationOps<float> {
   void (*vocab_xent_finish)(float* losses, float* stats, const float* row_sums, const int32_t* targets, int64_t N);
   // RoPE's table for every precision: freqs (max_T, HD/2, 2) = [cos, sin] of p * theta^(-2i/HD)
   // for positions p < max_T, i < HD/2; the angle in double, each entry rounded to fp32 once.
-  void (*rope_table)(float* freqs, int max_T, int HD, double theta);
+  void (*rope_table)(float* freqs, int max_T, int HD, const double* inv_freq);
 
   // Elementwise.
   void (*accumulate)(float* dst, const float* src, int64_t n);  // dst += src

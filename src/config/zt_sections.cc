@@ -1,5 +1,4 @@
-// zerotrain's own sections: "model" (HuggingFace GPT-2 names, or a preset), "data" and
-// "training". Defaults are the demo's small model unless a preset or keys say otherwise.
+// zerotrain's own sections: "data", "training" and "parallel" ("model" is model_section.cc).
 #include <limits>
 
 #include "config/sections.h"
@@ -10,56 +9,19 @@ namespace {
 
 constexpr int64_t kMaxInt = INT64_MAX;
 
-struct Preset {
-  const char* name;
-  int n_layer, n_head, n_embd;
-};
-constexpr Preset kPresets[] = {
-    {"gpt2", 12, 12, 768},   {"gpt2-medium", 24, 16, 1024}, {"gpt2-large", 36, 20, 1280},
-    {"gpt2-xl", 48, 25, 1600}, {"tiny", 2, 2, 64},          {"small", 4, 4, 256},
-};
-
 }  // namespace
-
-void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* m) {
-  // Default: the demo's small model; vocabulary from the tokenizer.
-  m->n_layer = 4;
-  m->n_head = 4;
-  m->n_embd = 256;
-  m->n_positions = 1024;
-  m->vocab_size = tokenizer == "byte" ? 257 : 50257;
-  JsonReader r = root.object_or_empty("model");
-  const std::string preset =
-      r.choice("preset", "", {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "tiny", "small"});
-  for (const Preset& p : kPresets) {
-    if (preset == p.name) {
-      m->n_layer = p.n_layer;
-      m->n_head = p.n_head;
-      m->n_embd = p.n_embd;
-    }
-  }
-  m->n_layer = static_cast<int>(r.integer("n_layer", m->n_layer, 1, 1024));
-  m->n_head = static_cast<int>(r.integer("n_head", m->n_head, 1, 1024));
-  m->n_embd = static_cast<int>(r.integer("n_embd", m->n_embd, 1, 65536));
-  m->vocab_size = static_cast<int>(r.integer("vocab_size", m->vocab_size, 1, 1 << 24));
-  m->n_positions = static_cast<int>(r.integer("n_positions", m->n_positions, 1, 1 << 20));
-  m->padded_vocab_size = static_cast<int>(r.integer("padded_vocab_size", 0, 0, 1 << 24));
-  if (r.status().ok() && m->n_embd % m->n_head != 0) {
-    r.fail("n_embd", std::to_string(m->n_embd) + " is not divisible by n_head=" + std::to_string(m->n_head));
-  }
-  if (r.status().ok() && m->padded_vocab_size != 0 && m->padded_vocab_size < m->vocab_size) {
-    r.fail("padded_vocab_size", std::to_string(m->padded_vocab_size) + " is smaller than vocab_size=" +
-                                    std::to_string(m->vocab_size));
-  }
-  r.done();
-}
 
 void parse_data(JsonReader& root, DataConfig* d) {
   JsonReader r = root.object_or_empty("data");
   d->train = r.strings("train");
   d->val = r.strings("val");
   d->format = r.choice("format", "auto", {"auto", "llmc", "raw_uint16"});
-  d->tokenizer = r.choice("tokenizer", "gpt2", {"gpt2", "byte"});
+  d->tokenizer = r.string("tokenizer", "gpt2");
+  if (d->tokenizer != "gpt2" && d->tokenizer != "byte" && !d->tokenizer.ends_with(".model") &&
+      !d->tokenizer.ends_with(".json")) {
+    r.fail("tokenizer", "\"" + d->tokenizer + "\" is not one of \"gpt2\", \"byte\", a SentencePiece "
+                        "path/to/tokenizer.model or a HuggingFace path/to/tokenizer.json");
+  }
   d->bpe_dir = r.string("bpe_dir", "");
   d->seq_len = static_cast<int>(r.integer("seq_len", 256, 1, 1 << 20));
   r.done();

@@ -1,7 +1,8 @@
 // Tensor, pipeline and 3D parallelism and activation checkpointing in one process
 // (thread backend, ranks as threads): every layout against the single process on the
 // same global batch, bit-identical gradients with checkpointing, and the memory each
-// rank holds. The mpirun versions of the exactness checks are in tests/model_parallel/.
+// rank holds. Each exactness check runs for GPT-2 and for a grouped-query Llama (4 heads,
+// 2 kv heads; untied vocabulary-parallel head, and tied across pipeline stages). The mpirun versions of the exactness checks are in tests/model_parallel/.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,8 +19,16 @@ namespace {
 
 constexpr int kVocab = 61;
 
-GptConfig tiny_model() {
+enum class Family { kGpt2, kLlama, kLlamaTied };
+
+GptConfig tiny_model(Family f = Family::kGpt2) {
   GptConfig c;
+  if (f != Family::kGpt2) {
+    c.family = ModelFamily::kLlama;
+    c.n_kv_head = 2;  // tp = 2 holds one kv head and two query heads per rank
+    c.intermediate_size = 48;
+    c.tie_word_embeddings = f == Family::kLlamaTied;
+  }
   c.n_layer = 4;
   c.n_head = 4;
   c.n_embd = 32;
@@ -36,6 +45,7 @@ struct Layout3D {
   int micro_batches = 1;  // per data-parallel replica and step
   bool checkpoint = false;
   bool partition = false;
+  Family family = Family::kGpt2;
 };
 
 struct Result {
@@ -58,7 +68,7 @@ Result train(const Layout3D& s, int steps) {
   const Status st = run_ranks(N, [&](int rank) -> Status {
     ParallelGroups groups = make_thread_groups(world, grid, rank);
     TrainerOptions o;
-    o.model = tiny_model();
+    o.model = tiny_model(s.family);
     o.micro_batch = 2;
     o.seq_len = 8;
     o.schedule.base_lr = 3e-3;
@@ -101,6 +111,7 @@ void expect_matches(const Layout3D& s, const char* what) {
   constexpr int kSteps = 5;
   Layout3D single;
   single.micro_batches = s.micro_batches * s.dp;
+  single.family = s.family;
   const Result ref = train(single, kSteps);
   const Result got = train(s, kSteps);
   EXPECT_LE(worst_rel(got.losses, ref.losses), 1e-5) << what;
@@ -141,9 +152,34 @@ TEST(ModelParallel, ThreeDWithZeroOneMatchesSingleProcess) {
   expect_matches(s, "dp 2 x pp 2 x tp 2, ZeRO-1");
 }
 
+TEST(ModelParallel, LlamaTensorPipelineAnd3DMatchTheSingleProcess) {
+  Layout3D tp;
+  tp.family = Family::kLlama;
+  tp.tp = 2;
+  tp.micro_batches = 2;
+  expect_matches(tp, "llama tp 2 (GQA, 1 kv head per rank)");
+  for (Family f : {Family::kLlama, Family::kLlamaTied}) {
+    Layout3D pp;
+    pp.family = f;
+    pp.pp = 2;
+    pp.micro_batches = 4;
+    expect_matches(pp, f == Family::kLlama ? "llama pp 2 1f1b" : "llama pp 2 1f1b, tied head");
+  }
+  Layout3D three;
+  three.family = Family::kLlama;
+  three.tp = 2;
+  three.dp = 2;
+  three.pp = 2;
+  three.stage = ZeroStage::kOptimizer;
+  three.micro_batches = 2;
+  expect_matches(three, "llama dp 2 x pp 2 x tp 2, ZeRO-1");
+}
+
 TEST(ModelParallel, CheckpointingGivesBitIdenticalGradients) {
-  for (int tp : {1, 2}) {
+  for (int run = 0; run < 4; ++run) {
+    const int tp = 1 + run % 2;
     Layout3D off;
+    off.family = run < 2 ? Family::kGpt2 : Family::kLlama;
     off.tp = tp;
     off.micro_batches = 2;
     Layout3D on = off;
@@ -156,8 +192,9 @@ TEST(ModelParallel, CheckpointingGivesBitIdenticalGradients) {
       EXPECT_EQ(0, std::memcmp(a.grads[r].data(), b.grads[r].data(), a.grads[r].size() * sizeof(float)))
           << "tp " << tp << " rank " << r << ": gradients differ with checkpointing";
     }
-    std::printf("  checkpointing (tp %d%s): activations %zu -> %zu bytes, gradients bit-identical\n", tp,
-                tp > 1 ? ", partitioned" : "", a.memory[0].activation_bytes, b.memory[0].activation_bytes);
+    std::printf("  checkpointing (%s, tp %d%s): activations %zu -> %zu bytes, gradients bit-identical\n",
+                run < 2 ? "gpt2" : "llama", tp, tp > 1 ? ", partitioned" : "", a.memory[0].activation_bytes,
+                b.memory[0].activation_bytes);
   }
 }
 

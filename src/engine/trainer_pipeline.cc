@@ -16,9 +16,10 @@ int grad_tag(int m) { return 2 * m + 1; }
 }  // namespace
 
 Status Trainer::reduce_tied_grads() {
-  if (tied_ == nullptr || states_->full_grads() == nullptr) return Status::OK();
+  if (tied_ == nullptr || states_->full_grads() == nullptr || !options_.model.tied_head()) return Status::OK();
   const ParamTable& table = model_->param_table();
-  const TensorSpec& wte = table.at(table.find("wte.weight"));
+  // The embedding matrix (first stage) or the head's copy of it (last stage): one name for both.
+  const TensorSpec& wte = table.at(table.find(options_.model.is_llama() ? "embed_tokens.weight" : "wte.weight"));
   return tied_->all_reduce(states_->full_grads() + wte.offset, wte.numel, CommDType::kF32)->wait();
 }
 

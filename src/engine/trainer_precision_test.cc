@@ -41,8 +41,14 @@ namespace {
 
 const Backend& backend_of(DType t) { return *backend_for(Device::kCpu, t).value(); }
 
-TrainerOptions tiny(ZeroStage stage, DType t) {
+// llama: a grouped-query Llama (4 heads, 2 kv heads, untied head) of the same width.
+TrainerOptions tiny(ZeroStage stage, DType t, bool llama = false) {
   TrainerOptions o;
+  if (llama) {
+    o.model.family = ModelFamily::kLlama;
+    o.model.n_kv_head = 2;
+    o.model.intermediate_size = 96;
+  }
   o.model.n_layer = 2;
   o.model.n_head = 4;
   o.model.n_embd = 48;
@@ -206,13 +212,15 @@ TEST(TrainerPrecision, ModelParallelAndCheckpointingMatchTheSingleProcessInTheSa
                         {{1, 1, 2, true}, ZeroStage::kNone}, {{1, 2, 2}, ZeroStage::kOptimizer}};
   // A small step without momentum: the comparison measures the layouts' arithmetic, and
   // three chaotic SGD steps at lr 0.1 would amplify single 16-bit flips into O(gap) noise.
-  auto tiny = [](ZeroStage stage, DType t) {
-    TrainerOptions o = zt::tiny(stage, t);
-    o.schedule.base_lr = o.sgd.lr = 0.01;
-    o.sgd.momentum = 0.0;
-    return o;
-  };
-  for (DType t : {DType::kBF16, DType::kF16}) {
+  for (int run = 0; run < 4; ++run) {  // GPT-2 and Llama, each in bf16 and fp16
+    const bool llama = run >= 2;
+    const DType t = run % 2 == 0 ? DType::kBF16 : DType::kF16;
+    auto tiny = [llama](ZeroStage stage, DType dt) {
+      TrainerOptions o = zt::tiny(stage, dt, llama);
+      o.schedule.base_lr = o.sgd.lr = 0.01;
+      o.sgd.momentum = 0.0;
+      return o;
+    };
     // Recomputing a block runs the same kernels on the same inputs: the same bits.
     const RankResult plain = train_layout(tiny(ZeroStage::kNone, t), Layout{}, accum, steps);
     const RankResult ckpt = train_layout(tiny(ZeroStage::kNone, t), Layout{1, 1, 1, true}, accum, steps);
@@ -235,8 +243,9 @@ TEST(TrainerPrecision, ModelParallelAndCheckpointingMatchTheSingleProcessInTheSa
         EXPECT_LE(rel, gap) << dtype_name(t) << " dp " << dp << " pp " << pp << " tp " << tp << " step " << s;
         worst = std::max(worst, rel / gap);
       }
-      std::printf("  %s dp %d x pp %d x tp %d%s: loss/norm diff <= %.3f of the precision gap (%.2e)\n", dtype_name(t), dp,
-                  pp, tp, c.layout.checkpoint ? " (checkpointed, partitioned)" : "", worst, gap);
+      std::printf("  %s %s dp %d x pp %d x tp %d%s: loss/norm diff <= %.3f of the precision gap (%.2e)\n",
+                  llama ? "llama" : "gpt2", dtype_name(t), dp, pp, tp,
+                  c.layout.checkpoint ? " (checkpointed, partitioned)" : "", worst, gap);
     }
   }
 }

@@ -15,8 +15,14 @@
 namespace zt {
 namespace {
 
-TrainerOptions tiny(ZeroStage stage) {
+// llama: a grouped-query Llama (4 heads, 2 kv heads, untied head) of the same width.
+TrainerOptions tiny(ZeroStage stage, bool llama = false) {
   TrainerOptions o;
+  if (llama) {
+    o.model.family = ModelFamily::kLlama;
+    o.model.n_kv_head = 2;
+    o.model.intermediate_size = 96;
+  }
   o.model.n_layer = 3;
   o.model.n_head = 4;
   o.model.n_embd = 48;
@@ -42,12 +48,12 @@ struct RankResult {
 };
 
 // Trains `steps` steps on N thread-ranks; returns every rank's figures (step 2's bytes).
-std::vector<RankResult> train(int N, ZeroStage stage, int accum, int steps) {
+std::vector<RankResult> train(int N, ZeroStage stage, int accum, int steps, bool llama = false) {
   ThreadWorld world(N, CommOptions{});
   std::vector<RankResult> out(static_cast<size_t>(N));
   const Status s = run_ranks(N, [&](int rank) -> Status {
     auto group = world.group(rank);
-    ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(tiny(stage), group.get()));
+    ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(tiny(stage, llama), group.get()));
     RankResult& r = out[static_cast<size_t>(rank)];
     for (int step = 0; step < steps; ++step) {
       const testing::SyntheticStep data = testing::synthetic_step(61, 8, 2, accum, rank, N, step, 3);
@@ -109,6 +115,19 @@ TEST(TrainerZero, EveryStageMatchesTheSingleProcess) {
     EXPECT_LE(worst, 1e-5) << "stage " << stage;
     for (const RankResult& r : ranks) EXPECT_EQ(r.params, ranks[0].params) << "ranks disagree";
     std::printf("  stage %d, %d thread-ranks x accumulation %d: max loss rel diff %.2e\n", stage, N, accum, worst);
+  }
+}
+
+TEST(TrainerZero, LlamaEveryStageMatchesTheSingleProcess) {
+  const int N = 2, accum = 2, steps = 5;
+  const RankResult ref = train(1, ZeroStage::kNone, N * accum, steps, /*llama=*/true)[0];
+  for (int stage = 0; stage <= 3; ++stage) {
+    const auto ranks = train(N, static_cast<ZeroStage>(stage), accum, steps, /*llama=*/true);
+    double worst = 0.0;
+    for (int s = 0; s < steps; ++s) worst = std::max(worst, std::fabs(ranks[0].losses[s] - ref.losses[s]) / ref.losses[s]);
+    EXPECT_LE(worst, 1e-5) << "stage " << stage;
+    for (const RankResult& r : ranks) EXPECT_EQ(r.params, ranks[0].params) << "ranks disagree";
+    std::printf("  llama, stage %d, dp %d x accumulation %d: max loss rel diff %.2e\n", stage, N, accum, worst);
   }
 }
 

@@ -32,22 +32,27 @@ class Carver {
 
 struct Dims {
   size_t B, T, BT, C, Cl, NHl, Vl, tp;
+  size_t F;     // the rank's MLP width: 4C/tp (GPT-2) or intermediate_size/tp (Llama)
+  size_t KVl;   // Llama: the rank's k and v rows (kv heads x head size)
+  size_t HD;    // head size
+  bool llama;
 };
 
 template <typename A>
 void carve_internals(BlockActivationsT<A>* b, const Dims& d, Carver* c) {
   b->ln1 = c->take<A>(d.BT * d.C);
-  b->ln1_mean = c->stats(d.BT);
+  if (!d.llama) b->ln1_mean = c->stats(d.BT);
   b->ln1_rstd = c->stats(d.BT);
   b->qkv = c->take<A>(d.BT * 3 * d.Cl);
   b->att = c->take<A>(d.B * d.NHl * d.T * d.T);
   b->atty = c->take<A>(d.BT * d.Cl);
   b->res2 = c->take<A>(d.BT * d.C);
   b->ln2 = c->take<A>(d.BT * d.C);
-  b->ln2_mean = c->stats(d.BT);
+  if (!d.llama) b->ln2_mean = c->stats(d.BT);
   b->ln2_rstd = c->stats(d.BT);
-  b->fch = c->take<A>(d.BT * 4 * d.Cl);
-  b->fch_gelu = c->take<A>(d.BT * 4 * d.Cl);
+  b->fch = c->take<A>(d.BT * d.F);
+  if (d.llama) b->up = c->take<A>(d.BT * d.F);
+  b->fch_gelu = c->take<A>(d.BT * d.F);
 }
 
 template <typename A>
@@ -82,7 +87,7 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
     }
     if (lay.head) {
       g.lnf = c->take<A>(d.BT * d.C);
-      g.lnf_mean = c->stats(d.BT);
+      if (!d.llama) g.lnf_mean = c->stats(d.BT);
       g.lnf_rstd = c->stats(d.BT);
       g.logits = c->take<A>(d.BT * d.Vl);
       g.losses = c->stats(d.BT);
@@ -93,11 +98,19 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
   s.dresidual = c->take<A>(d.BT * d.C);
   s.dln = c->take<A>(d.BT * d.C);
   s.dqkv = c->take<A>(d.BT * 3 * d.Cl);
-  s.dfch = c->take<A>(d.BT * 4 * d.Cl);
+  s.dfch = c->take<A>(d.BT * d.F);
+  if (d.tp > 1 || d.llama) s.tp_partial = c->stats(d.BT * d.C);
   if (d.tp > 1) {
-    s.tp_partial = c->stats(d.BT * d.C);
     s.tp_rows = c->stats(d.tp * d.BT);
     s.tp_row_sums = c->stats(2 * d.BT);
+  }
+  if (d.llama) {
+    s.dup = c->take<A>(d.BT * d.F);
+    s.q = c->take<A>(d.BT * d.Cl);
+    s.k = c->take<A>(d.BT * d.KVl);
+    s.v = c->take<A>(d.BT * d.KVl);
+    s.grad_tmp = c->stats(d.BT * d.C);
+    s.freqs = c->stats(d.T * d.HD);
   }
   if (any_ckpt) {
     carve_internals(&s.recompute, d, c);
@@ -146,6 +159,10 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
   d.NHl = static_cast<size_t>(cfg.n_head) / tp;
   d.Vl = static_cast<size_t>(cfg.padded_vocab()) / tp;
   d.tp = tp;
+  d.llama = cfg.is_llama();
+  d.F = (d.llama ? static_cast<size_t>(cfg.intermediate_size) : 4 * d.C) / tp;
+  d.KVl = static_cast<size_t>(cfg.kv_dim()) / tp;
+  d.HD = static_cast<size_t>(cfg.head_size());
   return d;
 }
 

@@ -12,6 +12,11 @@
 // same two live buffers rotate, and the input of every checkpointed block after the
 // first goes to the stash instead of the arena (stashed_input).
 //
+// The Llama family (config.is_llama()) uses the same structure under GPT-2's names: ln1/ln2
+// hold the RMSNorm outputs (no means), qkv the rotated q with each rank's kv heads repeated
+// for its query heads, fch the gate projection, up the up projection and fch_gelu
+// silu(gate) * up; the MLP width F is 4C/tp for GPT-2 and intermediate_size/tp for Llama.
+//
 // A is the activation storage (float, or half_t for bf16/f16 compute): every activation
 // and activation gradient is A; LayerNorm statistics, losses and cross-entropy statistics
 // stay float. Buffers are carved from one byte arena, each 64-byte aligned.
@@ -29,7 +34,7 @@ namespace zt {
 template <typename A>
 struct BlockActivationsT {
   A* ln1 = nullptr;       // (B, T, C)   LayerNorm 1 output, input of c_attn
-  float* ln1_mean = nullptr;  // (B, T)
+  float* ln1_mean = nullptr;  // (B, T)      GPT-2 only
   float* ln1_rstd = nullptr;  // (B, T)
   A* qkv = nullptr;       // (B, T, 3Cl)
   A* att = nullptr;       // (B, NHl, T, T) softmax probabilities P (causal; zeros above the diagonal)
@@ -38,8 +43,9 @@ struct BlockActivationsT {
   A* ln2 = nullptr;       // (B, T, C)
   float* ln2_mean = nullptr;  // (B, T)
   float* ln2_rstd = nullptr;  // (B, T)
-  A* fch = nullptr;       // (B, T, 4Cl) c_fc output (GELU input)
-  A* fch_gelu = nullptr;  // (B, T, 4Cl) GELU output, input of mlp.c_proj
+  A* fch = nullptr;       // (B, T, F)   c_fc output (GELU input); Llama: gate_proj output
+  A* up = nullptr;        // (B, T, F)   Llama only: up_proj output
+  A* fch_gelu = nullptr;  // (B, T, F)   GELU output, input of mlp.c_proj; Llama: silu(gate) * up
   A* res3 = nullptr;      // (B, T, C)   the block's output
   // Checkpointed blocks only.
   bool checkpointed = false;
@@ -66,9 +72,17 @@ struct GptScratchT {
   A* dresidual = nullptr;  // (B, T, C) gradient flowing down the residual stream
   A* dln = nullptr;        // (B, T, C) gradient of a LayerNorm output / of atty
   A* dqkv = nullptr;       // (B, T, 3Cl)
-  A* dfch = nullptr;       // (B, T, 4Cl)
+  A* dfch = nullptr;       // (B, T, F)
+  // Llama only.
+  A* dup = nullptr;         // (B, T, F) the up projection's gradient
+  A* q = nullptr;           // (B, T, Cl) q before packing, then dq
+  A* k = nullptr;           // (B, T, KVl) k before packing, then dk
+  A* v = nullptr;           // (B, T, KVl) v before packing, then dv
+  float* grad_tmp = nullptr;  // (B, T, C) a second fp32 input-gradient partial, added into tp_partial
+  float* freqs = nullptr;     // (T, HD/2, 2) RoPE cos/sin
   float* tp_partial = nullptr;  // (B, T, C) fp32 sums across tp ranks: row-parallel partials,
                                 // the embedding's partial rows, 16-bit gradients being all-reduced
+                                // (GPT-2: tp > 1 only; Llama: always, its input gradients sum in fp32)
   float* tp_rows = nullptr;         // (tp, B, T) per-row maxima of the vocab-parallel softmax (tp > 1)
   float* tp_row_sums = nullptr;     // (B, T, 2) sum of exp and target logit, all-reduced (tp > 1)
   BlockActivationsT<A> recompute;       // internals of the checkpointed block being recomputed

@@ -43,6 +43,7 @@ Status GptModelImpl<A>::column_parallel_backward(A* dinp, float* dweight, float*
 
 template <typename A>
 Status GptModelImpl<A>::block_forward(int l, const A* res_in, const BlockActivationsT<A>& a) {
+  if (config_.is_llama()) return llama_block_forward(l, res_in, a);
   const int P = options_.layout.tp_size;
   const int C = config_.n_embd, Cl = C / P, NHl = config_.n_head / P;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
@@ -112,6 +113,7 @@ Status GptModelImpl<A>::backward_block(int l) {
     ZT_RETURN_IF_ERROR(recompute(l, &res_in));
     a = &s.recompute;
   }
+  if (config_.is_llama()) return llama_block_backward(l, *a, res_in);
   A* dres = s.dresidual;  // holds dL/d(res3) on entry, dL/d(block input) on exit
   // MLP: row-parallel c_proj (local backward), column-parallel c_fc (input gradient summed).
   reduce_from_tp_backward();

@@ -1,7 +1,9 @@
 // GptConfig validation and parameter counting.
 #include "nn/gpt_config.h"
 
+#include <cmath>
 #include <cstdio>
+#include <numbers>
 
 namespace zt {
 
@@ -43,7 +45,42 @@ Status GptConfig::validate() const {
   if (!(rope_theta > 0.0)) {
     return Status::InvalidArgument("model.rope_theta: expected a positive number, got " + std::to_string(rope_theta));
   }
+  const RopeScaling& r = rope_scaling;
+  if (!r.type.empty() && r.type != "linear" && r.type != "llama3") {
+    return Status::InvalidArgument("model.rope_scaling.rope_type: \"" + r.type + "\" is not one of \"linear\", \"llama3\"");
+  }
+  if (!r.type.empty() && !(r.factor >= 1.0)) {
+    return Status::InvalidArgument("model.rope_scaling.factor: expected >= 1, got " + std::to_string(r.factor));
+  }
+  if (r.type == "llama3" && !(r.high_freq_factor > r.low_freq_factor && r.low_freq_factor > 0.0 &&
+                              r.original_max_position_embeddings > 0)) {
+    return Status::InvalidArgument("model.rope_scaling: llama3 needs high_freq_factor > low_freq_factor > 0 and a "
+                                   "positive original_max_position_embeddings");
+  }
   return Status::OK();
+}
+
+std::vector<double> GptConfig::rope_inv_freq() const {
+  const int HD = head_size();
+  std::vector<double> inv(static_cast<size_t>(HD / 2));
+  const RopeScaling& r = rope_scaling;
+  const double old_ctx = r.original_max_position_embeddings;
+  for (int i = 0; i < HD / 2; ++i) {
+    double f = std::pow(rope_theta, -2.0 * i / HD);
+    if (r.type == "linear") {
+      f /= r.factor;
+    } else if (r.type == "llama3") {  // HF _compute_llama3_parameters
+      const double wavelen = 2.0 * std::numbers::pi / f;
+      if (wavelen > old_ctx / r.low_freq_factor) {
+        f /= r.factor;
+      } else if (wavelen >= old_ctx / r.high_freq_factor) {
+        const double smooth = (old_ctx / wavelen - r.low_freq_factor) / (r.high_freq_factor - r.low_freq_factor);
+        f = (1.0 - smooth) * f / r.factor + smooth * f;
+      }
+    }
+    inv[static_cast<size_t>(i)] = f;
+  }
+  return inv;
 }
 
 int64_t GptConfig::num_parameters() const {

@@ -7,12 +7,25 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
 namespace zt {
 
 enum class ModelFamily { kGpt2, kLlama };
+
+// HF rope_scaling (modeling_rope_utils.py): changes only the rotary inverse frequencies.
+// type "" is none; "linear" divides every frequency by factor; "llama3" (Llama 3.1/3.2)
+// keeps high frequencies, divides low ones by factor and interpolates between.
+struct RopeScaling {
+  std::string type;
+  double factor = 1.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  int original_max_position_embeddings = 8192;
+  bool operator==(const RopeScaling&) const = default;
+};
 
 struct GptConfig {
   ModelFamily family = ModelFamily::kGpt2;
@@ -30,6 +43,7 @@ struct GptConfig {
   float rms_norm_eps = 1e-5f;        // rms_norm_eps
   double rope_theta = 10000.0;       // rope_theta
   bool tie_word_embeddings = false;  // tie_word_embeddings: lm_head shares embed_tokens
+  RopeScaling rope_scaling;          // rope_scaling
 
   int padded_vocab() const { return padded_vocab_size > 0 ? padded_vocab_size : vocab_size; }
   int head_size() const { return n_embd / n_head; }
@@ -38,6 +52,9 @@ struct GptConfig {
   int kv_dim() const { return kv_heads() * head_size(); }  // rows of k_proj and v_proj
   // The LM head is the embedding matrix (always for GPT-2).
   bool tied_head() const { return !is_llama() || tie_word_embeddings; }
+
+  // RoPE's inv_freq[i], i < head_size()/2: 1 / rope_theta^(2i/head_size), then rope_scaling.
+  std::vector<double> rope_inv_freq() const;
 
   // OK, or InvalidArgument naming the offending field (e.g. n_embd not divisible by n_head).
   Status validate() const;
@@ -55,7 +72,7 @@ struct GptConfig {
     if (!gpt || !is_llama()) return gpt;
     return intermediate_size == other.intermediate_size && kv_heads() == other.kv_heads() &&
            rms_norm_eps == other.rms_norm_eps && rope_theta == other.rope_theta &&
-           tie_word_embeddings == other.tie_word_embeddings;
+           tie_word_embeddings == other.tie_word_embeddings && rope_scaling == other.rope_scaling;
   }
 
   static GptConfig gpt2_small();

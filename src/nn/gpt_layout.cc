@@ -16,6 +16,15 @@ Status GptLayout::validate(const GptConfig& c) const {
     return Status::InvalidArgument("/parallel/tp: " + std::to_string(tp_size) + " does not divide n_head=" +
                                    std::to_string(c.n_head));
   }
+  if (c.is_llama() && c.kv_heads() % tp_size != 0) {
+    return Status::InvalidArgument("/parallel/tp: " + std::to_string(tp_size) + " does not divide num_key_value_heads=" +
+                                   std::to_string(c.kv_heads()) + "; each tensor-parallel rank holds whole kv heads "
+                                   "(Megatron and Meta's rule), so tp must divide the kv heads");
+  }
+  if (c.is_llama() && c.intermediate_size % tp_size != 0) {
+    return Status::InvalidArgument("/parallel/tp: " + std::to_string(tp_size) + " does not divide intermediate_size=" +
+                                   std::to_string(c.intermediate_size));
+  }
   if (c.padded_vocab() % tp_size != 0) {
     return Status::InvalidArgument("/parallel/tp: " + std::to_string(tp_size) + " does not divide the padded vocabulary " +
                                    std::to_string(c.padded_vocab()) + "; set model.padded_vocab_size to a multiple of it");

@@ -6,7 +6,6 @@
 
 #include "core/check.h"
 #include "nn/gpt_model_impl.h"
-#include "nn/llama_model.h"
 #include "nn/tp/tp_mappings.h"
 #include "nn/tp/vocab_parallel.h"
 
@@ -39,27 +38,10 @@ const ActivationOps<A>& activation_ops(const Backend& b) {
 }  // namespace
 
 Status GptModel::check_supported(const GptConfig& config, const GptModelOptions& options) {
-  if (!config.is_llama()) return Status::OK();
-  const GptLayout& lay = options.layout;
-  if (backend_or_cpu(options.backend).compute_dtype() != DType::kF32) {
-    return Status::Unimplemented("Llama with bf16 or fp16 compute is not built yet: run Llama models in fp32");
-  }
-  if (lay.tp_size > 1) {
-    return Status::Unimplemented("Llama with tensor parallelism is not built yet (tp=" + std::to_string(lay.tp_size) +
-                                 "): use tp=1");
-  }
-  if (!lay.embedding || !lay.head || lay.first_block != 0 || lay.end(config) != config.n_layer) {
-    return Status::Unimplemented("Llama with pipeline parallelism is not built yet: a Llama model runs whole on "
-                                 "each rank (pp=1)");
-  }
-  for (bool c : options.checkpoint) {
-    if (c) return Status::Unimplemented("Llama with activation checkpointing is not built yet: disable it");
-  }
-  return Status::OK();
+  return options.layout.validate(config);
 }
 
 std::unique_ptr<GptModel> GptModel::create(const GptConfig& config, const GptModelOptions& options) {
-  if (config.is_llama()) return std::make_unique<LlamaModel>(config, options);  // checks check_supported
   if (backend_or_cpu(options.backend).compute_dtype() == DType::kF32) {
     return std::make_unique<GptModelImpl<float>>(config, options);
   }
@@ -141,22 +123,43 @@ GptModelImpl<A>::GptModelImpl(const GptConfig& config, const GptModelOptions& op
                                             options.stash != nullptr);
   w_.blocks.resize(static_cast<size_t>(config.n_layer));
   dw_.blocks.resize(static_cast<size_t>(config.n_layer));
+  lw_.blocks.resize(static_cast<size_t>(config.n_layer));
+  ldw_.blocks.resize(static_cast<size_t>(config.n_layer));
+  if (config.is_llama()) {
+    f32_.rope_table(arena_.scratch.freqs, options.max_seq, config.head_size(), config.rope_inv_freq().data());
+  }
 }
 
 template <typename A>
 void GptModelImpl<A>::bind(void* params, float* grads) {
+  if (config_.is_llama()) {
+    lw_ = bind_llama_weights(config_, table_, static_cast<A*>(params));
+    ldw_ = bind_llama_weights(config_, table_, grads);
+    return;
+  }
   w_ = bind_gpt_weights(config_, table_, static_cast<A*>(params));
   dw_ = bind_gpt_weights(config_, table_, grads);
 }
 
 template <typename A>
 void GptModelImpl<A>::bind_layer(int layer, void* params_at, float* grads_at) {
+  if (config_.is_llama()) {
+    bind_llama_layer(config_, table_, layer, static_cast<A*>(params_at), &lw_);
+    bind_llama_layer(config_, table_, layer, grads_at, &ldw_);
+    return;
+  }
   bind_gpt_layer(table_, layer, static_cast<A*>(params_at), &w_);
   bind_gpt_layer(table_, layer, grads_at, &dw_);
 }
 
 template <typename A>
 void* GptModelImpl<A>::bound_params(int layer) const {
+  if (config_.is_llama()) {  // embed_tokens, a block's input_layernorm, norm, the tied copy
+    if (layer == kEmbeddingLayer) return lw_.embed;
+    if (layer == tied_head_layer(config_)) return lw_.lm_head;
+    if (layer == config_.n_layer) return lw_.norm;
+    return lw_.blocks[static_cast<size_t>(layer)].in_norm;
+  }
   // Each layer's first tensor: wte, a block's ln_1.weight, ln_f.weight, the tied wte copy.
   if (layer == kEmbeddingLayer || layer == tied_head_layer(config_)) return w_.wte;
   if (layer == config_.n_layer) return w_.lnfw;
@@ -179,6 +182,7 @@ template <typename A>
 Status GptModelImpl<A>::forward_embedding(const int32_t* tokens, int B, int T) {
   ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
   begin_stage(B, T);
+  if (config_.is_llama()) return llama_forward_embedding(tokens);
   if (!tp()) {
     k_.encoder_forward(slot().encoded, tokens, w_.wte, w_.wpe, B, T, config_.n_embd);
     return Status::OK();
@@ -190,6 +194,7 @@ Status GptModelImpl<A>::forward_embedding(const int32_t* tokens, int B, int T) {
 template <typename A>
 Status GptModelImpl<A>::forward_head() {
   ZT_CHECK(options_.layout.head, "this stage does not hold the head");
+  if (config_.is_llama()) return llama_forward_head();
   const int C = config_.n_embd, Vl = config_.padded_vocab() / options_.layout.tp_size;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
   GptActivationsT<A>& a = slot();
@@ -232,6 +237,7 @@ Status GptModelImpl<A>::backward_head(const int32_t* targets, float dloss) {
     k_.vocab_xent_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT, vocab_slice(config_, options_.layout));
   }
   backend_.zero(s.dresidual, sizeof(A) * static_cast<size_t>(BT) * C);
+  if (config_.is_llama()) return llama_backward_head(dlogits);
   ZT_RETURN_IF_ERROR(column_parallel_backward(s.dln, dw_.wte, nullptr, dlogits, a.lnf, w_.wte, BT, C, Vl));
   k_.layernorm_backward(s.dresidual, dw_.lnfw, dw_.lnfb, s.dln, block_input(config_.n_layer), w_.lnfw, a.lnf_mean,
                         a.lnf_rstd, BT, C);
@@ -241,6 +247,7 @@ Status GptModelImpl<A>::backward_head(const int32_t* targets, float dloss) {
 template <typename A>
 void GptModelImpl<A>::backward_embedding(const int32_t* tokens) {
   ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
+  if (config_.is_llama()) return llama_backward_embedding(tokens);
   if (!tp()) {
     k_.encoder_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd);
   } else {

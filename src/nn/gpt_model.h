@@ -63,10 +63,9 @@ class GptModel {
   // refuses other layouts before building a model).
   static std::unique_ptr<GptModel> create(const GptConfig& config, const GptModelOptions& options);
   static std::unique_ptr<GptModel> create(const GptConfig& config, int max_batch, int max_seq);  // whole, one slot
-  // OK, or Unimplemented with the reason, when create() cannot build this family with these
-  // options. GPT-2: always OK. Llama (nn/llama_model.h): fp32 only, the whole model on one
-  // rank (no tensor parallelism, no pipeline split), no activation checkpointing yet.
-  // create() aborts with this message; callers that can report a Status check it first.
+  // OK, or the reason create() cannot build this model with these options (the layout does
+  // not fit it, e.g. a tp that does not divide Llama's kv heads). create() aborts with this
+  // message; callers that can report a Status check it first.
   static Status check_supported(const GptConfig& config, const GptModelOptions& options);
   virtual ~GptModel() = default;
   GptModel(const GptModel&) = delete;

@@ -3,14 +3,19 @@
 // computes goes through k_, an ActivationOps<A>, tensor parallelism included: what is
 // summed across tp ranks (row-parallel partials, the embedding's rows, input gradients)
 // is summed in fp32 in the scratch's tp_partial, then rounded to A once.
+// The Llama family runs in the same class (one arena, checkpointing, pipeline slots and
+// tensor parallelism for both): its weights bind to lw_/ldw_, and its block, embedding and
+// head math is in llama_model.cc, chosen by config.is_llama().
 // Internal to nn/: the engine sees GptModel only.
 // Thread-safety: as GptModel.
 #pragma once
 
+#include <initializer_list>
 #include <type_traits>
 
 #include "nn/gpt_activations.h"
 #include "nn/gpt_model.h"
+#include "nn/llama_params.h"
 
 namespace zt {
 
@@ -53,11 +58,31 @@ class GptModelImpl final : public GptModel {
   Status column_parallel_backward(A* dinp, float* dweight, float* dbias, const A* dout, const A* inp,
                                   const A* weight, int64_t N, int C, int OC);
   bool tp() const { return options_.layout.tp_size > 1; }
+  // Llama (llama_model.cc).
+  Status llama_block_forward(int layer, const A* res_in, const BlockActivationsT<A>& a);
+  Status llama_block_backward(int layer, const BlockActivationsT<A>& a, const A* res_in);
+  Status llama_forward_embedding(const int32_t* tokens);
+  Status llama_forward_head();
+  Status llama_backward_head(A* dlogits);
+  void llama_backward_embedding(const int32_t* tokens);
+  // dinp (N, C) = the sum of each column-parallel layer's input gradient (dout_i @ weight_i),
+  // summed in fp32 (over tp ranks too) and rounded to A once; dweight_i +=.
+  struct ColumnGrad {
+    float* dweight;
+    const A* dout;
+    const A* weight;
+    int out_dim;
+  };
+  Status llama_column_backward(A* dinp, const A* inp, std::initializer_list<ColumnGrad> layers, int64_t N);
+  // The kv heads' gradients (s.k, s.v) from the packed dqkv: each sums its rep query heads'.
+  void llama_unpack_dqkv(const A* dqkv, int64_t BT);
 
   const ActivationOps<A>& k_;
   const KernelOps& f32_;  // vocab_xent_finish (fp32 in every precision)
   GptWeightsT<A> w_;       // bound parameter views
   GptWeightsT<float> dw_;  // bound gradient views
+  LlamaWeightsT<A> lw_;       // Llama: bound parameter views
+  LlamaWeightsT<float> ldw_;  // Llama: bound gradient views
   GptActivationArenaT<A> arena_;
 };
 

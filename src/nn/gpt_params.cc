@@ -13,20 +13,6 @@
 
 namespace zt {
 
-namespace {
-
-// A tensor-parallel slice of `s` along dim (groups: Q/K/V blocks), or s itself.
-TensorSpec tp_slice(TensorSpec s, const GptLayout& lay, int dim, int groups = 1) {
-  if (lay.tp_size == 1) return s;
-  s.global_shape = s.shape;
-  s.tp_dim = dim;
-  s.tp_groups = groups;
-  s.shape[static_cast<size_t>(dim)] /= lay.tp_size;
-  return s;
-}
-
-}  // namespace
-
 ParamTable build_gpt_param_table(const GptConfig& cfg, const GptLayout& lay) {
   if (cfg.is_llama()) return build_llama_param_table(cfg, lay);
   const int64_t C = cfg.n_embd;

@@ -1,262 +1,231 @@
-// LlamaModel: activations, binding, embeddings, blocks and the head (fp32, one rank).
-#include "nn/llama_model.h"
-
+// The Llama family inside GptModelImpl<A> (HF LlamaForCausalLM): embeddings without a
+// position table, the block, and the RMSNorm + lm_head head, for every storage type and
+// with Megatron's tensor parallelism.
+//
+// Per block (pre-norm, no biases):
+//   h   = x + o_proj(attn(rope(q_proj(n1)), rope(k_proj(n1)), v_proj(n1))),  n1 = RMSNorm(x)
+//   out = h + down_proj(silu(gate_proj(n2)) * up_proj(n2)),                 n2 = RMSNorm(h)
+// Tensor parallelism (tp | num_key_value_heads, tp | intermediate_size): q, k, v, gate and
+// up are column-parallel with whole heads and whole kv heads per rank; o and down are
+// row-parallel; the embedding and an untied lm_head are vocabulary-parallel.
+// Grouped-query attention reuses the fused attention kernel: after RoPE, q and the rank's
+// kv heads are packed into its (B, T, 3Cl) layout with kv head g repeated rep = n_head /
+// n_kv_head times (query head h reads kv head h / rep, HF repeat_kv); the backward sums the
+// rep gradients of each kv head. Input gradients of the layers that share an input
+// (q, k, v; gate, up) are summed in fp32 and rounded once.
+#include <algorithm>
 #include <cstring>
-#include <string>
+#include <initializer_list>
+#include <type_traits>
 
 #include "core/check.h"
+#include "nn/gpt_model_impl.h"
+#include "nn/tp/tp_mappings.h"
+#include "nn/tp/vocab_parallel.h"
 
 namespace zt {
 
 namespace {
 
-// Hands out 64-byte aligned float buffers of an arena in order; with a null base it only counts.
-class FloatCarver {
- public:
-  explicit FloatCarver(float* base) : base_(base) {}
-  float* take(size_t count) {
-    float* p = base_ == nullptr ? nullptr : base_ + used_;
-    used_ += (count + 15) / 16 * 16;
-    return p;
-  }
-  size_t used() const { return used_; }  // floats
-
- private:
-  float* base_;
-  size_t used_ = 0;
+struct LlamaDims {
+  int C, Cl, NHl, NKVl, HD, KVl, Il, rep;
 };
+
+LlamaDims llama_dims(const GptConfig& c, int P) {
+  LlamaDims d;
+  d.C = c.n_embd;
+  d.Cl = c.n_embd / P;
+  d.NHl = c.n_head / P;
+  d.NKVl = c.kv_heads() / P;
+  d.HD = c.head_size();
+  d.KVl = d.NKVl * d.HD;
+  d.Il = c.intermediate_size / P;
+  d.rep = c.n_head / c.kv_heads();
+  return d;
+}
 
 }  // namespace
 
-LlamaModel::LlamaModel(const GptConfig& config, const GptModelOptions& options)
-    : GptModel(config, options), k_(backend_.ops()) {
-  const Status supported = check_supported(config, options);
-  ZT_CHECK(supported.ok(), "%s", supported.to_string().c_str());
-  const size_t B = static_cast<size_t>(options.max_batch), T = static_cast<size_t>(options.max_seq);
-  const size_t BT = B * T, C = static_cast<size_t>(config.n_embd), NH = static_cast<size_t>(config.n_head);
-  const size_t KV = static_cast<size_t>(config.kv_dim()), I = static_cast<size_t>(config.intermediate_size);
-  const size_t Vp = static_cast<size_t>(config.padded_vocab()), HD = static_cast<size_t>(config.head_size());
-  const GptLayout& lay = options.layout;
-  auto carve = [&](FloatCarver* c) {
-    slots_.assign(static_cast<size_t>(options.slots), LlamaActivations{});
-    for (LlamaActivations& s : slots_) {
-      s.encoded = c->take(BT * C);
-      s.blocks.assign(static_cast<size_t>(config.n_layer), LlamaBlockActivations{});
-      for (int l = lay.first_block; l < lay.end(config); ++l) {
-        LlamaBlockActivations& b = s.blocks[static_cast<size_t>(l)];
-        b.n1 = c->take(BT * C);
-        b.rstd1 = c->take(BT);
-        b.qkv = c->take(BT * 3 * C);
-        b.att = c->take(B * NH * T * T);
-        b.atty = c->take(BT * C);
-        b.res2 = c->take(BT * C);
-        b.n2 = c->take(BT * C);
-        b.rstd2 = c->take(BT);
-        b.gate = c->take(BT * I);
-        b.up = c->take(BT * I);
-        b.act = c->take(BT * I);
-        b.res3 = c->take(BT * C);
-      }
-      if (lay.head) {
-        s.normed = c->take(BT * C);
-        s.rstdf = c->take(BT);
-        s.logits = c->take(BT * Vp);
-        s.losses = c->take(BT);
-        s.xent_stats = c->take(2 * BT);
-      }
-    }
-    saved_bytes_ = c->used() * sizeof(float);
-    freqs_ = c->take(T * HD);
-    dres_ = c->take(BT * C);
-    dln_ = c->take(BT * C);
-    dtmp_ = c->take(BT * C);
-    dqkv_ = c->take(BT * 3 * C);
-    q_ = c->take(BT * C);
-    k_tmp_ = c->take(BT * KV);
-    v_tmp_ = c->take(BT * KV);
-    dgate_ = c->take(BT * I);
-    dup_ = c->take(BT * I);
-    dact_ = c->take(BT * I);
-  };
-  FloatCarver counter(nullptr);
-  carve(&counter);
-  StatusOr<Arena> arena = backend_.allocate(counter.used(), DType::kF32, "the activations");
-  ZT_CHECK(arena.ok(), "%s", arena.status().to_string().c_str());
-  arena_ = std::move(arena).value();
-  FloatCarver carver(arena_.data());
-  carve(&carver);
-  k_.rope_table(freqs_, options.max_seq, config.head_size(), config.rope_theta);
-  w_.blocks.resize(static_cast<size_t>(config.n_layer));
-  dw_.blocks.resize(static_cast<size_t>(config.n_layer));
-}
-
-void LlamaModel::bind(void* params, float* grads) {
-  w_ = bind_llama_weights(config_, table_, static_cast<float*>(params));
-  dw_ = bind_llama_weights(config_, table_, grads);
-}
-
-void LlamaModel::bind_layer(int layer, void* params_at, float* grads_at) {
-  bind_llama_layer(config_, table_, layer, static_cast<float*>(params_at), &w_);
-  bind_llama_layer(config_, table_, layer, grads_at, &dw_);
-}
-
-void* LlamaModel::bound_params(int layer) const {
-  // Each layer's first tensor: embed_tokens, a block's input_layernorm, norm, the tied copy.
-  if (layer == kEmbeddingLayer) return w_.embed;
-  if (layer == tied_head_layer(config_)) return w_.lm_head;
-  if (layer == config_.n_layer) return w_.norm;
-  return w_.blocks[static_cast<size_t>(layer)].in_norm;
-}
-
-const float* LlamaModel::block_input(int layer) const {
-  if (layer == options_.layout.first_block) return slot().encoded;
-  return slot().blocks[static_cast<size_t>(layer - 1)].res3;
-}
-
-void LlamaModel::logits_row(int64_t row, float* out) const {
-  const int Vp = config_.padded_vocab();
-  std::memcpy(out, slot().logits + row * Vp, sizeof(float) * static_cast<size_t>(Vp));
-}
-
-Status LlamaModel::forward_embedding(const int32_t* tokens, int B, int T) {
-  ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
-  begin_stage(B, T);
-  const int64_t C = config_.n_embd, BT = static_cast<int64_t>(B) * T;
-  float* out = slot().encoded;
-  for (int64_t i = 0; i < BT; ++i) {
-    std::memcpy(out + i * C, w_.embed + static_cast<int64_t>(tokens[i]) * C, sizeof(float) * static_cast<size_t>(C));
-  }
-  return Status::OK();
-}
-
-void LlamaModel::backward_embedding(const int32_t* tokens) {
-  ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
-  const int64_t C = config_.n_embd, BT = static_cast<int64_t>(B_) * T_;
-  for (int64_t i = 0; i < BT; ++i) {  // rows in order: deterministic with repeated tokens
-    float* d = dw_.embed + static_cast<int64_t>(tokens[i]) * C;
-    const float* g = dres_ + i * C;
-    for (int64_t c = 0; c < C; ++c) d[c] += g[c];
-  }
-}
-
-Status LlamaModel::forward_block(int l) {
-  ZT_CHECK(options_.layout.owns_block(config_, l), "block %d is not on this stage", l);
-  const int C = config_.n_embd, NH = config_.n_head, NKV = config_.kv_heads(), HD = config_.head_size();
-  const int KV = config_.kv_dim(), I = config_.intermediate_size, rep = NH / NKV;
+template <typename A>
+Status GptModelImpl<A>::llama_block_forward(int l, const A* x, const BlockActivationsT<A>& a) {
+  const LlamaDims d = llama_dims(config_, options_.layout.tp_size);
   const int64_t BT = static_cast<int64_t>(B_) * T_;
-  const LlamaBlockWeightsT<float>& w = w_.blocks[static_cast<size_t>(l)];
-  const LlamaBlockActivations& a = slot().blocks[static_cast<size_t>(l)];
-  const float* x = block_input(l);
+  const LlamaBlockWeightsT<A>& w = lw_.blocks[static_cast<size_t>(l)];
+  GptScratchT<A>& s = arena_.scratch;
   // Attention.
-  k_.rmsnorm_forward(a.n1, a.rstd1, x, w.in_norm, BT, C, config_.rms_norm_eps);
-  k_.linear_forward(q_, a.n1, w.q, nullptr, nullptr, BT, C, C);
-  k_.linear_forward(k_tmp_, a.n1, w.k, nullptr, nullptr, BT, C, KV);
-  k_.linear_forward(v_tmp_, a.n1, w.v, nullptr, nullptr, BT, C, KV);
-  k_.rope_forward(q_, q_, freqs_, B_, T_, NH, HD, 0);
-  k_.rope_forward(k_tmp_, k_tmp_, freqs_, B_, T_, NKV, HD, 0);
-  const size_t head_bytes = sizeof(float) * static_cast<size_t>(HD);
-  for (int64_t i = 0; i < BT; ++i) {  // pack (B, T, 3C): query head h reads kv head h / rep
-    float* row = a.qkv + i * 3 * C;
-    std::memcpy(row, q_ + i * C, sizeof(float) * static_cast<size_t>(C));
-    for (int h = 0; h < NH; ++h) {
-      std::memcpy(row + C + h * HD, k_tmp_ + i * KV + (h / rep) * HD, head_bytes);
-      std::memcpy(row + 2 * C + h * HD, v_tmp_ + i * KV + (h / rep) * HD, head_bytes);
+  k_.rmsnorm_forward(a.ln1, a.ln1_rstd, x, w.in_norm, BT, d.C, config_.rms_norm_eps);
+  copy_to_tp_forward();
+  k_.linear_forward(s.q, a.ln1, w.q, nullptr, nullptr, BT, d.C, d.Cl);
+  k_.linear_forward(s.k, a.ln1, w.k, nullptr, nullptr, BT, d.C, d.KVl);
+  k_.linear_forward(s.v, a.ln1, w.v, nullptr, nullptr, BT, d.C, d.KVl);
+  k_.rope_forward(s.q, s.q, s.freqs, B_, T_, d.NHl, d.HD, 0);
+  k_.rope_forward(s.k, s.k, s.freqs, B_, T_, d.NKVl, d.HD, 0);
+  const size_t head_bytes = sizeof(A) * static_cast<size_t>(d.HD);
+  for (int64_t i = 0; i < BT; ++i) {  // pack (B, T, 3Cl): local query head h reads local kv head h / rep
+    A* row = a.qkv + i * 3 * d.Cl;
+    std::memcpy(row, s.q + i * d.Cl, sizeof(A) * static_cast<size_t>(d.Cl));
+    for (int h = 0; h < d.NHl; ++h) {
+      std::memcpy(row + d.Cl + h * d.HD, s.k + i * d.KVl + (h / d.rep) * d.HD, head_bytes);
+      std::memcpy(row + 2 * d.Cl + h * d.HD, s.v + i * d.KVl + (h / d.rep) * d.HD, head_bytes);
     }
   }
-  k_.attention_forward(a.atty, a.att, a.qkv, B_, T_, C, NH);
-  k_.linear_forward(a.res2, a.atty, w.o, nullptr, x, BT, C, C);
+  k_.attention_forward(a.atty, a.att, a.qkv, B_, T_, d.Cl, d.NHl);
+  ZT_RETURN_IF_ERROR(row_parallel_forward(a.res2, a.atty, w.o, nullptr, x, BT, d.Cl));
   // SwiGLU MLP.
-  k_.rmsnorm_forward(a.n2, a.rstd2, a.res2, w.post_norm, BT, C, config_.rms_norm_eps);
-  k_.linear_forward(a.gate, a.n2, w.gate, nullptr, nullptr, BT, C, I);
-  k_.linear_forward(a.up, a.n2, w.up, nullptr, nullptr, BT, C, I);
-  k_.swiglu_forward(a.act, a.gate, a.up, BT * I);
-  k_.linear_forward(a.res3, a.act, w.down, nullptr, a.res2, BT, I, C);
+  k_.rmsnorm_forward(a.ln2, a.ln2_rstd, a.res2, w.post_norm, BT, d.C, config_.rms_norm_eps);
+  copy_to_tp_forward();
+  k_.linear_forward(a.fch, a.ln2, w.gate, nullptr, nullptr, BT, d.C, d.Il);
+  k_.linear_forward(a.up, a.ln2, w.up, nullptr, nullptr, BT, d.C, d.Il);
+  k_.swiglu_forward(a.fch_gelu, a.fch, a.up, BT * d.Il);
+  return row_parallel_forward(a.res3, a.fch_gelu, w.down, nullptr, a.res2, BT, d.Il);
+}
+
+template <typename A>
+Status GptModelImpl<A>::llama_column_backward(A* dinp, const A* inp, std::initializer_list<ColumnGrad> layers,
+                                              int64_t N) {
+  const int C = config_.n_embd;
+  GptScratchT<A>& s = arena_.scratch;
+  bool first = true;
+  for (const ColumnGrad& g : layers) {
+    float* part = first ? s.tp_partial : s.grad_tmp;
+    k_.linear_backward_partial(part, g.dweight, nullptr, g.dout, inp, g.weight, N, C, g.out_dim);
+    if (!first) f32_.accumulate(s.tp_partial, s.grad_tmp, N * C);
+    first = false;
+  }
+  if (tp()) ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, s.tp_partial, static_cast<size_t>(N) * C));
+  k_.from_f32(dinp, s.tp_partial, N * C);
   return Status::OK();
 }
 
-Status LlamaModel::backward_block(int l) {
-  ZT_CHECK(options_.layout.owns_block(config_, l), "block %d is not on this stage", l);
-  const int C = config_.n_embd, NH = config_.n_head, NKV = config_.kv_heads(), HD = config_.head_size();
-  const int KV = config_.kv_dim(), I = config_.intermediate_size, rep = NH / NKV;
-  const int64_t BT = static_cast<int64_t>(B_) * T_;
-  const LlamaBlockWeightsT<float>& w = w_.blocks[static_cast<size_t>(l)];
-  const LlamaBlockWeightsT<float>& dw = dw_.blocks[static_cast<size_t>(l)];
-  const LlamaBlockActivations& a = slot().blocks[static_cast<size_t>(l)];
-  const float* x = block_input(l);
-  float* dres = dres_;  // dL/d(res3) on entry, dL/d(block input) on exit
-  // MLP.
-  k_.linear_backward(dact_, dw.down, nullptr, dres, a.act, w.down, BT, I, C);
-  k_.swiglu_backward(dgate_, dup_, dact_, a.gate, a.up, BT * I);
-  k_.linear_backward(dln_, dw.gate, nullptr, dgate_, a.n2, w.gate, BT, C, I);
-  k_.linear_backward(dtmp_, dw.up, nullptr, dup_, a.n2, w.up, BT, C, I);
-  k_.accumulate(dln_, dtmp_, BT * C);
-  k_.rmsnorm_backward(dres, dw.post_norm, dln_, a.res2, w.post_norm, a.rstd2, BT, C);
-  // Attention.
-  k_.linear_backward(dln_, dw.o, nullptr, dres, a.atty, w.o, BT, C, C);
-  k_.attention_backward(dqkv_, dln_, a.qkv, a.att, B_, T_, C, NH);
-  const size_t head_bytes = sizeof(float) * static_cast<size_t>(HD);
-  for (int64_t i = 0; i < BT; ++i) {  // unpack; each kv head sums the gradients of its rep query heads
-    const float* row = dqkv_ + i * 3 * C;
-    std::memcpy(q_ + i * C, row, sizeof(float) * static_cast<size_t>(C));
-    float* dk = k_tmp_ + i * KV;
-    float* dv = v_tmp_ + i * KV;
-    for (int g = 0; g < NKV; ++g) {
-      std::memcpy(dk + g * HD, row + C + g * rep * HD, head_bytes);
-      std::memcpy(dv + g * HD, row + 2 * C + g * rep * HD, head_bytes);
-      for (int r = 1; r < rep; ++r) {
-        const float* sk = row + C + (g * rep + r) * HD;
-        const float* sv = row + 2 * C + (g * rep + r) * HD;
-        for (int d = 0; d < HD; ++d) {
-          dk[g * HD + d] += sk[d];
-          dv[g * HD + d] += sv[d];
+template <typename A>
+void GptModelImpl<A>::llama_unpack_dqkv(const A* dqkv, int64_t BT) {
+  const LlamaDims d = llama_dims(config_, options_.layout.tp_size);
+  GptScratchT<A>& s = arena_.scratch;
+  const size_t hd = static_cast<size_t>(d.HD);
+  for (int64_t i = 0; i < BT; ++i) {
+    std::memcpy(s.q + i * d.Cl, dqkv + i * 3 * d.Cl, sizeof(A) * static_cast<size_t>(d.Cl));
+  }
+  // The kv sums run in fp32: rows of dqkv are widened in chunks into grad_tmp (float
+  // activations are read in place), summed into tp_partial, and rounded once.
+  const int64_t row = 3 * static_cast<int64_t>(d.Cl);
+  const int64_t chunk = std::max<int64_t>(1, BT * d.C / row);  // n rows of 3Cl >= 2KVl floats fit (B, T, C)
+  for (int64_t r0 = 0; r0 < BT; r0 += chunk) {
+    const int64_t n = std::min(chunk, BT - r0);
+    const float* wide;
+    if constexpr (std::is_same_v<A, float>) {
+      wide = dqkv + r0 * row;
+    } else {
+      k_.to_f32(s.grad_tmp, dqkv + r0 * row, n * row);
+      wide = s.grad_tmp;
+    }
+    float* dk = s.tp_partial;              // (n, KVl)
+    float* dv = s.tp_partial + n * d.KVl;  // (n, KVl)
+    for (int64_t i = 0; i < n; ++i) {
+      for (int g = 0; g < d.NKVl; ++g) {
+        float* ok = dk + i * d.KVl + g * d.HD;
+        float* ov = dv + i * d.KVl + g * d.HD;
+        std::memset(ok, 0, sizeof(float) * hd);
+        std::memset(ov, 0, sizeof(float) * hd);
+        for (int r = 0; r < d.rep; ++r) {
+          const float* sk = wide + i * row + d.Cl + (g * d.rep + r) * d.HD;
+          const float* sv = sk + d.Cl;
+          for (int e = 0; e < d.HD; ++e) {
+            ok[e] += sk[e];
+            ov[e] += sv[e];
+          }
         }
       }
     }
+    k_.from_f32(s.k + r0 * d.KVl, dk, n * d.KVl);
+    k_.from_f32(s.v + r0 * d.KVl, dv, n * d.KVl);
   }
-  k_.rope_backward(q_, q_, freqs_, B_, T_, NH, HD, 0);
-  k_.rope_backward(k_tmp_, k_tmp_, freqs_, B_, T_, NKV, HD, 0);
-  k_.linear_backward(dln_, dw.q, nullptr, q_, a.n1, w.q, BT, C, C);
-  k_.linear_backward(dtmp_, dw.k, nullptr, k_tmp_, a.n1, w.k, BT, C, KV);
-  k_.accumulate(dln_, dtmp_, BT * C);
-  k_.linear_backward(dtmp_, dw.v, nullptr, v_tmp_, a.n1, w.v, BT, C, KV);
-  k_.accumulate(dln_, dtmp_, BT * C);
-  k_.rmsnorm_backward(dres, dw.in_norm, dln_, x, w.in_norm, a.rstd1, BT, C);
+}
+
+template <typename A>
+Status GptModelImpl<A>::llama_block_backward(int l, const BlockActivationsT<A>& a, const A* x) {
+  const LlamaDims d = llama_dims(config_, options_.layout.tp_size);
+  const int64_t BT = static_cast<int64_t>(B_) * T_;
+  const LlamaBlockWeightsT<A>& w = lw_.blocks[static_cast<size_t>(l)];
+  const LlamaBlockWeightsT<float>& dw = ldw_.blocks[static_cast<size_t>(l)];
+  GptScratchT<A>& s = arena_.scratch;
+  A* dres = s.dresidual;  // dL/d(block output) on entry, dL/d(block input) on exit
+  // MLP: row-parallel down_proj (local), column-parallel gate and up (input gradient summed).
+  reduce_from_tp_backward();
+  k_.linear_backward(s.dfch, dw.down, nullptr, dres, a.fch_gelu, w.down, BT, d.Il, d.C);
+  k_.swiglu_backward(s.dfch, s.dup, s.dfch, a.fch, a.up, BT * d.Il);
+  ZT_RETURN_IF_ERROR(llama_column_backward(s.dln, a.ln2, {{dw.gate, s.dfch, w.gate, d.Il}, {dw.up, s.dup, w.up, d.Il}},
+                                           BT));
+  k_.rmsnorm_backward(dres, dw.post_norm, s.dln, a.res2, w.post_norm, a.ln2_rstd, BT, d.C);
+  // Attention: row-parallel o_proj, the rank's heads, column-parallel q, k, v.
+  reduce_from_tp_backward();
+  k_.linear_backward(s.dln, dw.o, nullptr, dres, a.atty, w.o, BT, d.Cl, d.C);
+  k_.attention_backward(s.dqkv, s.dln, a.qkv, a.att, B_, T_, d.Cl, d.NHl);
+  llama_unpack_dqkv(s.dqkv, BT);
+  k_.rope_backward(s.q, s.q, s.freqs, B_, T_, d.NHl, d.HD, 0);
+  k_.rope_backward(s.k, s.k, s.freqs, B_, T_, d.NKVl, d.HD, 0);
+  ZT_RETURN_IF_ERROR(llama_column_backward(
+      s.dln, a.ln1, {{dw.q, s.q, w.q, d.Cl}, {dw.k, s.k, w.k, d.KVl}, {dw.v, s.v, w.v, d.KVl}}, BT));
+  k_.rmsnorm_backward(dres, dw.in_norm, s.dln, x, w.in_norm, a.ln1_rstd, BT, d.C);
   return Status::OK();
 }
 
-Status LlamaModel::forward_head() {
-  ZT_CHECK(options_.layout.head, "this stage does not hold the head");
-  const int C = config_.n_embd, Vp = config_.padded_vocab();
-  const int64_t BT = static_cast<int64_t>(B_) * T_;
-  LlamaActivations& a = slot();
-  k_.rmsnorm_forward(a.normed, a.rstdf, block_input(config_.n_layer), w_.norm, BT, C, config_.rms_norm_eps);
-  k_.linear_forward(a.logits, a.normed, w_.lm_head, nullptr, nullptr, BT, C, Vp);
-  return Status::OK();
-}
-
-StatusOr<LossSum> LlamaModel::loss(const int32_t* targets) {
-  const int64_t BT = static_cast<int64_t>(B_) * T_;
-  LlamaActivations& a = slot();
-  k_.crossentropy_forward(a.losses, a.xent_stats, a.logits, targets, BT, config_.vocab_size, config_.padded_vocab());
-  LossSum result;
-  for (int64_t i = 0; i < BT; ++i) {
-    if (targets[i] == kIgnoreIndex) continue;
-    result.sum += a.losses[i];
-    ++result.count;
+template <typename A>
+Status GptModelImpl<A>::llama_forward_embedding(const int32_t* tokens) {
+  if (!tp()) {
+    k_.encoder_forward(slot().encoded, tokens, lw_.embed, nullptr, B_, T_, config_.n_embd);
+    return Status::OK();
   }
-  return result;
+  const int Vl = config_.padded_vocab() / options_.layout.tp_size;
+  return vocab_parallel_embedding_forward(k_, options_.tp, slot().encoded, arena_.scratch.tp_partial, tokens,
+                                          lw_.embed, static_cast<const A*>(nullptr), B_, T_, config_.n_embd,
+                                          VocabSlice{options_.layout.tp_rank * Vl, Vl, config_.vocab_size});
 }
 
-Status LlamaModel::backward_head(const int32_t* targets, float dloss) {
-  const int C = config_.n_embd, Vp = config_.padded_vocab();
+template <typename A>
+void GptModelImpl<A>::llama_backward_embedding(const int32_t* tokens) {
+  const A* dout = arena_.scratch.dresidual;
+  if (!tp()) {
+    k_.encoder_backward(ldw_.embed, nullptr, dout, tokens, B_, T_, config_.n_embd);
+    return;
+  }
+  const int Vl = config_.padded_vocab() / options_.layout.tp_size;
+  k_.vocab_embedding_backward(ldw_.embed, nullptr, dout, tokens, B_, T_, config_.n_embd,
+                              VocabSlice{options_.layout.tp_rank * Vl, Vl, config_.vocab_size});
+}
+
+template <typename A>
+Status GptModelImpl<A>::llama_forward_head() {
+  const int C = config_.n_embd, Vl = config_.padded_vocab() / options_.layout.tp_size;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
-  LlamaActivations& a = slot();
-  float* dlogits = a.logits;  // in place
-  k_.crossentropy_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT, config_.vocab_size, Vp);
-  backend_.zero(dres_, sizeof(float) * static_cast<size_t>(BT) * C);
-  k_.linear_backward(dln_, dw_.lm_head, nullptr, dlogits, a.normed, w_.lm_head, BT, C, Vp);
-  k_.rmsnorm_backward(dres_, dw_.norm, dln_, block_input(config_.n_layer), w_.norm, a.rstdf, BT, C);
+  GptActivationsT<A>& a = slot();
+  k_.rmsnorm_forward(a.lnf, a.lnf_rstd, block_input(config_.n_layer), lw_.norm, BT, C, config_.rms_norm_eps);
+  copy_to_tp_forward();
+  k_.linear_forward(a.logits, a.lnf, lw_.lm_head, nullptr, nullptr, BT, C, Vl);
   return Status::OK();
 }
+
+template <typename A>
+Status GptModelImpl<A>::llama_backward_head(A* dlogits) {
+  const int C = config_.n_embd, Vl = config_.padded_vocab() / options_.layout.tp_size;
+  const int64_t BT = static_cast<int64_t>(B_) * T_;
+  GptActivationsT<A>& a = slot();
+  GptScratchT<A>& s = arena_.scratch;
+  ZT_RETURN_IF_ERROR(column_parallel_backward(s.dln, ldw_.lm_head, nullptr, dlogits, a.lnf, lw_.lm_head, BT, C, Vl));
+  k_.rmsnorm_backward(s.dresidual, ldw_.norm, s.dln, block_input(config_.n_layer), lw_.norm, a.lnf_rstd, BT, C);
+  return Status::OK();
+}
+
+#define ZT_INSTANTIATE_LLAMA(A)                                                                             \
+  template Status GptModelImpl<A>::llama_block_forward(int, const A*, const BlockActivationsT<A>&);         \
+  template Status GptModelImpl<A>::llama_block_backward(int, const BlockActivationsT<A>&, const A*);        \
+  template Status GptModelImpl<A>::llama_column_backward(A*, const A*, std::initializer_list<ColumnGrad>, int64_t); \
+  template void GptModelImpl<A>::llama_unpack_dqkv(const A*, int64_t);                                      \
+  template Status GptModelImpl<A>::llama_forward_embedding(const int32_t*);                                 \
+  template void GptModelImpl<A>::llama_backward_embedding(const int32_t*);                                  \
+  template Status GptModelImpl<A>::llama_forward_head();                                                    \
+  template Status GptModelImpl<A>::llama_backward_head(A*);
+ZT_INSTANTIATE_LLAMA(float)
+ZT_INSTANTIATE_LLAMA(half_t)
+#undef ZT_INSTANTIATE_LLAMA
 
 }  // namespace zt

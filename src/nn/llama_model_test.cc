@@ -1,10 +1,13 @@
-// The Llama model (nn/llama_model.h): parameter count and table, finite differences
-// through every tensor for grouped-query, multi-query and tied models, padding invariance
-// and the refusals of what is not built yet. The PyTorch oracle is tests/oracle/llama_oracle_test.cc.
-#include "nn/llama_model.h"
+// The Llama family in GptModel (nn/llama_model.cc): parameter count and table, finite
+// differences through every tensor for grouped-query, multi-query and tied models, padding
+// invariance, the tensor-parallel refusals, and llama3 rope scaling against HF's formula.
+// The PyTorch oracle is tests/oracle/llama_oracle_test.cc; every parallel mode's exactness
+// is in the engine's tests, run for both families.
+#include "nn/gpt_model.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -78,23 +81,54 @@ TEST(LlamaParams, ValidateRefusesBadShapes) {
   EXPECT_TRUE(c.same_model(tiny_llama(2, false)));
 }
 
-TEST(LlamaModel, RefusesWhatIsNotBuiltYet) {
-  const GptConfig c = tiny_llama(2, false);
+TEST(LlamaModel, TensorParallelNeedsWholeKvHeadsPerRank) {
+  GptConfig c = tiny_llama(2, false);
+  c.vocab_size = 64;
   GptModelOptions o;
   o.max_batch = 1;
   o.max_seq = 4;
+  o.layout.tp_size = 2;
   EXPECT_TRUE(GptModel::check_supported(c, o).ok());
-  GptModelOptions tp = o;
-  tp.layout.tp_size = 2;
-  EXPECT_NE(GptModel::check_supported(c, tp).message().find("tensor parallelism is not built yet"), std::string::npos);
-  GptModelOptions pp = o;
-  pp.layout.end_block = 1;
-  pp.layout.head = false;
-  EXPECT_NE(GptModel::check_supported(c, pp).message().find("pipeline"), std::string::npos);
-  GptModelOptions ck = o;
-  ck.checkpoint = {false, true};
-  EXPECT_NE(GptModel::check_supported(c, ck).message().find("checkpointing"), std::string::npos);
-  EXPECT_TRUE(GptModel::check_supported(testing::tiny_gpt_config(), tp).ok());  // GPT-2 unchanged
+  o.layout.tp_size = 4;  // divides the 4 query heads, not the 2 kv heads
+  EXPECT_NE(GptModel::check_supported(c, o).message().find("does not divide num_key_value_heads=2"), std::string::npos);
+  c.n_kv_head = 4;
+  c.intermediate_size = 50;
+  EXPECT_NE(GptModel::check_supported(c, o).message().find("intermediate_size=50"), std::string::npos);
+}
+
+// HF _compute_llama3_parameters, written out for Llama-3.2-1B's constants (factor 32, low 1,
+// high 4, original context 8192, theta 500000, head size 64).
+TEST(LlamaModel, Llama3RopeScalingFollowsHuggingFace) {
+  GptConfig c = tiny_llama(2, false);
+  c.n_embd = 256;
+  c.n_head = 4;  // head size 64
+  c.rope_theta = 500000.0;
+  c.rope_scaling = RopeScaling{"llama3", 32.0, 1.0, 4.0, 8192};
+  ASSERT_TRUE(c.validate().ok());
+  const std::vector<double> inv = c.rope_inv_freq();
+  ASSERT_EQ(inv.size(), 32u);
+  const double pi = 3.14159265358979323846;
+  int kept = 0, divided = 0, smoothed = 0;
+  for (int i = 0; i < 32; ++i) {
+    const double f = 1.0 / std::pow(500000.0, 2.0 * i / 64), wavelen = 2 * pi / f;
+    double want = f;
+    if (wavelen < 8192.0 / 4.0) {
+      ++kept;
+    } else if (wavelen > 8192.0 / 1.0) {
+      want = f / 32.0;
+      ++divided;
+    } else {
+      const double smooth = (8192.0 / wavelen - 1.0) / (4.0 - 1.0);
+      want = (1 - smooth) * f / 32.0 + smooth * f;
+      ++smoothed;
+    }
+    EXPECT_NEAR(inv[static_cast<size_t>(i)], want, 1e-15 * f) << i;
+  }
+  EXPECT_GT(kept, 0);  // all three regimes are exercised
+  EXPECT_GT(divided, 0);
+  EXPECT_GT(smoothed, 0);
+  c.rope_scaling.type = "yarn";
+  EXPECT_NE(c.validate().message().find("rope_type"), std::string::npos);
 }
 
 struct GradCase {

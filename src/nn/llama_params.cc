@@ -10,7 +10,6 @@ namespace zt {
 
 ParamTable build_llama_param_table(const GptConfig& cfg, const GptLayout& lay) {
   ZT_CHECK(cfg.is_llama(), "build_llama_param_table on a %s config", "GPT-2");
-  ZT_CHECK(lay.tp_size == 1, "Llama with tensor parallelism is not built yet (tp=%d)", lay.tp_size);
   const int64_t C = cfg.n_embd, KV = cfg.kv_dim(), I = cfg.intermediate_size;
   const float kStd = 0.02f;
   ParamTable table;
@@ -18,20 +17,21 @@ ParamTable build_llama_param_table(const GptConfig& cfg, const GptLayout& lay) {
   auto vocab_matrix = [&](const char* name, int layer) {
     TensorSpec w = param_spec(name, {cfg.padded_vocab(), C}, layer, InitKind::kNormal, kStd);
     w.init_rows = cfg.vocab_size;
-    return w;
+    return tp_slice(w, lay, 0);  // vocabulary-parallel
   };
   if (lay.embedding) table.add(vocab_matrix("embed_tokens.weight", kEmbeddingLayer));
   for (int l = lay.first_block; l < lay.end(cfg); ++l) {
     const std::string p = "layers." + std::to_string(l) + ".";
     table.add(param_spec(p + "input_layernorm.weight", {C}, l, InitKind::kOnes));
-    table.add(param_spec(p + "self_attn.q_proj.weight", {C, C}, l, InitKind::kNormal, kStd));
-    table.add(param_spec(p + "self_attn.k_proj.weight", {KV, C}, l, InitKind::kNormal, kStd));
-    table.add(param_spec(p + "self_attn.v_proj.weight", {KV, C}, l, InitKind::kNormal, kStd));
-    table.add(param_spec(p + "self_attn.o_proj.weight", {C, C}, l, InitKind::kNormal, kStd));
+    // Column-parallel (rows: whole heads, whole kv heads, MLP columns) and row-parallel (inputs).
+    table.add(tp_slice(param_spec(p + "self_attn.q_proj.weight", {C, C}, l, InitKind::kNormal, kStd), lay, 0));
+    table.add(tp_slice(param_spec(p + "self_attn.k_proj.weight", {KV, C}, l, InitKind::kNormal, kStd), lay, 0));
+    table.add(tp_slice(param_spec(p + "self_attn.v_proj.weight", {KV, C}, l, InitKind::kNormal, kStd), lay, 0));
+    table.add(tp_slice(param_spec(p + "self_attn.o_proj.weight", {C, C}, l, InitKind::kNormal, kStd), lay, 1));
     table.add(param_spec(p + "post_attention_layernorm.weight", {C}, l, InitKind::kOnes));
-    table.add(param_spec(p + "mlp.gate_proj.weight", {I, C}, l, InitKind::kNormal, kStd));
-    table.add(param_spec(p + "mlp.up_proj.weight", {I, C}, l, InitKind::kNormal, kStd));
-    table.add(param_spec(p + "mlp.down_proj.weight", {C, I}, l, InitKind::kNormal, kStd));
+    table.add(tp_slice(param_spec(p + "mlp.gate_proj.weight", {I, C}, l, InitKind::kNormal, kStd), lay, 0));
+    table.add(tp_slice(param_spec(p + "mlp.up_proj.weight", {I, C}, l, InitKind::kNormal, kStd), lay, 0));
+    table.add(tp_slice(param_spec(p + "mlp.down_proj.weight", {C, I}, l, InitKind::kNormal, kStd), lay, 1));
   }
   if (lay.head) {
     table.add(param_spec("norm.weight", {C}, cfg.n_layer, InitKind::kOnes));

@@ -45,7 +45,9 @@ struct LlamaWeightsT {
 
 // The table of the part `layout` holds (config valid and Llama). Init: normal(0.02) for
 // every matrix (padding rows of embed_tokens and lm_head zero), ones for the norms; decay
-// on 2-D tensors only. No tensor-parallel slicing yet (tp_size must be 1).
+// on 2-D tensors only. With tp > 1 (layout.validate: tp divides the heads, the kv heads,
+// intermediate_size and the padded vocabulary) q, k, v, gate, up, embed_tokens and lm_head
+// are sliced by rows, o and down by columns; the norms are replicated.
 ParamTable build_llama_param_table(const GptConfig& config, const GptLayout& layout = GptLayout{});
 
 // Re-points `layer`'s views at layer_base (that layer's range of an arena laid out by

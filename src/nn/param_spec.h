@@ -1,5 +1,5 @@
 // Helpers shared by every model family's parameter table (gpt_params.cc, llama_params.cc):
-// building a TensorSpec, and finding a named tensor inside a bound layer's buffer.
+// building a TensorSpec, its tensor-parallel slice, and finding a named tensor inside a bound layer's buffer.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "nn/gpt_layout.h"
 #include "tensor/tensor_spec.h"
 
 namespace zt {
@@ -22,6 +23,17 @@ inline TensorSpec param_spec(std::string name, std::vector<int64_t> shape, int l
   s.layer = layer;
   s.init = init;
   s.init_std = std;
+  return s;
+}
+
+// A tensor-parallel slice of `s` along dim (groups: blocks sliced separately, GPT-2's fused
+// Q/K/V), or s itself when tp = 1.
+inline TensorSpec tp_slice(TensorSpec s, const GptLayout& lay, int dim, int groups = 1) {
+  if (lay.tp_size == 1) return s;
+  s.global_shape = s.shape;
+  s.tp_dim = dim;
+  s.tp_groups = groups;
+  s.shape[static_cast<size_t>(dim)] /= lay.tp_size;
   return s;
 }
 

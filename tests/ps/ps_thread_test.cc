@@ -22,8 +22,14 @@ namespace {
 
 constexpr int kVocab = 61, kSeq = 8, kMicro = 2;
 
-PsModelOptions tiny_model() {
+// llama: a grouped-query Llama (4 heads, 2 kv heads, untied head) of the same width.
+PsModelOptions tiny_model(bool llama = false) {
   PsModelOptions o;
+  if (llama) {
+    o.model.family = ModelFamily::kLlama;
+    o.model.n_kv_head = 2;
+    o.model.intermediate_size = 64;
+  }
   o.model.n_layer = 2;
   o.model.n_head = 4;
   o.model.n_embd = 32;
@@ -90,8 +96,9 @@ Job run_job(int S, int W, const PsModelOptions& mo, const PsOptions& po, int64_t
 // Both engine optimizers, with a warm-up/decay schedule indexed by the global step.
 TEST(PsThread, SyncMatchesTheSingleProcessEngine) {
   constexpr int kSteps = 8, W = 2;
-  for (OptimizerKind kind : {OptimizerKind::kAdamW, OptimizerKind::kSgd}) {
-    PsModelOptions mo = tiny_model();
+  for (int run = 0; run < 3; ++run) {  // GPT-2 AdamW, GPT-2 SGD, Llama AdamW
+    const OptimizerKind kind = run == 1 ? OptimizerKind::kSgd : OptimizerKind::kAdamW;
+    PsModelOptions mo = tiny_model(/*llama=*/run == 2);
     mo.optimizer = kind;
     mo.sgd.lr = mo.schedule.base_lr;
     mo.sgd.momentum = 0.9;
@@ -121,7 +128,8 @@ TEST(PsThread, SyncMatchesTheSingleProcessEngine) {
       for (int s = 0; s < kSteps; ++s) {
         EXPECT_NEAR(records[static_cast<size_t>(s)].loss, ref_losses[static_cast<size_t>(s)],
                     1e-5 * std::fabs(ref_losses[static_cast<size_t>(s)]))
-            << "S=" << S << " step " << s + 1 << (kind == OptimizerKind::kSgd ? " SGD" : " AdamW");
+            << "S=" << S << " step " << s + 1 << (kind == OptimizerKind::kSgd ? " SGD" : " AdamW")
+            << (run == 2 ? " llama" : "");
       }
       // Every worker ends with the same parameters, and no push was stale.
       EXPECT_EQ(job.result[static_cast<size_t>(S)].final_params, job.result[static_cast<size_t>(S + 1)].final_params);

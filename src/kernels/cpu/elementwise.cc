@@ -11,7 +11,11 @@ void bias_residual(float* out, const float* residual, const float* partial, cons
     const float* p = partial + r * C;
     const float* x = residual + r * C;
     float* o = out + r * C;
-    for (int j = 0; j < C; ++j) o[j] = (x[j] + p[j]) + bias[j];
+    if (bias == nullptr) {
+      for (int j = 0; j < C; ++j) o[j] = x[j] + p[j];
+    } else {
+      for (int j = 0; j < C; ++j) o[j] = (x[j] + p[j]) + bias[j];
+    }
   }
 }
 

@@ -8,8 +8,12 @@ void encoder_forward(float* out, const int32_t* tokens, const float* wte, const 
   for (int64_t bt = 0; bt < static_cast<int64_t>(B) * T; ++bt) {
     const int t = static_cast<int>(bt % T);
     const float* e = wte + static_cast<int64_t>(tokens[bt]) * C;
-    const float* p = wpe + static_cast<int64_t>(t) * C;
     float* o = out + bt * C;
+    if (wpe == nullptr) {  // no position table (Llama)
+      for (int c = 0; c < C; ++c) o[c] = e[c];
+      continue;
+    }
+    const float* p = wpe + static_cast<int64_t>(t) * C;
     for (int c = 0; c < C; ++c) o[c] = e[c] + p[c];
   }
 }
@@ -26,11 +30,10 @@ void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t
       const int t = static_cast<int>(bt % T);
       const float* d = dout + bt * C;
       float* e = dwte + static_cast<int64_t>(tokens[bt]) * C;
+      for (int c = c0; c < c1; ++c) e[c] += d[c];
+      if (dwpe == nullptr) continue;
       float* p = dwpe + static_cast<int64_t>(t) * C;
-      for (int c = c0; c < c1; ++c) {
-        e[c] += d[c];
-        p[c] += d[c];
-      }
+      for (int c = c0; c < c1; ++c) p[c] += d[c];
     }
   }
 }

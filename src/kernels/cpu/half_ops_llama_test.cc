@@ -7,6 +7,7 @@
 // dweight accumulate onto random starting values; RoPE and SwiGLU also run in place.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -86,7 +87,9 @@ TEST_P(HalfLlamaOps, RopeForwardAndBackwardAreRoundedFp32) {
   const int B = 2, T = 70, NH = 3, HD = 8, pos0 = 7;  // 70 positions: a full chunk and a short one
   const int64_t n = int64_t{B} * T * NH * HD;
   Floats f(static_cast<size_t>(pos0 + T) * HD);
-  rope_table(f.data(), pos0 + T, HD, 500000.0);
+  std::vector<double> inv(HD / 2);
+  for (int i = 0; i < HD / 2; ++i) inv[static_cast<size_t>(i)] = std::pow(500000.0, -2.0 * i / HD);
+  rope_table(f.data(), pos0 + T, HD, inv.data());
   const HalfValues x = random(n, 8, 2.0f), dy = random(n, 9);
   Halves out(n), in_place = x.h, dx(n), dx_in_place = dy.h;
   Floats y(n), dx_ref(n);

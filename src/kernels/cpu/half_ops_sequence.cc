@@ -78,8 +78,8 @@ void half_encoder_forward(half_t* out, const int32_t* tokens, const half_t* wte,
   for_each_sequence_chunk(B, T, rows, [&](int64_t row, int64_t t0, int64_t n) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) half_to_f32(D, e + i * C, wte + static_cast<int64_t>(tokens[row + i]) * C, C);
-    half_to_f32(D, p, wpe + t0 * C, n * C);
-    encoder_forward(y, chunk_iota(), e, p, 1, static_cast<int>(n), C);
+    if (wpe != nullptr) half_to_f32(D, p, wpe + t0 * C, n * C);
+    encoder_forward(y, chunk_iota(), e, wpe == nullptr ? nullptr : p, 1, static_cast<int>(n), C);
     f32_to_half(D, out + row * C, y, n * C);
   });
 }
@@ -90,7 +90,7 @@ void half_encoder_backward(float* dwte, float* dwpe, const half_t* dout, const i
   float* d = half_scratch(0, static_cast<size_t>(rows) * C);
   for_each_sequence_chunk(B, T, rows, [&](int64_t row, int64_t t0, int64_t n) {
     half_to_f32(D, d, dout + row * C, n * C);
-    encoder_backward(dwte, dwpe + t0 * C, d, tokens + row, 1, static_cast<int>(n), C);
+    encoder_backward(dwte, dwpe == nullptr ? nullptr : dwpe + t0 * C, d, tokens + row, 1, static_cast<int>(n), C);
   });
 }
 

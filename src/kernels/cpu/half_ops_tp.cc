@@ -36,8 +36,10 @@ void half_embedding_finish(half_t* out, const float* summed, const half_t* wpe, 
   float* p = half_scratch(0, static_cast<size_t>(chunk) * C);
   float* y = half_scratch(1, static_cast<size_t>(chunk) * C);
   for_each_chunk(rows, chunk, [&](int64_t r0, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) half_to_f32(D, p + i * C, wpe + ((r0 + i) % T) * C, C);
-    embedding_finish(y, summed + r0 * C, p, n, static_cast<int>(n), C);  // p holds row i's position at i
+    if (wpe != nullptr) {
+      for (int64_t i = 0; i < n; ++i) half_to_f32(D, p + i * C, wpe + ((r0 + i) % T) * C, C);
+    }
+    embedding_finish(y, summed + r0 * C, wpe == nullptr ? nullptr : p, n, static_cast<int>(n), C);  // p holds row i's position at i
     f32_to_half(D, out + r0 * C, y, n * C);
   });
 }
@@ -51,7 +53,8 @@ void half_vocab_embedding_backward(float* dwte_l, float* dwpe, const half_t* dou
     for_each_chunk(T, chunk, [&](int64_t t0, int64_t n) {
       const int64_t row = static_cast<int64_t>(b) * T + t0;
       half_to_f32(D, d, dout + row * C, n * C);
-      vocab_embedding_backward(dwte_l, dwpe + t0 * C, d, tokens + row, 1, static_cast<int>(n), C, v);
+      vocab_embedding_backward(dwte_l, dwpe == nullptr ? nullptr : dwpe + t0 * C, d, tokens + row, 1,
+                               static_cast<int>(n), C, v);
     });
   }
 }
@@ -99,10 +102,10 @@ void half_bias_residual(half_t* out, const half_t* residual, const float* partia
   const int64_t chunk = half_chunk_rows(C);
   float* b = half_scratch(0, static_cast<size_t>(C));
   float* r = half_scratch(1, static_cast<size_t>(chunk) * C);
-  half_to_f32(D, b, bias, C);
+  if (bias != nullptr) half_to_f32(D, b, bias, C);
   for_each_chunk(N, chunk, [&](int64_t r0, int64_t n) {
     half_to_f32(D, r, residual + r0 * C, n * C);
-    bias_residual(r, r, partial + r0 * C, b, n, C);  // in place in fp32
+    bias_residual(r, r, partial + r0 * C, bias == nullptr ? nullptr : b, n, C);  // in place in fp32
     f32_to_half(D, out + r0 * C, r, n * C);
   });
 }

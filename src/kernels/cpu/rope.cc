@@ -33,12 +33,12 @@ void rope_rotate(float* out, const float* inp, const float* freqs, int B, int T,
 
 }  // namespace
 
-void rope_table(float* freqs, int max_T, int HD, double theta) {
+void rope_table(float* freqs, int max_T, int HD, const double* inv_freq_table) {
   const int half = HD / 2;
 #pragma omp parallel for schedule(static)
   for (int p = 0; p < max_T; ++p) {
     for (int i = 0; i < half; ++i) {
-      const double inv_freq = std::pow(theta, -2.0 * i / HD);
+      const double inv_freq = inv_freq_table[i];
       const double angle = static_cast<double>(p) * inv_freq;
       freqs[(static_cast<int64_t>(p) * half + i) * 2] = static_cast<float>(std::cos(angle));
       freqs[(static_cast<int64_t>(p) * half + i) * 2 + 1] = static_cast<float>(std::sin(angle));

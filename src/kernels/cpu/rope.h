@@ -25,9 +25,10 @@
 
 namespace zt {
 
-// freqs (max_T, HD/2, 2) = [cos, sin] of angle(p, i) for p < max_T, i < HD/2. theta^(-2i/HD)
-// and the angle are computed in double, cos and sin rounded to fp32 once. REQUIRES: HD even.
-void rope_table(float* freqs, int max_T, int HD, double theta);
+// freqs (max_T, HD/2, 2) = [cos, sin] of angle(p, i) = p * inv_freq[i] for p < max_T, i < HD/2.
+// inv_freq (HD/2 doubles) is theta^(-2i/HD), possibly rescaled (GptConfig::rope_inv_freq). The
+// angle is computed in double, cos and sin rounded to fp32 once. REQUIRES: HD even.
+void rope_table(float* freqs, int max_T, int HD, const double* inv_freq);
 
 // out (B, T, NH, HD) = inp rotated by the angles of positions pos0 .. pos0 + T - 1, the same
 // for every b. out may alias inp. REQUIRES: freqs from rope_table(HD) with max_T >= pos0 + T.

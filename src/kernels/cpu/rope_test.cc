@@ -25,7 +25,9 @@ double angle(int p, int i, int HD, double theta) { return p / std::pow(theta, 2.
 
 std::vector<float> table(int max_T, int HD, double theta) {
   std::vector<float> f(static_cast<size_t>(max_T) * HD);
-  ops().rope_table(f.data(), max_T, HD, theta);
+  std::vector<double> inv(static_cast<size_t>(HD / 2));
+  for (int i = 0; i < HD / 2; ++i) inv[static_cast<size_t>(i)] = std::pow(theta, -2.0 * i / HD);
+  ops().rope_table(f.data(), max_T, HD, inv.data());
   return f;
 }
 

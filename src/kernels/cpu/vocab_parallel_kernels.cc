@@ -31,9 +31,13 @@ void vocab_embedding_rows(float* out, const int32_t* tokens, const float* wte_l,
 void embedding_finish(float* out, const float* summed, const float* wpe, int64_t rows, int T, int C) {
 #pragma omp parallel for schedule(static)
   for (int64_t bt = 0; bt < rows; ++bt) {
-    const float* p = wpe + static_cast<int64_t>(bt % T) * C;
     const float* s = summed + bt * C;
     float* o = out + bt * C;
+    if (wpe == nullptr) {  // no position table (Llama)
+      for (int c = 0; c < C; ++c) o[c] = s[c];
+      continue;
+    }
+    const float* p = wpe + static_cast<int64_t>(bt % T) * C;
     for (int c = 0; c < C; ++c) o[c] = s[c] + p[c];
   }
 }
@@ -48,8 +52,10 @@ void vocab_embedding_backward(float* dwte_l, float* dwpe, const float* dout, con
     const int c0 = blk * kBlock, c1 = std::min(C, c0 + kBlock);
     for (int64_t bt = 0; bt < rows; ++bt) {
       const float* d = dout + bt * C;
-      float* p = dwpe + static_cast<int64_t>(bt % T) * C;
-      for (int c = c0; c < c1; ++c) p[c] += d[c];
+      if (dwpe != nullptr) {
+        float* p = dwpe + static_cast<int64_t>(bt % T) * C;
+        for (int c = c0; c < c1; ++c) p[c] += d[c];
+      }
       const int32_t local = tokens[bt] - v.vstart;
       if (local < 0 || local >= v.Vl) continue;
       float* e = dwte_l + static_cast<int64_t>(local) * C;

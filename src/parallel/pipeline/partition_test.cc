@@ -31,5 +31,21 @@ TEST(StagePartition, FlopsGivesTheLastStageFewerBlocks) {
   EXPECT_EQ(two, (std::vector<int>{0, 9, 12}));
 }
 
+TEST(StagePartition, FlopsCountsLlamaBlocksAndHead) {
+  // stories110M, untied: a block is 2C^2 + 2 KV C + 3 C I + 2C = 7,079,424 weights; the head
+  // 32000 x 768 = 24,576,000 (~3.5 blocks). Two stages of 12 blocks: 8 + (4 + head) is
+  // 56.6M vs 52.9M; 7 + (5 + head) 49.6M vs 60.0M; so 8 / 4.
+  GptConfig c;
+  c.family = ModelFamily::kLlama;
+  c.n_layer = 12;
+  c.n_head = 12;
+  c.n_embd = 768;
+  c.intermediate_size = 2048;
+  c.vocab_size = 32000;
+  EXPECT_EQ(partition_stages(c, 2, StagePartition::kFlops).value(), (std::vector<int>{0, 8, 12}));
+  c.intermediate_size = 8 * 2048;  // a block now outweighs the head by far: an even split
+  EXPECT_EQ(partition_stages(c, 2, StagePartition::kFlops).value(), (std::vector<int>{0, 6, 12}));
+}
+
 }  // namespace
 }  // namespace zt

@@ -1,0 +1,158 @@
+// The "model" section: a family ("gpt2" or "llama"), a preset, and shape keys in
+// HuggingFace's names. GPT-2's names (n_layer, n_head, n_embd, n_positions) and Llama's
+// (num_hidden_layers, num_attention_heads, hidden_size, max_position_embeddings) are
+// synonyms for either family; giving both spellings of one field is an error naming both.
+// The Llama-only keys (intermediate_size, num_key_value_heads, rms_norm_eps, rope_theta,
+// rope_scaling, tie_word_embeddings) are refused for GPT-2. Defaults are the demo's small
+// model; its vocabulary comes from the tokenizer (a SentencePiece or tokenizer.json path
+// leaves vocab_size to the preset or the key: the run checks it against the tokenizer).
+// Preset shapes and where they come from: README "Model presets".
+#include <optional>
+#include <string>
+
+#include "config/sections.h"
+
+namespace zt::config_sections {
+
+namespace {
+
+struct Preset {
+  const char* name;
+  bool llama;
+  int n_layer, n_head, n_embd;
+  // Llama only.
+  int n_kv_head, intermediate, vocab, positions;
+  double theta;
+  bool tied;
+};
+
+// GPT-2: HF gpt2* config.json. Llama: llama2.c's README (stories*; 42M's hidden size from
+// train.py's multiple_of=32), HuggingFaceTB/SmolLM-*, TinyLlama-1.1B and meta-llama/Llama-3.2-1B
+// config.json (shapes in /work/shared/llama-notes.md section 3).
+constexpr Preset kPresets[] = {
+    {"gpt2", false, 12, 12, 768, 0, 0, 0, 0, 0, false},
+    {"gpt2-medium", false, 24, 16, 1024, 0, 0, 0, 0, 0, false},
+    {"gpt2-large", false, 36, 20, 1280, 0, 0, 0, 0, 0, false},
+    {"gpt2-xl", false, 48, 25, 1600, 0, 0, 0, 0, 0, false},
+    {"tiny", false, 2, 2, 64, 0, 0, 0, 0, 0, false},
+    {"small", false, 4, 4, 256, 0, 0, 0, 0, 0, false},
+    {"stories15M", true, 6, 6, 288, 6, 768, 32000, 256, 1e4, true},
+    {"stories42M", true, 8, 8, 512, 8, 1376, 32000, 1024, 1e4, true},
+    {"stories110M", true, 12, 12, 768, 12, 2048, 32000, 1024, 1e4, true},
+    {"SmolLM-135M", true, 30, 9, 576, 3, 1536, 49152, 2048, 1e4, true},
+    {"SmolLM-360M", true, 32, 15, 960, 5, 2560, 49152, 2048, 1e4, true},
+    {"TinyLlama-1.1B", true, 22, 32, 2048, 4, 5632, 32000, 2048, 1e4, false},
+    {"Llama-3.2-1B", true, 16, 32, 2048, 8, 8192, 128256, 131072, 5e5, true},
+};
+
+// One field under two names: the value of whichever is given (dflt when neither).
+int64_t synonym(JsonReader& r, const char* gpt_name, const char* hf_name, int64_t dflt, int64_t lo, int64_t hi) {
+  const bool gpt = r.has(gpt_name), hf = r.has(hf_name);
+  if (gpt && hf) {
+    r.fail(hf_name, std::string("given together with its synonym \"") + gpt_name + "\"; keep one");
+    return dflt;
+  }
+  return r.integer(hf ? hf_name : gpt_name, dflt, lo, hi);
+}
+
+const Preset* find_preset(const std::string& name) {
+  for (const Preset& p : kPresets) {
+    if (name == p.name) return &p;
+  }
+  return nullptr;
+}
+
+void apply_preset(const Preset& p, GptConfig* m) {
+  m->n_layer = p.n_layer;
+  m->n_head = p.n_head;
+  m->n_embd = p.n_embd;
+  if (!p.llama) return;
+  m->family = ModelFamily::kLlama;
+  m->n_kv_head = p.n_kv_head;
+  m->intermediate_size = p.intermediate;
+  m->vocab_size = p.vocab;
+  m->n_positions = p.positions;
+  m->rope_theta = p.theta;
+  m->tie_word_embeddings = p.tied;
+  if (std::string(p.name) == "Llama-3.2-1B") m->rope_scaling = RopeScaling{"llama3", 32.0, 1.0, 4.0, 8192};
+}
+
+// Meta's FeedForward sizing with llama2.c's multiple_of = 32: int(8C/3) rounded up.
+int default_intermediate(int C) { return (8 * C / 3 + 31) / 32 * 32; }
+
+void parse_rope_scaling(JsonReader& r, RopeScaling* s) {
+  const Json* raw = r.raw("rope_scaling");
+  if (raw == nullptr || raw->is_null()) return;
+  std::optional<JsonReader> o = r.object("rope_scaling");
+  if (!o) return;
+  // HF's key is rope_type; older files say type.
+  const char* key = o->has("type") && !o->has("rope_type") ? "type" : "rope_type";
+  s->type = o->choice(key, "", {"linear", "llama3"});
+  if (s->type.empty()) o->fail("rope_type", "required: \"linear\" or \"llama3\"");
+  s->factor = o->number("factor", 1.0, 1.0, 1e6);
+  s->low_freq_factor = o->number("low_freq_factor", 1.0, 1e-6, 1e6);
+  s->high_freq_factor = o->number("high_freq_factor", 4.0, 1e-6, 1e6);
+  s->original_max_position_embeddings =
+      static_cast<int>(o->integer("original_max_position_embeddings", 8192, 1, 1 << 24));
+  o->done();
+}
+
+void parse_llama_fields(JsonReader& r, GptConfig* m) {
+  m->n_kv_head = static_cast<int>(r.integer("num_key_value_heads", m->n_kv_head, 0, 1024));
+  const int I = m->intermediate_size > 0 ? m->intermediate_size : default_intermediate(m->n_embd);
+  m->intermediate_size = static_cast<int>(r.integer("intermediate_size", I, 1, 1 << 20));
+  m->rms_norm_eps = static_cast<float>(r.number("rms_norm_eps", m->rms_norm_eps, 1e-12, 1.0));
+  m->rope_theta = r.number("rope_theta", m->rope_theta, 1e-6, 1e12);
+  m->tie_word_embeddings = r.boolean("tie_word_embeddings", m->tie_word_embeddings);
+  parse_rope_scaling(r, &m->rope_scaling);
+}
+
+void refuse_llama_keys(JsonReader& r) {
+  for (const char* k : {"intermediate_size", "num_key_value_heads", "rms_norm_eps", "rope_theta", "rope_scaling",
+                        "tie_word_embeddings"}) {
+    if (r.has(k)) r.fail(k, "is a Llama key; set \"family\": \"llama\" (or a Llama preset) to use it");
+  }
+}
+
+}  // namespace
+
+void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* m) {
+  m->n_layer = 4;
+  m->n_head = 4;
+  m->n_embd = 256;
+  m->n_positions = 1024;
+  m->vocab_size = tokenizer == "byte" ? 257 : tokenizer == "gpt2" ? 50257 : 32000;
+  JsonReader r = root.object_or_empty("model");
+  const std::string preset = r.choice("preset", "", {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "tiny", "small",
+                                                     "stories15M", "stories42M", "stories110M", "SmolLM-135M",
+                                                     "SmolLM-360M", "TinyLlama-1.1B", "Llama-3.2-1B"});
+  const Preset* p = find_preset(preset);
+  if (p != nullptr) apply_preset(*p, m);
+  const std::string family = r.choice("family", m->is_llama() ? "llama" : "gpt2", {"gpt2", "llama"});
+  if (p != nullptr && p->llama != (family == "llama")) {
+    r.fail("family", "\"" + family + "\" contradicts the preset \"" + preset + "\"");
+  }
+  m->family = family == "llama" ? ModelFamily::kLlama : ModelFamily::kGpt2;
+  m->n_layer = static_cast<int>(synonym(r, "n_layer", "num_hidden_layers", m->n_layer, 1, 1024));
+  m->n_head = static_cast<int>(synonym(r, "n_head", "num_attention_heads", m->n_head, 1, 1024));
+  m->n_embd = static_cast<int>(synonym(r, "n_embd", "hidden_size", m->n_embd, 1, 65536));
+  m->vocab_size = static_cast<int>(r.integer("vocab_size", m->vocab_size, 1, 1 << 24));
+  m->n_positions = static_cast<int>(synonym(r, "n_positions", "max_position_embeddings", m->n_positions, 1, 1 << 24));
+  m->padded_vocab_size = static_cast<int>(r.integer("padded_vocab_size", 0, 0, 1 << 24));
+  if (m->is_llama()) {
+    parse_llama_fields(r, m);
+  } else {
+    refuse_llama_keys(r);
+  }
+  if (r.status().ok()) {
+    if (Status s = m->validate(); !s.ok()) {
+      const std::string msg = s.message();
+      const size_t colon = msg.find(':');
+      const std::string key = msg.starts_with("model.") && colon != std::string::npos ? msg.substr(6, colon - 6) : "";
+      r.fail(key.empty() ? "n_embd" : key.substr(0, key.find('.')), colon == std::string::npos ? msg : msg.substr(colon + 2));
+    }
+  }
+  r.done();
+}
+
+}  // namespace zt::config_sections

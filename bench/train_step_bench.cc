@@ -3,6 +3,11 @@
 // shape in PyTorch alternately and computes the ratios.
 //   train_step_bench --layers L --heads H --embd C --vocab V --batch B --seq T
 //                    [--steps N] [--warmup W] [--threads P] [--positions P]
+//                    [--family llama --intermediate I --kv-heads KV --tied]
+// For --family llama, --layers/--heads/--embd/--vocab/--positions are HF LlamaConfig's
+// num_hidden_layers, num_attention_heads, hidden_size, vocab_size, max_position_embeddings;
+// --intermediate is intermediate_size, --kv-heads num_key_value_heads (0 = --heads),
+// --tied tie_word_embeddings; rms_norm_eps and rope_theta keep their defaults (1e-5, 10000).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -45,10 +50,16 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup);
   app.add_option("--threads", threads);
   app.add_option("--padded-vocab", o.model.padded_vocab_size);
+  std::string family = "gpt2";
+  app.add_option("--family", family, "gpt2 | llama")->check(CLI::IsMember({"gpt2", "llama"}));
+  app.add_option("--intermediate", o.model.intermediate_size, "llama: intermediate_size");
+  app.add_option("--kv-heads", o.model.n_kv_head, "llama: num_key_value_heads (0 = --heads)");
+  app.add_flag("--tied", o.model.tie_word_embeddings, "llama: tie_word_embeddings");
   std::string precision = "fp32";
   app.add_option("--precision", precision, "fp32 | bf16 | fp16 (mixed precision: 16-bit compute, fp32 master)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   CLI11_PARSE(app, argc, argv);
+  if (family == "llama") o.model.family = zt::ModelFamily::kLlama;
   if (!zt::backend_environment_ok()) return 2;
   o.backend = zt::backend_for(zt::Device::kCpu, zt::dtype_from_precision(precision)).value();
   zt::set_num_threads(threads);
@@ -80,7 +91,9 @@ int main(int argc, char** argv) {
   const zt::MemoryReport m = t.memory();
   // The kernel oneDNN picks for the bf16 GEMMs of this model (AMX or not).
   const auto bf16_impl = zt::bf16_gemm_impl(o.micro_batch * o.seq_len, 4 * o.model.n_embd, o.model.n_embd);
-  std::printf("{\"precision\":\"%s\",\"bf16_gemm\":\"%s\",\"backend\":\"%s\",", precision.c_str(),
+  std::printf("{\"family\":\"%s\",\"flops_per_token\":%.0f,", family.c_str(),
+              o.model.flops_per_token(o.seq_len));
+  std::printf("\"precision\":\"%s\",\"bf16_gemm\":\"%s\",\"backend\":\"%s\",", precision.c_str(),
               bf16_impl.ok() ? bf16_impl.value().c_str() : "unavailable", t.backend().describe().c_str());
   std::printf("\"impl\":\"zerotrain\",\"ms\":%.2f,\"forward_ms\":%.2f,\"backward_ms\":%.2f,\"optimizer_ms\":%.2f,"
               "\"ms_min\":%.2f,\"ms_max\":%.2f,\"params\":%lld,\"peak_rss_mb\":%.1f,\"activation_mb\":%.1f,"

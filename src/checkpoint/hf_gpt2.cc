@@ -5,8 +5,6 @@
 #include <cstring>
 #include <set>
 
-#include "backend/backend.h"
-#include "checkpoint/safetensors.h"
 #include "io/atomic_file.h"
 #include "io/filesystem.h"
 #include "nn/gpt_params.h"
@@ -31,18 +29,8 @@ void transpose(const float* in, int64_t rows, int64_t cols, float* out) {
   }
 }
 
-bool is_dir(const std::string& path) { return file_exists(path + "/model.safetensors"); }
-
 StatusOr<GptConfig> read_hf_config(const std::string& path) {
-  auto text = read_file(path, 1 << 20);
-  if (!text.ok()) {
-    if (text.status().code() != StatusCode::kNotFound) return text.status();
-    return Status::NotFound(path + ": missing; a HuggingFace GPT-2 model needs its config.json beside model.safetensors");
-  }
-  auto parsed = parse_json_strict(text.value(), path);
-  if (!parsed.ok()) return Status::Corruption(parsed.status().message());
-  const Json& j = parsed.value();
-  if (!j.is_object()) return Status::Corruption(path + ": not a JSON object");
+  ZT_ASSIGN_OR_RETURN(const Json j, read_hf_config_json(path));
   auto field = [&](const char* key, int* out) -> Status {
     auto it = j.find(key);
     if (it == j.end() || !it->is_number_unsigned()) return Status::Corruption(path + ": /" + key + " must be a positive integer");
@@ -72,24 +60,6 @@ StatusOr<GptConfig> read_hf_config(const std::string& path) {
   return c;
 }
 
-// An F32, BF16 or F16 tensor of `st`, widened exactly to fp32 (HF files saved in half
-// precision, or by `export --dtype`).
-Status read_as_f32(const SafetensorsFile& st, const std::string& file, const std::string& name, const std::vector<int64_t>& shape, float* out) {
-  const auto it = st.entries().find(name);
-  if (it == st.entries().end() || (it->second.dtype != StDType::kBF16 && it->second.dtype != StDType::kF16)) {
-    return st.read_f32(name, shape, out);
-  }
-  if (it->second.shape != shape) {
-    return Status::InvalidArgument(file + ": tensor " + name + " has shape " + shape_to_string(it->second.shape) +
-                                   ", expected " + shape_to_string(shape));
-  }
-  const DType t = it->second.dtype == StDType::kBF16 ? DType::kBF16 : DType::kF16;
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  backend_for(Device::kCpu, t).value()->half_ops()->to_f32(out, static_cast<const half_t*>(st.data(name)), n);
-  return Status::OK();
-}
-
 }  // namespace
 
 Json hf_config_json(const GptConfig& m, StDType dtype) {
@@ -112,26 +82,17 @@ Json hf_config_json(const GptConfig& m, StDType dtype) {
           {"eos_token_id", m.vocab_size - 1},
           {"scale_attn_weights", true},
           {"tie_word_embeddings", true},
-          {"torch_dtype", dtype == StDType::kBF16 ? "bfloat16" : dtype == StDType::kF16 ? "float16" : "float32"}};
+          {"torch_dtype", hf_torch_dtype(dtype)}};
 }
 
 Status export_hf_gpt2(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
-                      StDType dtype, const ProgressFn& progress) {
-  ZT_CHECK(dtype == StDType::kF32 || dtype == StDType::kBF16 || dtype == StDType::kF16, "export dtype %s",
-           st_dtype_name(dtype));
-  ZT_RETURN_IF_ERROR(make_dirs(dir));
-  std::vector<TensorToWrite> tensors;
+                      const HfExportOptions& options) {
+  std::vector<HfTensor> tensors;
   std::vector<std::vector<float>> transposed;
-  std::vector<std::vector<half_t>> narrowed;
   transposed.reserve(table.specs().size());
-  narrowed.reserve(table.specs().size());
-  const ActivationOps<half_t>* half =
-      dtype == StDType::kF32
-          ? nullptr
-          : backend_for(Device::kCpu, dtype == StDType::kBF16 ? DType::kBF16 : DType::kF16).value()->half_ops();
-  for (const TensorSpec& s : table.specs()) {
+  for (const TensorSpec& s : table.specs()) {  // GPT2LMHeadModel's state-dict order
     ZT_CHECK(s.global_shape.empty(), "export takes a whole model, got a tp slice of %s", s.name.c_str());
-    TensorToWrite t{s.name, StDType::kF32, s.shape, params + s.offset};
+    HfTensor t{s.name, s.shape, params + s.offset};
     if (s.name == "wte.weight") t.shape[0] = model.vocab_size;  // padding rows stay behind
     if (is_conv1d_weight(s.name)) {
       transposed.emplace_back(s.numel);
@@ -139,37 +100,26 @@ Status export_hf_gpt2(const GptConfig& model, const ParamTable& table, const flo
       t.shape = {s.shape[1], s.shape[0]};
       t.data = transposed.back().data();
     }
-    if (half != nullptr) {  // round the (possibly transposed) values once
-      int64_t n = 1;
-      for (int64_t d : t.shape) n *= d;
-      narrowed.emplace_back(static_cast<size_t>(n));
-      half->from_f32(narrowed.back().data(), static_cast<const float*>(t.data), n);
-      t.dtype = dtype;
-      t.data = narrowed.back().data();
-    }
     tensors.push_back(std::move(t));
   }
-  ZT_RETURN_IF_ERROR(write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}}, nullptr, progress));
-  return write_file_atomic(dir + "/config.json", hf_config_json(model, dtype).dump(2) + "\n");
+  ZT_RETURN_IF_ERROR(make_dirs(dir));
+  ZT_RETURN_IF_ERROR(write_hf_weights(dir, tensors, options));
+  return write_file_atomic(dir + "/config.json", hf_config_json(model, options.dtype).dump(2) + "\n");
 }
 
-bool is_hf_model_path(const std::string& path) { return ends_with(path, ".safetensors") || is_dir(path); }
-
 StatusOr<HfModel> read_hf_gpt2(const std::string& path) {
-  const std::string file = is_dir(path) ? path + "/model.safetensors" : path;
-  const size_t slash = file.rfind('/');
-  const std::string config_path = (slash == std::string::npos ? std::string(".") : file.substr(0, slash)) + "/config.json";
+  ZT_ASSIGN_OR_RETURN(const HfWeights w, HfWeights::open(path));
   HfModel m;
-  ZT_ASSIGN_OR_RETURN(m.config, read_hf_config(config_path));
-  ZT_ASSIGN_OR_RETURN(const SafetensorsFile st, SafetensorsFile::read(file));
+  ZT_ASSIGN_OR_RETURN(m.config, read_hf_config(w.config_path()));
   m.table = build_gpt_param_table(m.config, GptLayout{});
   m.params.assign(m.table.numel(), 0.0f);
   std::set<std::string> used;
-  for (const auto& [stored, entry] : st.entries()) {
+  for (const std::string& stored : w.names()) {
     std::string name = stored.rfind("transformer.", 0) == 0 ? stored.substr(12) : stored;
     if (ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias")) continue;  // causal-mask buffers
     if (name == "lm_head.weight") continue;  // checked against wte below
     const int idx = m.table.find(name);
+    const std::string& file = w.file_of(stored);
     if (idx < 0) return Status::InvalidArgument(file + ": tensor " + stored + " is not part of a GPT-2 model");
     if (!used.insert(name).second) return Status::InvalidArgument(file + ": tensor " + name + " appears twice (with and without transformer.)");
     const TensorSpec& s = m.table.at(idx);
@@ -178,23 +128,22 @@ StatusOr<HfModel> read_hf_gpt2(const std::string& path) {
     float* dst = m.params.data() + s.offset;
     if (is_conv1d_weight(name)) {
       std::vector<float> tmp(s.numel);
-      ZT_RETURN_IF_ERROR(read_as_f32(st, file, stored, want, tmp.data()));
+      ZT_RETURN_IF_ERROR(w.read_f32(stored, want, tmp.data()));
       transpose(tmp.data(), want[0], want[1], dst);
     } else {
-      ZT_RETURN_IF_ERROR(read_as_f32(st, file, stored, want, dst));
+      ZT_RETURN_IF_ERROR(w.read_f32(stored, want, dst));
     }
   }
   for (const TensorSpec& s : m.table.specs()) {
-    if (used.count(s.name) == 0) return Status::InvalidArgument(file + ": tensor " + s.name + " is missing");
+    if (used.count(s.name) == 0) return Status::InvalidArgument(w.label() + ": tensor " + s.name + " is missing");
   }
   for (const char* head : {"lm_head.weight", "transformer.lm_head.weight"}) {
-    if (!st.has(head)) continue;
+    if (!w.has(head)) continue;
     const TensorSpec& wte = m.table.at(m.table.find("wte.weight"));
-    const SafetensorsEntry& e = st.entries().at(head);
     std::vector<float> lm(wte.numel);
-    if (e.shape != wte.shape || !read_as_f32(st, file, head, wte.shape, lm.data()).ok() ||
+    if (!w.read_f32(head, wte.shape, lm.data()).ok() ||
         std::memcmp(lm.data(), m.params.data() + wte.offset, wte.numel * sizeof(float)) != 0) {
-      return Status::InvalidArgument(file + ": " + head + " differs from wte.weight; zerotrain ties the LM head to wte");
+      return Status::InvalidArgument(w.file_of(head) + ": " + head + " differs from wte.weight; zerotrain ties the LM head to wte");
     }
   }
   return m;

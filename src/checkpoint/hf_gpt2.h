@@ -1,5 +1,6 @@
-// HuggingFace GPT-2 interop: the consolidated model as one `model.safetensors` with
-// HuggingFace's names and layout, plus its `config.json`.
+// HuggingFace GPT-2 interop: the consolidated model as `model.safetensors` (or shards
+// with an index above the shard size: checkpoint/hf_common.h) with HuggingFace's names
+// and layout, plus its `config.json`.
 //
 // zerotrain's tensor names are HuggingFace's without the "transformer." prefix. Layout
 // differences: HuggingFace's Conv1D stores attn.c_attn, attn.c_proj, mlp.c_fc and
@@ -9,12 +10,13 @@
 // Reading accepts names with or without "transformer.", ignores the causal-mask buffers
 // (attn.bias, attn.masked_bias) some files carry, accepts lm_head.weight only when it
 // equals wte (zerotrain ties them), and refuses anything else it does not know, naming
-// it. Weights must be F32.
+// it. Weights may be F32, BF16 or F16 (widened exactly).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "checkpoint/hf_common.h"
 #include "checkpoint/safetensors.h"
 #include "core/status.h"
 #include "io/json_strict.h"
@@ -23,26 +25,16 @@
 
 namespace zt {
 
-// Writes <dir>/model.safetensors and <dir>/config.json (atomically; dir is created).
-// `table` is a whole model (one process, no tp); `params` its arena.
-// dtype: kF32 (the default, exact), kBF16 or kF16 (each value rounded to nearest even).
+// Writes the weights (write_hf_weights) and <dir>/config.json (atomically; dir is
+// created). `table` is a whole model (one process, no tp); `params` its arena.
 Status export_hf_gpt2(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
-                      StDType dtype = StDType::kF32, const ProgressFn& progress = {});
+                      const HfExportOptions& options = {});
 
 // HuggingFace's config.json for `model`; torch_dtype names the stored dtype.
 Json hf_config_json(const GptConfig& model, StDType dtype = StDType::kF32);
 
-struct HfModel {
-  GptConfig config;          // from config.json (no padding)
-  ParamTable table;          // whole model
-  std::vector<float> params;
-};
-
-// path: a model.safetensors file (config.json beside it) or a directory holding both.
+// path: a model directory, its model.safetensors or its model.safetensors.index.json
+// (config.json beside them).
 StatusOr<HfModel> read_hf_gpt2(const std::string& path);
-
-// A path read_hf_gpt2 would take (a *.safetensors file, or a directory with
-// model.safetensors) rather than a zerotrain checkpoint.
-bool is_hf_model_path(const std::string& path);
 
 }  // namespace zt

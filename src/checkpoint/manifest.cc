@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "checkpoint/model_json.h"
 #include "io/checksum.h"
 #include "io/json_reader.h"
 
@@ -38,9 +39,7 @@ Json body_json(const Manifest& m) {
   j["format_version"] = kCheckpointFormatVersion;
   j["zerotrain_version"] = m.zerotrain_version;
   j["tag"] = m.tag;
-  j["model"] = {{"n_layer", m.model.n_layer},       {"n_head", m.model.n_head},
-                {"n_embd", m.model.n_embd},         {"vocab_size", m.model.vocab_size},
-                {"n_positions", m.model.n_positions}};
+  j["model"] = manifest_model_json(m.model);
   const CheckpointLayout& l = m.layout;
   j["layout"] = {{"world", l.world}, {"dp", l.dp}, {"pp", l.pp}, {"tp", l.tp}, {"zero_stage", l.zero_stage}};
   const EngineState& e = m.engine;
@@ -112,16 +111,6 @@ bool plain_file_name(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
   });
-}
-
-void read_model(JsonReader& root, GptConfig* g) {
-  auto r = root.object_or_empty("model");
-  g->n_layer = static_cast<int>(need_int(r, "n_layer", 1, 1 << 16));
-  g->n_head = static_cast<int>(need_int(r, "n_head", 1, 1 << 16));
-  g->n_embd = static_cast<int>(need_int(r, "n_embd", 1, 1 << 20));
-  g->vocab_size = static_cast<int>(need_int(r, "vocab_size", 1, 1 << 30));
-  g->n_positions = static_cast<int>(need_int(r, "n_positions", 1, 1 << 24));
-  r.done();
 }
 
 void read_layout(JsonReader& root, CheckpointLayout* l) {
@@ -376,7 +365,9 @@ StatusOr<Manifest> parse_manifest(const std::string& text, const std::string& la
   }
   m.zerotrain_version = need_string(r, "zerotrain_version");
   m.tag = need_string(r, "tag");
-  read_model(r, &m.model);
+  JsonReader model = r.object_or_empty("model");
+  read_manifest_model(model, &m.model);
+  model.done();
   read_layout(r, &m.layout);
   read_engine(r, &m.engine);
   if (const Json* c = r.raw("config"); c != nullptr && c->is_object()) {

@@ -88,7 +88,7 @@ struct EngineState {
 struct Manifest {
   std::string tag;
   std::string zerotrain_version;
-  GptConfig model;
+  GptConfig model;  // family and shape, as checkpoint/model_json.h records them (no padding)
   CheckpointLayout layout;
   EngineState engine;
   Json config;                     // the run's configuration as given

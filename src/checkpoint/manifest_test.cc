@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -15,6 +16,7 @@
 #include "checkpoint/manifest.h"
 #include "checkpoint/reshard.h"
 #include "checkpoint/sharded_load.h"
+#include "io/checksum.h"
 
 namespace zt {
 namespace {
@@ -135,6 +137,99 @@ TEST(Manifest, StructuralFaultsEachHaveTheirOwnMessage) {
   }
   EXPECT_NE(cases[0].second.find("has a hole at element 5"), std::string::npos) << cases[0].second;
   EXPECT_NE(cases[5].second.find("is not a plain file name"), std::string::npos) << cases[5].second;
+}
+
+// The manifest text of `m` with its "model" object replaced (and the checksum redone).
+std::string with_model(const Manifest& m, const Json& model) {
+  Json j = Json::parse(manifest_to_text(m));
+  j.erase("checksum");
+  j["model"] = model;
+  const std::string body = j.dump();
+  j["checksum"] = checksum_hex(body.data(), body.size());
+  return j.dump(1) + "\n";
+}
+
+Manifest llama_manifest(float eps, double theta) {
+  Manifest m = sample_manifest();
+  GptConfig& g = m.model;
+  g.family = ModelFamily::kLlama;
+  g.n_head = 2;
+  g.n_embd = 8;
+  g.n_kv_head = 1;
+  g.intermediate_size = 24;
+  g.rms_norm_eps = eps;
+  g.rope_theta = theta;
+  g.tie_word_embeddings = true;
+  return m;
+}
+
+TEST(Manifest, LlamaModelRoundTripsExactly) {
+  // 1e-6f prints as 1e-06; 1/3 and 2^-20 * 1.1 have no short decimal that widens exactly.
+  for (const float eps : {1e-6f, 1e-5f, 1.0f / 3.0f, 1.1f * 9.5367431640625e-07f}) {
+    Manifest m = llama_manifest(eps, 500000.0 + 1.0 / 3.0);
+    if (eps == 1e-5f) m.model.rope_scaling = RopeScaling{"llama3", 32.0, 1.0, 4.0, 8192};
+    const std::string text = manifest_to_text(m);
+    auto parsed = parse_manifest(text, "m.json");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+    const GptConfig& g = parsed->model;
+    EXPECT_TRUE(g.is_llama());
+    EXPECT_TRUE(g.same_model(m.model)) << g.to_string();
+    EXPECT_EQ(std::memcmp(&g.rms_norm_eps, &eps, sizeof(float)), 0) << eps;
+    EXPECT_EQ(g.rope_theta, 500000.0 + 1.0 / 3.0);
+    EXPECT_EQ(g.kv_heads(), 1);
+    EXPECT_EQ(g.intermediate_size, 24);
+    EXPECT_TRUE(g.tie_word_embeddings);
+    EXPECT_EQ(g.rope_scaling, m.model.rope_scaling);
+    EXPECT_EQ(manifest_to_text(parsed.value()), text);
+    EXPECT_NE(text.find("\"family\": \"llama\""), std::string::npos);
+  }
+  const std::string text = manifest_to_text(llama_manifest(1e-6f, 10000.0));
+  EXPECT_NE(text.find("\"rms_norm_eps\": 1e-06,"), std::string::npos) << text.substr(0, 800);
+  for (const char* key : {"intermediate_size", "num_key_value_heads", "rope_theta", "tie_word_embeddings", "n_layer"}) {
+    EXPECT_NE(text.find(std::string("\"") + key + "\":"), std::string::npos) << key;
+  }
+  EXPECT_EQ(text.find("rope_scaling"), std::string::npos) << "written only when set";
+}
+
+TEST(Manifest, ModelWithoutFamilyIsGpt2AsBefore) {
+  const Manifest m = sample_manifest();
+  const std::string text = manifest_to_text(m);
+  EXPECT_EQ(text.find("family"), std::string::npos) << "GPT-2 manifests are unchanged";
+  const Json old_model = {{"n_layer", 1}, {"n_head", 1}, {"n_embd", 6}, {"vocab_size", 4}, {"n_positions", 4}};
+  EXPECT_EQ(with_model(m, old_model), text);
+  Json named = old_model;
+  named["family"] = "gpt2";
+  for (const std::string& t : {text, with_model(m, named)}) {
+    auto parsed = parse_manifest(t, "m.json");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+    EXPECT_FALSE(parsed->model.is_llama());
+    EXPECT_TRUE(parsed->model.same_model(m.model));
+  }
+}
+
+TEST(Manifest, ModelFamilyErrorsNameTheKey) {
+  const Manifest m = sample_manifest();
+  const Json llama = Json::parse(manifest_to_text(llama_manifest(1e-5f, 1e4)))["model"];
+  auto error = [&](Json model) {
+    auto parsed = parse_manifest(with_model(m, model), "m.json");
+    return parsed.ok() ? std::string("OK") : parsed.status().message();
+  };
+  Json bad = llama;
+  bad["family"] = "mistral";
+  EXPECT_EQ(error(bad), "m.json: /model/family: expected one of \"gpt2\", \"llama\", got \"mistral\"");
+  bad = llama;
+  bad.erase("rope_theta");
+  EXPECT_EQ(error(bad), "m.json: /model/rope_theta: is missing");
+  bad = llama;
+  bad.erase("tie_word_embeddings");
+  EXPECT_EQ(error(bad), "m.json: /model/tie_word_embeddings: is missing");
+  bad = llama;
+  bad["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  EXPECT_NE(error(bad).find("m.json: /model/rope_scaling/rope_type: \"yarn\" is not supported"), std::string::npos)
+      << error(bad);
+  bad = llama;
+  bad.erase("family");  // Llama keys in a GPT-2 model object
+  EXPECT_NE(error(bad).find("/model/intermediate_size: unknown key"), std::string::npos) << error(bad);
 }
 
 TEST(Latest, RoundTripsAndRefusesEveryFlip) {

@@ -1,20 +1,24 @@
-// export / import between zerotrain checkpoints and HuggingFace GPT-2 files.
+// export / import between zerotrain checkpoints and HuggingFace model files.
 #include "cli/checkpoint_commands.h"
 
 #include <cstdio>
 
-#include "checkpoint/hf_gpt2.h"
+#include "checkpoint/hf_model.h"
+#include "checkpoint/model_json.h"
 #include "checkpoint/sharded_load.h"
 #include "checkpoint/sharded_save.h"
 #include "cli/exit_status.h"
 #include "cli/progress.h"
 #include "cli/task_progress.h"
 #include "core/version.h"
+#include "io/filesystem.h"
 #include "nn/gpt_params.h"
 
 namespace zt {
 
 int run_export(const ExportCommandArgs& a) {
+  auto shard_bytes = parse_shard_size(a.max_shard_size);
+  if (!shard_bytes.ok()) return report_error(shard_bytes.status(), kExitBadInput);
   auto ckpt = open_checkpoint(a.checkpoint);
   if (!ckpt.ok()) return report_error(ckpt.status(), kExitBadInput);
   const GptConfig& model = ckpt->manifest.model;
@@ -22,19 +26,24 @@ int run_export(const ExportCommandArgs& a) {
   std::vector<float> params(table.numel());
   Status s = load_whole_params(ckpt.value(), table, params.data());
   if (!s.ok()) return report_error(s, kExitBadInput);
-  const StDType dtype = a.dtype == "bf16" ? StDType::kBF16 : a.dtype == "fp16" ? StDType::kF16 : StDType::kF32;
+  HfExportOptions options;
+  options.dtype = a.dtype == "bf16" ? StDType::kBF16 : a.dtype == "fp16" ? StDType::kF16 : StDType::kF32;
+  options.max_shard_bytes = shard_bytes.value();
   TaskProgress progress("export", Progress::stdout_is_terminal());
-  s = export_hf_gpt2(model, table, params.data(), a.output, dtype, progress.fn());
+  options.progress = progress.fn();
+  s = export_hf_model(model, table, params.data(), a.output, options);
   progress.finish();
   if (!s.ok()) return report_error(s, kExitFailure);
-  std::printf("exported %s (step %lld, %s) to %s/model.safetensors (%s) and config.json\n", ckpt->dir.c_str(),
+  const bool sharded = file_exists(a.output + "/model.safetensors.index.json");
+  std::printf("exported %s (step %lld, %s) to %s/%s (%s) and config.json\n", ckpt->dir.c_str(),
               static_cast<long long>(ckpt->manifest.engine.global_step), model.to_string().c_str(), a.output.c_str(),
-              st_dtype_name(dtype));
+              sharded ? "model.safetensors.index.json with its shards" : "model.safetensors",
+              st_dtype_name(options.dtype));
   return kExitOk;
 }
 
 int run_import(const ImportCommandArgs& a) {
-  auto hf = read_hf_gpt2(a.model);
+  auto hf = read_hf_model(a.model);
   if (!hf.ok()) return report_error(hf.status(), kExitBadInput);
   SaveRequest req;
   req.save_dir = a.output;
@@ -42,9 +51,7 @@ int run_import(const ImportCommandArgs& a) {
   req.meta.zerotrain_version = kZerotrainVersion;
   req.meta.model = hf->config;
   const GptConfig& c = hf->config;
-  req.meta.config = {{"model", {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd},
-                                {"vocab_size", c.vocab_size}, {"n_positions", c.n_positions}}},
-                     {"data", {{"tokenizer", a.tokenizer}, {"seq_len", c.n_positions}}}};
+  req.meta.config = {{"model", config_model_json(c)}, {"data", {{"tokenizer", a.tokenizer}, {"seq_len", c.n_positions}}}};
   TaskProgress progress("import", Progress::stdout_is_terminal());
   req.progress = progress.fn();
   Status s = save_whole_params(hf->table, hf->params.data(), req);

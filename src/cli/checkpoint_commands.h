@@ -1,6 +1,8 @@
-// `zerotrain export` (a checkpoint -> HuggingFace model.safetensors + config.json) and
-// `zerotrain import` (a HuggingFace GPT-2 model -> a weights-only zerotrain checkpoint,
-// which `train --init` or `sample` take). Exit status 0, or 2 for bad input.
+// `zerotrain export` (a checkpoint -> HuggingFace GPT2LMHeadModel or LlamaForCausalLM
+// files: config.json plus model.safetensors, or shards with an index) and `zerotrain
+// import` (such files -> a weights-only zerotrain checkpoint, which `train --init` or
+// `sample` take). The family comes from the checkpoint's manifest on export and from
+// config.json on import (checkpoint/hf_model.h). Exit status 0, or 2 for bad input.
 #pragma once
 
 #include <string>
@@ -11,14 +13,15 @@ struct ExportCommandArgs {
   std::string checkpoint;  // a save directory with `latest`, or a tag directory
   std::string output;      // directory for model.safetensors and config.json
   std::string dtype = "fp32";  // fp32 | bf16 | fp16: the stored dtype (the checkpoint's fp32 master, rounded)
+  std::string max_shard_size = "5GB";  // bytes, or with a unit (checkpoint/hf_common.h parse_shard_size)
 };
 int run_export(const ExportCommandArgs& args);
 
 struct ImportCommandArgs {
-  std::string model;   // model.safetensors (config.json beside it) or their directory
+  std::string model;   // a model directory, its model.safetensors or model.safetensors.index.json
   std::string output;  // save directory of the new checkpoint
   std::string tag = "imported";
-  std::string tokenizer = "gpt2";  // recorded for `sample`: gpt2 or byte
+  std::string tokenizer = "gpt2";  // recorded for `sample`: gpt2, byte, or a tokenizer.model / tokenizer.json path
 };
 int run_import(const ImportCommandArgs& args);
 

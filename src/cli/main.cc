@@ -24,13 +24,21 @@ int main(int argc, char** argv) {
   t->add_option("--set", train.overrides, "Override a config key: key.path=value (JSON value), repeatable");
   t->add_option("--resume", train.resume, "Continue from a checkpoint (a tag directory or a save directory), in any layout");
   t->add_option("--init", train.init,
-                "Start from weights only: a checkpoint, or a HuggingFace GPT-2 model.safetensors (or its directory)");
+                "Start from weights only: a checkpoint, or a HuggingFace GPT-2 or Llama model (its directory, "
+                "model.safetensors or model.safetensors.index.json)");
   t->add_flag("--print-config", train.print_config, "Print the resolved configuration (aliases mapped, \"auto\" "
                                                      "resolved) as JSON and stop");
   t->add_flag("--demo", demo, "Run the built-in demo (the default when --config is absent)");
   t->callback([&] {
     if (demo) train.config_path.clear();
   });
+
+  const CLI::Validator tokenizer_check(
+      [](std::string& v) -> std::string {
+        if (v == "gpt2" || v == "byte" || v.ends_with(".model") || v.ends_with(".json")) return "";
+        return "expected gpt2, byte, or a path ending in .model (SentencePiece) or .json (tokenizer.json)";
+      },
+      "TOKENIZER");
 
   zt::PrepareCommandArgs prep;
   CLI::App* p = app.add_subcommand("prepare", "Tokenize text files into a token file (llm.c format)");
@@ -41,12 +49,7 @@ int main(int argc, char** argv) {
   p->add_option("--separator", prep.separator, "A line equal to this separates documents (default: one per file)");
   p->add_option("--tokenizer", prep.tokenizer,
                 "gpt2, byte, a SentencePiece path/to/tokenizer.model or a HuggingFace path/to/tokenizer.json")
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            if (v == "gpt2" || v == "byte" || v.ends_with(".model") || v.ends_with(".json")) return "";
-            return "expected gpt2, byte, or a path ending in .model (SentencePiece) or .json (tokenizer.json)";
-          },
-          "TOKENIZER"));
+      ->check(tokenizer_check);
   p->add_option("--bpe-dir", prep.bpe_dir, "Directory with GPT-2's encoder.json and vocab.bpe");
   p->add_option("--format", prep.format, "llmc or raw_uint16")->check(CLI::IsMember({"llmc", "raw_uint16"}));
 
@@ -73,18 +76,25 @@ int main(int argc, char** argv) {
   e->add_option("--batch-size", eval.batch_size, "Sequences per batch")->check(CLI::PositiveNumber);
 
   zt::ExportCommandArgs exp;
-  CLI::App* x = app.add_subcommand("export", "Write a checkpoint's model as HuggingFace GPT-2 model.safetensors + config.json");
+  CLI::App* x = app.add_subcommand("export", "Write a checkpoint's model as HuggingFace files (GPT2LMHeadModel or "
+                                             "LlamaForCausalLM): config.json + model.safetensors, or shards + index");
   x->add_option("checkpoint", exp.checkpoint, "Checkpoint (save directory with 'latest', or a tag directory)")->required();
   x->add_option("-o,--output", exp.output, "Output directory")->required();
   x->add_option("--dtype", exp.dtype, "Stored dtype: fp32 (default, exact), bf16 or fp16 (rounded to nearest even)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  x->add_option("--max-shard-size", exp.max_shard_size,
+                "Largest weights file before sharding with model.safetensors.index.json: bytes, or e.g. 100MB, 5GB "
+                "(default 5GB, as HuggingFace)");
 
   zt::ImportCommandArgs imp;
-  CLI::App* i = app.add_subcommand("import", "Turn a HuggingFace GPT-2 model.safetensors into a zerotrain checkpoint");
-  i->add_option("model", imp.model, "model.safetensors (config.json beside it) or their directory")->required();
+  CLI::App* i = app.add_subcommand("import", "Turn a HuggingFace GPT-2 or Llama model into a zerotrain checkpoint");
+  i->add_option("model", imp.model, "Model directory (config.json + model.safetensors or model.safetensors.index.json "
+                                    "and shards), or one of those weight files")->required();
   i->add_option("-o,--output", imp.output, "Save directory of the new checkpoint")->required();
   i->add_option("--tag", imp.tag, "Tag of the new checkpoint");
-  i->add_option("--tokenizer", imp.tokenizer, "Tokenizer recorded for sample: gpt2 or byte")->check(CLI::IsMember({"gpt2", "byte"}));
+  i->add_option("--tokenizer", imp.tokenizer, "Tokenizer recorded for sample: gpt2, byte, or a path/to/tokenizer.model "
+                                              "or path/to/tokenizer.json")
+      ->check(tokenizer_check);
 
   zt::DoctorOptions doctor;
   CLI::App* d = app.add_subcommand("doctor", "Report the machine facts that decide speed and correctness (like ds_report); "

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "checkpoint/hf_gpt2.h"
+#include "checkpoint/hf_model.h"
 #include "checkpoint/sharded_load.h"
 #include "cli/progress.h"
 #include "cli/task_progress.h"
@@ -46,7 +46,7 @@ Status restore_run(Trainer& t, const ZtConfig& cfg, const TrainCommandArgs& args
   if (args.resume.empty() && args.init.empty()) return Status::OK();
   const std::string& path = args.resume.empty() ? args.init : args.resume;
   if (!args.init.empty() && is_hf_model_path(path)) {
-    auto hf = read_hf_gpt2(path);
+    auto hf = read_hf_model(path);
     Status local = hf.status();
     if (local.ok() && !hf->config.same_model(cfg.model)) {
       local = Status::InvalidArgument("--init " + path + " holds a different model (" + hf->config.to_string() +

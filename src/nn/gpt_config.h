@@ -43,7 +43,7 @@ struct GptConfig {
   float rms_norm_eps = 1e-5f;        // rms_norm_eps
   double rope_theta = 10000.0;       // rope_theta
   bool tie_word_embeddings = false;  // tie_word_embeddings: lm_head shares embed_tokens
-  RopeScaling rope_scaling;          // rope_scaling
+  RopeScaling rope_scaling{};        // rope_scaling
 
   int padded_vocab() const { return padded_vocab_size > 0 ? padded_vocab_size : vocab_size; }
   int head_size() const { return n_embd / n_head; }

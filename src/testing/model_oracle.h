@@ -1,7 +1,8 @@
 // The PyTorch oracle run every model family's oracle test shares (gpt2_oracle_test.cc,
 // llama_oracle_test.cc): a Trainer for the given model (B=3, T=16, AdamW with WarmupLR and
 // clipping 0.5, every matrix scaled by weight_boost after init), random token streams, the
-// weights and tokens written for the family's reference script, then
+// weights (by name, or as the HuggingFace export) and tokens written for the family's
+// reference script, then
 //   logits, gradients: max|zt - torch| / max|torch| per tensor <= 1e-4
 //   loss and each of 10 training steps' losses: |zt - torch| / |torch| <= 1e-5
 // Vocabulary matrices (first dim = the padded vocabulary) are compared on their real rows.
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/hf_model.h"
 #include "checkpoint/safetensors.h"
 #include "core/rng.h"
 #include "engine/trainer.h"
@@ -33,6 +35,10 @@ struct OracleRun {
   float weight_boost = 1.0f;
   std::string model_json;  // the case's "model" object for the reference script
   std::string script;      // tests/oracle/<family>_reference.py
+  // > 0: the weights reach the script only as zerotrain's HuggingFace export (WORKDIR/hf,
+  // checkpoint/hf_model.h), sharded at this many bytes; init.safetensors then holds only
+  // the tokens and targets.
+  uint64_t hf_export_shard_bytes = 0;
 };
 
 // Batch 0: logits, loss and every gradient (no update), against ref.
@@ -101,7 +107,13 @@ inline void run_model_oracle(const OracleRun& c) {
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;
   std::vector<TensorToWrite> init;
-  for (const TensorSpec& s : table.specs()) init.push_back({s.name, StDType::kF32, s.shape, trainer.params().data() + s.offset});
+  if (c.hf_export_shard_bytes > 0) {
+    const Status exported = export_hf_model(o.model, table, trainer.params().data(), dir + "/hf",
+                                            {.max_shard_bytes = c.hf_export_shard_bytes});
+    ASSERT_TRUE(exported.ok()) << exported.to_string();
+  } else {
+    for (const TensorSpec& s : table.specs()) init.push_back({s.name, StDType::kF32, s.shape, trainer.params().data() + s.offset});
+  }
   init.push_back({"tokens", StDType::kI32, {kSteps, B, T}, tokens.data()});
   init.push_back({"targets", StDType::kI32, {kSteps, B, T}, targets.data()});
   ASSERT_TRUE(write_safetensors(dir + "/init.safetensors", init).ok());

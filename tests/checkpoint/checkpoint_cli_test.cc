@@ -56,6 +56,7 @@ struct Layout {
   int pp = 1;
   int tp = 1;
   const char* precision = "fp32";
+  bool llama = false;  // a grouped-query Llama (4 heads, 2 kv heads, untied head) instead of GPT-2
 };
 
 // The precision section of a test config.
@@ -94,7 +95,10 @@ class CheckpointCli : public zt::testing::TempDirTest {
       "gradient_clipping": 1.0, "steps_per_print": 1, )" << precision_json(l.precision) << R"(
       "zero_optimization": {"stage": )" << l.stage << R"(, "reduce_bucket_size": 3000, "allgather_bucket_size": 3000,
                             "stage3_param_persistence_threshold": 0},
-      "model": {"n_layer": 2, "n_head": 2, "n_embd": 32, "n_positions": 32},
+      "model": )" << (l.llama ? R"({"family": "llama", "num_hidden_layers": 2, "num_attention_heads": 4,
+                                   "num_key_value_heads": 2, "hidden_size": 32, "intermediate_size": 48,
+                                   "max_position_embeddings": 32})"
+                               : R"({"n_layer": 2, "n_head": 2, "n_embd": 32, "n_positions": 32})") << R"(,
       "data": {"train": "train.bin", "tokenizer": "byte", "seq_len": 16},
       "parallel": {"pp": )" << l.pp << R"(, "tp": )" << l.tp << R"(},
       "training": {"steps": )" << steps << R"(, "eval_interval": 0, "output_dir": ")" << out << R"(",
@@ -172,24 +176,30 @@ TEST_P(BitwiseResume, KilledMidStepResumesBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, BitwiseResume,
                          ::testing::Values(Layout{2, 0, 1, 1}, Layout{2, 1, 1, 1}, Layout{2, 2, 1, 1}, Layout{2, 3, 1, 1},
-                                           Layout{2, 0, 2, 1}, Layout{2, 3, 1, 1, "bf16"}, Layout{2, 2, 1, 1, "fp16"}),
+                                           Layout{2, 0, 2, 1}, Layout{2, 3, 1, 1, "bf16"}, Layout{2, 2, 1, 1, "fp16"},
+                                           Layout{2, 3, 1, 1, "fp32", true}, Layout{2, 0, 1, 2, "bf16", true}),
                          [](const auto& info) {
-                           return std::string(info.param.precision) + "_np" + std::to_string(info.param.np) + "_stage" +
-                                  std::to_string(info.param.stage) + "_pp" + std::to_string(info.param.pp);
+                           return std::string(info.param.llama ? "llama_" : "") + info.param.precision + "_np" +
+                                  std::to_string(info.param.np) + "_stage" + std::to_string(info.param.stage) + "_pp" +
+                                  std::to_string(info.param.pp) + (info.param.tp > 1 ? "_tp2" : "");
                          });
 
 TEST_F(CheckpointCli, ReshardedResumeContinuesTheRun) {
   ASSERT_EQ(run("", "train --config " + config("ref", Layout{}, 6)).code, 0);
-  const auto ref = losses("ref");
+  ASSERT_EQ(run("", "train --config " + config("ref_llama", Layout{1, 0, 1, 1, "fp32", true}, 6)).code, 0);
+  const auto ref_gpt = losses("ref"), ref_llama = losses("ref_llama");
   struct Case {
     Layout save, load;
     const char* what;
   };
   const Case cases[] = {{{4, 2, 1, 1}, {2, 3, 1, 1}, "dp 4 ZeRO-2 -> dp 2 ZeRO-3"},
                         {{4, 2, 1, 1}, {1, 0, 1, 1}, "dp 4 ZeRO-2 -> dp 1"},
-                        {{4, 0, 2, 2}, {1, 0, 1, 1}, "tp 2 x pp 2 -> one process"}};
+                        {{4, 0, 2, 2}, {1, 0, 1, 1}, "tp 2 x pp 2 -> one process"},
+                        {{4, 0, 2, 2, "fp32", true}, {2, 3, 1, 1, "fp32", true}, "llama tp 2 x pp 2 -> dp 2 ZeRO-3"}};
   for (const Case& c : cases) {
-    const std::string s = "s" + std::to_string(c.save.np) + "_" + std::to_string(c.save.tp);
+    const auto& ref = c.save.llama ? ref_llama : ref_gpt;
+    const std::string s = std::string(c.save.llama ? "l" : "s") + std::to_string(c.save.np) + "_" +
+                          std::to_string(c.save.tp);
     if (!std::filesystem::exists(dir_ + "/" + s)) {
       const CliResult saved = run(launcher(c.save), "train --config " + config(s, c.save, 3));
       ASSERT_EQ(saved.code, 0) << c.what << "\n" << saved.out;

@@ -110,7 +110,7 @@ TEST(HfInterop, ExportInBf16OrFp16RoundsOnceAndImportsBackExactly) {
   for (const auto& [st, dt, name] : {std::tuple{StDType::kBF16, DType::kBF16, "bfloat16"},
                                      std::tuple{StDType::kF16, DType::kF16, "float16"}}) {
     const std::string out = dir + "/" + st_dtype_name(st);
-    ASSERT_TRUE(export_hf_gpt2(c, table, params.data(), out, st).ok());
+    ASSERT_TRUE(export_hf_gpt2(c, table, params.data(), out, {.dtype = st}).ok());
     auto file = SafetensorsFile::read(out + "/model.safetensors");
     ASSERT_TRUE(file.ok());
     for (const auto& [tensor, e] : file->entries()) EXPECT_EQ(e.dtype, st) << tensor;

@@ -1,6 +1,7 @@
 // PyTorch oracle for the Llama family (issue 15, acceptance 1): tests/oracle/llama_reference.py
 // builds the same Llama in plain PyTorch (HF modeling_llama conventions, no transformers)
-// from the weights zerotrain writes, runs the same tokens, and returns logits, loss, every
+// from the safetensors zerotrain exports (LlamaForCausalLM names, sharded with an index,
+// config.json: checkpoint/hf_llama.h), runs the same tokens, and returns logits, loss, every
 // parameter gradient and 10 AdamW steps (DeepSpeed WarmupLR + global norm clipping).
 // Tolerances, fp32 (as the GPT-2 oracle):
 //   logits, gradients: max|zt - torch| / max|torch| per tensor <= 1e-4
@@ -31,7 +32,8 @@ class LlamaOracle : public ::testing::TestWithParam<LlamaCase> {};
 
 TEST_P(LlamaOracle, MatchesPyTorch) {
   const LlamaCase& c = GetParam();
-  testing::OracleRun run{c.name, GptConfig{}, c.weight_boost, "", "tests/oracle/llama_reference.py"};
+  // The reference builds its model from zerotrain's HF export, sharded at 40 KB.
+  testing::OracleRun run{c.name, GptConfig{}, c.weight_boost, "", "tests/oracle/llama_reference.py", 40000};
   GptConfig& m = run.model;
   m.family = ModelFamily::kLlama;
   m.n_layer = 2;

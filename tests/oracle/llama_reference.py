@@ -2,10 +2,13 @@
 """PyTorch Llama reference for zerotrain's Llama oracle test (test-only; plain torch, no transformers).
 
 Usage: llama_reference.py WORKDIR
-Reads WORKDIR/case.json and WORKDIR/init.safetensors (zerotrain's weights with HF
-LlamaForCausalLM names minus the "model." prefix, nn.Linear (out, in) layout, plus int32
-"tokens" and "targets" of shape (steps, B, T)), builds the same Llama, and writes
-WORKDIR/torch.safetensors with:
+Reads WORKDIR/case.json, WORKDIR/init.safetensors (int32 "tokens" and "targets" of shape
+(steps, B, T)) and the weights as zerotrain's HuggingFace export WORKDIR/hf: config.json and
+model.safetensors, or model.safetensors.index.json and its shards (LlamaForCausalLM names,
+nn.Linear (out, in) layout, no vocabulary padding, no lm_head.weight when tied), read here
+with a small safetensors reader (read_hf_export); config.json must agree with case.json.
+Without WORKDIR/hf, the weights are init.safetensors' (zerotrain's names, minus "model.").
+Builds the same Llama and writes WORKDIR/torch.safetensors with:
   logits (B, T, V), loss (1), grad.<param> for every parameter    -- batch 0, no update
   step_losses (steps)                                              -- AdamW training run
 Written from HF modeling_llama.py's conventions, independently of zerotrain's C++:
@@ -14,11 +17,12 @@ theta^(-arange(0, hd, 2) / hd) in fp32, SiLU-gated MLP, causal softmax attention
 kv heads repeated by repeat_kv (query head h reads kv head h // n_rep).
 Exit status 3 with a message when torch is not installed (the test then fails).
 """
+import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpt2_reference import run_case  # noqa: E402
+from gpt2_reference import read_safetensors, run_case  # noqa: E402
 
 try:
     import torch
@@ -130,12 +134,44 @@ class Llama(nn.Module):
         return x @ self.embed_tokens.weight.t() if self.tied else self.lm_head(x)
 
 
-def build(cfg, init):
+def read_hf_export(d):
+    """The weights of a HuggingFace model directory d: model.safetensors, or the index and
+    its shards (every shard's tensors exactly those the index maps to it)."""
+    index = os.path.join(d, "model.safetensors.index.json")
+    weight_map = json.load(open(index))["weight_map"] if os.path.exists(index) else None
+    files = sorted(set(weight_map.values())) if weight_map else ["model.safetensors"]
+    out = {}
+    for f in files:
+        for name, value in read_safetensors(os.path.join(d, f)).items():
+            assert weight_map is None or weight_map[name] == f, (name, f)
+            assert name not in out, name
+            out[name] = value
+    assert weight_map is None or set(out) == set(weight_map), sorted(set(weight_map) ^ set(out))
+    return out
+
+
+def hf_weights(cfg, workdir):
+    """The export's tensors under this file's parameter names, after checking config.json."""
+    hf_cfg = json.load(open(os.path.join(workdir, "hf", "config.json")))
+    assert hf_cfg["architectures"] == ["LlamaForCausalLM"] and hf_cfg["model_type"] == "llama", hf_cfg
+    for key, want in cfg.items():
+        assert hf_cfg[key] == want, (key, hf_cfg[key], want)
+    weights = read_hf_export(os.path.join(workdir, "hf"))
+    assert ("lm_head.weight" in weights) == (not cfg["tie_word_embeddings"]), sorted(weights)
+    return {(k if k == "lm_head.weight" else k[len("model."):]): v for k, v in weights.items()}
+
+
+def build(cfg, init, workdir=None):
     model = Llama(cfg)
+    hf = workdir is not None and os.path.isdir(os.path.join(workdir, "hf"))
+    weights = hf_weights(cfg, workdir) if hf else init
+    names = [name for name, _ in model.named_parameters()]
+    if hf:
+        assert sorted(weights) == sorted(names), sorted(set(weights) ^ set(names))
     with torch.no_grad():
         for name, p in model.named_parameters():
-            src = init[name]
-            if name in ("embed_tokens.weight", "lm_head.weight"):
+            src = weights[name]
+            if not hf and name in ("embed_tokens.weight", "lm_head.weight"):
                 src = src[: cfg["vocab_size"]]  # zerotrain may pad the vocabulary
             assert tuple(src.shape) == tuple(p.shape), (name, src.shape, p.shape)
             p.copy_(torch.from_numpy(src))
@@ -143,7 +179,7 @@ def build(cfg, init):
 
 
 def main(workdir):
-    run_case(workdir, build)
+    run_case(workdir, lambda cfg, init: build(cfg, init, workdir))
 
 
 if __name__ == "__main__":

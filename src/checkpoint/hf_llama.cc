@@ -1,0 +1,213 @@
+// HuggingFace Llama export and import; see hf_llama.h.
+#include "checkpoint/hf_llama.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <set>
+
+#include "checkpoint/model_json.h"
+#include "io/atomic_file.h"
+#include "io/filesystem.h"
+#include "io/json_reader.h"
+#include "nn/gpt_params.h"
+
+namespace zt {
+
+namespace {
+
+// One decoder layer's tensors in HF's state-dict order (LlamaDecoderLayer registers
+// self_attn, mlp, input_layernorm, post_attention_layernorm).
+constexpr const char* kLayerTensors[] = {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+                                         "self_attn.o_proj.weight", "mlp.gate_proj.weight",    "mlp.up_proj.weight",
+                                         "mlp.down_proj.weight",    "input_layernorm.weight", "post_attention_layernorm.weight"};
+
+bool is_vocab_tensor(const std::string& zt_name) { return zt_name == "embed_tokens.weight" || zt_name == "lm_head.weight"; }
+
+// model.layers.N.self_attn.rotary_emb.inv_freq: a buffer old conversions stored, not a weight.
+bool is_inv_freq(const std::string& name) {
+  return name.starts_with("model.layers.") && name.ends_with(".self_attn.rotary_emb.inv_freq");
+}
+
+// zerotrain's name of a HF tensor name ("" when it has none).
+std::string zt_name_of(const std::string& hf) {
+  if (hf == "lm_head.weight") return hf;
+  if (hf.starts_with("model.") && hf != "model.lm_head.weight") return hf.substr(6);
+  return "";
+}
+
+int need_int(JsonReader& r, const char* key, int hi) {
+  if (!r.has(key)) r.fail(key, "is missing");
+  return static_cast<int>(r.integer(key, 1, 1, hi));
+}
+
+void check_architecture(JsonReader& r) {
+  const std::string type = r.string("model_type", "");
+  const std::vector<std::string> arch = r.strings("architectures");
+  if (!type.empty() && type != "llama") {
+    r.fail("model_type", "is \"" + type + "\"; this reader takes Llama models (model_type \"llama\")");
+  } else if (type.empty() && std::find(arch.begin(), arch.end(), "LlamaForCausalLM") == arch.end()) {
+    r.fail("architectures", "names no LlamaForCausalLM, and model_type is missing");
+  }
+}
+
+// rope_theta and scaling: v4's rope_theta + rope_scaling, or v5's rope_parameters.
+void read_rope(JsonReader& r, GptConfig* c) {
+  c->rope_theta = r.number("rope_theta", 10000.0, 1e-30, 1e300);
+  if (std::optional<JsonReader> s = r.object("rope_scaling")) {
+    read_rope_scaling(*s, &c->rope_scaling);
+    s->done();
+  } else if (std::optional<JsonReader> p = r.object("rope_parameters")) {
+    c->rope_theta = p->number("rope_theta", c->rope_theta, 1e-30, 1e300);
+    if (p->has("rope_type") || p->has("type")) read_rope_scaling(*p, &c->rope_scaling);
+    p->done();
+  }
+}
+
+// What config.json may say that zerotrain's Llama cannot compute.
+void check_refusals(JsonReader& r, const GptConfig& c) {
+  const std::string act = r.string("hidden_act", "silu");
+  if (act != "silu") r.fail("hidden_act", "is \"" + act + "\"; zerotrain's Llama MLP is SwiGLU with silu");
+  if (r.has("head_dim")) {
+    const int64_t hd = r.integer("head_dim", 0, 1, 1 << 20);
+    if (r.status().ok() && (c.n_embd % c.n_head != 0 || hd != c.n_embd / c.n_head)) {
+      r.fail("head_dim", std::to_string(hd) + " is not hidden_size / num_attention_heads = " + std::to_string(c.n_embd) +
+                             " / " + std::to_string(c.n_head) + "; zerotrain's attention has no separate head_dim");
+    }
+  }
+  for (const char* key : {"attention_bias", "mlp_bias"}) {
+    if (r.boolean(key, false)) r.fail(key, "is true; zerotrain's Llama has no biases (not supported yet)");
+  }
+  if (r.boolean("rope_interleaved", false)) {
+    r.fail("rope_interleaved", "is true; zerotrain's rotary embedding rotates halves (HF's rotate_half), not pairs");
+  }
+}
+
+// The tied head a file may carry anyway must be embed_tokens itself.
+Status check_tied_head(const HfWeights& w, const HfModel& m) {
+  const TensorSpec& e = m.table.at(m.table.find("embed_tokens.weight"));
+  std::vector<float> head(e.numel);
+  ZT_RETURN_IF_ERROR(w.read_f32("lm_head.weight", e.shape, head.data()));
+  if (std::memcmp(head.data(), m.params.data() + e.offset, e.numel * sizeof(float)) != 0) {
+    return Status::InvalidArgument(w.file_of("lm_head.weight") + ": tensor lm_head.weight differs from "
+                                   "model.embed_tokens.weight, but config.json says tie_word_embeddings: true");
+  }
+  return Status::OK();
+}
+
+Status read_weights(const HfWeights& w, HfModel* m) {
+  const bool tied = m->config.tie_word_embeddings;
+  std::set<std::string> seen;
+  for (const std::string& name : w.names()) {
+    if (is_inv_freq(name) || (tied && name == "lm_head.weight")) continue;
+    const std::string zt = zt_name_of(name);
+    const int idx = zt.empty() ? -1 : m->table.find(zt);
+    if (idx < 0) {
+      return Status::InvalidArgument(w.file_of(name) + ": tensor " + name + " is not part of the LlamaForCausalLM that " +
+                                     w.config_path() + " describes");
+    }
+    const TensorSpec& s = m->table.at(idx);
+    ZT_RETURN_IF_ERROR(w.read_f32(name, s.shape, m->params.data() + s.offset));
+    seen.insert(zt);
+  }
+  for (const HfName& n : hf_llama_names(m->config)) {
+    if (seen.count(n.zt) == 0) return Status::InvalidArgument(w.label() + ": tensor " + n.hf + " is missing");
+  }
+  if (tied && w.has("lm_head.weight")) return check_tied_head(w, *m);
+  return Status::OK();
+}
+
+}  // namespace
+
+std::vector<HfName> hf_llama_names(const GptConfig& m) {
+  std::vector<HfName> out{{"model.embed_tokens.weight", "embed_tokens.weight"}};
+  for (int i = 0; i < m.n_layer; ++i) {
+    for (const char* t : kLayerTensors) {
+      const std::string zt = "layers." + std::to_string(i) + "." + t;
+      out.push_back({"model." + zt, zt});
+    }
+  }
+  out.push_back({"model.norm.weight", "norm.weight"});
+  if (!m.tie_word_embeddings) out.push_back({"lm_head.weight", "lm_head.weight"});
+  return out;
+}
+
+Json hf_llama_config_json(const GptConfig& m, StDType dtype) {
+  Json j = llama_fields_json(m);
+  const Json rest = {{"architectures", {"LlamaForCausalLM"}},
+                     {"model_type", "llama"},
+                     {"hidden_size", m.n_embd},
+                     {"num_hidden_layers", m.n_layer},
+                     {"num_attention_heads", m.n_head},
+                     {"head_dim", m.head_size()},
+                     {"hidden_act", "silu"},
+                     {"max_position_embeddings", m.n_positions},
+                     {"vocab_size", m.vocab_size},
+                     {"rope_scaling", rope_scaling_json(m.rope_scaling)},
+                     {"attention_bias", false},
+                     {"attention_dropout", 0.0},
+                     {"mlp_bias", false},
+                     {"initializer_range", 0.02},
+                     {"pretraining_tp", 1},
+                     {"use_cache", true},
+                     {"torch_dtype", hf_torch_dtype(dtype)}};
+  j.update(rest);
+  return j;
+}
+
+Status export_hf_llama(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
+                       const HfExportOptions& options) {
+  ZT_CHECK(model.is_llama(), "export_hf_llama takes a Llama model");
+  const std::vector<HfName> names = hf_llama_names(model);
+  ZT_CHECK(names.size() == table.specs().size(), "export takes a whole Llama model: %zu tensors, HF's state dict has %zu",
+           table.specs().size(), names.size());
+  std::vector<HfTensor> tensors;
+  for (const HfName& n : names) {
+    const int idx = table.find(n.zt);
+    ZT_CHECK(idx >= 0, "the Llama table has no %s", n.zt.c_str());
+    const TensorSpec& s = table.at(idx);
+    ZT_CHECK(s.global_shape.empty(), "export takes a whole model, got a tp slice of %s", s.name.c_str());
+    HfTensor t{n.hf, s.shape, params + s.offset};
+    if (is_vocab_tensor(n.zt)) t.shape[0] = model.vocab_size;  // the padding rows stay behind
+    tensors.push_back(std::move(t));
+  }
+  ZT_RETURN_IF_ERROR(make_dirs(dir));
+  ZT_RETURN_IF_ERROR(write_hf_weights(dir, tensors, options));
+  return write_file_atomic(dir + "/config.json", hf_llama_config_json(model, options.dtype).dump(2) + "\n");
+}
+
+StatusOr<GptConfig> parse_hf_llama_config(const Json& j, const std::string& label) {
+  if (!j.is_object()) return Status::InvalidArgument(label + ": not a JSON object");
+  JsonReader r(j, "");
+  check_architecture(r);
+  GptConfig c;
+  c.family = ModelFamily::kLlama;
+  c.n_embd = need_int(r, "hidden_size", 1 << 20);
+  c.intermediate_size = need_int(r, "intermediate_size", 1 << 24);
+  c.n_layer = need_int(r, "num_hidden_layers", 1 << 16);
+  c.n_head = need_int(r, "num_attention_heads", 1 << 16);
+  c.vocab_size = need_int(r, "vocab_size", 1 << 30);
+  c.n_positions = static_cast<int>(r.integer("max_position_embeddings", 2048, 1, 1 << 24));
+  c.n_kv_head = static_cast<int>(r.integer("num_key_value_heads", c.n_head, 1, 1 << 16));
+  c.rms_norm_eps = static_cast<float>(r.number("rms_norm_eps", 1e-6, 1e-30, 1.0));
+  c.tie_word_embeddings = r.boolean("tie_word_embeddings", false);
+  read_rope(r, &c);
+  if (r.status().ok()) check_refusals(r, c);
+  Status s = r.status();
+  if (s.ok()) s = c.validate();
+  if (!s.ok()) return Status::InvalidArgument(label + ": " + s.message());
+  return c;
+}
+
+StatusOr<HfModel> read_hf_llama(const std::string& path) {
+  ZT_ASSIGN_OR_RETURN(const HfWeights w, HfWeights::open(path));
+  ZT_ASSIGN_OR_RETURN(const Json j, read_hf_config_json(w.config_path()));
+  HfModel m;
+  ZT_ASSIGN_OR_RETURN(m.config, parse_hf_llama_config(j, w.config_path()));
+  m.table = build_gpt_param_table(m.config, GptLayout{});
+  m.params.assign(m.table.numel(), 0.0f);
+  ZT_RETURN_IF_ERROR(read_weights(w, &m));
+  return m;
+}
+
+}  // namespace zt

@@ -1,0 +1,47 @@
+// Family dispatch for HuggingFace import and export; see hf_model.h.
+#include "checkpoint/hf_model.h"
+
+#include <filesystem>
+
+#include "checkpoint/hf_gpt2.h"
+#include "checkpoint/hf_llama.h"
+
+namespace zt {
+
+namespace {
+
+StatusOr<ModelFamily> family_of(const Json& j, const std::string& label) {
+  const auto type = j.find("model_type");
+  if (type != j.end() && !type->is_null()) {
+    const std::string t = type->is_string() ? type->get<std::string>() : type->dump();
+    if (t == "gpt2") return ModelFamily::kGpt2;
+    if (t == "llama") return ModelFamily::kLlama;
+    return Status::InvalidArgument(label + ": /model_type is " + type->dump() +
+                                   "; zerotrain imports \"gpt2\" and \"llama\" models");
+  }
+  const auto arch = j.find("architectures");
+  if (arch == j.end() || !arch->is_array()) return ModelFamily::kGpt2;
+  for (const Json& a : *arch) {
+    if (a.is_string() && a.get<std::string>() == "LlamaForCausalLM") return ModelFamily::kLlama;
+  }
+  return ModelFamily::kGpt2;
+}
+
+}  // namespace
+
+StatusOr<HfModel> read_hf_model(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": no such file or directory");
+  const std::string config = hf_config_path(path);
+  ZT_ASSIGN_OR_RETURN(const Json j, read_hf_config_json(config));
+  ZT_ASSIGN_OR_RETURN(const ModelFamily family, family_of(j, config));
+  return family == ModelFamily::kLlama ? read_hf_llama(path) : read_hf_gpt2(path);
+}
+
+Status export_hf_model(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
+                       const HfExportOptions& options) {
+  if (model.is_llama()) return export_hf_llama(model, table, params, dir, options);
+  return export_hf_gpt2(model, table, params, dir, options);
+}
+
+}  // namespace zt

@@ -2,6 +2,7 @@
 #include "cli/checkpoint_commands.h"
 
 #include <cstdio>
+#include <filesystem>
 
 #include "checkpoint/hf_model.h"
 #include "checkpoint/model_json.h"
@@ -42,6 +43,27 @@ int run_export(const ExportCommandArgs& a) {
   return kExitOk;
 }
 
+namespace {
+
+// --tokenizer, or HF's tokenizer.model / tokenizer.json in the model's directory, or gpt2.
+std::string import_tokenizer(const ImportCommandArgs& a, const GptConfig& c) {
+  if (!a.tokenizer.empty()) return a.tokenizer;
+  std::error_code ec;
+  std::filesystem::path dir(a.model);
+  if (!std::filesystem::is_directory(dir, ec)) dir = dir.parent_path();
+  for (const char* name : {"tokenizer.model", "tokenizer.json"}) {
+    const std::filesystem::path p = std::filesystem::absolute(dir / name, ec);
+    if (!ec && std::filesystem::is_regular_file(p, ec)) return p.string();
+  }
+  if (c.is_llama()) {
+    std::printf("note: no tokenizer.model or tokenizer.json beside %s: recorded gpt2; pass --tokenizer for sample\n",
+                a.model.c_str());
+  }
+  return "gpt2";
+}
+
+}  // namespace
+
 int run_import(const ImportCommandArgs& a) {
   auto hf = read_hf_model(a.model);
   if (!hf.ok()) return report_error(hf.status(), kExitBadInput);
@@ -51,14 +73,15 @@ int run_import(const ImportCommandArgs& a) {
   req.meta.zerotrain_version = kZerotrainVersion;
   req.meta.model = hf->config;
   const GptConfig& c = hf->config;
-  req.meta.config = {{"model", config_model_json(c)}, {"data", {{"tokenizer", a.tokenizer}, {"seq_len", c.n_positions}}}};
+  const std::string tokenizer = import_tokenizer(a, c);
+  req.meta.config = {{"model", config_model_json(c)}, {"data", {{"tokenizer", tokenizer}, {"seq_len", c.n_positions}}}};
   TaskProgress progress("import", Progress::stdout_is_terminal());
   req.progress = progress.fn();
   Status s = save_whole_params(hf->table, hf->params.data(), req);
   progress.finish();
   if (!s.ok()) return report_error(s, s.code() == StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure);
-  std::printf("imported %s (%s) as checkpoint %s/%s (weights only)\n", a.model.c_str(), c.to_string().c_str(),
-              a.output.c_str(), a.tag.c_str());
+  std::printf("imported %s (%s) as checkpoint %s/%s (weights only; tokenizer %s)\n", a.model.c_str(),
+              c.to_string().c_str(), a.output.c_str(), a.tag.c_str(), tokenizer.c_str());
   return kExitOk;
 }
 

@@ -21,7 +21,9 @@ struct ImportCommandArgs {
   std::string model;   // a model directory, its model.safetensors or model.safetensors.index.json
   std::string output;  // save directory of the new checkpoint
   std::string tag = "imported";
-  std::string tokenizer = "gpt2";  // recorded for `sample`: gpt2, byte, or a tokenizer.model / tokenizer.json path
+  // Recorded for `sample`: gpt2, byte, or a tokenizer.model / tokenizer.json path; empty:
+  // the tokenizer.model or tokenizer.json beside the model, else gpt2.
+  std::string tokenizer;
 };
 int run_import(const ImportCommandArgs& args);
 

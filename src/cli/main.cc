@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   i->add_option("-o,--output", imp.output, "Save directory of the new checkpoint")->required();
   i->add_option("--tag", imp.tag, "Tag of the new checkpoint");
   i->add_option("--tokenizer", imp.tokenizer, "Tokenizer recorded for sample: gpt2, byte, or a path/to/tokenizer.model "
-                                              "or path/to/tokenizer.json")
+                                              "or path/to/tokenizer.json (default: the one beside the model, else gpt2)")
       ->check(tokenizer_check);
 
   zt::DoctorOptions doctor;

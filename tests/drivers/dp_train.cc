@@ -7,7 +7,7 @@
 //               [--overlap 0|1] [--prefetch E] [--persist E] [--timeout S] [--lr X] [--out FILE]
 //               [--layers L] [--embd C] [--heads H] [--vocab V] [--padded V] [--seq T]
 //               [--tp P] [--pp P] [--schedule 1f1b|gpipe] [--ckpt 0|1] [--partition 0|1]
-//               [--optimizer adamw|sgd] [--momentum M]
+//               [--optimizer adamw|sgd] [--momentum M] [--llama-kv-heads K --llama-intermediate I]
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -26,6 +26,7 @@
 int main(int argc, char** argv) {
   int stage = 0, accum = 1, micro = 2, steps = 20, layers = 2, embd = 32, heads = 4, vocab = 97, seq = 8;
   int tp = 1, pp = 1, ckpt = 0, partition = 0, padded = 0;
+  int kv_heads = 0, intermediate = 0;  // > 0: a Llama model (num_key_value_heads, intermediate_size)
   std::string schedule = "1f1b";
   long bucket = 2000, prefetch = 4000, persist = 0;
   int overlap = 1;
@@ -56,6 +57,8 @@ int main(int argc, char** argv) {
   app.add_option("--ckpt", ckpt);
   app.add_option("--partition", partition);
   app.add_option("--padded", padded);
+  app.add_option("--llama-kv-heads", kv_heads);
+  app.add_option("--llama-intermediate", intermediate);
   app.add_option("--optimizer", optimizer)->check(CLI::IsMember({"adamw", "sgd"}));
   app.add_option("--momentum", momentum);
   CLI11_PARSE(app, argc, argv);
@@ -98,6 +101,11 @@ int main(int argc, char** argv) {
   o.model.vocab_size = vocab;
   o.model.padded_vocab_size = padded;
   o.model.n_positions = seq;
+  if (kv_heads > 0) {
+    o.model.family = zt::ModelFamily::kLlama;
+    o.model.n_kv_head = kv_heads;
+    o.model.intermediate_size = intermediate > 0 ? intermediate : 3 * embd;
+  }
   o.micro_batch = micro;
   o.seq_len = seq;
   o.adamw.weight_decay = 0.1;

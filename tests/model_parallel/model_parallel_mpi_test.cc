@@ -89,6 +89,21 @@ TEST(ModelParallelMpi, TensorParallel) {
   }
 }
 
+// The same layouts for a grouped-query Llama (4 heads, 2 kv heads, untied head).
+TEST(ModelParallelMpi, LlamaTensorPipelineThreeDAndCheckpointing) {
+  const std::string llama = " --llama-kv-heads 2 --llama-intermediate 48";
+  const MpRun ref2 = run("", "--accum 2" + llama), ref4 = run("", "--accum 4" + llama);
+  expect_close(run(zt::testing::mpirun_prefix(2), "--tp 2 --accum 2" + llama), ref2, "llama tp 2 (1 kv head per rank)");
+  expect_close(run(zt::testing::mpirun_prefix(2), "--pp 2 --accum 4 --schedule 1f1b" + llama), ref4, "llama pp 2, 1f1b");
+  expect_close(run(zt::testing::mpirun_prefix(8), "--tp 2 --pp 2 --stage 1 --accum 2" + llama), ref4,
+               "llama dp 2 x pp 2 x tp 2, ZeRO-1, 8 ranks");
+  const MpRun tp_on = run(zt::testing::mpirun_prefix(2), "--tp 2 --accum 2 --ckpt 1 --partition 1" + llama);
+  const MpRun tp_off = run(zt::testing::mpirun_prefix(2), "--tp 2 --accum 2" + llama);
+  EXPECT_EQ(tp_on.loss_hex, tp_off.loss_hex);
+  EXPECT_EQ(tp_on.digests, tp_off.digests);
+  ASSERT_EQ(tp_on.digests.size(), 2u);
+}
+
 TEST(ModelParallelMpi, ThreeDWithZeroOneOnEightRanks) {
   const MpRun ref = run("", "--accum 4");  // 2 data-parallel replicas x 2 micro-batches
   expect_close(run(zt::testing::mpirun_prefix(8), "--tp 2 --pp 2 --stage 1 --accum 2"), ref, "dp 2 x pp 2 x tp 2, ZeRO-1, 8 ranks");

@@ -7,6 +7,7 @@
 #include "cli/checkpoint_commands.h"
 #include "cli/doctor_command.h"
 #include "cli/estimate_command.h"
+#include "cli/launch_command.h"
 #include "cli/report_command.h"
 #include "cli/tool_commands.h"
 #include "cli/train_command.h"
@@ -96,6 +97,19 @@ int main(int argc, char** argv) {
                                               "or path/to/tokenizer.json (default: the one beside the model, else gpt2)")
       ->check(tokenizer_check);
 
+  zt::LaunchCommandArgs launch;
+  CLI::App* l = app.add_subcommand("launch", "Run a zerotrain command on the hosts of a DeepSpeed hostfile through mpirun "
+                                             "(prints the mpirun command)");
+  l->add_option("-H,--hostfile", launch.hostfile, "DeepSpeed hostfile: \"hostname slots=N\" lines, # comments");
+  l->add_option("-i,--include", launch.include, "Hosts and slots to use, e.g. host1:0,1@host2");
+  l->add_option("-e,--exclude", launch.exclude, "Hosts and slots to leave out, same format");
+  l->add_option("--num_nodes", launch.num_nodes, "Use the first N hosts")->check(CLI::PositiveNumber);
+  l->add_option("--num_procs,--num_gpus", launch.num_procs, "Ranks per host (the first N slots)")->check(CLI::PositiveNumber);
+  l->add_option("--launcher_args", launch.launcher_args, "Extra mpirun arguments, as one quoted string");
+  l->add_flag("--dry-run", launch.dry_run, "Print the mpirun command without running it");
+  l->add_option("command", launch.command, "The zerotrain command for every rank, after --: -- train --config c.json")
+      ->required();
+
   zt::DoctorOptions doctor;
   CLI::App* d = app.add_subcommand("doctor", "Report the machine facts that decide speed and correctness (like ds_report); "
                                              "exit 1 on a problem that will slow or break training");
@@ -129,6 +143,7 @@ int main(int argc, char** argv) {
     app.exit(err);
     return 2;  // bad usage, like a bad configuration
   }
+  if (l->parsed()) return zt::run_launch(launch);
   if (d->parsed()) return zt::doctor_command(doctor);
   if (m->parsed()) return zt::run_estimate(est);
   if (r->parsed()) return zt::run_report(rep);

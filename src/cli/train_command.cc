@@ -20,6 +20,7 @@
 #include "cli/run_report.h"
 #include "cli/run_setup.h"
 #include "cli/stop_signal.h"
+#include "cli/host_map.h"
 #include "comm/mpi_world.h"
 #include "config/config.h"
 #include "core/cpu_features.h"
@@ -127,7 +128,10 @@ int run_train(const TrainCommandArgs& args) {
   Trainer& trainer = *trainer_or.value();
   const ParamTable& table = trainer.param_table();
   if (!(s = restore_run(trainer, cfg, args, lead)).ok()) return report_error(s, kExitBadInput);
+  auto host_map = describe_host_map(groups.world);  // collective
+  if (!host_map.ok()) return report_error(host_map.status(), kExitFailure);
   if (lead) {
+    std::printf("%s\n", host_map->c_str());
     std::printf("model: %s, %.2f M parameters; data: %lld train tokens (%lld sequences of %d)%s\n",
                 cfg.model.to_string().c_str(), cfg.model.num_parameters() / 1e6,
                 static_cast<long long>(train.num_tokens()), static_cast<long long>(train.num_windows()),

@@ -1,0 +1,87 @@
+// DeepSpeed hostfiles and resource filters (cli/hostfile.h) and the mpirun command that
+// `zerotrain launch` builds from them (cli/launch_command.h), against the behaviour of
+// deepspeed/launcher/runner.py: comments, slots, include/exclude with and without slot
+// lists, num_nodes/num_procs before the filters, and errors naming the line or the host.
+#include "cli/hostfile.h"
+
+#include <gtest/gtest.h>
+
+#include "cli/launch_command.h"
+
+namespace zt {
+namespace {
+
+const char* kHostfile =
+    "# a DeepSpeed hostfile\n"
+    "worker-0 slots=4\n"
+    "\n"
+    "worker-1 slots=4   # second host\n"
+    "worker-2 slots=2\n";
+
+std::vector<HostSlots> pool() { return parse_hostfile(kHostfile, "hostfile").value(); }
+
+TEST(Hostfile, ParsesHostsSlotsAndComments) {
+  const auto h = pool();
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[1].host, "worker-1");
+  EXPECT_EQ(h[1].slots, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(mpirun_host_list(h), "worker-0:4,worker-1:4,worker-2:2");
+  EXPECT_EQ(total_slots(h), 10);
+}
+
+TEST(Hostfile, BadLinesNameTheFileAndLine) {
+  EXPECT_EQ(parse_hostfile("a slots=2\nb slot=2\n", "hf").status().message(),
+            "hf:2: \"b slot=2\" is not \"hostname slots=N\"");
+  EXPECT_EQ(parse_hostfile("a slots=2\na slots=1\n", "hf").status().message(), "hf:2: host a is listed twice");
+  EXPECT_EQ(parse_hostfile("a slots=0\n", "hf").status().message(), "hf:1: slots must be positive");
+  EXPECT_EQ(parse_hostfile("# nothing\n", "hf").status().message(), "hf: no hosts");
+}
+
+TEST(Hostfile, IncludeKeepsListedHostsAndSlots) {
+  const auto h = select_hosts(pool(), HostFilter{"worker-0:0,2@worker-2", "", -1, -1}).value();
+  EXPECT_EQ(mpirun_host_list(h), "worker-0:2,worker-2:2");
+  EXPECT_EQ(h[0].slots, (std::vector<int>{0, 2}));
+}
+
+TEST(Hostfile, ExcludeDropsSlotsOrWholeHosts) {
+  EXPECT_EQ(mpirun_host_list(select_hosts(pool(), HostFilter{"", "worker-1@worker-0:3", -1, -1}).value()),
+            "worker-0:3,worker-2:2");
+}
+
+TEST(Hostfile, NumNodesAndNumProcsTrimBeforeTheFilters) {
+  EXPECT_EQ(mpirun_host_list(select_hosts(pool(), HostFilter{"", "", 2, 1}).value()), "worker-0:1,worker-1:1");
+  // num_procs 2 leaves slots 0 and 1: slot 3 no longer exists for --include.
+  EXPECT_EQ(select_hosts(pool(), HostFilter{"worker-0:3", "", -1, 2}).status().message(),
+            "--include: worker-0 has no slot 3");
+}
+
+TEST(Hostfile, FiltersRefuseUnknownHostsAndBothAtOnce) {
+  EXPECT_EQ(select_hosts(pool(), HostFilter{"worker-9", "", -1, -1}).status().message(),
+            "--include: host \"worker-9\" is not in the hostfile");
+  EXPECT_EQ(select_hosts(pool(), HostFilter{"worker-0", "worker-1", -1, -1}).status().message(),
+            "--include and --exclude are mutually exclusive (as in DeepSpeed)");
+  EXPECT_EQ(select_hosts(pool(), HostFilter{"", "worker-0@worker-1@worker-2", -1, -1}).status().message(),
+            "no hosts or slots left after --include/--exclude");
+  EXPECT_EQ(select_hosts(pool(), HostFilter{"worker-0:x", "", -1, -1}).status().message(),
+            "--include \"worker-0:x\": \"x\" is not a slot index of worker-0");
+}
+
+TEST(Launch, BuildsTheMpirunCommand) {
+  LaunchCommandArgs a;
+  a.num_procs = 3;
+  a.launcher_args = "--mca btl tcp,self";
+  a.command = {"train", "--config", "c.json"};
+  const LaunchPlan p = plan_launch(a, "/opt/zt/zerotrain").value();
+  EXPECT_EQ(p.ranks, 3);
+  EXPECT_EQ(p.host_map, "localhost:3");
+  ASSERT_GE(p.argv.size(), 7u);
+  EXPECT_EQ(std::vector<std::string>(p.argv.begin(), p.argv.begin() + 7),
+            (std::vector<std::string>{"mpirun", "-np", "3", "-H", "localhost:3", "--map-by", "slot"}));
+  EXPECT_EQ(std::vector<std::string>(p.argv.end() - 7, p.argv.end()),
+            (std::vector<std::string>{"--mca", "btl", "tcp,self", "/opt/zt/zerotrain", "train", "--config", "c.json"}));
+  a.include = "worker-0";
+  EXPECT_EQ(plan_launch(a, "z").status().message(), "launch: --include, --exclude and --num_nodes need a --hostfile");
+}
+
+}  // namespace
+}  // namespace zt

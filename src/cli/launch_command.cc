@@ -1,0 +1,81 @@
+// `zerotrain launch` (see launch_command.h): hosts from the hostfile and filters, the
+// mpirun command line, then exec.
+#include "cli/launch_command.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "cli/exit_status.h"
+#include "cli/hostfile.h"
+
+namespace zt {
+
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,:/=@%+") ==
+                        std::string::npos) {
+    return s;
+  }
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+StatusOr<LaunchPlan> plan_launch(const LaunchCommandArgs& a, const std::string& self) {
+  if (a.command.empty()) return Status::InvalidArgument("launch: no command to run (e.g. -- train --config c.json)");
+  std::vector<HostSlots> hosts;
+  if (a.hostfile.empty()) {
+    if (!a.include.empty() || !a.exclude.empty() || a.num_nodes > 1) {
+      return Status::InvalidArgument("launch: --include, --exclude and --num_nodes need a --hostfile");
+    }
+    HostSlots local{"localhost", {}};
+    for (int s = 0; s < (a.num_procs > 0 ? a.num_procs : 1); ++s) local.slots.push_back(s);
+    hosts.push_back(std::move(local));
+  } else {
+    ZT_ASSIGN_OR_RETURN(hosts, read_hostfile(a.hostfile));
+    ZT_ASSIGN_OR_RETURN(hosts, select_hosts(std::move(hosts), HostFilter{a.include, a.exclude, a.num_nodes, a.num_procs}));
+  }
+  LaunchPlan plan;
+  plan.ranks = total_slots(hosts);
+  plan.host_map = mpirun_host_list(hosts);
+  plan.argv = {"mpirun", "-np", std::to_string(plan.ranks), "-H", plan.host_map, "--map-by", "slot"};
+  if (::geteuid() == 0) plan.argv.push_back("--allow-run-as-root");
+  if (std::getenv("OMP_NUM_THREADS") != nullptr) {
+    plan.argv.push_back("-x");
+    plan.argv.push_back("OMP_NUM_THREADS");
+  }
+  std::istringstream extra(a.launcher_args);
+  for (std::string w; extra >> w;) plan.argv.push_back(w);
+  plan.argv.push_back(self);
+  for (const std::string& c : a.command) plan.argv.push_back(c);
+  return plan;
+}
+
+int run_launch(const LaunchCommandArgs& a) {
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  StatusOr<LaunchPlan> plan = plan_launch(a, ec ? std::string("zerotrain") : self);
+  if (!plan.ok()) return report_error(plan.status(), kExitBadInput);
+  std::string line;
+  for (const std::string& w : plan->argv) line += (line.empty() ? "" : " ") + shell_quote(w);
+  std::printf("launch: %d ranks on %s\nlaunch: %s\n", plan->ranks, plan->host_map.c_str(), line.c_str());
+  std::fflush(stdout);
+  if (a.dry_run) return kExitOk;
+  std::vector<char*> argv;
+  for (std::string& w : plan->argv) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::fprintf(stderr, "zerotrain: launch: cannot run mpirun: %s\n", std::strerror(errno));
+  return kExitFailure;
+}
+
+}  // namespace zt

@@ -1,0 +1,39 @@
+// `zerotrain launch`: DeepSpeed's launcher vocabulary over Open MPI. It reads a DeepSpeed
+// hostfile and --include/--exclude/--num_nodes/--num_procs (cli/hostfile.h), prints the
+// exact mpirun command, and runs it (execvp: mpirun's exit status is launch's). The ranks
+// are this zerotrain binary with the remaining arguments (e.g. `train --config c.json`).
+// Without a hostfile the job runs on this host with --num_procs ranks (default 1).
+// A wrapper is worth having over a documented mpirun recipe because DeepSpeed users
+// bring hostfiles and include/exclude strings that mpirun does not read.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace zt {
+
+struct LaunchCommandArgs {
+  std::string hostfile;
+  std::string include;
+  std::string exclude;
+  int num_nodes = -1;
+  int num_procs = -1;
+  std::string launcher_args;  // extra mpirun arguments, one string split on spaces (DeepSpeed's --launcher_args)
+  bool dry_run = false;       // print the command, do not run it
+  std::vector<std::string> command;  // the zerotrain sub-command and its arguments
+};
+
+// The mpirun argument vector for `a` (argv[0] = "mpirun"); `self` is the zerotrain binary.
+// Errors name the hostfile line or the filter.
+struct LaunchPlan {
+  std::vector<std::string> argv;
+  std::string host_map;  // "host1:2,host2:2"
+  int ranks = 0;
+};
+StatusOr<LaunchPlan> plan_launch(const LaunchCommandArgs& a, const std::string& self);
+
+int run_launch(const LaunchCommandArgs& a);
+
+}  // namespace zt

@@ -79,8 +79,22 @@ TEST(Launch, BuildsTheMpirunCommand) {
             (std::vector<std::string>{"mpirun", "-np", "3", "-H", "localhost:3", "--map-by", "slot"}));
   EXPECT_EQ(std::vector<std::string>(p.argv.end() - 7, p.argv.end()),
             (std::vector<std::string>{"--mca", "btl", "tcp,self", "/opt/zt/zerotrain", "train", "--config", "c.json"}));
+  ASSERT_EQ(p.hosts.size(), 1u);
+  EXPECT_EQ(p.hosts[0].count, 3);
   a.include = "worker-0";
   EXPECT_EQ(plan_launch(a, "z").status().message(), "launch: --include, --exclude and --num_nodes need a --hostfile");
+}
+
+TEST(Launch, NamesTheRanksOfALostHostOrAKilledRank) {
+  const std::vector<HostRanks> hosts = {{"h1", 0, 2}, {"h2", 2, 1}};
+  EXPECT_EQ(failure_note("  Remote daemon: [[32450,0],3] on node h1\n", hosts),
+            "launch: lost host h1 (ranks 0-1): its network link or daemon failed; Open MPI stops every rank");
+  EXPECT_EQ(failure_note("mpirun noticed that process rank 2 with PID 0 on node h2 exited on signal 9 (Killed).", hosts),
+            "launch: rank 2 on host h2 was killed by signal 9; Open MPI stops every rank");
+  EXPECT_EQ(failure_note("Connection to h2 closed by remote host.", hosts),
+            "launch: lost host h2 (rank 2): its remote shell closed (the host or its daemon died); Open MPI stops every "
+            "rank");
+  EXPECT_EQ(failure_note("step 3/10 | loss 2.5", hosts), "");
 }
 
 }  // namespace

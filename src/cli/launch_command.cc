@@ -4,10 +4,8 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -53,6 +51,17 @@ StatusOr<LaunchPlan> plan_launch(const LaunchCommandArgs& a, const std::string& 
     plan.argv.push_back("-x");
     plan.argv.push_back("OMP_NUM_THREADS");
   }
+  if (a.launcher_args.find("oob_tcp_keepalive") == std::string::npos) {
+    for (const char* w : {"--mca", "oob_tcp_keepalive_time", "3", "--mca", "oob_tcp_keepalive_intvl", "1", "--mca",
+                          "oob_tcp_keepalive_probes", "2"}) {
+      plan.argv.push_back(w);
+    }
+  }
+  int next = 0;
+  for (const HostSlots& h : hosts) {
+    plan.hosts.push_back({h.host, next, static_cast<int>(h.slots.size())});
+    next += static_cast<int>(h.slots.size());
+  }
   std::istringstream extra(a.launcher_args);
   for (std::string w; extra >> w;) plan.argv.push_back(w);
   plan.argv.push_back(self);
@@ -70,12 +79,7 @@ int run_launch(const LaunchCommandArgs& a) {
   std::printf("launch: %d ranks on %s\nlaunch: %s\n", plan->ranks, plan->host_map.c_str(), line.c_str());
   std::fflush(stdout);
   if (a.dry_run) return kExitOk;
-  std::vector<char*> argv;
-  for (std::string& w : plan->argv) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  ::execvp(argv[0], argv.data());
-  std::fprintf(stderr, "zerotrain: launch: cannot run mpirun: %s\n", std::strerror(errno));
-  return kExitFailure;
+  return run_supervised(plan->argv, plan->hosts);
 }
 
 }  // namespace zt

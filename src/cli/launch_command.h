@@ -1,7 +1,11 @@
 // `zerotrain launch`: DeepSpeed's launcher vocabulary over Open MPI. It reads a DeepSpeed
 // hostfile and --include/--exclude/--num_nodes/--num_procs (cli/hostfile.h), prints the
-// exact mpirun command, and runs it (execvp: mpirun's exit status is launch's). The ranks
-// are this zerotrain binary with the remaining arguments (e.g. `train --config c.json`).
+// exact mpirun command, and runs it under supervision (cli/launch_supervisor.h: a lost
+// host or a killed rank is named with the ranks it ran; mpirun's exit status is launch's).
+// The ranks are this zerotrain binary with the remaining arguments (`train --config c.json`).
+// Open MPI's daemons get TCP keepalives (3 s idle, 1 s apart, 2 probes) unless
+// --launcher_args sets oob_tcp_keepalive_*: a host whose link drops is detected in about
+// 5 s instead of Open MPI's default ~8 minutes.
 // Without a hostfile the job runs on this host with --num_procs ranks (default 1).
 // A wrapper is worth having over a documented mpirun recipe because DeepSpeed users
 // bring hostfiles and include/exclude strings that mpirun does not read.
@@ -10,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/launch_supervisor.h"
 #include "core/status.h"
 
 namespace zt {
@@ -31,6 +36,7 @@ struct LaunchPlan {
   std::vector<std::string> argv;
   std::string host_map;  // "host1:2,host2:2"
   int ranks = 0;
+  std::vector<HostRanks> hosts;  // the ranks each host runs (--map-by slot)
 };
 StatusOr<LaunchPlan> plan_launch(const LaunchCommandArgs& a, const std::string& self);
 

@@ -19,7 +19,7 @@ PACKAGES=(
   libsentencepiece-dev sentencepiece python3-sentencepiece
   clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev iproute2 slurm-wlm
   fortunes
   python3-torch python3-numpy
   chromium gnuplot-nox

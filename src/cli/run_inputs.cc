@@ -16,6 +16,10 @@ int launched_world_size() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
     if (const char* v = std::getenv(name)) return std::max(1, std::atoi(v));
   }
+  // srun --mpi=pmix sets only PMIX_RANK before MPI_Init; Slurm's task count is the world.
+  if (const char* v = std::getenv("SLURM_NTASKS"); v != nullptr && std::getenv("SLURM_PROCID") != nullptr) {
+    return std::max(1, std::atoi(v));
+  }
   return 1;
 }
 

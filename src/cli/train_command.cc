@@ -122,7 +122,9 @@ int run_train(const TrainCommandArgs& args) {
 
   // 2. Model and optimizer state (fresh or resumed).
   TrainerOptions topts = trainer_options(cfg);
-  topts.layout = layout_for_rank(cfg.model, grid, rank, partition).value();
+  auto layout = layout_for_rank(cfg.model, grid, rank, partition);
+  if (!layout.ok()) return report_error(layout.status(), kExitBadInput);
+  topts.layout = layout.value();
   auto trainer_or = Trainer::create(topts, launched_by_mpi() ? &groups : nullptr);
   if (!trainer_or.ok()) return report_error(trainer_or.status(), kExitBadInput);
   Trainer& trainer = *trainer_or.value();

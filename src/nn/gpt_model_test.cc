@@ -18,7 +18,6 @@
 namespace zt {
 namespace {
 
-using testing::random_tokens;
 using testing::tiny_gpt_config;
 
 TEST(GptParams, Gpt2SmallHasHuggingFaceParameterCount) {
@@ -43,25 +42,7 @@ TEST(GptParams, LayersAreContiguousAndDecayIsTwoDimensional) {
 // optimizer state per parameter.
 
 TEST(GptModel, FiniteDifferencesThroughEveryTensor) {
-  const int B = 2, T = 6;
-  testing::TinyModel run(tiny_gpt_config(), B, T);
-  // Larger weights than the 0.02 init so every path carries signal.
-  Rng rng(7);
-  for (size_t i = 0; i < run.params.size(); ++i) run.params[i] += static_cast<float>(rng.normal() * 0.3);
-  auto x = random_tokens(B * T, run.cfg.vocab_size, 1);
-  auto y = random_tokens(B * T, run.cfg.vocab_size, 2);
-  y[3] = kIgnoreIndex;
-  const double l0 = run.loss(x, y, B, T);
-  EXPECT_GT(l0, 0.0);
-  int64_t counted = 0;
-  for (int32_t v : y) counted += v >= 0;
-  run.grads.zero();
-  ASSERT_TRUE(run.model->backward(x.data(), y.data(), 1.0f / static_cast<float>(counted)).ok());
-  for (const TensorSpec& s : run.table.specs()) {
-    std::vector<float> analytic(run.grads.data() + s.offset, run.grads.data() + s.offset + s.numel);
-    testing::expect_gradient(s.name, run.params.data() + s.offset, s.numel, analytic,
-                             [&] { return run.loss(x, y, B, T); }, 1e-2f, 2e-2, 2e-4, 12);
-  }
+  testing::expect_finite_differences(tiny_gpt_config(), 2, 6, "");
 }
 
 TEST(GptModel, PaddedVocabularyChangesNothing) { testing::expect_padding_changes_nothing(tiny_gpt_config(), 32, 2, 8); }

@@ -1,7 +1,7 @@
 // Test helpers for tests that run zerotrain's programs: where the test binary's sibling
 // executables are (drivers, the zerotrain CLI), the mpirun prefix every multi-rank test
-// uses (root allowed, oversubscribed, shared memory only, one thread per rank), a shell
-// run that captures the combined output, and readers for what the training drivers
+// uses (root allowed, oversubscribed, shared memory only, one thread per rank), shell
+// runs that capture the combined output (into a log) or stdout, and readers for what the training drivers
 // write: "step N loss <hex float>" lines and raw float files. Header-only, tests only.
 #pragma once
 
@@ -52,6 +52,21 @@ inline int run_logged(const std::string& command, const std::string& log, std::s
   const int status = std::system((command + " > " + log + " 2>&1").c_str());
   *output = read_text(log);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs `command` through the shell and returns its stdout; *rc gets the exit status (or -1).
+inline std::string run_output(const std::string& command, int* rc) {
+  std::string out;
+  FILE* p = ::popen(command.c_str(), "r");
+  if (p == nullptr) {
+    *rc = -1;
+    return out;
+  }
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+  const int status = ::pclose(p);
+  *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
 }
 
 // The losses of the "step N loss <hex float> ..." lines of `log`, as printed.

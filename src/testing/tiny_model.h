@@ -1,18 +1,23 @@
 // A whole model of any family on one process with its own fp32 arenas, for the model
 // tests (nn/gpt_model_test.cc, nn/llama_model_test.cc): built, initialised (seed 42) and
-// bound; loss() runs forward and returns the mean loss. Also the check every family's
-// vocabulary padding must pass. Tests only.
+// bound; loss() runs forward and returns the mean loss. Also the checks every family must
+// pass: finite differences through every tensor, and vocabulary padding changing nothing.
+// Tests only.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "nn/gpt_model.h"
+#include "core/rng.h"
+#include "kernels/kernel_args.h"
 #include "nn/gpt_params.h"
 #include "tensor/buffer.h"
+#include "testing/gradcheck.h"
 #include "testing/synthetic_data.h"
 
 namespace zt::testing {
@@ -34,6 +39,27 @@ struct TinyModel {
     return l.sum / static_cast<double>(l.count);
   }
 };
+
+// Finite differences through every tensor of `cfg` against the analytic gradient, with
+// weights boosted by N(0, 0.3) so every path carries signal and one target ignored.
+inline void expect_finite_differences(const GptConfig& cfg, int B, int T, const std::string& label) {
+  TinyModel run(cfg, B, T);
+  Rng rng(7);
+  for (size_t i = 0; i < run.params.size(); ++i) run.params[i] += static_cast<float>(rng.normal() * 0.3);
+  auto x = random_tokens(B * T, run.cfg.vocab_size, 1);
+  auto y = random_tokens(B * T, run.cfg.vocab_size, 2);
+  y[3] = kIgnoreIndex;
+  EXPECT_GT(run.loss(x, y, B, T), 0.0);
+  int64_t counted = 0;
+  for (int32_t v : y) counted += v >= 0;
+  run.grads.zero();
+  ASSERT_TRUE(run.model->backward(x.data(), y.data(), 1.0f / static_cast<float>(counted)).ok());
+  for (const TensorSpec& s : run.table.specs()) {
+    std::vector<float> analytic(run.grads.data() + s.offset, run.grads.data() + s.offset + s.numel);
+    expect_gradient(label + s.name, run.params.data() + s.offset, s.numel, analytic,
+                    [&] { return run.loss(x, y, B, T); }, 1e-2f, 2e-2, 2e-4, 12);
+  }
+}
 
 // The same real weights with the vocabulary padded to padded_vocab: the same loss, the
 // same gradients, and no gradient on a padding row.

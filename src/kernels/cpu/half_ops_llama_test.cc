@@ -17,41 +17,23 @@
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/rope.h"
 #include "testing/gradcheck.h"
+#include "testing/half_values.h"
 
 namespace zt {
 namespace {
 
-using Floats = std::vector<float>;
-using Halves = std::vector<half_t>;
-
-struct HalfValues {
-  Halves h;  // values in the table's 16-bit type
-  Floats f;  // the same values widened (exact)
-};
-
-template <typename T>
-void expect_same_bits(const std::vector<T>& got, const std::vector<T>& want, const char* what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(T)), 0) << what << "[" << i << "]: " << got[i] << " vs " << want[i];
-  }
-}
+using testing::expect_same_bits;
+using testing::Floats;
+using testing::Halves;
+using testing::HalfValues;
 
 class HalfLlamaOps : public ::testing::TestWithParam<DType> {
  protected:
   const ActivationOps<half_t>& ops() const { return cpu_half_ops(GetParam()); }
   const KernelTable& fp32() const { return cpu_kernels(); }
-  Halves narrow(const Floats& f) const {
-    Halves h(f.size());
-    f32_to_half(GetParam(), h.data(), f.data(), static_cast<int64_t>(f.size()));
-    return h;
-  }
+  Halves narrow(const Floats& f) const { return testing::narrow(GetParam(), f); }
   HalfValues random(size_t n, uint64_t seed, float scale = 1.0f) const {
-    HalfValues v;
-    v.h = narrow(testing::random_vector(n, seed, scale));
-    v.f.resize(n);
-    half_to_f32(GetParam(), v.f.data(), v.h.data(), static_cast<int64_t>(n));
-    return v;
+    return testing::random_half(GetParam(), n, seed, scale);
   }
 };
 

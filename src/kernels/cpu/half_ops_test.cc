@@ -23,45 +23,18 @@
 #include "kernels/cpu/linear_bf16.h"
 #include "kernels/cpu/vocab_parallel_kernels.h"
 #include "testing/gradcheck.h"
+#include "testing/half_values.h"
 
 namespace zt {
 namespace {
 
-using Floats = std::vector<float>;
-using Halves = std::vector<half_t>;
-
-struct HalfValues {
-  Halves h;  // values in the table's 16-bit type
-  Floats f;  // the same values widened (exact)
-};
-
-// Bitwise equality, reporting the first difference.
-template <typename T>
-void expect_same_bits(const std::vector<T>& got, const std::vector<T>& want, const char* what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(T)), 0) << what << "[" << i << "]: " << got[i] << " vs " << want[i];
-  }
-}
-
-Halves narrow(DType t, const Floats& f) {
-  Halves h(f.size());
-  f32_to_half(t, h.data(), f.data(), static_cast<int64_t>(f.size()));
-  return h;
-}
-
-Floats widen(DType t, const Halves& h) {
-  Floats f(h.size());
-  half_to_f32(t, f.data(), h.data(), static_cast<int64_t>(h.size()));
-  return f;
-}
-
-HalfValues random_half(DType t, size_t n, uint64_t seed, float scale = 1.0f) {
-  HalfValues v;
-  v.h = narrow(t, testing::random_vector(n, seed, scale));
-  v.f = widen(t, v.h);
-  return v;
-}
+using testing::expect_same_bits;
+using testing::Floats;
+using testing::Halves;
+using testing::HalfValues;
+using testing::narrow;
+using testing::random_half;
+using testing::widen;
 
 class HalfOps : public ::testing::TestWithParam<DType> {
  protected:
@@ -70,8 +43,8 @@ class HalfOps : public ::testing::TestWithParam<DType> {
   HalfValues random(size_t n, uint64_t seed, float scale = 1.0f) const {
     return random_half(GetParam(), n, seed, scale);
   }
-  Halves narrow(const Floats& f) const { return zt::narrow(GetParam(), f); }
-  Floats widen(const Halves& h) const { return zt::widen(GetParam(), h); }
+  Halves narrow(const Floats& f) const { return testing::narrow(GetParam(), f); }
+  Floats widen(const Halves& h) const { return testing::widen(GetParam(), h); }
 };
 
 constexpr int64_t kRows = 130;  // 2 full chunks of kHalfChunkRows and a short one

@@ -10,27 +10,15 @@
 #include "core/cpu_features.h"
 #include "kernels/cpu/kernel_table.h"
 #include "testing/gradcheck.h"
+#include "testing/isa_compare.h"
 
 namespace zt {
 namespace {
 
 using testing::random_vector;
 
-std::vector<Isa> simd_isas() {
-  std::vector<Isa> out;
-  if (detect_isa() >= Isa::kAvx2) out.push_back(Isa::kAvx2);
-  if (detect_isa() >= Isa::kAvx512) out.push_back(Isa::kAvx512);
-  return out;
-}
-
-void expect_close(const std::vector<float>& a, const std::vector<float>& b, double rtol, const char* what, Isa isa) {
-  ASSERT_EQ(a.size(), b.size());
-  double scale = 0.0;
-  for (float x : b) scale = std::max(scale, static_cast<double>(std::fabs(x)));
-  for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_NEAR(a[i], b[i], rtol * (scale + 1e-30)) << what << " on " << isa_name(isa) << " at " << i;
-  }
-}
+using testing::expect_close;
+using testing::simd_isas;
 
 TEST(KernelIsa, ReportsDetectedIsa) {
   std::printf("  detected ISA: %s, active: %s\n", isa_name(detect_isa()), isa_name(active_isa()));

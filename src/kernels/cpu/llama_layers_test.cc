@@ -22,6 +22,7 @@
 #include "core/cpu_features.h"
 #include "kernels/cpu/kernel_table.h"
 #include "testing/gradcheck.h"
+#include "testing/isa_compare.h"
 
 namespace zt {
 namespace {
@@ -159,22 +160,8 @@ TEST(LlamaKernelForward, SwiGluBackwardInPlace) {
   }
 }
 
-std::vector<Isa> simd_isas() {
-  std::vector<Isa> out;
-  if (detect_isa() >= Isa::kAvx2) out.push_back(Isa::kAvx2);
-  if (detect_isa() >= Isa::kAvx512) out.push_back(Isa::kAvx512);
-  return out;
-}
-
-// SIMD sums in another order and fuses multiply-adds: within float rounding of the scalar path.
-void expect_close(const std::vector<float>& a, const std::vector<float>& b, double rtol, const char* what, Isa isa) {
-  ASSERT_EQ(a.size(), b.size());
-  double scale = 0.0;
-  for (float x : b) scale = std::max(scale, static_cast<double>(std::fabs(x)));
-  for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_NEAR(a[i], b[i], rtol * (scale + 1e-30)) << what << " on " << isa_name(isa) << " at " << i;
-  }
-}
+using testing::expect_close;
+using testing::simd_isas;
 
 TEST(LlamaKernelIsa, RmsNormMatchesScalar) {
   const int N = 5, C = 67;

@@ -1,5 +1,7 @@
-// `zerotrain estimate`: one line per rank with its part of the model and the bytes of
-// each model state, its activations and its buffers.
+// `zerotrain estimate`: the memory of every rank (one line per rank; per pipeline stage
+// beyond 16 ranks) with its part of the model and the bytes of each model state, its
+// activations and its buffers; then, with a calibration, the predicted step time and
+// what the prediction assumed.
 #include "cli/estimate_command.h"
 
 #include <algorithm>
@@ -7,9 +9,11 @@
 #include <string>
 
 #include "cli/exit_status.h"
+#include "cli/plan_eval.h"
 #include "cli/ps_command.h"
 #include "cli/run_inputs.h"
 #include "cli/run_setup.h"
+#include "core/cpu_info.h"
 #include "core/memory_stats.h"
 #include "engine/memory_estimate.h"
 
@@ -39,7 +43,93 @@ void print_header(const ZtConfig& cfg, int world) {
               "gradients", "optimizer", "activations", "buffers<=", "total<=");
 }
 
+void print_row(int rank, const GridCoord& c, const MemoryEstimate& e) {
+  const std::string where = std::to_string(c.dp) + "/" + std::to_string(c.pp) + "/" + std::to_string(c.tp);
+  std::printf("%-6d %-14s %11.2fM %12s %12s %12s %12s %12s %12s\n", rank, where.c_str(), e.psi / 1e6,
+              format_bytes(e.param_bytes).c_str(), format_bytes(e.grad_bytes).c_str(),
+              format_bytes(e.optimizer_bytes).c_str(), format_bytes(e.activation_bytes).c_str(),
+              format_bytes(e.buffer_bytes_max).c_str(), format_bytes(e.total()).c_str());
+}
+
+// The per-rank table (per stage beyond 16 ranks); returns the largest rank and the sum.
+StatusOr<std::pair<double, double>> print_memory(const ZtConfig& cfg, int world, const RankGrid& grid) {
+  ZT_ASSIGN_OR_RETURN(const std::vector<MemoryEstimate> all, estimate_all_ranks(cfg, world));
+  double worst = 0.0, sum = 0.0;
+  for (int rank = 0; rank < world; ++rank) {
+    const GridCoord c = grid.coord(rank);
+    const MemoryEstimate& e = all[static_cast<size_t>(rank)];
+    if (world <= 16 || (c.tp == 0 && c.dp == 0)) print_row(rank, c, e);
+    worst = std::max(worst, static_cast<double>(e.total()));
+    sum += static_cast<double>(e.total());
+  }
+  if (world > 16) std::printf("(one row per pipeline stage: its tp-rank-0, dp-rank-0 rank, which holds the largest shard)\n");
+  const TrainerOptions o = trainer_options(cfg);
+  if (o.zero.offload.optimizer) {  // every rank offloads alike; rank 0's figures
+    const MemoryEstimate& e = all[0];
+    std::printf("offload (NVMe, rank 0): %s on disk, %s of swap buffers in memory (in the totals); a step moves "
+                "about %s from and %s to disk\n",
+                format_bytes(e.disk_bytes).c_str(), format_bytes(e.offload_buffer_bytes).c_str(),
+                format_bytes(e.disk_read_per_step).c_str(), format_bytes(e.disk_write_per_step).c_str());
+  }
+  return std::make_pair(worst, sum);
+}
+
+Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) {
+  Json j = {{"world", cl.world()}, {"hosts", cl.hosts}, {"procs_per_host", cl.procs_per_host},
+            {"threads_per_rank", cl.threads_per_rank}, {"dp", cfg.parallel.dp}, {"pp", cfg.parallel.pp},
+            {"tp", cfg.parallel.tp}, {"zero_stage", cfg.zero.stage}, {"micro_batch", cfg.batch.micro_batch},
+            {"grad_accum", cfg.batch.grad_accum}, {"base_bytes", e.base_bytes}, {"data_bytes", e.data_bytes},
+            {"rank_bytes_max", e.rank_bytes_max}, {"host_bytes_max", e.host_bytes_max}, {"fits", e.fits}};
+  if (e.timed) {
+    const StepPrediction& p = e.time;
+    j["step_s"] = p.step_s;
+    j["breakdown"] = {{"compute_s", p.compute_s}, {"bubble_s", p.bubble_s}, {"tp_comm_s", p.tp_comm_s},
+                      {"pp_comm_s", p.pp_comm_s}, {"zero3_comm_s", p.zero3_comm_s}, {"dp_comm_s", p.dp_comm_s},
+                      {"optimizer_s", p.optimizer_s}};
+    j["extrapolated_ops"] = p.extrapolated_ops;
+    j["ops"] = p.ops;
+  } else {
+    j["step_s"] = nullptr;
+    j["why_no_time"] = e.time_status.message();
+  }
+  return j;
+}
+
+void print_time(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e, const Calibration* cal,
+                const std::string& cal_path) {
+  if (!e.timed) {
+    std::printf("step time: not predicted: %s\n",
+                cal == nullptr ? ("no calibration at " + cal_path + " (run `zerotrain calibrate`)").c_str()
+                               : e.time_status.message().c_str());
+    return;
+  }
+  const double tokens = static_cast<double>(cfg.batch.train_batch_size) * cfg.data.seq_len;
+  std::printf("predicted %s; %.0f tokens/s\n", format_step(e.time).c_str(), tokens / e.time.step_s);
+  for (const std::string& a : prediction_assumptions(cl, *cal, e.time)) std::printf("  assumes %s\n", a.c_str());
+}
+
 }  // namespace
+
+StatusOr<ClusterSpec> cluster_from_args(const EstimateArgs& args) {
+  ClusterSpec c;
+  if (args.hosts > 0 || args.procs_per_host > 0) {
+    c.hosts = std::max(1, args.hosts);
+    c.procs_per_host = std::max(1, args.procs_per_host);
+    if (args.world > 0 && args.world != c.world()) {
+      return Status::InvalidArgument("--world " + std::to_string(args.world) + " is not --hosts x --procs-per-host = " +
+                                     std::to_string(c.world()));
+    }
+  } else {
+    c.procs_per_host = std::max(1, args.world);
+  }
+  c.threads_per_rank = args.threads_per_rank > 0 ? args.threads_per_rank
+                                                 : std::max(1, cpu_info().logical_cpus / c.procs_per_host);
+  if (!args.mem_per_host.empty() && !parse_bytes(args.mem_per_host, &c.mem_per_host)) {
+    return Status::InvalidArgument("--mem-per-host: expected a size such as 64GiB or 512MB, got \"" +
+                                   args.mem_per_host + "\"");
+  }
+  return c;
+}
 
 StatusOr<std::vector<MemoryEstimate>> estimate_all_ranks(const ZtConfig& cfg, int world) {
   ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp));
@@ -55,7 +145,10 @@ StatusOr<std::vector<MemoryEstimate>> estimate_all_ranks(const ZtConfig& cfg, in
 }
 
 int run_estimate(const EstimateArgs& args) {
-  if (args.world < 1) return report_error(Status::InvalidArgument("--world must be at least 1"), kExitBadInput);
+  auto cl_or = cluster_from_args(args);
+  if (!cl_or.ok()) return report_error(cl_or.status(), kExitBadInput);
+  const ClusterSpec cl = *cl_or;
+  const int world = cl.world();
   auto root = load_config_json(args.config);
   if (!root.ok()) return report_error(root.status(), kExitBadInput);
   if (param_server_requested(root.value())) {
@@ -63,44 +156,43 @@ int run_estimate(const EstimateArgs& args) {
                                               "estimated yet"),
                         kExitBadInput);
   }
-  auto cfg_or = load_run_config(root.value(), args.world);
+  auto cfg_or = load_run_config(root.value(), world);
   if (!cfg_or.ok()) return report_error(cfg_or.status(), kExitBadInput);
   const ZtConfig& cfg = cfg_or.value();
   if (args.config.print_config) {
     print_resolved_config(cfg);
     return 0;
   }
-  auto grid_or = RankGrid::create(args.world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp);
+  auto grid_or = RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp);
   if (!grid_or.ok()) return report_error(grid_or.status(), kExitBadInput);
-  const RankGrid& grid = grid_or.value();
-  TrainerOptions o = trainer_options(cfg);
-  print_header(cfg, args.world);
+  const std::string cal_path = args.calibration.empty() ? default_calibration_path() : args.calibration;
+  auto cal_or = load_calibration(cal_path);
+  if (!cal_or.ok() && (cal_or.status().code() != StatusCode::kNotFound || !args.calibration.empty())) {
+    return report_error(cal_or.status(), kExitBadInput);
+  }
+  const Calibration* cal = cal_or.ok() ? &cal_or.value() : nullptr;
+  auto eval = evaluate_layout(cfg, cl, cal);
+  if (!eval.ok()) return report_error(eval.status(), kExitBadInput);
+  if (args.json) {
+    std::printf("%s\n", eval_json(cfg, cl, *eval).dump().c_str());
+    return kExitOk;
+  }
+  print_header(cfg, world);
   print_config_notes(cfg);
-  auto all = estimate_all_ranks(cfg, args.world);
-  if (!all.ok()) return report_error(all.status(), kExitBadInput);
-  double worst = 0.0, sum = 0.0;
-  for (int rank = 0; rank < args.world; ++rank) {
-    const GridCoord c = grid.coord(rank);
-    const MemoryEstimate* e = &(*all)[static_cast<size_t>(rank)];
-    const std::string where = std::to_string(c.dp) + "/" + std::to_string(c.pp) + "/" + std::to_string(c.tp);
-    std::printf("%-6d %-14s %11.2fM %12s %12s %12s %12s %12s %12s\n", rank, where.c_str(), e->psi / 1e6,
-                format_bytes(e->param_bytes).c_str(), format_bytes(e->grad_bytes).c_str(),
-                format_bytes(e->optimizer_bytes).c_str(), format_bytes(e->activation_bytes).c_str(),
-                format_bytes(e->buffer_bytes_max).c_str(), format_bytes(e->total()).c_str());
-    worst = std::max(worst, static_cast<double>(e->total()));
-    sum += static_cast<double>(e->total());
+  auto mem = print_memory(cfg, world, *grid_or);
+  if (!mem.ok()) return report_error(mem.status(), kExitBadInput);
+  std::printf("largest rank: %s; all %d ranks: %s; this machine has %s available\n", format_bytes(mem->first).c_str(),
+              world, format_bytes(mem->second).c_str(), format_bytes(available_memory()).c_str());
+  if (cl.mem_per_host > 0 || cal != nullptr) {
+    std::printf("per host: %d ranks x (largest %s + process %s + token files %s) <= %s%s\n", cl.procs_per_host,
+                format_bytes(mem->first).c_str(), format_bytes(eval->base_bytes).c_str(),
+                format_bytes(eval->data_bytes).c_str(),
+                format_bytes(eval->host_bytes_max).c_str(),
+                cl.mem_per_host <= 0 ? ""
+                : eval->fits         ? (" of " + format_bytes(cl.mem_per_host) + ": fits").c_str()
+                                     : (" of " + format_bytes(cl.mem_per_host) + ": DOES NOT FIT").c_str());
   }
-  if (o.zero.offload.optimizer) {  // every rank offloads alike; rank 0's figures
-    o.layout = layout_for_rank(cfg.model, grid, 0, stage_partition(cfg)).value();
-    auto e = estimate_rank_memory(o, grid.dp(), 0, grid.pp(), 0);
-    if (!e.ok()) return report_error(e.status(), kExitBadInput);
-    std::printf("offload (NVMe, rank 0): %s on disk, %s of swap buffers in memory (in the totals); a step moves "
-                "about %s from and %s to disk\n",
-                format_bytes(e->disk_bytes).c_str(), format_bytes(e->offload_buffer_bytes).c_str(),
-                format_bytes(e->disk_read_per_step).c_str(), format_bytes(e->disk_write_per_step).c_str());
-  }
-  std::printf("largest rank: %s; all %d ranks: %s; this machine has %s available\n", format_bytes(worst).c_str(),
-              args.world, format_bytes(sum).c_str(), format_bytes(available_memory()).c_str());
+  print_time(cfg, cl, *eval, cal, cal_path);
   return kExitOk;
 }
 

@@ -6,7 +6,9 @@
 #include "backend/backend.h"
 #include "cli/checkpoint_commands.h"
 #include "cli/doctor_command.h"
+#include "cli/calibrate_command.h"
 #include "cli/estimate_command.h"
+#include "cli/plan_command.h"
 #include "cli/launch_command.h"
 #include "cli/report_command.h"
 #include "cli/tool_commands.h"
@@ -123,6 +125,40 @@ int main(int argc, char** argv) {
   m->add_option("--set", est.config.overrides, "Override a config key: key.path=value (JSON value), repeatable");
   m->add_option("--world", est.world, "Ranks of the run (mpirun -np)")->check(CLI::Range(1, 1 << 20));
   m->add_flag("--print-config", est.config.print_config, "Print the resolved configuration as JSON and stop");
+  m->add_option("--hosts", est.hosts, "Hosts of the cluster (with --procs-per-host)")->check(CLI::Range(1, 1 << 16));
+  m->add_option("--procs-per-host", est.procs_per_host, "Ranks per host")->check(CLI::Range(1, 1 << 12));
+  m->add_option("--threads-per-rank", est.threads_per_rank, "Threads per rank (default: cores / procs per host)")
+      ->check(CLI::Range(1, 1 << 12));
+  m->add_option("--mem-per-host", est.mem_per_host, "Memory of a host, e.g. 64GiB: says whether the layout fits");
+  m->add_option("--calibration", est.calibration, "Calibration file (default $ZT_CALIBRATION or ~/.cache/zerotrain/calibration.json)");
+  m->add_flag("--json", est.json, "One JSON object: memory of the largest rank and the predicted step");
+
+  zt::PlanArgs plan;
+  CLI::App* pl = app.add_subcommand("plan", "Search dp x pp x tp x ZeRO stage x micro-batch x checkpointing for a model on a "
+                                             "cluster; rank the layouts that fit by predicted step time");
+  pl->add_option("-c,--config", plan.estimate.config.config_path, "ds_config.json: the model, global batch and precision");
+  pl->add_option("--set", plan.estimate.config.overrides, "Override a config key: key.path=value (JSON value), repeatable");
+  pl->add_option("--hosts", plan.estimate.hosts, "Hosts of the cluster")->check(CLI::Range(1, 1 << 16));
+  pl->add_option("--procs-per-host", plan.estimate.procs_per_host, "Ranks per host")->check(CLI::Range(1, 1 << 12));
+  pl->add_option("--threads-per-rank", plan.estimate.threads_per_rank, "Threads per rank (default: cores / procs per host)")
+      ->check(CLI::Range(1, 1 << 12));
+  pl->add_option("--mem-per-host", plan.estimate.mem_per_host, "Memory of a host, e.g. 64GiB (default: no limit)");
+  pl->add_option("--calibration", plan.estimate.calibration, "Calibration file (default $ZT_CALIBRATION or ~/.cache/zerotrain/calibration.json)");
+  pl->add_option("--top", plan.top, "Layouts to print")->check(CLI::Range(1, 100000));
+  pl->add_option("--max-micro-batch", plan.max_micro_batch, "Largest micro-batch to try")->check(CLI::Range(1, 1 << 20));
+  pl->add_flag("--json", plan.json, "One JSON object with the ranked layouts");
+
+  zt::CalibrateArgs cal;
+  CLI::App* cb = app.add_subcommand("calibrate", "Measure kernel rates (and, under mpirun, collective latency and bandwidth) "
+                                                  "for estimate and plan; merged into the calibration cache");
+  cb->add_option("-c,--config", cal.configs, "Measure the kernel calls of this config's model (repeatable; none: GPT-2 small)");
+  cb->add_option("--micro-batches", cal.micro_batches, "Micro-batch sizes to measure")->delimiter(',');
+  cb->add_option("--tp", cal.tp_degrees, "Tensor-parallel degrees to measure")->delimiter(',');
+  cb->add_option("--precision", cal.precision, "fp32, bf16 or fp16: the compute table to fill");
+  cb->add_option("-o,--output", cal.output, "Calibration file (default $ZT_CALIBRATION or ~/.cache/zerotrain/calibration.json)");
+  cb->add_flag("--skip-compute", cal.skip_compute, "Measure only the collectives");
+  cb->add_flag("--skip-comm", cal.skip_comm, "Measure only the kernels");
+  cb->add_flag("--quick", cal.quick, "Short timings and messages up to 4 MiB");
 
   CLI::App* cov = app.add_subcommand("config-coverage", "Print docs/config-coverage.md: every DeepSpeed key zerotrain "
                                                         "reads, maps, resolves from \"auto\" or refuses");
@@ -151,6 +187,8 @@ int main(int argc, char** argv) {
   // ZT_ISA and ZT_GEMM are read once, here: a bad value stops before any work.
   if (!zt::backend_environment_ok()) return 2;
   if (t->parsed()) return zt::run_train(train);
+  if (cb->parsed()) return zt::run_calibrate(cal);
+  if (pl->parsed()) return zt::run_plan(plan);
   if (p->parsed()) return zt::run_prepare(prep);
   if (s->parsed()) return zt::run_sample(sample);
   if (e->parsed()) return zt::run_eval(eval);

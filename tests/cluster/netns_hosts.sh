@@ -7,7 +7,8 @@
 #   tests/cluster/netns_hosts.sh down N
 # Layout: bridge zt-br0 with 10.77.0.1/24 in the root namespace (mpirun's side); host i is
 # namespace zt-hI with veth zt-vI (root side, on the bridge) <-> eth0 (10.77.0.(10+i)/24),
-# loopback up. --delay/--rate add a tc netem qdisc on each host's eth0 (egress).
+# loopback up. --delay/--rate add a tc netem qdisc on each host's eth0 (egress); without
+# netem in the kernel, --rate alone uses tbf instead (limit_link).
 # Idempotent: `up` first removes leftovers of the same names. Exit status 3: namespaces
 # cannot be created here (not root, no ip netns, no veth): callers skip with the reason.
 set -u
@@ -37,6 +38,23 @@ down() {
   return 0
 }
 
+# netem when the kernel has it; else a rate alone goes through tbf (a token bucket with a
+# burst of 4 ms at the rate), and a delay cannot be had: exit 3 saying so.
+limit_link() {
+  local ns=$1
+  if ip netns exec "$ns" tc qdisc add dev eth0 root netem ${DELAY:+delay ${DELAY}ms} ${RATE:+rate ${RATE}mbit} 2>/dev/null; then
+    return 0
+  fi
+  if [ -n "$DELAY" ]; then
+    echo "netns_hosts.sh: --delay needs tc netem, which this kernel does not have (no sch_netem)" >&2
+    exit 3
+  fi
+  local burst=$(( RATE * 1000 / 8 * 4 / 1000 + 16 ))  # KB in 4 ms at RATE Mbit/s, at least 16
+  ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "${RATE}mbit" burst "${burst}kb" latency 100ms ||
+    { echo "netns_hosts.sh: neither tc netem nor tbf is available" >&2; exit 3; }
+  echo "netns_hosts.sh: no tc netem in this kernel: $ns's link limited to ${RATE} Mbit/s with tbf" >&2
+}
+
 up() {
   if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
     echo "netns_hosts.sh: needs root and iproute2 to create network namespaces" >&2
@@ -58,8 +76,7 @@ up() {
     ip -n "$ns" link set lo up
     ip -n "$ns" route add default via 10.77.0.1 2>/dev/null
     if [ -n "$DELAY$RATE" ]; then
-      ip netns exec "$ns" tc qdisc add dev eth0 root netem ${DELAY:+delay ${DELAY}ms} ${RATE:+rate ${RATE}mbit} ||
-        { echo "netns_hosts.sh: tc netem is not available" >&2; exit 3; }
+      limit_link "$ns"
     fi
     addr "$i"
   done

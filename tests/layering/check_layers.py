@@ -2,7 +2,7 @@
 """Include layering of src/: every #include "folder/..." must point down the layers.
 
   core (0) <- io, tensor, comm (1) <- kernels, backend (2) <- optim (3)
-  <- nn, data (4) <- config, parallel (5) <- checkpoint (6) <- engine (7) <- cli, testing (8)
+  <- nn, data (4) <- config, parallel (5) <- checkpoint (6) <- engine (7) <- planner (8) <- cli, testing (9)
 
 A file may include its own folder, any folder of a lower layer, and the peers listed in
 PEERS (kernels and backend are one layer: the CPU backend wraps the kernels, and kernels
@@ -29,7 +29,8 @@ RANK = {
     "config": 5, "parallel": 5,
     "checkpoint": 6,
     "engine": 7,
-    "cli": 8, "testing": 8,
+    "planner": 8,
+    "cli": 9, "testing": 9,
 }
 PEERS = {("kernels", "backend"), ("backend", "kernels")}
 ONLY = {"comm": {"core"}}

@@ -1,0 +1,201 @@
+// `zerotrain calibrate`; see calibrate_command.h.
+#include "cli/calibrate_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <set>
+
+#include "cli/exit_status.h"
+#include "cli/run_inputs.h"
+#include "cli/run_setup.h"
+#include "comm/gather_bytes.h"
+#include "comm/mpi_world.h"
+#include "core/cpu_features.h"
+#include "core/cpu_info.h"
+#include "core/memory_stats.h"
+#include "core/threads.h"
+#include "engine/memory_estimate.h"
+#include "engine/trainer.h"
+#include "planner/calibration.h"
+#include "planner/comm_probe.h"
+#include "planner/op_timer.h"
+
+namespace zt {
+
+namespace {
+
+struct Shapes {
+  GptConfig model;
+  int seq_len = 1024;
+};
+
+// The models whose calls to measure: each --config's model and sequence length, or GPT-2 small.
+StatusOr<std::vector<Shapes>> models(const CalibrateArgs& a) {
+  std::vector<Shapes> out;
+  for (const std::string& path : a.configs) {
+    TrainCommandArgs t;
+    t.config_path = path;
+    ZT_ASSIGN_OR_RETURN(const Json root, load_config_json(t));
+    ZT_ASSIGN_OR_RETURN(const ZtConfig cfg, load_run_config(root, 1));
+    out.push_back({cfg.model, cfg.data.seq_len});
+  }
+  if (out.empty()) out.push_back({GptConfig{}, 1024});  // GptConfig's defaults are GPT-2 small
+  return out;
+}
+
+std::vector<OpCall> calls(const CalibrateArgs& a, const std::vector<Shapes>& ms) {
+  std::vector<OpCall> out;
+  std::set<std::string> seen;
+  for (const Shapes& s : ms) {
+    for (const OpCall& o : calibration_calls(s.model, s.seq_len, a.micro_batches, a.tp_degrees)) {
+      if (seen.insert(o.key()).second) out.push_back(o);
+    }
+  }
+  for (int64_t n = 1 << 20; n <= (a.quick ? 4 << 20 : 64 << 20); n *= 4) {
+    OpCall o;
+    o.kind = OpKind::kAdamW;
+    o.dims[0] = n;
+    out.push_back(o);
+  }
+  return out;
+}
+
+StatusOr<ComputeTable> measure_compute(const CalibrateArgs& a, ProcessGroup* world) {
+  ZT_ASSIGN_OR_RETURN(const std::vector<Shapes> ms, models(a));
+  const DType dt = a.precision == "bf16" ? DType::kBF16 : a.precision == "fp16" ? DType::kF16 : DType::kF32;
+  ZT_ASSIGN_OR_RETURN(const Backend* backend, backend_for(Device::kCpu, dt));
+  ComputeTable t;
+  t.threads = num_threads();
+  t.concurrent_ranks = world != nullptr ? world->size() : 1;
+  t.dtype = a.precision;
+  OpTimerOptions to;
+  to.min_seconds = a.quick ? 0.005 : 0.05;
+  to.min_reps = a.quick ? 1 : 3;
+  if (world != nullptr) {  // every rank's call at once; the count is fixed so all agree
+    to.min_seconds = 0;
+    to.sync = [world] { (void)world->barrier()->wait(); };
+  }
+  const std::vector<OpCall> list = calls(a, ms);
+  for (size_t i = 0; i < list.size(); ++i) {
+    ZT_ASSIGN_OR_RETURN(const double s, time_op(*backend, list[i], to));
+    t.seconds[list[i].key()] = s;
+    if ((world == nullptr || world->rank() == 0) && (i + 1) % 20 == 0) {
+      std::fprintf(stderr, "calibrate: %zu/%zu kernel calls\n", i + 1, list.size());
+    }
+  }
+  return t;
+}
+
+// The resident memory a process has beyond what estimate counts: three steps of a small
+// model (GEMMs large enough to touch the BLAS libraries' full blocking buffers), data
+// parallel over `world` under mpirun (so MPI's and the ring's buffers and the
+// communication thread's heap are in), minus its estimate. Runs first, so the kernel
+// measurements' buffers are not in the peak.
+StatusOr<double> process_base(DType dt, ProcessGroup* world) {
+  TrainerOptions o;
+  o.model.n_layer = 1;
+  o.model.n_head = 8;
+  o.model.n_embd = 512;
+  o.model.vocab_size = 1024;
+  o.model.n_positions = 256;
+  o.micro_batch = 4;
+  o.seq_len = 256;
+  ZT_ASSIGN_OR_RETURN(o.backend, backend_for(Device::kCpu, dt));
+  o.checkpoint.assign(1, false);
+  const int dp = world != nullptr ? world->size() : 1, rank = world != nullptr ? world->rank() : 0;
+  ZT_ASSIGN_OR_RETURN(const MemoryEstimate e, estimate_rank_memory(o, dp, rank, 1, 0));
+  ZT_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> t, Trainer::create(o, world));
+  std::vector<int32_t> tokens(static_cast<size_t>(o.micro_batch) * o.seq_len);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((i * 31) % 1024);
+  for (int step = 0; step < 3; ++step) ZT_RETURN_IF_ERROR(t->step({MicroBatch{tokens.data(), tokens.data()}}).status());
+  return std::max(0.0, static_cast<double>(peak_rss_bytes()) - static_cast<double>(e.total()));
+}
+
+// "intra" when every rank reports the same host name, else "inter".
+StatusOr<std::string> link_of(ProcessGroup& world) {
+  char name[256] = {0};
+  gethostname(name, sizeof(name) - 1);
+  ZT_ASSIGN_OR_RETURN(const std::vector<std::string> hosts, gather_bytes(&world, name, 0));
+  std::string link = std::set<std::string>(hosts.begin(), hosts.end()).size() > 1 ? "inter" : "intra";
+  char flag = link == "inter" ? 1 : 0;
+  ZT_RETURN_IF_ERROR(world.broadcast(&flag, 1, 0)->wait());
+  return std::string(flag ? "inter" : "intra");
+}
+
+void print_summary(const Calibration& c, const ComputeTable* t, const std::string& link, const std::string& path) {
+  if (t != nullptr) {
+    double best = 0;
+    for (const auto& [key, s] : t->seconds) {
+      OpCall o;
+      if (parse_op_key(key, &o) && o.is_gemm()) best = std::max(best, o.work() / s);
+    }
+    std::printf("compute (%s, %d threads per rank, %d ranks at once): %zu kernel calls; best GEMM %.1f GFLOP/s\n",
+                t->dtype.c_str(), t->threads, t->concurrent_ranks, t->seconds.size(), best / 1e9);
+  }
+  if (!link.empty()) {
+    for (const auto& [name, f] : c.links.at(link)) {
+      std::printf("%s %-14s alpha %8.2f us  beta %8.3f GB/s  (fit within %.0f%% of the points, %d ranks)\n",
+                  link.c_str(), name.c_str(), f.alpha_s * 1e6, f.beta_s_per_byte > 0 ? 1e-9 / f.beta_s_per_byte : 0.0,
+                  100.0 * f.max_rel_residual, f.ranks);
+    }
+  }
+  std::printf("process memory before a model: %s alone, %s under mpirun\nwrote %s\n",
+              format_bytes(c.process_base_bytes).c_str(), format_bytes(c.mpi_process_base_bytes).c_str(), path.c_str());
+}
+
+}  // namespace
+
+int run_calibrate(const CalibrateArgs& args) {
+  if (args.precision != "fp32" && args.precision != "bf16" && args.precision != "fp16") {
+    return report_error(Status::InvalidArgument("--precision: expected fp32, bf16 or fp16, got " + args.precision),
+                        kExitBadInput);
+  }
+  const std::string path = args.output.empty() ? default_calibration_path() : args.output;
+  Calibration cal;
+  if (auto old = load_calibration(path); old.ok()) {
+    cal = std::move(old).value();
+  } else if (old.status().code() != StatusCode::kNotFound) {
+    return report_error(old.status(), kExitBadInput);
+  }
+  std::unique_ptr<MpiWorld> mpi;
+  if (launched_by_mpi()) {
+    auto w = MpiWorld::init(CommOptions{});
+    if (!w.ok()) return report_error(w.status(), kExitFailure);
+    mpi = std::move(w).value();
+  }
+  ProcessGroup* world = mpi != nullptr && mpi->world().size() > 1 ? &mpi->world() : nullptr;
+  const bool lead = world == nullptr || world->rank() == 0;
+  auto base = process_base(args.precision == "bf16" ? DType::kBF16 : args.precision == "fp16" ? DType::kF16 : DType::kF32,
+                           world);
+  if (!base.ok()) return report_error(base.status(), kExitFailure);
+  (mpi != nullptr ? cal.mpi_process_base_bytes : cal.process_base_bytes) = *base;
+  cal.cpu = cpu_info().model_name;
+  cal.isa = isa_name(active_isa());
+  cal.cores = cpu_info().logical_cpus;
+  cal.gemm = cpu_backend().describe();
+  ComputeTable table;
+  if (!args.skip_compute) {
+    auto t = measure_compute(args, world);
+    if (!t.ok()) return report_error(t.status(), t.status().code() == StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure);
+    table = std::move(t).value();
+    cal.put(table);
+  }
+  std::string link;
+  if (!args.skip_comm && world != nullptr) {
+    auto l = link_of(*world);
+    if (!l.ok()) return report_error(l.status(), kExitFailure);
+    CommProbeOptions po;
+    if (args.quick) po.sizes = {4096, 65536, 1u << 20, 4u << 20};
+    auto fits = probe_collectives(*world, po);
+    if (!fits.ok()) return report_error(fits.status(), kExitFailure);
+    link = *l;
+    cal.links[link] = std::move(fits).value();
+  }
+  if (!lead) return kExitOk;
+  if (Status s = save_calibration(path, cal); !s.ok()) return report_error(s, kExitFailure);
+  print_summary(cal, args.skip_compute ? nullptr : &table, link, path);
+  return kExitOk;
+}
+
+}  // namespace zt

@@ -1,0 +1,33 @@
+// `zerotrain calibrate`: measures what the planner's model prices (planner/perf_model.h)
+// on this machine and merges it into the calibration cache (planner/calibration.h):
+//   - every kernel call of the given models' micro-batches (--config, repeatable; none:
+//     GPT-2 small at 1024 tokens) for the micro-batch sizes and tensor-parallel degrees
+//     asked, and AdamW updates of 1M..64M elements, with this process's threads; under
+//     mpirun every rank runs the same calls at the same time (as ranks do in training)
+//     and rank 0's times are kept;
+//   - under mpirun with 2 or more ranks, α and β of all_reduce, reduce_scatter,
+//     all_gather and p2p over the world group, stored as the "intra" link when every
+//     rank is on one host and "inter" otherwise;
+//   - the resident memory of a rank before any model (binary, MPI, BLAS buffers).
+// Exit status: 0 written, 2 bad arguments or configuration, 1 a measurement failed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace zt {
+
+struct CalibrateArgs {
+  std::vector<std::string> configs;  // ds_config.json files whose shapes to measure
+  std::vector<int> micro_batches = {1, 2, 4, 8};
+  std::vector<int> tp_degrees = {1, 2, 4, 8};
+  std::string precision = "fp32";   // fp32, bf16, fp16: the compute table to fill
+  std::string output;               // "" = default_calibration_path()
+  bool skip_compute = false;
+  bool skip_comm = false;
+  bool quick = false;               // shorter timings and messages up to 4 MiB (tests)
+};
+
+int run_calibrate(const CalibrateArgs& args);
+
+}  // namespace zt

@@ -1,0 +1,156 @@
+// `zerotrain plan`; see plan_command.h.
+#include "cli/plan_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "cli/exit_status.h"
+#include "cli/plan_eval.h"
+#include "cli/run_inputs.h"
+#include "cli/run_setup.h"
+#include "core/memory_stats.h"
+
+namespace zt {
+
+namespace {
+
+struct Candidate {
+  int tp = 1, pp = 1, dp = 1, zero = 0, micro = 1, accum = 1;
+  bool ckpt = false;
+  LayoutEval eval;
+};
+
+// The config root with one candidate's keys set (global batch kept).
+Json candidate_root(Json root, int64_t global, int tp, int pp, int zero, int micro, bool ckpt, int n_layer) {
+  root["train_batch_size"] = global;
+  root["train_micro_batch_size_per_gpu"] = micro;
+  root.erase("gradient_accumulation_steps");
+  root["parallel"]["tp"] = tp;
+  root["parallel"]["pp"] = pp;
+  root["parallel"].erase("dp");
+  root["zero_optimization"]["stage"] = zero;
+  if (root.contains("pipeline")) root["pipeline"].erase("activation_checkpoint_interval");
+  if (ckpt) {
+    root["activation_checkpointing"]["number_checkpoints"] = n_layer;
+  } else if (root.contains("activation_checkpointing")) {
+    root["activation_checkpointing"].erase("number_checkpoints");
+  }
+  return root;
+}
+
+bool faster(const Candidate& a, const Candidate& b) {
+  if (a.eval.timed != b.eval.timed) return a.eval.timed;
+  if (a.eval.timed && a.eval.time.step_s != b.eval.time.step_s) return a.eval.time.step_s < b.eval.time.step_s;
+  return a.eval.rank_bytes_max < b.eval.rank_bytes_max;
+}
+
+std::string name(const Candidate& c) {
+  char b[96];
+  std::snprintf(b, sizeof(b), "dp%d pp%d tp%d z%d mb%d x%d%s", c.dp, c.pp, c.tp, c.zero, c.micro, c.accum,
+                c.ckpt ? " ckpt" : "");
+  return b;
+}
+
+Json candidate_json(const Candidate& c) {
+  Json j = {{"layout", name(c)}, {"dp", c.dp}, {"pp", c.pp}, {"tp", c.tp}, {"zero_stage", c.zero},
+            {"micro_batch", c.micro}, {"grad_accum", c.accum}, {"checkpointing", c.ckpt},
+            {"rank_bytes_max", c.eval.rank_bytes_max}, {"fits", c.eval.fits}};
+  j["step_s"] = c.eval.timed ? Json(c.eval.time.step_s) : Json(nullptr);
+  return j;
+}
+
+void print_table(const std::vector<Candidate>& fit, int top, double tokens) {
+  std::printf("%-4s %-30s %12s %10s %10s %9s %9s %9s %9s\n", "#", "layout", "memory/rank", "step s", "tokens/s",
+              "compute", "bubble", "comm", "optim");
+  for (size_t i = 0; i < fit.size() && static_cast<int>(i) < top; ++i) {
+    const Candidate& c = fit[i];
+    const StepPrediction& p = c.eval.time;
+    if (!c.eval.timed) {
+      std::printf("%-4zu %-30s %12s %10s\n", i + 1, name(c).c_str(), format_bytes(c.eval.rank_bytes_max).c_str(), "-");
+      continue;
+    }
+    std::printf("%-4zu %-30s %12s %10.3f %10.0f %9.3f %9.3f %9.3f %9.3f\n", i + 1, name(c).c_str(),
+                format_bytes(c.eval.rank_bytes_max).c_str(), p.step_s, tokens / p.step_s, p.compute_s, p.bubble_s,
+                p.tp_comm_s + p.pp_comm_s + p.zero3_comm_s + p.dp_comm_s, p.optimizer_s);
+  }
+}
+
+}  // namespace
+
+int run_plan(const PlanArgs& args) {
+  auto cl_or = cluster_from_args(args.estimate);
+  if (!cl_or.ok()) return report_error(cl_or.status(), kExitBadInput);
+  const ClusterSpec cl = *cl_or;
+  auto root = load_config_json(args.estimate.config);
+  if (!root.ok()) return report_error(root.status(), kExitBadInput);
+  auto base = load_run_config(*root, cl.world());
+  if (!base.ok()) return report_error(base.status(), kExitBadInput);
+  const std::string cal_path = args.estimate.calibration.empty() ? default_calibration_path() : args.estimate.calibration;
+  auto cal_or = load_calibration(cal_path);
+  if (!cal_or.ok() && (cal_or.status().code() != StatusCode::kNotFound || !args.estimate.calibration.empty())) {
+    return report_error(cal_or.status(), kExitBadInput);
+  }
+  const Calibration* cal = cal_or.ok() ? &*cal_or : nullptr;
+  const int64_t global = base->batch.train_batch_size;
+  const int world = cl.world(), L = base->model.n_layer;
+  std::vector<Candidate> fit;
+  std::map<std::string, int> refused;
+  int considered = 0, too_big = 0;
+  for (int tp = 1; tp <= cl.procs_per_host; tp *= 2) {
+    for (int pp = 1; pp <= L && tp * pp <= world; ++pp) {
+      if (world % (tp * pp) != 0) continue;
+      const int dp = world / (tp * pp);
+      if (global % dp != 0) continue;
+      for (int micro = 1; micro <= args.max_micro_batch && micro <= global / dp; micro *= 2) {
+        if ((global / dp) % micro != 0) continue;
+        for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {  // ZeRO shards over dp: nothing to shard at dp 1
+          for (bool ckpt : {false, true}) {
+            ++considered;
+            Candidate c{tp, pp, dp, zero, micro, static_cast<int>(global / dp / micro), ckpt, {}};
+            auto cfg = load_run_config(candidate_root(*root, global, tp, pp, zero, micro, ckpt, L), world);
+            auto e = cfg.ok() ? evaluate_layout(*cfg, cl, cal) : StatusOr<LayoutEval>(cfg.status());
+            if (!e.ok()) {
+              ++refused[e.status().message().substr(0, 160)];
+              continue;
+            }
+            c.eval = std::move(e).value();
+            if (!c.eval.fits) {
+              ++too_big;
+              continue;
+            }
+            fit.push_back(std::move(c));
+          }
+        }
+      }
+    }
+  }
+  std::stable_sort(fit.begin(), fit.end(), faster);
+  const double tokens = static_cast<double>(global) * base->data.seq_len;
+  if (args.json) {
+    Json j = {{"considered", considered}, {"fit", fit.size()}, {"too_big", too_big}, {"layouts", Json::array()}};
+    for (size_t i = 0; i < fit.size() && static_cast<int>(i) < args.top; ++i) j["layouts"].push_back(candidate_json(fit[i]));
+    std::printf("%s\n", j.dump().c_str());
+    return kExitOk;
+  }
+  std::printf("plan: %s, %.2f M parameters; global batch %lld x %d tokens; %d host(s) x %d rank(s), %d thread(s) "
+              "per rank%s\n",
+              base->model.to_string().c_str(), base->model.num_parameters() / 1e6, static_cast<long long>(global),
+              base->data.seq_len, cl.hosts, cl.procs_per_host, cl.threads_per_rank,
+              cl.mem_per_host > 0 ? (", " + format_bytes(cl.mem_per_host) + " per host").c_str() : "");
+  print_table(fit, args.top, tokens);
+  std::printf("%d layouts considered: %zu fit, %d need more memory than a host has, %d refused:\n", considered,
+              fit.size(), too_big, considered - too_big - static_cast<int>(fit.size()));
+  for (const auto& [why, n] : refused) std::printf("  %d x %s\n", n, why.c_str());
+  if (cal == nullptr) {
+    std::printf("step times: not predicted: no calibration at %s (run `zerotrain calibrate`); ranked by memory\n",
+                cal_path.c_str());
+  } else if (!fit.empty() && fit[0].eval.timed) {
+    for (const std::string& a : prediction_assumptions(cl, *cal, fit[0].eval.time)) std::printf("assumes %s\n", a.c_str());
+  } else if (!fit.empty()) {
+    std::printf("step times: not predicted: %s\n", fit[0].eval.time_status.message().c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace zt

@@ -1,0 +1,132 @@
+// Judging one layout; see plan_eval.h.
+#include "cli/plan_eval.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include <glob.h>
+#include <sys/stat.h>
+
+#include "cli/run_setup.h"
+#include "core/memory_stats.h"
+#include "engine/parallel_setup.h"
+
+namespace zt {
+
+namespace {
+
+// Bytes of the files the data patterns name (0 for what does not exist yet).
+double token_file_bytes(const DataConfig& d) {
+  double sum = 0.0;
+  for (const auto* list : {&d.train, &d.val}) {
+    for (const std::string& pattern : *list) {
+      glob_t g{};
+      if (::glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; ++i) {
+          struct stat st {};
+          if (::stat(g.gl_pathv[i], &st) == 0) sum += static_cast<double>(st.st_size);
+        }
+      }
+      ::globfree(&g);
+    }
+  }
+  return sum;
+}
+
+}  // namespace
+
+StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& cluster, const Calibration* cal) {
+  const int world = cluster.world();
+  ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp));
+  TrainerOptions o = trainer_options(cfg);
+  LayoutEval e;
+  e.base_bytes = cal != nullptr ? cal->base_bytes(world) : 0.0;
+  e.data_bytes = token_file_bytes(cfg.data);
+  for (int s = 0; s < grid.pp(); ++s) {
+    const int rank = grid.rank({0, 0, s});
+    ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, grid, rank, stage_partition(cfg)));
+    ZT_ASSIGN_OR_RETURN(MemoryEstimate m, estimate_rank_memory(o, grid.dp(), 0, grid.pp(), s));
+    e.rank_bytes_max = std::max(e.rank_bytes_max, static_cast<double>(m.total()) + e.base_bytes + e.data_bytes);
+    e.stage_memory.push_back(m);
+  }
+  e.host_bytes_max = e.rank_bytes_max * cluster.procs_per_host;
+  e.fits = cluster.mem_per_host <= 0 || e.host_bytes_max <= cluster.mem_per_host;
+  if (cal == nullptr) {
+    e.time_status = Status::NotFound("no calibration");
+    return e;
+  }
+  RunShape r;
+  r.options = o;
+  r.tp = grid.tp();
+  r.dp = grid.dp();
+  r.pp = grid.pp();
+  r.partition = stage_partition(cfg);
+  r.micro_batches = o.micro_batches;
+  auto p = predict_step(r, cluster, *cal);
+  if (p.ok()) {
+    e.timed = true;
+    e.time = *p;
+  } else {
+    e.time_status = p.status();
+  }
+  return e;
+}
+
+std::string format_step(const StepPrediction& p) {
+  char b[512];
+  std::snprintf(b, sizeof(b),
+                "step %.3f s = compute %.3f + bubble %.3f + tp comm %.3f + pp comm %.3f + ZeRO-3/2 comm %.3f + "
+                "dp comm %.3f + optimizer %.3f",
+                p.step_s, p.compute_s, p.bubble_s, p.tp_comm_s, p.pp_comm_s, p.zero3_comm_s, p.dp_comm_s,
+                p.optimizer_s);
+  return b;
+}
+
+std::vector<std::string> prediction_assumptions(const ClusterSpec& cluster, const Calibration& cal,
+                                                const StepPrediction& p) {
+  std::vector<std::string> a;
+  char b[512];
+  std::snprintf(b, sizeof(b), "compute: kernel times measured on %s (%s) with %d thread(s) per rank",
+                cal.cpu.empty() ? "the calibrated CPU" : cal.cpu.c_str(), cal.isa.c_str(), cluster.threads_per_rank);
+  a.push_back(b);
+  if (p.extrapolated_ops > 0) {
+    std::snprintf(b, sizeof(b), "%d of %d kernel calls were not calibrated at their shape: priced from the same "
+                  "kernel's nearest measured shape, scaled by flops (zerotrain calibrate --config for exact figures)",
+                  p.extrapolated_ops, p.ops);
+    a.push_back(b);
+  }
+  for (const std::string& link : p.links) {
+    const CollectiveFit* f = cal.fit(link, Collective::kAllReduce);
+    if (f == nullptr) continue;
+    std::snprintf(b, sizeof(b), "network %s-host: calibrated alpha %.1f us, %.2f GB/s per link (all_reduce fit, %d ranks)",
+                  link == "intra" ? "within a" : "across", f->alpha_s * 1e6,
+                  f->beta_s_per_byte > 0 ? 1e-9 / f->beta_s_per_byte : 0.0, f->ranks);
+    a.push_back(b);
+  }
+  std::snprintf(b, sizeof(b), "placement: %d host(s) x %d rank(s), filled host by host (mpirun --map-by slot); "
+                "gradient reduction not overlapped with backward", cluster.hosts, cluster.procs_per_host);
+  a.push_back(b);
+  return a;
+}
+
+bool parse_bytes(const std::string& text, double* bytes) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !(v > 0)) return false;
+  const std::string unit(end);
+  const struct {
+    const char* name;
+    double scale;
+  } units[] = {{"", 1}, {"B", 1}, {"KB", 1e3}, {"KiB", 1024.0}, {"MB", 1e6}, {"MiB", 1048576.0}, {"GB", 1e9},
+               {"GiB", 1073741824.0}, {"TB", 1e12}, {"TiB", 1099511627776.0}, {"G", 1073741824.0}};
+  for (const auto& u : units) {
+    if (unit == u.name) {
+      *bytes = v * u.scale;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace zt

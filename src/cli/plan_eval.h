@@ -1,0 +1,42 @@
+// One run layout judged before launch, for `estimate` and `plan`: the memory of the
+// largest rank (each pipeline stage's tp-rank-0, dp-rank-0 rank, which holds the largest
+// shard; engine/memory_estimate.h) plus the process's own base from the calibration and
+// the token files every rank maps (their pages are resident once validated), the
+// per-host bound (procs per host x the largest rank) against --mem-per-host, and the
+// predicted step time (planner/perf_model.h) when a calibration is given.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "engine/memory_estimate.h"
+#include "planner/calibration.h"
+#include "planner/perf_model.h"
+
+namespace zt {
+
+struct LayoutEval {
+  std::vector<MemoryEstimate> stage_memory;  // per pipeline stage
+  double base_bytes = 0.0;                   // the process itself (calibration; 0 without)
+  double data_bytes = 0.0;                   // the token files, mapped whole and read once to validate
+  double rank_bytes_max = 0.0;               // largest rank: its estimate total + base + data
+  double host_bytes_max = 0.0;               // procs per host x rank_bytes_max
+  bool fits = true;                          // host_bytes_max <= mem_per_host (or no limit)
+  bool timed = false;
+  StepPrediction time;
+  Status time_status;  // why there is no time (no calibration, a link not calibrated, ...)
+};
+
+StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& cluster, const Calibration* cal);
+
+// The step's figures as one line: "step 1.234 s = compute 1.000 + bubble ... ".
+std::string format_step(const StepPrediction& p);
+// What a prediction took for granted, one line each, for printing under it.
+std::vector<std::string> prediction_assumptions(const ClusterSpec& cluster, const Calibration& cal,
+                                                const StepPrediction& p);
+// Bytes from "24GiB", "512MB", "1.5e9" (B, KB/KiB, MB/MiB, GB/GiB, TB/TiB); false if not one.
+bool parse_bytes(const std::string& text, double* bytes);
+
+}  // namespace zt

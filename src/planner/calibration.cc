@@ -1,0 +1,210 @@
+// The calibration cache; see calibration.h.
+#include "planner/calibration.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "io/atomic_file.h"
+#include "io/filesystem.h"
+
+namespace zt {
+
+namespace {
+
+constexpr const char* kFormat = "zerotrain-calibration/1";
+
+Status bad(const std::string& file, const std::string& pointer, const std::string& what) {
+  return Status::InvalidArgument(file + ": " + pointer + ": " + what);
+}
+
+StatusOr<double> number(const Json& j, const std::string& key, const std::string& file, const std::string& at,
+                        double min) {
+  if (!j.contains(key) || !j[key].is_number()) return bad(file, at + "/" + key, "expected a number");
+  const double v = j[key].get<double>();
+  if (!std::isfinite(v) || v < min) return bad(file, at + "/" + key, "expected a finite number >= " + std::to_string(min));
+  return v;
+}
+
+StatusOr<ComputeTable> table_from_json(const Json& j, const std::string& file, const std::string& at) {
+  if (!j.is_object()) return bad(file, at, "expected an object");
+  ComputeTable t;
+  ZT_ASSIGN_OR_RETURN(const double threads, number(j, "threads", file, at, 1));
+  ZT_ASSIGN_OR_RETURN(const double ranks, number(j, "concurrent_ranks", file, at, 1));
+  t.threads = static_cast<int>(threads);
+  t.concurrent_ranks = static_cast<int>(ranks);
+  if (!j.contains("dtype") || !j["dtype"].is_string()) return bad(file, at + "/dtype", "expected \"fp32\", \"bf16\" or \"fp16\"");
+  t.dtype = j["dtype"].get<std::string>();
+  if (t.dtype != "fp32" && t.dtype != "bf16" && t.dtype != "fp16") {
+    return bad(file, at + "/dtype", "expected \"fp32\", \"bf16\" or \"fp16\", got \"" + t.dtype + "\"");
+  }
+  if (!j.contains("seconds") || !j["seconds"].is_object()) return bad(file, at + "/seconds", "expected an object");
+  for (const auto& [key, v] : j["seconds"].items()) {
+    OpCall op;
+    const std::string p = at + "/seconds/" + json_pointer_escape(key);
+    if (!parse_op_key(key, &op)) return bad(file, p, "not a kernel call (\"linear_forward N C OC\", ...)");
+    if (!v.is_number() || !(v.get<double>() > 0)) return bad(file, p, "expected seconds > 0");
+    t.seconds[key] = v.get<double>();
+  }
+  return t;
+}
+
+StatusOr<CollectiveFit> fit_from_json(const Json& j, const std::string& file, const std::string& at) {
+  if (!j.is_object()) return bad(file, at, "expected an object");
+  CollectiveFit f;
+  ZT_ASSIGN_OR_RETURN(f.alpha_s, number(j, "alpha_s", file, at, 0));
+  ZT_ASSIGN_OR_RETURN(f.beta_s_per_byte, number(j, "beta_s_per_byte", file, at, 0));
+  ZT_ASSIGN_OR_RETURN(const double ranks, number(j, "ranks", file, at, 2));
+  f.ranks = static_cast<int>(ranks);
+  if (j.contains("max_rel_residual") && j["max_rel_residual"].is_number()) f.max_rel_residual = j["max_rel_residual"];
+  if (j.contains("points") && j["points"].is_array()) {
+    for (const Json& p : j["points"]) {
+      if (p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_number()) f.points.emplace_back(p[0], p[1]);
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+bool ComputeTable::price(const OpCall& op, double* seconds_out, bool* exact) const {
+  const std::string key = op.key();
+  if (auto it = seconds.find(key); it != seconds.end()) {
+    *seconds_out = it->second;
+    *exact = true;
+    return true;
+  }
+  // The same kernel's nearest shape by work; on equal distance the larger (its rate is
+  // the one a larger call approaches).
+  const std::string prefix = std::string(op_kind_name(op.kind)) + " ";
+  const double w = op.work();
+  double best = std::numeric_limits<double>::infinity(), best_s = 0, best_w = 0;
+  for (auto it = seconds.lower_bound(prefix); it != seconds.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+       ++it) {
+    OpCall m;
+    if (!parse_op_key(it->first, &m)) continue;
+    const double d = std::fabs(std::log(m.work() / w));
+    if (d < best || (d == best && m.work() > best_w)) {
+      best = d;
+      best_s = it->second;
+      best_w = m.work();
+    }
+  }
+  if (best_w <= 0) return false;
+  *seconds_out = best_s * w / best_w;
+  *exact = false;
+  return true;
+}
+
+const ComputeTable* Calibration::table(int threads, const std::string& dtype) const {
+  const ComputeTable* best = nullptr;
+  for (const ComputeTable& t : compute) {
+    if (t.dtype != dtype) continue;
+    if (best == nullptr) {
+      best = &t;
+      continue;
+    }
+    const int d = std::abs(t.threads - threads), bd = std::abs(best->threads - threads);
+    if (d < bd || (d == bd && t.threads > best->threads)) best = &t;
+  }
+  return best;
+}
+
+void Calibration::put(const ComputeTable& t) {
+  for (ComputeTable& have : compute) {
+    if (have.threads == t.threads && have.concurrent_ranks == t.concurrent_ranks && have.dtype == t.dtype) {
+      for (const auto& [k, v] : t.seconds) have.seconds[k] = v;
+      return;
+    }
+  }
+  compute.push_back(t);
+}
+
+const CollectiveFit* Calibration::fit(const std::string& link, Collective c) const {
+  auto l = links.find(link);
+  if (l == links.end()) return nullptr;
+  auto f = l->second.find(collective_name(c));
+  return f == l->second.end() ? nullptr : &f->second;
+}
+
+std::string default_calibration_path() {
+  if (const char* p = std::getenv("ZT_CALIBRATION"); p != nullptr && *p != '\0') return p;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
+    return std::string(x) + "/zerotrain/calibration.json";
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : ".") + "/.cache/zerotrain/calibration.json";
+}
+
+Json calibration_to_json(const Calibration& c) {
+  Json j = {{"format", kFormat},
+            {"machine", {{"cpu", c.cpu}, {"isa", c.isa}, {"gemm", c.gemm}, {"cores", c.cores}}},
+            {"process_base_bytes", c.process_base_bytes},
+            {"mpi_process_base_bytes", c.mpi_process_base_bytes}};
+  j["compute"] = Json::array();
+  for (const ComputeTable& t : c.compute) {
+    j["compute"].push_back({{"threads", t.threads}, {"concurrent_ranks", t.concurrent_ranks}, {"dtype", t.dtype},
+                            {"seconds", t.seconds}});
+  }
+  j["links"] = Json::object();
+  for (const auto& [link, ops] : c.links) {
+    for (const auto& [name, f] : ops) {
+      j["links"][link][name] = {{"alpha_s", f.alpha_s}, {"beta_s_per_byte", f.beta_s_per_byte}, {"ranks", f.ranks},
+                                {"max_rel_residual", f.max_rel_residual}, {"points", f.points}};
+    }
+  }
+  return j;
+}
+
+StatusOr<Calibration> calibration_from_json(const Json& j, const std::string& file) {
+  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat) {
+    return bad(file, "/format", std::string("expected \"") + kFormat + "\" (a file written by zerotrain calibrate)");
+  }
+  Calibration c;
+  if (j.contains("machine") && j["machine"].is_object()) {
+    const Json& m = j["machine"];
+    c.cpu = m.value("cpu", "");
+    c.isa = m.value("isa", "");
+    c.gemm = m.value("gemm", "");
+    c.cores = m.value("cores", 0);
+  }
+  ZT_ASSIGN_OR_RETURN(c.process_base_bytes, number(j, "process_base_bytes", file, "", 0));
+  ZT_ASSIGN_OR_RETURN(c.mpi_process_base_bytes, number(j, "mpi_process_base_bytes", file, "", 0));
+  if (!j.contains("compute") || !j["compute"].is_array()) return bad(file, "/compute", "expected an array");
+  for (size_t i = 0; i < j["compute"].size(); ++i) {
+    ZT_ASSIGN_OR_RETURN(ComputeTable t, table_from_json(j["compute"][i], file, "/compute/" + std::to_string(i)));
+    c.compute.push_back(std::move(t));
+  }
+  if (!j.contains("links") || !j["links"].is_object()) return bad(file, "/links", "expected an object");
+  for (const auto& [link, ops] : j["links"].items()) {
+    const std::string at = "/links/" + json_pointer_escape(link);
+    if (link != "intra" && link != "inter") return bad(file, at, "expected \"intra\" or \"inter\"");
+    if (!ops.is_object()) return bad(file, at, "expected an object");
+    for (const auto& [name, f] : ops.items()) {
+      Collective kind;
+      if (!parse_collective(name, &kind)) {
+        return bad(file, at + "/" + json_pointer_escape(name), "expected all_reduce, reduce_scatter, all_gather or p2p");
+      }
+      ZT_ASSIGN_OR_RETURN(c.links[link][name], fit_from_json(f, file, at + "/" + name));
+    }
+  }
+  return c;
+}
+
+StatusOr<Calibration> load_calibration(const std::string& path) {
+  auto text = read_file(path, 64u << 20);
+  if (!text.ok()) {
+    return Status::NotFound(path + ": no calibration (" + text.status().message() +
+                            "); run `zerotrain calibrate` on this machine first");
+  }
+  ZT_ASSIGN_OR_RETURN(const Json j, parse_json_strict(*text, path));
+  return calibration_from_json(j, path);
+}
+
+Status save_calibration(const std::string& path, const Calibration& c) {
+  const size_t slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0) ZT_RETURN_IF_ERROR(make_dirs(path.substr(0, slash)));
+  return write_file_atomic(path, calibration_to_json(c).dump(1) + "\n");
+}
+
+}  // namespace zt

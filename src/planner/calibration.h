@@ -1,0 +1,71 @@
+// The calibration cache `zerotrain calibrate` writes and `estimate`/`plan` read: what this
+// machine measured, as a JSON file (default $ZT_CALIBRATION, else
+// $XDG_CACHE_HOME/zerotrain/calibration.json, else ~/.cache/zerotrain/calibration.json):
+//   {"format": "zerotrain-calibration/1", "machine": {"cpu", "isa", "gemm", "cores"},
+//    "process_base_bytes", "mpi_process_base_bytes": resident memory of a process before
+//    its model (binary, BLAS, and MPI for a rank under mpirun),
+//    "compute": [{"threads", "concurrent_ranks", "dtype", "seconds": {op key: s}}],
+//    "links": {"intra"|"inter": {collective: {"alpha_s", "beta_s_per_byte", "ranks",
+//                                             "max_rel_residual"}}}}
+// A compute table holds the median time of each kernel call it measured (op_list.h keys),
+// taken with `threads` threads per rank while `concurrent_ranks` ranks ran the same calls
+// on this machine. "intra" is a group within one host (shared memory), "inter" one that
+// crosses hosts (TCP).
+// Pricing a call: its measured time when the table has its shape; otherwise the time of
+// the same kernel's measured shape nearest in work (log scale), scaled by the work ratio,
+// and the call counts as extrapolated.
+// Thread-safety: values; const methods may be called concurrently.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "io/json_strict.h"
+#include "planner/comm_model.h"
+#include "planner/op_list.h"
+
+namespace zt {
+
+struct ComputeTable {
+  int threads = 1;
+  int concurrent_ranks = 1;
+  std::string dtype = "fp32";  // "fp32", "bf16", "fp16"
+  std::map<std::string, double> seconds;
+
+  // Seconds for one call; *exact false when extrapolated from another shape. False when
+  // the table has no call of that kernel.
+  bool price(const OpCall& op, double* seconds_out, bool* exact) const;
+};
+
+struct Calibration {
+  std::string cpu, isa, gemm;
+  int cores = 0;
+  double process_base_bytes = 0.0;      // a single process (no MPI)
+  double mpi_process_base_bytes = 0.0;  // a rank under mpirun; 0: not measured
+  // The base for a run of `world` ranks (the MPI figure when measured, else the other).
+  double base_bytes(int world) const {
+    return world > 1 && mpi_process_base_bytes > 0 ? mpi_process_base_bytes : process_base_bytes;
+  }
+  std::vector<ComputeTable> compute;
+  std::map<std::string, std::map<std::string, CollectiveFit>> links;  // link -> collective -> fit
+
+  // The table for `dtype` with the threads per rank nearest `threads` (ties: more
+  // threads), or null when there is none for the dtype.
+  const ComputeTable* table(int threads, const std::string& dtype) const;
+  // Replaces the table with the same threads, concurrent ranks and dtype, or adds it.
+  void put(const ComputeTable& t);
+  // The fit for `link` ("intra"/"inter") and collective, or null.
+  const CollectiveFit* fit(const std::string& link, Collective c) const;
+};
+
+std::string default_calibration_path();
+Json calibration_to_json(const Calibration& c);
+// Errors name `file` and the JSON pointer of what is wrong.
+StatusOr<Calibration> calibration_from_json(const Json& j, const std::string& file);
+StatusOr<Calibration> load_calibration(const std::string& path);
+// Written atomically; creates the directory.
+Status save_calibration(const std::string& path, const Calibration& c);
+
+}  // namespace zt

@@ -1,0 +1,39 @@
+// The planner's communication model: every collective as α + n·β on the link its group
+// crosses, with the step counts of the algorithms zerotrain runs (comm/ring.h) for a group
+// of P ranks moving n bytes (the whole buffer):
+//   all_reduce:                 2(P-1) α + 2(P-1)/P · n · β   (reduce-scatter then all-gather)
+//   reduce_scatter, all_gather:  (P-1) α +  (P-1)/P · n · β
+//   p2p (send/recv):                   α +            n · β
+// α and β are fitted per collective (least squares on the calibrated points, with the
+// coefficients above for the ranks the calibration ran), so each collective's own
+// overheads stay in its own figures.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zt {
+
+enum class Collective { kAllReduce, kReduceScatter, kAllGather, kP2p };
+constexpr int kNumCollectives = 4;
+const char* collective_name(Collective c);  // "all_reduce", "reduce_scatter", "all_gather", "p2p"
+bool parse_collective(const std::string& name, Collective* out);
+
+struct CollectiveFit {
+  double alpha_s = 0.0;          // per message step
+  double beta_s_per_byte = 0.0;  // per byte a rank sends in a step
+  int ranks = 0;                 // the group size the points were measured with
+  double max_rel_residual = 0.0;  // worst |fit - measured| / measured over the points
+  std::vector<std::pair<double, double>> points;  // the measured (bytes, seconds), for the record
+};
+
+// The multipliers of α and of n·β for P ranks.
+std::pair<double, double> collective_coefficients(Collective c, int ranks);
+// Predicted seconds for `bytes` over a group of `ranks` (0 for a group of one).
+double collective_seconds(const CollectiveFit& fit, Collective c, double bytes, int ranks);
+// Least squares of (bytes, seconds) points measured with `ranks`; α and β are clamped at 0.
+CollectiveFit fit_collective(Collective c, int ranks, const std::vector<std::pair<double, double>>& points);
+
+}  // namespace zt

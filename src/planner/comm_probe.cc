@@ -1,0 +1,83 @@
+// Collective measurements; see comm_probe.h.
+#include "planner/comm_probe.h"
+
+#include <algorithm>
+
+#include "core/timer.h"
+
+namespace zt {
+
+namespace {
+
+// Repetitions for a size: about target seconds at 1 GB/s, 3 to 64.
+int reps_for(size_t bytes, double target) {
+  const double r = target * 1e9 / static_cast<double>(std::max<size_t>(bytes, 1));
+  return static_cast<int>(std::clamp(r, 3.0, 64.0));
+}
+
+// Equal parts of n floats for P ranks (the last takes the rest).
+std::vector<size_t> parts(size_t n, int P) {
+  std::vector<size_t> c(static_cast<size_t>(P), n / static_cast<size_t>(P));
+  c.back() += n - c.front() * static_cast<size_t>(P);
+  return c;
+}
+
+StatusOr<double> one(ProcessGroup& g, Collective c, std::vector<float>& buf) {
+  const size_t n = buf.size();
+  ZT_RETURN_IF_ERROR(g.barrier()->wait());
+  const double start = now_seconds();
+  switch (c) {
+    case Collective::kAllReduce:
+      ZT_RETURN_IF_ERROR(g.all_reduce(buf.data(), n, CommDType::kF32)->wait());
+      break;
+    case Collective::kReduceScatter:
+      ZT_RETURN_IF_ERROR(g.reduce_scatter(buf.data(), parts(n, g.size()))->wait());
+      break;
+    case Collective::kAllGather:
+      ZT_RETURN_IF_ERROR(g.all_gather(buf.data(), parts(n, g.size()))->wait());
+      break;
+    case Collective::kP2p:
+      if (g.rank() == 0) {
+        ZT_RETURN_IF_ERROR(g.send(buf.data(), n * sizeof(float), 1, 7)->wait());
+        ZT_RETURN_IF_ERROR(g.recv(buf.data(), n * sizeof(float), 1, 8)->wait());
+      } else if (g.rank() == 1) {
+        ZT_RETURN_IF_ERROR(g.recv(buf.data(), n * sizeof(float), 0, 7)->wait());
+        ZT_RETURN_IF_ERROR(g.send(buf.data(), n * sizeof(float), 0, 8)->wait());
+      }
+      return (now_seconds() - start) / 2.0;
+  }
+  return now_seconds() - start;
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, CollectiveFit>> probe_collectives(ProcessGroup& g, const CommProbeOptions& options) {
+  if (g.size() < 2) return Status::InvalidArgument("measuring collectives needs at least 2 ranks");
+  std::vector<size_t> sizes = options.sizes;
+  if (sizes.empty()) {
+    for (size_t b = 4096; b <= (64u << 20); b *= 4) sizes.push_back(b);
+  }
+  std::map<std::string, CollectiveFit> fits;
+  for (int k = 0; k < kNumCollectives; ++k) {
+    const Collective c = static_cast<Collective>(k);
+    std::vector<double> medians;  // rank 0's, broadcast below
+    for (size_t bytes : sizes) {
+      std::vector<float> buf(std::max<size_t>(bytes / sizeof(float), static_cast<size_t>(g.size())), 1.0f);
+      ZT_RETURN_IF_ERROR(one(g, c, buf).status());  // warm: connections, registration
+      std::vector<double> t;
+      for (int r = 0; r < reps_for(bytes, options.target_seconds); ++r) {
+        ZT_ASSIGN_OR_RETURN(const double s, one(g, c, buf));
+        t.push_back(s);
+      }
+      std::nth_element(t.begin(), t.begin() + static_cast<long>(t.size() / 2), t.end());
+      medians.push_back(t[t.size() / 2]);
+    }
+    ZT_RETURN_IF_ERROR(g.broadcast(medians.data(), medians.size() * sizeof(double), 0)->wait());
+    std::vector<std::pair<double, double>> points;
+    for (size_t i = 0; i < sizes.size(); ++i) points.emplace_back(static_cast<double>(sizes[i]), medians[i]);
+    fits[collective_name(c)] = fit_collective(c, g.size(), points);
+  }
+  return fits;
+}
+
+}  // namespace zt

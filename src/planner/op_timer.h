@@ -1,0 +1,28 @@
+// Times one OpCall (op_list.h) on a backend: the kernel of the backend's table for the
+// compute dtype (AdamW always from the f32 table), on buffers of the call's shape filled
+// with small pseudo-random values, warmed once, then repeated until `min_seconds` have
+// passed (at least `min_reps` calls, at most 15), each call after the caches were filled
+// with other data (as in training, where inputs were written long before); the result is
+// the median call.
+// `sync`, if set, runs before every timed call (calibrate under mpirun passes a barrier
+// so every rank's kernels run at the same time, as they do in training).
+// Thread-safety: one call at a time (the kernels use the process's threads).
+#pragma once
+
+#include <functional>
+
+#include "backend/backend.h"
+#include "core/status.h"
+#include "planner/op_list.h"
+
+namespace zt {
+
+struct OpTimerOptions {
+  double min_seconds = 0.05;
+  int min_reps = 3;
+  std::function<void()> sync;
+};
+
+StatusOr<double> time_op(const Backend& backend, const OpCall& op, const OpTimerOptions& options);
+
+}  // namespace zt

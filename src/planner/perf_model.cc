@@ -1,0 +1,182 @@
+// The step-time model; see perf_model.h.
+#include "planner/perf_model.h"
+
+#include <algorithm>
+#include <set>
+
+#include "engine/parallel_setup.h"
+#include "nn/gpt_params.h"
+#include "parallel/zero/partition.h"
+
+namespace zt {
+
+namespace {
+
+const char* dtype_key(DType d) { return d == DType::kBF16 ? "bf16" : d == DType::kF16 ? "fp16" : "fp32"; }
+
+// Prices collectives on the links of one run; remembers which links it used.
+class CommPricer {
+ public:
+  CommPricer(const Calibration& cal, int procs_per_host) : cal_(cal), per_host_(procs_per_host) {}
+
+  // `count` operations moving `bytes` in all over `group`.
+  StatusOr<double> price(Collective c, const std::vector<int>& group, double bytes, double count = 1.0) {
+    if (group.size() < 2 || count <= 0) return 0.0;
+    const std::string link = group_link(group, per_host_);
+    const CollectiveFit* f = cal_.fit(link, c);
+    if (f == nullptr) {
+      return Status::FailedPrecondition(std::string("no calibration of ") + collective_name(c) + " on the \"" + link +
+                                        "\" link (" + (link == "inter" ? "across hosts" : "within a host") +
+                                        "): run `zerotrain calibrate` under mpirun " +
+                                        (link == "inter" ? "with ranks on two hosts" : "with 2 ranks on one host"));
+    }
+    used_.insert(link);
+    const int P = c == Collective::kP2p ? 2 : static_cast<int>(group.size());
+    const auto [ka, kb] = collective_coefficients(c, P);
+    return count * ka * f->alpha_s + kb * bytes * f->beta_s_per_byte;
+  }
+  std::vector<std::string> used() const { return {used_.begin(), used_.end()}; }
+
+ private:
+  const Calibration& cal_;
+  int per_host_;
+  std::set<std::string> used_;
+};
+
+struct StageTime {
+  double kernels = 0, tp = 0, pp = 0, zero3 = 0;  // per micro-batch
+  double after = 0, dp = 0, optimizer = 0;        // once per step
+  double per_micro() const { return kernels + tp + pp + zero3; }
+};
+
+StatusOr<double> price_ops(const ComputeTable& t, const std::vector<OpCall>& ops, StepPrediction* p) {
+  double s = 0.0;
+  for (const OpCall& op : ops) {
+    double sec = 0.0;
+    bool exact = false;
+    if (!t.price(op, &sec, &exact)) {
+      return Status::FailedPrecondition(std::string("the calibration has no ") + op_kind_name(op.kind) + " for " +
+                                        t.dtype + ": run `zerotrain calibrate --config` with this model");
+    }
+    s += sec;
+    if (op.kind == OpKind::kAdamW) continue;  // an update's time is linear in its size: not counted
+    ++p->ops;
+    p->extrapolated_ops += exact ? 0 : 1;
+  }
+  return s;
+}
+
+// Tensor-parallel all-reduces of one micro-batch on a stage (perf_model.h).
+int tp_all_reduces(const RunShape& r, const GptLayout& l) {
+  int n = 0;
+  for (int b = l.first_block; b < l.end(r.options.model); ++b) {
+    const bool ckpt = static_cast<size_t>(b) < r.options.checkpoint.size() && r.options.checkpoint[static_cast<size_t>(b)];
+    n += ckpt ? 6 : 4;
+  }
+  return n + (l.embedding ? 1 : 0) + (l.head ? 1 : 0);
+}
+
+StatusOr<StageTime> stage_time(const RunShape& r, const RankGrid& grid, int rank, const ComputeTable& t,
+                               CommPricer* comm, StepPrediction* p) {
+  const TrainerOptions& o = r.options;
+  ZT_ASSIGN_OR_RETURN(const GptLayout l, layout_for_rank(o.model, grid, rank, r.partition));
+  const int B = o.micro_batch, T = o.seq_len;
+  const DType compute = backend_or_cpu(o.backend).compute_dtype();
+  const double act = static_cast<double>(B) * T * o.model.n_embd, dsize = static_cast<double>(dtype_size(compute));
+  StageTime s;
+  ZT_ASSIGN_OR_RETURN(const double fwd, price_ops(t, forward_ops(o.model, l, B, T), p));
+  ZT_ASSIGN_OR_RETURN(const double bwd, price_ops(t, backward_ops(o.model, l, B, T, o.checkpoint), p));
+  s.kernels = fwd + bwd;
+  const std::vector<int> tpg = grid.group_of(rank, GridAxis::kTp), dpg = grid.group_of(rank, GridAxis::kDp);
+  ZT_ASSIGN_OR_RETURN(s.tp, comm->price(Collective::kAllReduce, tpg, act * 4.0 * tp_all_reduces(r, l),
+                                        tp_all_reduces(r, l)));
+  const GridCoord c = grid.coord(rank);
+  const int neighbours = (c.pp > 0 ? 1 : 0) + (c.pp + 1 < grid.pp() ? 1 : 0);
+  if (neighbours > 0) {  // each boundary: the activation forward, its gradient backward
+    const int next = c.pp + 1 < grid.pp() ? rank + grid.tp() * grid.dp() : rank - grid.tp() * grid.dp();
+    ZT_ASSIGN_OR_RETURN(s.pp, comm->price(Collective::kP2p, {rank, next}, 2.0 * neighbours * act * dsize,
+                                          2.0 * neighbours));
+  }
+  const ParamTable table = build_gpt_param_table(o.model, l);
+  const double psi = static_cast<double>(table.numel()), layers = l.end(o.model) - l.first_block + 2;
+  const ZeroStage z = o.zero.stage;
+  if (shards_parameters(z)) {
+    ZT_ASSIGN_OR_RETURN(s.zero3, comm->price(Collective::kAllGather, dpg, 2.0 * psi * dsize, 2.0 * layers));
+  }
+  if (shards_gradients(z)) {
+    ZT_ASSIGN_OR_RETURN(const double rs, comm->price(Collective::kReduceScatter, dpg, psi * 4.0));
+    s.zero3 += rs;  // every micro-batch (stages 2 and 3)
+  } else {
+    ZT_ASSIGN_OR_RETURN(s.dp, comm->price(shards_optimizer(z) ? Collective::kReduceScatter : Collective::kAllReduce,
+                                          dpg, psi * 4.0));
+  }
+  if (shards_optimizer(z) && !shards_parameters(z)) {
+    ZT_ASSIGN_OR_RETURN(const double ag, comm->price(Collective::kAllGather, dpg, psi * dsize));
+    s.dp += ag;
+  }
+  const double owned = shards_optimizer(z) ? psi / grid.dp() : psi;
+  OpCall adam;
+  adam.kind = OpKind::kAdamW;
+  adam.dims[0] = std::max<int64_t>(1, static_cast<int64_t>(owned));
+  ZT_ASSIGN_OR_RETURN(s.optimizer, price_ops(t, {adam}, p));
+  std::vector<int> world(static_cast<size_t>(grid.world_size()));
+  for (int i = 0; i < grid.world_size(); ++i) world[static_cast<size_t>(i)] = i;
+  ZT_ASSIGN_OR_RETURN(const double scalars, comm->price(Collective::kAllReduce, world, 6 * 8.0, 6));
+  s.dp += scalars;
+  if (grid.pp() > 1 && o.model.tied_head() && (l.embedding || l.head)) {  // the tied wte copy's gradient
+    const double wte = static_cast<double>(o.model.padded_vocab()) * o.model.n_embd / grid.tp();
+    const int other = c.pp == 0 ? grid.rank({c.tp, c.dp, grid.pp() - 1}) : grid.rank({c.tp, c.dp, 0});
+    ZT_ASSIGN_OR_RETURN(const double tied, comm->price(Collective::kAllReduce, {std::min(rank, other), std::max(rank, other)},
+                                                       wte * 4.0));
+    s.dp += tied;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string group_link(const std::vector<int>& ranks, int procs_per_host) {
+  std::set<int> hosts;
+  for (int r : ranks) hosts.insert(r / std::max(1, procs_per_host));
+  return hosts.size() > 1 ? "inter" : "intra";
+}
+
+StatusOr<StepPrediction> predict_step(const RunShape& r, const ClusterSpec& cluster, const Calibration& cal) {
+  ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(cluster.world(), r.tp, r.dp, r.pp));
+  const std::string dtype = dtype_key(backend_or_cpu(r.options.backend).compute_dtype());
+  const ComputeTable* t = cal.table(cluster.threads_per_rank, dtype);
+  if (t == nullptr) {
+    return Status::FailedPrecondition("the calibration has no " + dtype + " compute table: run `zerotrain calibrate` " +
+                                      "with this precision");
+  }
+  CommPricer comm(cal, cluster.procs_per_host);
+  StepPrediction p;
+  std::vector<StageTime> stages;
+  for (int s = 0; s < grid.pp(); ++s) {  // tp rank 0, dp rank 0 of each stage: the others mirror it
+    ZT_ASSIGN_OR_RETURN(StageTime st, stage_time(r, grid, grid.rank({0, 0, s}), *t, &comm, &p));
+    stages.push_back(st);
+  }
+  const double m = std::max(1, r.micro_batches);
+  size_t slow = 0;
+  double sum = 0.0;
+  for (size_t s = 0; s < stages.size(); ++s) {
+    sum += stages[s].per_micro();
+    if (stages[s].per_micro() > stages[slow].per_micro()) slow = s;
+  }
+  const StageTime& w = stages[slow];
+  const double pipeline = sum + (m - 1.0) * w.per_micro();
+  double tail = 0.0;  // the slowest stage's work after its last micro-batch
+  for (const StageTime& s : stages) tail = std::max(tail, s.dp + s.optimizer);
+  p.compute_s = m * w.kernels;
+  p.tp_comm_s = m * w.tp;
+  p.pp_comm_s = m * w.pp;
+  p.zero3_comm_s = m * w.zero3;
+  p.bubble_s = pipeline - m * w.per_micro();
+  p.dp_comm_s = w.dp;
+  p.optimizer_s = w.optimizer;
+  p.step_s = pipeline + tail;
+  p.links = comm.used();
+  return p;
+}
+
+}  // namespace zt

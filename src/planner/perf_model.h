@@ -1,0 +1,69 @@
+// The planner's step-time model: one optimizer step of a run layout on a cluster, priced
+// from a Calibration (calibration.h). Per pipeline stage s and micro-batch:
+//   t_s = forward + backward kernels (op_list.h; a checkpointed block's forward twice)
+//       + tensor-parallel all-reduces of the B·T·C fp32 partials (2 per block forward, 2
+//         backward, 2 more per recomputed block, 1 for the vocabulary-parallel embedding
+//         and 1 for the head's input gradient)
+//       + pipeline p2p: the B·T·C activation sent forward and its gradient sent back
+//       + ZeRO-3: the all-gather of every layer's parameters for forward and again for
+//         backward, and the reduce-scatter of the gradients.
+// The pipeline runs m micro-batches as the first one flows through every stage and the
+// other m-1 follow at the slowest stage's pace: Σ_s t_s + (m-1)·max_s t_s, which is
+// (m+p-1)·t for equal stages (GPipe and 1F1B alike); the bubble is the excess over m·max t.
+// After the last micro-batch, on the slowest stage: the data-parallel gradient reduction
+// (stage 0 all-reduce, 1 reduce-scatter, 2-3 one reduce-scatter per micro-batch, counted
+// above for 3), the optimizer update of the owned elements, the parameter all-gather
+// (stages 1-2, of the compute dtype) and the step's scalar all-reduces (loss, norm,
+// checks). Gradient buckets are not assumed to overlap backward.
+// A group's link is "intra" when all its ranks are on one host (ranks fill hosts in order,
+// mpirun --map-by slot), else "inter".
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/trainer.h"
+#include "parallel/grid.h"
+#include "parallel/pipeline/partition.h"
+#include "planner/calibration.h"
+
+namespace zt {
+
+struct ClusterSpec {
+  int hosts = 1;
+  int procs_per_host = 1;
+  int threads_per_rank = 1;
+  double mem_per_host = 0.0;  // bytes; 0: not checked
+  int world() const { return hosts * procs_per_host; }
+};
+
+// A run layout as the planner sees it: the Trainer's options (layout unset), the grid and
+// the micro-batches one step runs per rank.
+struct RunShape {
+  TrainerOptions options;
+  int tp = 1, dp = 1, pp = 1;
+  StagePartition partition = StagePartition::kFlops;
+  int micro_batches = 1;  // per step on each rank (gradient accumulation; pipeline's m)
+};
+
+struct StepPrediction {
+  double step_s = 0.0;
+  double compute_s = 0.0;    // kernels of all micro-batches on the slowest stage
+  double bubble_s = 0.0;     // pipeline fill and drain beyond m x the slowest stage
+  double tp_comm_s = 0.0;    // on the slowest stage, all micro-batches
+  double pp_comm_s = 0.0;
+  double zero3_comm_s = 0.0;
+  double dp_comm_s = 0.0;    // gradient reduction, parameter all-gather, scalar all-reduces
+  double optimizer_s = 0.0;
+  int ops = 0;               // kernel calls priced per micro-batch (all stages)
+  int extrapolated_ops = 0;  // of them, priced from another shape of the same kernel
+  std::vector<std::string> links;  // the links the run's groups use ("intra", "inter")
+};
+
+StatusOr<StepPrediction> predict_step(const RunShape& run, const ClusterSpec& cluster, const Calibration& cal);
+
+// "intra" or "inter" for the ranks of a group under mpirun --map-by slot.
+std::string group_link(const std::vector<int>& ranks, int procs_per_host);
+
+}  // namespace zt

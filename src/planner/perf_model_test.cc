@@ -1,0 +1,114 @@
+// The step-time model against its own formulas (perf_model.h) on a synthetic calibration
+// where every kernel call costs 1 ns per unit of work and every link has a known α, β:
+// one rank is m x (forward + backward) + the update; data parallelism adds the ring
+// all-reduce of the gradients; a pipeline's fill and drain do not grow with m while each
+// extra micro-batch costs the slowest stage; a group across hosts needs the inter link.
+#include "planner/perf_model.h"
+
+#include <gtest/gtest.h>
+
+#include "nn/gpt_params.h"
+
+namespace zt {
+namespace {
+
+constexpr double kNsPerWork = 1e-9;
+
+Calibration synthetic() {
+  Calibration c;
+  ComputeTable t;
+  t.threads = 1;
+  for (int k = 0; k < kNumOpKinds; ++k) {  // one shape per kernel: every call scales from it
+    OpCall o;
+    o.kind = static_cast<OpKind>(k);
+    for (int64_t& d : o.dims) d = 8;
+    t.seconds[o.key()] = o.work() * kNsPerWork;
+  }
+  c.compute.push_back(t);
+  for (const char* op : {"all_reduce", "reduce_scatter", "all_gather", "p2p"}) {
+    c.links["intra"][op] = CollectiveFit{1e-5, 1e-10, 2, 0, {}};
+  }
+  return c;
+}
+
+RunShape shape(int dp, int pp, int m) {
+  RunShape r;
+  r.options.model.n_layer = 4;
+  r.options.model.n_embd = 64;
+  r.options.model.n_head = 4;
+  r.options.model.vocab_size = 100;
+  r.options.model.n_positions = 16;
+  r.options.micro_batch = 2;
+  r.options.seq_len = 16;
+  r.options.checkpoint.assign(4, false);
+  r.dp = dp;
+  r.pp = pp;
+  r.micro_batches = m;
+  return r;
+}
+
+double work(const std::vector<OpCall>& ops) {
+  double w = 0;
+  for (const OpCall& o : ops) w += o.work();
+  return w;
+}
+
+TEST(PerfModel, OneRankIsItsKernelsAndItsUpdate) {
+  const RunShape r = shape(1, 1, 3);
+  auto p = predict_step(r, ClusterSpec{1, 1, 1, 0}, synthetic());
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const GptConfig& c = r.options.model;
+  const double kernels = work(forward_ops(c, GptLayout{}, 2, 16)) + work(backward_ops(c, GptLayout{}, 2, 16, {}));
+  const double psi = static_cast<double>(build_gpt_param_table(c, GptLayout{}).numel());
+  EXPECT_NEAR(p->compute_s, 3 * kernels * kNsPerWork, 1e-12);
+  EXPECT_NEAR(p->optimizer_s, psi * kNsPerWork, 1e-12);
+  EXPECT_NEAR(p->step_s, p->compute_s + p->optimizer_s, 1e-12);
+  EXPECT_EQ(p->extrapolated_ops, p->ops);  // every shape differs from the synthetic one
+  EXPECT_TRUE(p->links.empty());
+}
+
+TEST(PerfModel, DataParallelAddsTheRingAllReduce) {
+  const RunShape r = shape(2, 1, 1);
+  auto p = predict_step(r, ClusterSpec{1, 2, 1, 0}, synthetic());
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const double psi = static_cast<double>(build_gpt_param_table(r.options.model, GptLayout{}).numel());
+  // Gradients: 2(P-1) α + 2(P-1)/P · 4Ψ · β; the step's 6 scalar all-reduces: 6 · 2(P-1) α + 48 bytes.
+  const double grads = 2 * 1e-5 + 4 * psi * 1e-10, scalars = 6 * 2 * 1e-5 + 48 * 1e-10;
+  EXPECT_NEAR(p->dp_comm_s, grads + scalars, 1e-12);
+  EXPECT_EQ(p->links, std::vector<std::string>{"intra"});
+  RunShape z1 = r;  // ZeRO-1: reduce-scatter, then the parameters' all-gather; half the update
+  z1.options.zero.stage = ZeroStage::kOptimizer;
+  auto q = predict_step(z1, ClusterSpec{1, 2, 1, 0}, synthetic());
+  ASSERT_TRUE(q.ok());
+  EXPECT_NEAR(q->dp_comm_s, 2 * (1e-5 + 0.5 * 4 * psi * 1e-10) + scalars, 1e-12);
+  EXPECT_NEAR(q->optimizer_s, p->optimizer_s / 2, 1e-9);
+}
+
+TEST(PerfModel, PipelineFillDoesNotGrowWithMicroBatches) {
+  auto one = predict_step(shape(1, 2, 1), ClusterSpec{1, 2, 1, 0}, synthetic());
+  auto eight = predict_step(shape(1, 2, 8), ClusterSpec{1, 2, 1, 0}, synthetic());
+  ASSERT_TRUE(one.ok() && eight.ok()) << one.status().to_string();
+  EXPECT_GT(one->bubble_s, 0.0);
+  EXPECT_NEAR(eight->bubble_s, one->bubble_s, 1e-12);
+  // Each extra micro-batch costs the slowest stage's per-micro-batch time.
+  const double slowest = one->compute_s + one->tp_comm_s + one->pp_comm_s + one->zero3_comm_s;
+  EXPECT_NEAR(eight->step_s - one->step_s, 7 * slowest, 1e-12);
+  EXPECT_GT(eight->pp_comm_s, 0.0);
+}
+
+TEST(PerfModel, GroupsAcrossHostsNeedTheInterLink) {
+  EXPECT_EQ(group_link({0, 1}, 2), "intra");
+  EXPECT_EQ(group_link({1, 2}, 2), "inter");
+  EXPECT_EQ(group_link({0, 1}, 1), "inter");
+  auto p = predict_step(shape(2, 1, 1), ClusterSpec{2, 1, 1, 0}, synthetic());
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(p.status().message().find("\"inter\" link"), std::string::npos) << p.status().message();
+  EXPECT_NE(p.status().message().find("zerotrain calibrate"), std::string::npos);
+  RunShape bf16 = shape(1, 1, 1);  // no bf16 table
+  bf16.options.backend = backend_for(Device::kCpu, DType::kBF16).value();
+  EXPECT_FALSE(predict_step(bf16, ClusterSpec{}, synthetic()).ok());
+}
+
+}  // namespace
+}  // namespace zt

@@ -1,0 +1,89 @@
+// calibrate -> estimate -> plan end to end on a tiny model (one process, --quick): the
+// calibration file is written, estimate predicts a step time and a per-host memory, a
+// cluster across hosts without an inter-host calibration says what to run instead of
+// guessing, plan ranks the layouts that fit and names what it refused, and a broken
+// calibration file is a clean error naming the file.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "io/json_strict.h"
+#include "testing/launch.h"
+#include "testing/temp_dir_test.h"
+
+namespace {
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+class PlannerCli : public zt::testing::TempDirTest {
+ protected:
+  CliRun run(const std::string& args) {
+    const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
+    const int s = std::system(("cd " + dir_ + " && OMP_NUM_THREADS=2 " + zt::testing::binary_dir() + "/zerotrain " +
+                               args + " >" + out + " 2>" + err).c_str());
+    return {WIFEXITED(s) ? WEXITSTATUS(s) : -1, zt::testing::read_text(out), zt::testing::read_text(err)};
+  }
+  void SetUp() override {
+    TempDirTest::SetUp();
+    std::ofstream(dir_ + "/cfg.json") << R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2,
+      "model": {"n_layer": 2, "n_head": 4, "n_embd": 64, "n_positions": 32},
+      "data": {"tokenizer": "byte", "seq_len": 32}})";
+  }
+};
+
+TEST_F(PlannerCli, CalibrateEstimatePlan) {
+  CliRun r = run("calibrate --config cfg.json --quick --micro-batches 1,2,4 --tp 1,2 -o cal.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("kernel calls; best GEMM"), std::string::npos) << r.out;
+  auto cal = zt::parse_json_strict(zt::testing::read_text(dir_ + "/cal.json"), "cal.json");
+  ASSERT_TRUE(cal.ok());
+  EXPECT_GT((*cal)["process_base_bytes"].get<double>(), 0.0);
+  EXPECT_GT((*cal)["compute"][0]["seconds"].size(), 20u);
+
+  r = run("estimate --config cfg.json --calibration cal.json --hosts 1 --procs-per-host 2 --threads-per-rank 1 "
+          "--mem-per-host 1GiB");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(": fits"), std::string::npos) << r.out;
+  // One process calibrated no collectives: the dp 2 prediction says what to run.
+  EXPECT_NE(r.out.find("not predicted: no calibration of all_reduce on the \"intra\" link"), std::string::npos) << r.out;
+
+  r = run("estimate --config cfg.json --calibration cal.json --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = zt::parse_json_strict(r.out, "estimate --json");
+  ASSERT_TRUE(j.ok()) << r.out;
+  EXPECT_GT((*j)["step_s"].get<double>(), 0.0);
+  EXPECT_GE((*j)["rank_bytes_max"].get<double>(), (*j)["base_bytes"].get<double>());
+  EXPECT_EQ((*j)["extrapolated_ops"], 0) << r.out;  // every call of this model was calibrated
+
+  r = run("plan --config cfg.json --calibration cal.json --hosts 1 --procs-per-host 1 --threads-per-rank 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1    dp1 pp1 tp1 z0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("layouts considered"), std::string::npos) << r.out;
+  r = run("plan --config cfg.json --calibration cal.json --hosts 1 --procs-per-host 1 --mem-per-host 1MB");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("0 fit"), std::string::npos) << r.out;
+}
+
+TEST_F(PlannerCli, BadArgumentsAndFilesAreCleanErrors) {
+  std::ofstream(dir_ + "/bad.json") << R"({"format": "something else"})";
+  CliRun r = run("estimate --config cfg.json --calibration bad.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("bad.json: /format: expected \"zerotrain-calibration/1\""), std::string::npos) << r.err;
+  r = run("estimate --config cfg.json --hosts 2 --procs-per-host 2 --world 3");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--world 3 is not --hosts x --procs-per-host = 4"), std::string::npos) << r.err;
+  r = run("plan --config cfg.json --mem-per-host lots");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--mem-per-host: expected a size"), std::string::npos) << r.err;
+  r = run("calibrate --precision fp8 -o x.json");
+  EXPECT_EQ(r.code, 2);
+}
+
+}  // namespace

@@ -87,28 +87,29 @@ StatusOr<ComputeTable> measure_compute(const CalibrateArgs& a, ProcessGroup* wor
   return t;
 }
 
-// The resident memory a process has beyond what estimate counts: three steps of a small
-// model (GEMMs large enough to touch the BLAS libraries' full blocking buffers), data
+// The resident memory a process has beyond what estimate counts: six steps (the heap's
+// growth settles within them) of a small model (GEMMs large enough to touch the BLAS
+// libraries' full blocking buffers, ~15M parameters), data
 // parallel over `world` under mpirun (so MPI's and the ring's buffers and the
 // communication thread's heap are in), minus its estimate. Runs first, so the kernel
 // measurements' buffers are not in the peak.
 StatusOr<double> process_base(DType dt, ProcessGroup* world) {
   TrainerOptions o;
-  o.model.n_layer = 1;
+  o.model.n_layer = 2;
   o.model.n_head = 8;
   o.model.n_embd = 512;
-  o.model.vocab_size = 1024;
+  o.model.vocab_size = 16384;
   o.model.n_positions = 256;
   o.micro_batch = 4;
   o.seq_len = 256;
   ZT_ASSIGN_OR_RETURN(o.backend, backend_for(Device::kCpu, dt));
-  o.checkpoint.assign(1, false);
+  o.checkpoint.assign(2, false);
   const int dp = world != nullptr ? world->size() : 1, rank = world != nullptr ? world->rank() : 0;
   ZT_ASSIGN_OR_RETURN(const MemoryEstimate e, estimate_rank_memory(o, dp, rank, 1, 0));
   ZT_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> t, Trainer::create(o, world));
   std::vector<int32_t> tokens(static_cast<size_t>(o.micro_batch) * o.seq_len);
-  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((i * 31) % 1024);
-  for (int step = 0; step < 3; ++step) ZT_RETURN_IF_ERROR(t->step({MicroBatch{tokens.data(), tokens.data()}}).status());
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((i * 31) % 16384);
+  for (int step = 0; step < 6; ++step) ZT_RETURN_IF_ERROR(t->step({MicroBatch{tokens.data(), tokens.data()}}).status());
   return std::max(0.0, static_cast<double>(peak_rss_bytes()) - static_cast<double>(e.total()));
 }
 

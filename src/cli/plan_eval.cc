@@ -99,8 +99,8 @@ std::vector<std::string> prediction_assumptions(const ClusterSpec& cluster, cons
   for (const std::string& link : p.links) {
     const CollectiveFit* f = cal.fit(link, Collective::kAllReduce);
     if (f == nullptr) continue;
-    std::snprintf(b, sizeof(b), "network %s-host: calibrated alpha %.1f us, %.2f GB/s per link (all_reduce fit, %d ranks)",
-                  link == "intra" ? "within a" : "across", f->alpha_s * 1e6,
+    std::snprintf(b, sizeof(b), "network %s: calibrated alpha %.1f us, %.2f GB/s per link (all_reduce fit, %d ranks)",
+                  link == "intra" ? "within a host" : "across hosts", f->alpha_s * 1e6,
                   f->beta_s_per_byte > 0 ? 1e-9 / f->beta_s_per_byte : 0.0, f->ranks);
     a.push_back(b);
   }

@@ -27,11 +27,16 @@ size_t optimizer_bytes_per_element(const TrainerOptions& o) {
 }
 
 // Gradient buckets from stage 2 (GradReducer's pool, per bucket size); ZeRO-3's gather
-// buffers and persistent copies hold at most one copy of every layer of the rank.
+// buffers and persistent copies: the layers held (at most one copy of every layer of the
+// rank) plus the prefetch window ahead of them (stage3_prefetch_bucket_size elements, at
+// most the rank's layers again: the backward's fetches start while the forward's are held).
 size_t buffer_bound(const TrainerOptions& o, const ParamTable& table) {
   size_t b = 0;
   if (shards_gradients(o.zero.stage)) b += GradReducer::max_buffer_bytes(table, o.zero.reduce_bucket_elems);
-  if (shards_parameters(o.zero.stage)) b += table.numel() * dtype_size(backend_or_cpu(o.backend).compute_dtype());
+  if (shards_parameters(o.zero.stage)) {
+    const size_t window = std::min(o.zero.prefetch_elems, table.numel());
+    b += (table.numel() + window) * dtype_size(backend_or_cpu(o.backend).compute_dtype());
+  }
   return b;
 }
 

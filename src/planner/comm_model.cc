@@ -41,35 +41,35 @@ double collective_seconds(const CollectiveFit& fit, Collective c, double bytes, 
   return ka * fit.alpha_s + kb * bytes * fit.beta_s_per_byte;
 }
 
+// β from the large messages, where bandwidth dominates (least squares through the points
+// of at least 1/16 of the largest size: a link that bursts small messages, as a token
+// bucket or a switch buffer does, must not make bulk transfers look fast); α from the
+// small ones (the mean intercept of the two smallest sizes), both clamped at 0.
 CollectiveFit fit_collective(Collective c, int ranks, const std::vector<std::pair<double, double>>& points) {
   CollectiveFit fit;
   fit.ranks = ranks;
   fit.points = points;
   if (points.empty()) return fit;
+  std::vector<std::pair<double, double>> p = points;
+  std::sort(p.begin(), p.end());
   const auto [ka, kb] = collective_coefficients(c, ranks);
-  // t = ka α + kb n β, weighted by 1/t so small and large messages count alike.
-  double s11 = 0, s12 = 0, s22 = 0, r1 = 0, r2 = 0;
-  for (const auto& [n, t] : points) {
-    const double w = 1.0 / (t * t), x1 = ka, x2 = kb * n;
-    s11 += w * x1 * x1;
-    s12 += w * x1 * x2;
-    s22 += w * x2 * x2;
-    r1 += w * x1 * t;
-    r2 += w * x2 * t;
+  const double big = p.back().first / 16.0;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0, k = 0;
+  for (const auto& [n, t] : p) {
+    if (n < big) continue;
+    const double x = kb * n;
+    sx += x;
+    sy += t;
+    sxx += x * x;
+    sxy += x * t;
+    ++k;
   }
-  const double det = s11 * s22 - s12 * s12;
-  if (std::fabs(det) > 0) {
-    fit.alpha_s = (r1 * s22 - r2 * s12) / det;
-    fit.beta_s_per_byte = (s11 * r2 - s12 * r1) / det;
-  }
-  if (fit.alpha_s < 0) {  // refit β alone
-    fit.alpha_s = 0;
-    fit.beta_s_per_byte = s22 > 0 ? r2 / s22 : 0;
-  }
-  if (fit.beta_s_per_byte < 0) {  // refit α alone
-    fit.beta_s_per_byte = 0;
-    fit.alpha_s = s11 > 0 ? r1 / s11 : 0;
-  }
+  const double det = k * sxx - sx * sx;
+  fit.beta_s_per_byte = std::max(0.0, det > 0 ? (k * sxy - sx * sy) / det : sxx > 0 ? sxy / sxx : 0.0);
+  const size_t small = std::min<size_t>(2, p.size());
+  double a = 0;
+  for (size_t i = 0; i < small; ++i) a += (p[i].second - kb * p[i].first * fit.beta_s_per_byte) / ka;
+  fit.alpha_s = std::max(0.0, a / static_cast<double>(small));
   for (const auto& [n, t] : points) {
     const double e = std::fabs(collective_seconds(fit, c, n, ranks) - t) / t;
     fit.max_rel_residual = std::max(fit.max_rel_residual, e);

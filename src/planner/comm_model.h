@@ -4,9 +4,9 @@
 //   all_reduce:                 2(P-1) α + 2(P-1)/P · n · β   (reduce-scatter then all-gather)
 //   reduce_scatter, all_gather:  (P-1) α +  (P-1)/P · n · β
 //   p2p (send/recv):                   α +            n · β
-// α and β are fitted per collective (least squares on the calibrated points, with the
-// coefficients above for the ranks the calibration ran), so each collective's own
-// overheads stay in its own figures.
+// α and β are fitted per collective (with the coefficients above for the ranks the
+// calibration ran): β from the large messages, α from the small ones (fit_collective), so
+// each collective's own overheads stay in its own figures.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -33,7 +33,8 @@ struct CollectiveFit {
 std::pair<double, double> collective_coefficients(Collective c, int ranks);
 // Predicted seconds for `bytes` over a group of `ranks` (0 for a group of one).
 double collective_seconds(const CollectiveFit& fit, Collective c, double bytes, int ranks);
-// Least squares of (bytes, seconds) points measured with `ranks`; α and β are clamped at 0.
+// β by least squares over the points of at least 1/16 of the largest size, α as the mean
+// intercept of the two smallest; both clamped at 0.
 CollectiveFit fit_collective(Collective c, int ranks, const std::vector<std::pair<double, double>>& points);
 
 }  // namespace zt

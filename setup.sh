@@ -15,7 +15,7 @@ BUILD="${ZT_BUILD_DIR:-$ROOT/build}"
 PACKAGES=(
   g++ cmake ninja-build pkg-config make
   libopenblas-openmp-dev libdnnl-dev
-  nlohmann-json3-dev libcli11-dev libpcre2-dev libxxhash-dev liburing-dev libisal-dev fio
+  nlohmann-json3-dev libcli11-dev libjemalloc-dev libpcre2-dev libxxhash-dev liburing-dev libisal-dev fio
   libsentencepiece-dev sentencepiece python3-sentencepiece
   clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev

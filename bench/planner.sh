@@ -39,7 +39,9 @@ cat >"$W/cfg.json" <<JSON
 JSON
 CAL="$W/calibration.json"
 MPI1=(mpirun --oversubscribe --mca btl self,vader -np 2 -x OMP_NUM_THREADS)
-MPIH=(mpirun --hostfile "$W/hosts" --map-by node -np 2 --mca plm_rsh_agent "$CLUSTER/netns_rsh.sh"
+# --bind-to none: the namespace "hosts" share this machine's cores, and each host's Open MPI
+# daemon would bind its first rank to core 0 (both ranks on one core: half the compute).
+MPIH=(mpirun --hostfile "$W/hosts" --map-by node -np 2 --bind-to none --mca plm_rsh_agent "$CLUSTER/netns_rsh.sh"
       --mca btl tcp,self --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 -x OMP_NUM_THREADS)
 "$CLUSTER/netns_hosts.sh" up 2 ${DELAY:+--delay "$DELAY"} --rate "$RATE" >/dev/null
 printf '10.77.0.11 slots=1\n10.77.0.12 slots=1\n' >"$W/hosts"

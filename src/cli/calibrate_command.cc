@@ -141,8 +141,9 @@ void print_summary(const Calibration& c, const ComputeTable* t, const std::strin
                   100.0 * f.max_rel_residual, f.ranks);
     }
   }
-  std::printf("process memory before a model: %s alone, %s under mpirun\nwrote %s\n",
-              format_bytes(c.process_base_bytes).c_str(), format_bytes(c.mpi_process_base_bytes).c_str(), path.c_str());
+  std::printf("process memory before a model: %s alone, %s under mpirun (%s with peers on other hosts)\nwrote %s\n",
+              format_bytes(c.process_base_bytes).c_str(), format_bytes(c.mpi_process_base_bytes).c_str(),
+              format_bytes(c.mpi_inter_process_base_bytes).c_str(), path.c_str());
 }
 
 }  // namespace
@@ -167,10 +168,18 @@ int run_calibrate(const CalibrateArgs& args) {
   }
   ProcessGroup* world = mpi != nullptr && mpi->world().size() > 1 ? &mpi->world() : nullptr;
   const bool lead = world == nullptr || world->rank() == 0;
+  std::string link;  // of the world's ranks: one host or several
+  if (world != nullptr) {
+    auto l = link_of(*world);
+    if (!l.ok()) return report_error(l.status(), kExitFailure);
+    link = *l;
+  }
   auto base = process_base(args.precision == "bf16" ? DType::kBF16 : args.precision == "fp16" ? DType::kF16 : DType::kF32,
                            world);
   if (!base.ok()) return report_error(base.status(), kExitFailure);
-  (mpi != nullptr ? cal.mpi_process_base_bytes : cal.process_base_bytes) = *base;
+  (mpi == nullptr ? cal.process_base_bytes
+   : link == "inter" ? cal.mpi_inter_process_base_bytes
+                     : cal.mpi_process_base_bytes) = *base;
   cal.cpu = cpu_info().model_name;
   cal.isa = isa_name(active_isa());
   cal.cores = cpu_info().logical_cpus;
@@ -182,20 +191,16 @@ int run_calibrate(const CalibrateArgs& args) {
     table = std::move(t).value();
     cal.put(table);
   }
-  std::string link;
   if (!args.skip_comm && world != nullptr) {
-    auto l = link_of(*world);
-    if (!l.ok()) return report_error(l.status(), kExitFailure);
     CommProbeOptions po;
     if (args.quick) po.sizes = {4096, 65536, 1u << 20, 4u << 20};
     auto fits = probe_collectives(*world, po);
     if (!fits.ok()) return report_error(fits.status(), kExitFailure);
-    link = *l;
     cal.links[link] = std::move(fits).value();
   }
   if (!lead) return kExitOk;
   if (Status s = save_calibration(path, cal); !s.ok()) return report_error(s, kExitFailure);
-  print_summary(cal, args.skip_compute ? nullptr : &table, link, path);
+  print_summary(cal, args.skip_compute ? nullptr : &table, args.skip_comm ? "" : link, path);
   return kExitOk;
 }
 

@@ -19,6 +19,7 @@
 
 #include "cli/doctor_probes.h"
 #include "cli/exit_status.h"
+#include "core/allocator.h"
 #include "core/cpu_features.h"
 #include "core/cpu_info.h"
 #include "core/memory_stats.h"
@@ -206,6 +207,7 @@ void report_gemm(const DoctorOptions& options, Report* r) {
 }
 
 void report_mpi(Report* r) {
+  r->fact("allocator", allocator_description() + " (malloc of every library in the process)");
   r->fact("mpi", mpi_library_version());
   r->fact("mpi transports", mpi_transports());
 }

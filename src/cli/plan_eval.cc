@@ -41,7 +41,7 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
   ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp));
   TrainerOptions o = trainer_options(cfg);
   LayoutEval e;
-  e.base_bytes = cal != nullptr ? cal->base_bytes(world) : 0.0;
+  e.base_bytes = cal != nullptr ? cal->base_bytes(world, cluster.hosts) : 0.0;
   e.data_bytes = token_file_bytes(cfg.data);
   for (int s = 0; s < grid.pp(); ++s) {
     const int rank = grid.rank({0, 0, s});

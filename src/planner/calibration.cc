@@ -140,7 +140,8 @@ Json calibration_to_json(const Calibration& c) {
   Json j = {{"format", kFormat},
             {"machine", {{"cpu", c.cpu}, {"isa", c.isa}, {"gemm", c.gemm}, {"cores", c.cores}}},
             {"process_base_bytes", c.process_base_bytes},
-            {"mpi_process_base_bytes", c.mpi_process_base_bytes}};
+            {"mpi_process_base_bytes", c.mpi_process_base_bytes},
+            {"mpi_inter_process_base_bytes", c.mpi_inter_process_base_bytes}};
   j["compute"] = Json::array();
   for (const ComputeTable& t : c.compute) {
     j["compute"].push_back({{"threads", t.threads}, {"concurrent_ranks", t.concurrent_ranks}, {"dtype", t.dtype},
@@ -170,6 +171,7 @@ StatusOr<Calibration> calibration_from_json(const Json& j, const std::string& fi
   }
   ZT_ASSIGN_OR_RETURN(c.process_base_bytes, number(j, "process_base_bytes", file, "", 0));
   ZT_ASSIGN_OR_RETURN(c.mpi_process_base_bytes, number(j, "mpi_process_base_bytes", file, "", 0));
+  ZT_ASSIGN_OR_RETURN(c.mpi_inter_process_base_bytes, number(j, "mpi_inter_process_base_bytes", file, "", 0));
   if (!j.contains("compute") || !j["compute"].is_array()) return bad(file, "/compute", "expected an array");
   for (size_t i = 0; i < j["compute"].size(); ++i) {
     ZT_ASSIGN_OR_RETURN(ComputeTable t, table_from_json(j["compute"][i], file, "/compute/" + std::to_string(i)));

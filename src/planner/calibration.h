@@ -2,8 +2,9 @@
 // machine measured, as a JSON file (default $ZT_CALIBRATION, else
 // $XDG_CACHE_HOME/zerotrain/calibration.json, else ~/.cache/zerotrain/calibration.json):
 //   {"format": "zerotrain-calibration/1", "machine": {"cpu", "isa", "gemm", "cores"},
-//    "process_base_bytes", "mpi_process_base_bytes": resident memory of a process before
-//    its model (binary, BLAS, and MPI for a rank under mpirun),
+//    "process_base_bytes", "mpi_process_base_bytes", "mpi_inter_process_base_bytes":
+//    resident memory of a process before its model (binary, BLAS; and MPI for a rank under
+//    mpirun, with peers on its host or on other hosts: the transports' buffers differ),
 //    "compute": [{"threads", "concurrent_ranks", "dtype", "seconds": {op key: s}}],
 //    "links": {"intra"|"inter": {collective: {"alpha_s", "beta_s_per_byte", "ranks",
 //                                             "max_rel_residual"}}}}
@@ -43,10 +44,15 @@ struct Calibration {
   std::string cpu, isa, gemm;
   int cores = 0;
   double process_base_bytes = 0.0;      // a single process (no MPI)
-  double mpi_process_base_bytes = 0.0;  // a rank under mpirun; 0: not measured
-  // The base for a run of `world` ranks (the MPI figure when measured, else the other).
-  double base_bytes(int world) const {
-    return world > 1 && mpi_process_base_bytes > 0 ? mpi_process_base_bytes : process_base_bytes;
+  double mpi_process_base_bytes = 0.0;        // a rank under mpirun, peers on its host; 0: not measured
+  double mpi_inter_process_base_bytes = 0.0;  // a rank under mpirun, peers on other hosts; 0: not measured
+  // The base for a run of `world` ranks on `hosts` hosts: the figure measured for that
+  // transport, else the nearest one measured.
+  double base_bytes(int world, int hosts = 1) const {
+    if (world <= 1) return process_base_bytes;
+    if (hosts > 1 && mpi_inter_process_base_bytes > 0) return mpi_inter_process_base_bytes;
+    if (mpi_process_base_bytes > 0) return mpi_process_base_bytes;
+    return mpi_inter_process_base_bytes > 0 ? mpi_inter_process_base_bytes : process_base_bytes;
   }
   std::vector<ComputeTable> compute;
   std::map<std::string, std::map<std::string, CollectiveFit>> links;  // link -> collective -> fit

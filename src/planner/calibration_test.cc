@@ -18,6 +18,7 @@ Calibration sample() {
   c.cores = 2;
   c.process_base_bytes = 30e6;
   c.mpi_process_base_bytes = 40e6;
+  c.mpi_inter_process_base_bytes = 50e6;
   ComputeTable t;
   t.threads = 2;
   t.seconds["linear_forward 64 32 32"] = 1e-4;     // 131072 flops
@@ -38,6 +39,10 @@ TEST_F(CalibrationFile, RoundTrip) {
   EXPECT_EQ(calibration_to_json(*back), calibration_to_json(sample()));
   EXPECT_EQ(back->base_bytes(1), 30e6);
   EXPECT_EQ(back->base_bytes(4), 40e6);
+  EXPECT_EQ(back->base_bytes(4, 2), 50e6);  // peers on other hosts: the TCP figure
+  Calibration only_inter = *back;
+  only_inter.mpi_process_base_bytes = 0;
+  EXPECT_EQ(only_inter.base_bytes(4, 1), 50e6);  // the nearest measured
 }
 
 TEST_F(CalibrationFile, ErrorsNameTheFileAndThePointer) {

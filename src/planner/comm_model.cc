@@ -35,8 +35,43 @@ std::pair<double, double> collective_coefficients(Collective c, int ranks) {
   }
 }
 
+namespace {
+
+// Ring steps of a collective over P ranks, and the bytes each step carries for n bytes.
+double steps(Collective c, int P) {
+  const double k = P - 1.0;
+  return c == Collective::kAllReduce ? 2.0 * k : c == Collective::kP2p ? 1.0 : k;
+}
+double step_bytes(Collective c, double n, int P) { return c == Collective::kP2p ? n : n / P; }
+
+// One ring step's seconds for `s` bytes, interpolated linearly between the measured points
+// (each as per-step bytes and seconds of the calibration's rank count), extended with the
+// last segment's slope beyond the largest, and the smallest point's time below it. False
+// when fewer than two points were kept.
+bool step_seconds(const CollectiveFit& fit, Collective c, double s, double* out) {
+  if (fit.points.size() < 2 || fit.ranks < 2) return false;
+  std::vector<std::pair<double, double>> p;
+  for (const auto& [n, t] : fit.points) p.emplace_back(step_bytes(c, n, fit.ranks), t / steps(c, fit.ranks));
+  std::sort(p.begin(), p.end());
+  if (s <= p.front().first) {
+    *out = p.front().second;
+    return true;
+  }
+  size_t i = 0;
+  while (i + 2 < p.size() && p[i + 1].first < s) ++i;
+  const double dn = p[i + 1].first - p[i].first;
+  const double slope = dn > 0 ? (p[i + 1].second - p[i].second) / dn : 0.0;
+  *out = std::max(p[i].second, p[i].second + slope * (s - p[i].first));
+  return true;
+}
+
+}  // namespace
+
 double collective_seconds(const CollectiveFit& fit, Collective c, double bytes, int ranks) {
   if (ranks <= 1 && c != Collective::kP2p) return 0.0;
+  const int P = c == Collective::kP2p ? 2 : ranks;
+  double t = 0.0;
+  if (step_seconds(fit, c, step_bytes(c, bytes, P), &t)) return steps(c, P) * t;
   const auto [ka, kb] = collective_coefficients(c, ranks);
   return ka * fit.alpha_s + kb * bytes * fit.beta_s_per_byte;
 }
@@ -70,8 +105,10 @@ CollectiveFit fit_collective(Collective c, int ranks, const std::vector<std::pai
   double a = 0;
   for (size_t i = 0; i < small; ++i) a += (p[i].second - kb * p[i].first * fit.beta_s_per_byte) / ka;
   fit.alpha_s = std::max(0.0, a / static_cast<double>(small));
+  CollectiveFit line = fit;  // the residual of the α + n·β line itself
+  line.points.clear();
   for (const auto& [n, t] : points) {
-    const double e = std::fabs(collective_seconds(fit, c, n, ranks) - t) / t;
+    const double e = std::fabs(collective_seconds(line, c, n, ranks) - t) / t;
     fit.max_rel_residual = std::max(fit.max_rel_residual, e);
   }
   return fit;

@@ -6,7 +6,11 @@
 //   p2p (send/recv):                   α +            n · β
 // α and β are fitted per collective (with the coefficients above for the ranks the
 // calibration ran): β from the large messages, α from the small ones (fit_collective), so
-// each collective's own overheads stay in its own figures.
+// each collective's own overheads stay in its own figures. Where the measured points are
+// kept, a collective is priced as its ring steps x one step's time, interpolated between the
+// measured points at the step's size (n / P bytes; n for p2p): real links are not one
+// straight line (a TCP link under a token bucket moves 4 MiB messages at twice its 64 MiB
+// rate). Beyond the largest point the last segment extends; below the smallest, its time.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -26,12 +30,13 @@ struct CollectiveFit {
   double beta_s_per_byte = 0.0;  // per byte a rank sends in a step
   int ranks = 0;                 // the group size the points were measured with
   double max_rel_residual = 0.0;  // worst |fit - measured| / measured over the points
-  std::vector<std::pair<double, double>> points;  // the measured (bytes, seconds), for the record
+  std::vector<std::pair<double, double>> points;  // the measured (bytes, seconds); priced from when kept
 };
 
 // The multipliers of α and of n·β for P ranks.
 std::pair<double, double> collective_coefficients(Collective c, int ranks);
-// Predicted seconds for `bytes` over a group of `ranks` (0 for a group of one).
+// Predicted seconds for `bytes` over a group of `ranks` (0 for a group of one): from the
+// measured points when the fit kept them, else α and β.
 double collective_seconds(const CollectiveFit& fit, Collective c, double bytes, int ranks);
 // β by least squares over the points of at least 1/16 of the largest size, α as the mean
 // intercept of the two smallest; both clamped at 0.

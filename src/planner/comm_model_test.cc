@@ -40,6 +40,21 @@ TEST(CommModel, FitRecoversAlphaAndBeta) {
   }
 }
 
+TEST(CommModel, PricesBetweenMeasuredPointsStepByStep) {
+  // p2p measured: 1 MB in 10 ms, 4 MB in 40 ms (100 MB/s), 64 MB in 2 s (32 MB/s).
+  const std::vector<std::pair<double, double>> pts = {{1e6, 0.01}, {4e6, 0.04}, {64e6, 2.0}};
+  const CollectiveFit f = fit_collective(Collective::kP2p, 2, pts);
+  EXPECT_NEAR(collective_seconds(f, Collective::kP2p, 2e6, 2), 0.02, 1e-12);   // first segment
+  EXPECT_NEAR(collective_seconds(f, Collective::kP2p, 34e6, 2), 1.02, 1e-12);  // second
+  EXPECT_NEAR(collective_seconds(f, Collective::kP2p, 124e6, 2), 3.96, 1e-9);  // the last extends
+  EXPECT_NEAR(collective_seconds(f, Collective::kP2p, 1e3, 2), 0.01, 1e-12);   // below: the smallest
+  // All-reduce calibrated on 2 ranks (2 steps of n/2), priced on 4 ranks (6 steps of n/4):
+  // 16 MB over 4 ranks is 6 steps of 4 MB, a step the calibration timed as 8 MB over 2 ranks.
+  const CollectiveFit a = fit_collective(Collective::kAllReduce, 2, {{2e6, 0.02}, {8e6, 0.08}, {128e6, 4.0}});
+  EXPECT_NEAR(collective_seconds(a, Collective::kAllReduce, 16e6, 4), 6 * 0.04, 1e-12);
+  EXPECT_NEAR(collective_seconds(a, Collective::kAllReduce, 8e6, 2), 0.08, 1e-12);  // a measured point
+}
+
 TEST(CommModel, BulkBandwidthIsNotTakenFromBursts) {
   // A token-bucket link: small messages go at 1 GB/s, bulk at 50 MB/s. The fit keeps the
   // bulk rate (what gradients and activations see) and a small, non-negative α.

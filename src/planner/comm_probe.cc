@@ -2,6 +2,8 @@
 #include "planner/comm_probe.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "core/timer.h"
 
@@ -9,11 +11,8 @@ namespace zt {
 
 namespace {
 
-// Repetitions for a size: about target seconds at 1 GB/s, 3 to 64.
-int reps_for(size_t bytes, double target) {
-  const double r = target * 1e9 / static_cast<double>(std::max<size_t>(bytes, 1));
-  return static_cast<int>(std::clamp(r, 3.0, 64.0));
-}
+constexpr int kReps = 5;           // timed repetitions per size (the median is kept)
+constexpr int kIdleMs = 20;        // before each: the link idles, as between training's collectives
 
 // Equal parts of n floats for P ranks (the last takes the rest).
 std::vector<size_t> parts(size_t n, int P) {
@@ -65,7 +64,8 @@ StatusOr<std::map<std::string, CollectiveFit>> probe_collectives(ProcessGroup& g
       std::vector<float> buf(std::max<size_t>(bytes / sizeof(float), static_cast<size_t>(g.size())), 1.0f);
       ZT_RETURN_IF_ERROR(one(g, c, buf).status());  // warm: connections, registration
       std::vector<double> t;
-      for (int r = 0; r < reps_for(bytes, options.target_seconds); ++r) {
+      for (int r = 0; r < kReps; ++r) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(kIdleMs));
         ZT_ASSIGN_OR_RETURN(const double s, one(g, c, buf));
         t.push_back(s);
       }

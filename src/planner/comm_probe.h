@@ -1,7 +1,10 @@
 // Measures the collectives the planner prices (comm_model.h) on a process group and fits
 // α and β to each: all_reduce, reduce_scatter and all_gather over the whole group, and
 // p2p as half the round trip of a ping-pong between ranks 0 and 1. Every rank runs the
-// same fixed sequence (repetitions depend only on the size), so no rank decides alone.
+// same fixed sequence (5 timed repetitions per size, the median kept), so no rank decides
+// alone. Each repetition starts after the link idled 20 ms: in training, compute separates
+// the collectives, and a link with a token bucket or a TCP window that a back-to-back
+// stream keeps full would otherwise look slower than training sees it.
 // The fits come back on every rank (rank 0's timings, broadcast).
 // Thread-safety: collective over the group; one call at a time.
 #pragma once
@@ -18,7 +21,6 @@ namespace zt {
 
 struct CommProbeOptions {
   std::vector<size_t> sizes;      // bytes per measurement (whole buffer); empty: 4 KiB .. 64 MiB by 4x
-  double target_seconds = 0.1;    // per size, roughly
 };
 
 StatusOr<std::map<std::string, CollectiveFit>> probe_collectives(ProcessGroup& g, const CommProbeOptions& options);

@@ -31,9 +31,9 @@ class CommPricer {
                                         (link == "inter" ? "with ranks on two hosts" : "with 2 ranks on one host"));
     }
     used_.insert(link);
-    const int P = c == Collective::kP2p ? 2 : static_cast<int>(group.size());
-    const auto [ka, kb] = collective_coefficients(c, P);
-    return count * ka * f->alpha_s + kb * bytes * f->beta_s_per_byte;
+    // Each of the `count` operations moves bytes / count: priced at that size, since a
+    // link's rate depends on the message size (comm_model.h).
+    return count * collective_seconds(*f, c, bytes / count, static_cast<int>(group.size()));
   }
   std::vector<std::string> used() const { return {used_.begin(), used_.end()}; }
 

@@ -96,6 +96,20 @@ TEST(PerfModel, PipelineFillDoesNotGrowWithMicroBatches) {
   EXPECT_GT(eight->pp_comm_s, 0.0);
 }
 
+TEST(PerfModel, EachMessageIsPricedAtItsOwnSize) {
+  // A link measured fast for small messages and slow in bulk (its points kept): a pipeline
+  // stage's 2 sends per micro-batch are each priced at one activation's size, not as one
+  // transfer of their total.
+  Calibration c = synthetic();
+  const CollectiveFit f = fit_collective(Collective::kP2p, 2, {{1e3, 1e-5}, {1e4, 2e-5}, {1e6, 1.0}});
+  c.links["intra"]["p2p"] = f;
+  auto p = predict_step(shape(1, 2, 1), ClusterSpec{1, 2, 1, 0}, c);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const double act = 2.0 * 16 * 64 * 4;  // B·T·C fp32 bytes
+  EXPECT_NEAR(p->pp_comm_s, 2 * collective_seconds(f, Collective::kP2p, act, 2), 1e-12);
+  EXPECT_GT(collective_seconds(f, Collective::kP2p, 2 * act, 2), 100 * p->pp_comm_s);  // the bulk price
+}
+
 TEST(PerfModel, GroupsAcrossHostsNeedTheInterLink) {
   EXPECT_EQ(group_link({0, 1}, 2), "intra");
   EXPECT_EQ(group_link({1, 2}, 2), "inter");

@@ -62,6 +62,32 @@ std::vector<OpCall> calls(const CalibrateArgs& a, const std::vector<Shapes>& ms)
   return out;
 }
 
+// Per call key: the median of its samples over the passes (samples laid out [pass][call]).
+std::map<std::string, double> median_over_passes(const std::vector<OpCall>& list, const std::vector<double>& samples) {
+  std::map<std::string, double> out;
+  const size_t passes = samples.size() / list.size();
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::vector<double> v;
+    for (size_t p = 0; p < passes; ++p) v.push_back(samples[p * list.size() + i]);
+    std::sort(v.begin(), v.end());
+    out[list[i].key()] = v[v.size() / 2];
+  }
+  return out;
+}
+
+// Each sample's maximum over the world's ranks (all ranks timed the same calls together).
+StatusOr<std::vector<double>> slowest_rank(ProcessGroup& world, const std::vector<double>& samples) {
+  const size_t n = samples.size(), P = static_cast<size_t>(world.size());
+  std::vector<double> all(n * P, 0.0);  // [rank][sample], summed: each rank fills its own row
+  std::copy(samples.begin(), samples.end(), all.begin() + static_cast<std::ptrdiff_t>(n * static_cast<size_t>(world.rank())));
+  ZT_RETURN_IF_ERROR(world.all_reduce(all.data(), all.size(), CommDType::kF64)->wait());
+  std::vector<double> out(n, 0.0);
+  for (size_t r = 0; r < P; ++r) {
+    for (size_t k = 0; k < n; ++k) out[k] = std::max(out[k], all[r * n + k]);
+  }
+  return out;
+}
+
 StatusOr<ComputeTable> measure_compute(const CalibrateArgs& a, ProcessGroup* world) {
   ZT_ASSIGN_OR_RETURN(const std::vector<Shapes> ms, models(a));
   const DType dt = a.precision == "bf16" ? DType::kBF16 : a.precision == "fp16" ? DType::kF16 : DType::kF32;
@@ -83,19 +109,19 @@ StatusOr<ComputeTable> measure_compute(const CalibrateArgs& a, ProcessGroup* wor
     to.sync = [world] { (void)world->barrier()->wait(); };
   }
   const std::vector<OpCall> list = calls(a, ms);
-  std::map<std::string, std::vector<double>> samples;
+  std::vector<double> samples(list.size() * static_cast<size_t>(passes));  // [pass][call]
   for (int pass = 0; pass < passes; ++pass) {
     for (size_t i = 0; i < list.size(); ++i) {
-      ZT_ASSIGN_OR_RETURN(const double s, time_op(*backend, list[i], to));
-      samples[list[i].key()].push_back(s);
+      ZT_ASSIGN_OR_RETURN(samples[static_cast<size_t>(pass) * list.size() + i], time_op(*backend, list[i], to));
       if ((world == nullptr || world->rank() == 0) && (i + 1) % 20 == 0) {
         std::fprintf(stderr, "calibrate: pass %d/%d, %zu/%zu kernel calls\n", pass + 1, passes, i + 1, list.size());
       }
     }
   }
-  for (auto& [key, v] : samples) {
-    std::sort(v.begin(), v.end());
-    t.seconds[key] = v[v.size() / 2];
+  t.seconds = median_over_passes(list, samples);
+  if (world != nullptr) {
+    ZT_ASSIGN_OR_RETURN(const std::vector<double> slowest, slowest_rank(*world, samples));
+    t.slowest_seconds = median_over_passes(list, slowest);
   }
   return t;
 }

@@ -26,6 +26,19 @@ StatusOr<double> number(const Json& j, const std::string& key, const std::string
   return v;
 }
 
+// The {op key: seconds} object j[name] into *out.
+Status seconds_from_json(const Json& j, const char* name, const std::string& file, const std::string& at,
+                         std::map<std::string, double>* out) {
+  for (const auto& [key, v] : j[name].items()) {
+    OpCall op;
+    const std::string p = at + "/" + name + "/" + json_pointer_escape(key);
+    if (!parse_op_key(key, &op)) return bad(file, p, "not a kernel call (\"linear_forward N C OC\", ...)");
+    if (!v.is_number() || !(v.get<double>() > 0)) return bad(file, p, "expected seconds > 0");
+    (*out)[key] = v.get<double>();
+  }
+  return Status::OK();
+}
+
 StatusOr<ComputeTable> table_from_json(const Json& j, const std::string& file, const std::string& at) {
   if (!j.is_object()) return bad(file, at, "expected an object");
   ComputeTable t;
@@ -39,12 +52,10 @@ StatusOr<ComputeTable> table_from_json(const Json& j, const std::string& file, c
     return bad(file, at + "/dtype", "expected \"fp32\", \"bf16\" or \"fp16\", got \"" + t.dtype + "\"");
   }
   if (!j.contains("seconds") || !j["seconds"].is_object()) return bad(file, at + "/seconds", "expected an object");
-  for (const auto& [key, v] : j["seconds"].items()) {
-    OpCall op;
-    const std::string p = at + "/seconds/" + json_pointer_escape(key);
-    if (!parse_op_key(key, &op)) return bad(file, p, "not a kernel call (\"linear_forward N C OC\", ...)");
-    if (!v.is_number() || !(v.get<double>() > 0)) return bad(file, p, "expected seconds > 0");
-    t.seconds[key] = v.get<double>();
+  ZT_RETURN_IF_ERROR(seconds_from_json(j, "seconds", file, at, &t.seconds));
+  if (j.contains("slowest_seconds")) {
+    if (!j["slowest_seconds"].is_object()) return bad(file, at + "/slowest_seconds", "expected an object");
+    ZT_RETURN_IF_ERROR(seconds_from_json(j, "slowest_seconds", file, at, &t.slowest_seconds));
   }
   return t;
 }
@@ -67,7 +78,9 @@ StatusOr<CollectiveFit> fit_from_json(const Json& j, const std::string& file, co
 
 }  // namespace
 
-bool ComputeTable::price(const OpCall& op, double* seconds_out, bool* exact) const {
+bool ComputeTable::price(const OpCall& op, double* seconds_out, bool* exact, bool slowest_rank) const {
+  const std::map<std::string, double>& seconds =
+      slowest_rank && !slowest_seconds.empty() ? slowest_seconds : this->seconds;
   const std::string key = op.key();
   if (auto it = seconds.find(key); it != seconds.end()) {
     *seconds_out = it->second;
@@ -114,6 +127,7 @@ void Calibration::put(const ComputeTable& t) {
   for (ComputeTable& have : compute) {
     if (have.threads == t.threads && have.concurrent_ranks == t.concurrent_ranks && have.dtype == t.dtype) {
       for (const auto& [k, v] : t.seconds) have.seconds[k] = v;
+      for (const auto& [k, v] : t.slowest_seconds) have.slowest_seconds[k] = v;
       return;
     }
   }
@@ -146,6 +160,7 @@ Json calibration_to_json(const Calibration& c) {
   for (const ComputeTable& t : c.compute) {
     j["compute"].push_back({{"threads", t.threads}, {"concurrent_ranks", t.concurrent_ranks}, {"dtype", t.dtype},
                             {"seconds", t.seconds}});
+    if (!t.slowest_seconds.empty()) j["compute"].back()["slowest_seconds"] = t.slowest_seconds;
   }
   j["links"] = Json::object();
   for (const auto& [link, ops] : c.links) {

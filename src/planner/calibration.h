@@ -5,7 +5,8 @@
 //    "process_base_bytes", "mpi_process_base_bytes", "mpi_inter_process_base_bytes":
 //    resident memory of a process before its model (binary, BLAS; and MPI for a rank under
 //    mpirun, with peers on its host or on other hosts: the transports' buffers differ),
-//    "compute": [{"threads", "concurrent_ranks", "dtype", "seconds": {op key: s}}],
+//    "compute": [{"threads", "concurrent_ranks", "dtype", "seconds": {op key: s},
+//                 "slowest_seconds" (optional): {op key: s}}],
 //    "links": {"intra"|"inter": {collective: {"alpha_s", "beta_s_per_byte", "ranks",
 //                                             "max_rel_residual"}}}}
 // A compute table holds the median time of each kernel call it measured (op_list.h keys),
@@ -33,11 +34,15 @@ struct ComputeTable {
   int threads = 1;
   int concurrent_ranks = 1;
   std::string dtype = "fp32";  // "fp32", "bf16", "fp16"
-  std::map<std::string, double> seconds;
+  std::map<std::string, double> seconds;  // a call's typical time on one rank
+  // Under mpirun: the slowest rank's time of the same call, all ranks starting together (the
+  // median over passes of the maximum over ranks). A group that synchronises between kernels
+  // (tensor parallelism's all-reduces) waits for it at every sync. Empty: not measured.
+  std::map<std::string, double> slowest_seconds;
 
-  // Seconds for one call; *exact false when extrapolated from another shape. False when
-  // the table has no call of that kernel.
-  bool price(const OpCall& op, double* seconds_out, bool* exact) const;
+  // Seconds for one call (the slowest rank's when `slowest_rank` and measured); *exact false
+  // when extrapolated from another shape. False when the table has no call of that kernel.
+  bool price(const OpCall& op, double* seconds_out, bool* exact, bool slowest_rank = false) const;
 };
 
 struct Calibration {

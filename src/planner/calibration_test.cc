@@ -24,6 +24,7 @@ Calibration sample() {
   t.seconds["linear_forward 64 32 32"] = 1e-4;     // 131072 flops
   t.seconds["linear_forward 1024 32 32"] = 8e-4;   // 2097152 flops
   t.seconds["adamw 1048576"] = 2e-4;
+  t.slowest_seconds["linear_forward 64 32 32"] = 1.5e-4;  // the slower of the ranks
   c.compute.push_back(t);
   c.links["intra"]["all_reduce"] = CollectiveFit{5e-6, 1e-10, 2, 0.1, {}};
   return c;
@@ -37,6 +38,8 @@ TEST_F(CalibrationFile, RoundTrip) {
   auto back = load_calibration(path);
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   EXPECT_EQ(calibration_to_json(*back), calibration_to_json(sample()));
+  ASSERT_EQ(back->compute.size(), 1u);
+  EXPECT_EQ(back->compute[0].slowest_seconds.at("linear_forward 64 32 32"), 1.5e-4);
   EXPECT_EQ(back->base_bytes(1), 30e6);
   EXPECT_EQ(back->base_bytes(4), 40e6);
   EXPECT_EQ(back->base_bytes(4, 2), 50e6);  // peers on other hosts: the TCP figure

@@ -49,12 +49,15 @@ struct StageTime {
   double per_micro() const { return kernels + tp + pp + zero3; }
 };
 
-StatusOr<double> price_ops(const ComputeTable& t, const std::vector<OpCall>& ops, StepPrediction* p) {
+// `slowest_rank`: each call at the slowest rank's time (calibration.h), for a group that
+// synchronises between kernels.
+StatusOr<double> price_ops(const ComputeTable& t, const std::vector<OpCall>& ops, StepPrediction* p,
+                           bool slowest_rank = false) {
   double s = 0.0;
   for (const OpCall& op : ops) {
     double sec = 0.0;
     bool exact = false;
-    if (!t.price(op, &sec, &exact)) {
+    if (!t.price(op, &sec, &exact, slowest_rank)) {
       return Status::FailedPrecondition(std::string("the calibration has no ") + op_kind_name(op.kind) + " for " +
                                         t.dtype + ": run `zerotrain calibrate --config` with this model");
     }
@@ -84,8 +87,11 @@ StatusOr<StageTime> stage_time(const RunShape& r, const RankGrid& grid, int rank
   const DType compute = backend_or_cpu(o.backend).compute_dtype();
   const double act = static_cast<double>(B) * T * o.model.n_embd, dsize = static_cast<double>(dtype_size(compute));
   StageTime s;
-  ZT_ASSIGN_OR_RETURN(const double fwd, price_ops(t, forward_ops(o.model, l, B, T), p));
-  ZT_ASSIGN_OR_RETURN(const double bwd, price_ops(t, backward_ops(o.model, l, B, T, o.checkpoint), p));
+  // A tensor-parallel group all-reduces after every few kernels: each segment between them
+  // lasts as long as its slowest rank's kernels.
+  const bool synced = grid.tp() > 1;
+  ZT_ASSIGN_OR_RETURN(const double fwd, price_ops(t, forward_ops(o.model, l, B, T), p, synced));
+  ZT_ASSIGN_OR_RETURN(const double bwd, price_ops(t, backward_ops(o.model, l, B, T, o.checkpoint), p, synced));
   s.kernels = fwd + bwd;
   const std::vector<int> tpg = grid.group_of(rank, GridAxis::kTp), dpg = grid.group_of(rank, GridAxis::kDp);
   ZT_ASSIGN_OR_RETURN(s.tp, comm->price(Collective::kAllReduce, tpg, act * 4.0 * tp_all_reduces(r, l),

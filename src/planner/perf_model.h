@@ -1,6 +1,7 @@
 // The planner's step-time model: one optimizer step of a run layout on a cluster, priced
 // from a Calibration (calibration.h). Per pipeline stage s and micro-batch:
-//   t_s = forward + backward kernels (op_list.h; a checkpointed block's forward twice)
+//   t_s = forward + backward kernels (op_list.h; a checkpointed block's forward twice; with
+//         tp > 1 each at its slowest rank's calibrated time, as the group syncs between them)
 //       + tensor-parallel all-reduces of the B·T·C fp32 partials (2 per block forward, 2
 //         backward, 2 more per recomputed block, 1 for the vocabulary-parallel embedding
 //         and 1 for the head's input gradient)

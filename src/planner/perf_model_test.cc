@@ -110,6 +110,24 @@ TEST(PerfModel, EachMessageIsPricedAtItsOwnSize) {
   EXPECT_GT(collective_seconds(f, Collective::kP2p, 2 * act, 2), 100 * p->pp_comm_s);  // the bulk price
 }
 
+TEST(PerfModel, TensorParallelKernelsTakeTheSlowestRank) {
+  // The slowest rank's calls take twice the typical time. tp 2 syncs between kernels and pays
+  // it; dp 2 syncs once per step and does not.
+  const Calibration typical = synthetic();
+  Calibration skewed = typical;
+  for (const auto& [key, s] : typical.compute[0].seconds) skewed.compute[0].slowest_seconds[key] = 2 * s;
+  RunShape tp = shape(1, 1, 2);
+  tp.tp = 2;
+  auto a = predict_step(tp, ClusterSpec{1, 2, 1, 0}, typical), b = predict_step(tp, ClusterSpec{1, 2, 1, 0}, skewed);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().to_string();
+  EXPECT_NEAR(b->compute_s, 2 * a->compute_s, 1e-12);
+  EXPECT_NEAR(b->optimizer_s, a->optimizer_s, 1e-12);  // the update is not between syncs
+  auto c = predict_step(shape(2, 1, 2), ClusterSpec{1, 2, 1, 0}, typical);
+  auto d = predict_step(shape(2, 1, 2), ClusterSpec{1, 2, 1, 0}, skewed);
+  ASSERT_TRUE(c.ok() && d.ok());
+  EXPECT_NEAR(d->compute_s, c->compute_s, 1e-12);
+}
+
 TEST(PerfModel, GroupsAcrossHostsNeedTheInterLink) {
   EXPECT_EQ(group_link({0, 1}, 2), "intra");
   EXPECT_EQ(group_link({1, 2}, 2), "inter");

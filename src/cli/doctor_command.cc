@@ -207,7 +207,6 @@ void report_gemm(const DoctorOptions& options, Report* r) {
 }
 
 void report_mpi(Report* r) {
-  r->fact("allocator", allocator_description() + " (malloc of every library in the process)");
   r->fact("mpi", mpi_library_version());
   r->fact("mpi transports", mpi_transports());
 }
@@ -286,6 +285,7 @@ int doctor_command(const DoctorOptions& options) {
   report_amx(c, &r);
   report_gemm(options, &r);
   report_mpi(&r);
+  r.fact("allocator", allocator_description() + " (malloc of every library in the process)");
   report_threads(c, &r);
   report_storage(options, &r);
   return r.finish();

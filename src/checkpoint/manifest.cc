@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "checkpoint/model_json.h"
+#include "checkpoint/state_view.h"
 #include "io/checksum.h"
 #include "io/json_reader.h"
 
@@ -18,7 +18,6 @@ namespace {
 
 constexpr int64_t kMaxInt = (int64_t{1} << 62);
 constexpr const char* kFormat = "zerotrain-checkpoint";
-const std::set<std::string> kKnownKinds = {"param", "exp_avg", "exp_avg_sq", "momentum_buffer"};
 
 Json tensor_json(const ManifestTensor& t) {
   return {{"name", t.name},     {"shape", t.shape},   {"logical_rows", t.logical_rows}, {"tp_dim", t.tp_dim},
@@ -302,6 +301,23 @@ Status check_coverage(const Manifest& m, const std::string& label) {
   return Status::OK();
 }
 
+// state_kinds: distinct names from state_kinds(), "param" first.
+void read_kinds(JsonReader& r, Manifest* m) {
+  const Json* kinds = need_array(r, "state_kinds");
+  if (kinds == nullptr) return;
+  const std::vector<std::string>& known = state_kinds();
+  for (const Json& k : *kinds) {
+    if (!k.is_string() || std::find(known.begin(), known.end(), k.get<std::string>()) == known.end() ||
+        std::count(kinds->begin(), kinds->end(), k) != 1) {
+      std::string names;
+      for (const std::string& n : known) names += (names.empty() ? "" : ", ") + n;
+      return r.fail("state_kinds", "expected distinct kinds among " + names + ", got " + kinds->dump());
+    }
+    m->kinds.push_back(k.get<std::string>());
+  }
+  if (r.status().ok() && (m->kinds.empty() || m->kinds[0] != "param")) r.fail("state_kinds", "must start with \"param\"");
+}
+
 }  // namespace
 
 size_t ManifestTensor::numel() const {
@@ -375,17 +391,7 @@ StatusOr<Manifest> parse_manifest(const std::string& text, const std::string& la
   } else {
     r.fail("config", "expected an object");
   }
-  if (const Json* kinds = need_array(r, "state_kinds"); kinds != nullptr) {
-    for (const Json& k : *kinds) {
-      if (!k.is_string() || kKnownKinds.count(k.get<std::string>()) == 0 ||
-          std::count(kinds->begin(), kinds->end(), k) != 1) {
-        r.fail("state_kinds", "expected distinct kinds among param, exp_avg, exp_avg_sq, momentum_buffer, got " + kinds->dump());
-        break;
-      }
-      m.kinds.push_back(k.get<std::string>());
-    }
-    if (r.status().ok() && (m.kinds.empty() || m.kinds[0] != "param")) r.fail("state_kinds", "must start with \"param\"");
-  }
+  read_kinds(r, &m);
   ParseIndex index;
   each_object(r, "tensors", [&](JsonReader& e) { read_tensor(e, &m, &index); });
   each_object(r, "files", [&](JsonReader& e) { read_file_entry(e, &m, &index); });

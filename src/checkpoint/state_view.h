@@ -23,8 +23,18 @@
 
 namespace zt {
 
+// Every state kind a checkpoint may hold: "param" and each optimizer's state_names()
+// (AdamW and LAMB: exp_avg, exp_avg_sq; SGD: momentum_buffer; 0/1 Adam adds sync_params;
+// 1-bit LAMB adds exp_avg_sq_fresh). A new optimizer's names are added here, or its
+// checkpoints are refused (optimizer_kinds_test checks every optimizer against it).
+inline const std::vector<std::string>& state_kinds() {
+  static const std::vector<std::string> kinds = {"param",         "exp_avg",     "exp_avg_sq",
+                                                 "momentum_buffer", "sync_params", "exp_avg_sq_fresh"};
+  return kinds;
+}
+
 struct StateArray {
-  std::string kind;   // "param", "exp_avg", "exp_avg_sq", "momentum_buffer"
+  std::string kind;   // one of state_kinds()
   float* data;        // arena element held.begin
   ElementRange held;  // arena elements present on this rank
 };

@@ -6,7 +6,8 @@ zerotrain's own sections (a tiny byte-level model, a small corpus, one step), po
 nvme_path at a scratch directory, gives a micro-batch of 2 to the templates that have no
 batch key at all (their launcher fills it; DeepSpeed refuses them as given), and launches as many ranks as the file's batch triple
 implies (train_batch_size / (micro-batch x accumulation), at most 8). A strict-JSON file
-must then either train, or be refused with exit 2 for a key that needs a GPU or a
+must then either train and save a checkpoint that opens (its manifest parses: `zerotrain
+eval` loads it), or be refused with exit 2 for a key that needs a GPU or a
 feature listed as not built, naming the key's JSON pointer. Anything else fails the
 test. Non-strict files (comments, shell placeholders) are counted and skipped.
 
@@ -58,11 +59,23 @@ def ranks_for(cfg):
     return max(1, min(8, dp * model))
 
 
+def check_checkpoint(binary, work, out, env):
+    """'' if the run saved a checkpoint that loads, else what went wrong."""
+    ckpt = os.path.join(work, out, "checkpoints")
+    if not os.path.exists(os.path.join(ckpt, "latest")):
+        return "no %s/checkpoints/latest" % out
+    p = subprocess.run([binary, "eval", ckpt, "--data", "train.bin"], cwd=work, env=env, capture_output=True,
+                       text=True, timeout=600)
+    if p.returncode != 0:
+        return "zerotrain eval exit %d: %s" % (p.returncode, (p.stdout + p.stderr).strip().splitlines()[-1:])
+    return ""
+
+
 def run_one(binary, path, work, index):
     cfg = strict_load(path)
     out = "run%d" % index
     cfg.update(json.loads(json.dumps(TINY)))
-    cfg["training"] = {"steps": 1, "eval_interval": 0, "output_dir": out, "save_at_end": False,
+    cfg["training"] = {"steps": 1, "eval_interval": 0, "output_dir": out, "save_at_end": True,
                        "metrics_csv": False}
     point_nvme(cfg, os.path.join(work, "swap"))
     supplied = not any(k in cfg for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
@@ -80,6 +93,9 @@ def run_one(binary, path, work, index):
     p = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
     text = p.stdout + p.stderr
     if p.returncode == 0:
+        saved = check_checkpoint(binary, work, out, env)
+        if saved:
+            return "FAILED", np, "trained, but its checkpoint: " + saved
         return "trains", np, "(batch supplied by the test: the file has none)" if supplied else ""
     m = REFUSAL.search(text)
     if p.returncode == 2 and m:

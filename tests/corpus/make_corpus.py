@@ -431,7 +431,7 @@ def make_manifest():
         'got "adagrad"')
     add("config_not_object.json", edited(MANIFEST, "config", [1]), "/config: expected an object")
     add("state_kinds_unknown.json", edited(MANIFEST, "state_kinds", ["param", "momentum"]),
-        '/state_kinds: expected distinct kinds among param, exp_avg, exp_avg_sq, momentum_buffer, got ["param","momentum"]')
+        '/state_kinds: expected distinct kinds among param, exp_avg, exp_avg_sq, momentum_buffer, sync_params, exp_avg_sq_fresh, got ["param","momentum"]')
     add("state_kinds_order.json", edited(MANIFEST, "state_kinds", ["exp_avg", "param"]),
         '/state_kinds: must start with "param"')
     # The tensor table.

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/doctor_cuda.h"
 #include "cli/doctor_probes.h"
 #include "cli/exit_status.h"
 #include "core/allocator.h"
@@ -285,6 +286,8 @@ int doctor_command(const DoctorOptions& options) {
   report_amx(c, &r);
   report_gemm(options, &r);
   report_mpi(&r);
+  report_cuda([&](const char* label, const std::string& text) { r.fact(label, text); },
+              [&](std::string text) { r.problem(std::move(text)); });
   r.fact("allocator", allocator_description() + " (malloc of every library in the process)");
   report_threads(c, &r);
   report_storage(options, &r);

@@ -1,6 +1,6 @@
 // `zerotrain doctor` (DeepSpeed's ds_report): prints the machine facts that decide
 // zerotrain's speed and correctness, one fact per aligned line (cpu, isa, amx, gemm
-// path, openblas, onednn, gemm speed, mpi, threads, io, memory, disk), then the warnings
+// path, openblas, onednn, gemm speed, mpi, cuda, threads, io, memory, disk), then the warnings
 // and a `problems:` list in which every entry says what to do.
 // Exit status: 0 when there is no problem (warnings allowed), 1 when something will slow
 // or break training: GEMMs really running on an OpenBLAS core older than the CPU, an

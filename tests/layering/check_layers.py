@@ -49,7 +49,7 @@ def violations(src_dir):
     found = []
     for root, _, files in os.walk(src_dir):
         for name in sorted(files):
-            if not name.endswith((".h", ".cc", ".inc")):
+            if not name.endswith((".h", ".cc", ".inc", ".cu", ".cuh")):
                 continue
             path = os.path.join(root, name)
             rel = os.path.relpath(path, src_dir)

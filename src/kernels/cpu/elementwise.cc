@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "tensor/half_bits.h"
+
 namespace zt {
 
 void bias_residual(float* out, const float* residual, const float* partial, const float* bias, int64_t N, int C) {
@@ -27,13 +29,7 @@ void accumulate(float* dst, const float* src, int64_t n) {
 void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, &src[i], 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) {
-      dst[i] = static_cast<bf16_t>((u >> 16) | 0x40u);  // quiet NaN, sign kept
-    } else {
-      dst[i] = static_cast<bf16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-    }
+    dst[i] = f32_to_bf16_bits(src[i]);
   }
 }
 
@@ -44,8 +40,7 @@ void copy_f32(float* dst, const float* src, int64_t n) {
 void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
-    const uint32_t u = static_cast<uint32_t>(src[i]) << 16;
-    std::memcpy(&dst[i], &u, 4);
+    dst[i] = bf16_bits_to_f32(src[i]);
   }
 }
 

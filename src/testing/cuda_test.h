@@ -9,12 +9,16 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cuda/cuda_device.h"
 #include "core/check.h"
+#include "core/cpu_features.h"
 #include "kernels/cpu/half_convert.h"
+#include "kernels/cuda/cpu_order.h"
 
 namespace zt::testing {
 
@@ -67,6 +71,24 @@ class DeviceArray {
   void* p_ = nullptr;
   size_t n_;
 };
+
+// Every CPU ISA this host runs, with the order a CUDA kernel must follow to match it.
+inline std::vector<std::pair<Isa, cuda::CpuOrder>> cpu_orders() {
+  std::vector<std::pair<Isa, cuda::CpuOrder>> out;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (detect_isa() >= isa) out.push_back({isa, cuda::cpu_order_for(isa)});
+  }
+  return out;
+}
+
+// n values drawn from normal(mean, sd) by a seeded generator.
+inline std::vector<float> normal_values(size_t n, uint32_t seed, float mean = 0.0f, float sd = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(mean, sd);
+  std::vector<float> x(n);
+  for (float& v : x) v = d(rng);
+  return x;
+}
 
 // x rounded to storage t and widened back: values a 16-bit tensor can hold.
 inline std::vector<float> representable(DType t, const std::vector<float>& x) {

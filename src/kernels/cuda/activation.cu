@@ -13,7 +13,7 @@ namespace {
 // sigmoid(2u) = 1 / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3) as fmadd(0.044715 x2, x, x).
 __device__ __forceinline__ float gelu_sigmoid(float x, float x2) {
   const float u = vmul(0.7978845608028654f, vfmadd(vmul(0.044715f, x2), x, x));
-  const float e = vexp(vmul(-2.0f, u));
+  const float e = vexp<true>(vmul(-2.0f, u));
   return vdiv(1.0f, vadd(1.0f, e));
 }
 
@@ -27,7 +27,7 @@ __device__ __forceinline__ float gelu_grad(float x, float dy) {
   return vmul(vfmadd(x, ds, s), dy);
 }
 
-__device__ __forceinline__ float silu_sigmoid(float g) { return vdiv(1.0f, vadd(1.0f, vexp(vsub(0.0f, g)))); }
+__device__ __forceinline__ float silu_sigmoid(float g) { return vdiv(1.0f, vadd(1.0f, vexp<true>(vsub(0.0f, g)))); }
 
 #define ZT_GRID_STRIDE(i, n) \
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{gridDim.x} * blockDim.x)

@@ -18,10 +18,7 @@ namespace {
 using testing::DeviceValues;
 
 std::vector<float> inputs(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 3.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = d(rng);
+  std::vector<float> x = testing::normal_values(n, seed, 0.0f, 3.0f);
   const float edges[] = {0.0f, -0.0f, 40.0f, -40.0f, 100.0f, -100.0f, 1e-30f, -1e-30f, 88.0f, -90.0f};
   for (size_t i = 0; i < sizeof(edges) / sizeof(float) && i < n; ++i) x[i] = edges[i];
   return x;

@@ -185,9 +185,6 @@ std::string LtGemm::describe() const {
          " MiB workspace, " + std::to_string(plans_.size()) + " problems planned";
 }
 
-namespace {
-
-// A row-major product as cuBLASLt's column-major matmul (the fields the helpers vary).
 Matmul column_major(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, DType ab, DType cd, const void* A,
                     int64_t lda, const void* B, int64_t ldb, void* D, int64_t ldd) {
   Matmul mm;
@@ -206,8 +203,6 @@ Matmul column_major(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
   mm.ldd = ldd;
   return mm;
 }
-
-}  // namespace
 
 Status linear_forward(LtGemm& lt, DType t, void* out, const void* inp, const void* weight, const void* bias,
                       const void* residual, int64_t N, int C, int OC, cudaStream_t stream) {

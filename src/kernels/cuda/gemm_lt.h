@@ -75,6 +75,11 @@ class LtGemm {
   std::map<std::string, std::unique_ptr<Plan>> plans_;
 };
 
+// A Matmul from the fields every product sets (the rest keep their defaults: no C, no
+// bias, alpha 1, beta 0, one batch).
+Matmul column_major(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, DType ab, DType cd, const void* A,
+                    int64_t lda, const void* B, int64_t ldb, void* D, int64_t ldd);
+
 // Row-major helpers in the kernel table's terms (backend/activation_ops.h), t the storage
 // type of activations and weights:
 // out (N, OC) = residual (may be null) + bias (may be null) + inp (N, C) @ weight (OC, C)^T.

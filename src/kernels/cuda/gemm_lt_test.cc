@@ -27,11 +27,7 @@ using testing::DeviceValues;
 
 // A normal(0, sd) tensor of n values in storage t.
 DeviceValues random_values(DType t, size_t n, uint32_t seed, float sd) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, sd);
-  std::vector<float> x(n);
-  for (float& v : x) v = d(rng);
-  return DeviceValues(t, x);
+  return DeviceValues(t, testing::normal_values(n, seed, 0.0f, sd));
 }
 
 double output_rounding(DType t) {

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/lane_order.cuh"
 #include "kernels/cuda/vmath.cuh"
 
 namespace zt::cuda {
@@ -108,17 +109,17 @@ __global__ void sum_squares_kernel(double* partial, const float* x, int64_t n, i
   const int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
   const int64_t c = t / G;
   const int l = static_cast<int>(t % G);
-  auto madd = [](float a, float acc) { return kFused ? vfmadd(a, a, acc) : vadd(vmul(a, a), acc); };
+  auto sq = [](float a, float acc) { return madd<kFused>(a, a, acc); };
   float acc = 0.0f;
   if (c < nchunks) {
     const int64_t lo = c * kSumSquaresChunk, hi = lo + kSumSquaresChunk < n ? lo + kSumSquaresChunk : n;
     int64_t i = lo;
-    for (; i + G <= hi; i += G) acc = madd(x[i + l], acc);
+    for (; i + G <= hi; i += G) acc = sq(x[i + l], acc);
     if (i + W <= hi) {  // one more vector into a0
-      if (l < W) acc = madd(x[i + l], acc);
+      if (l < W) acc = sq(x[i + l], acc);
       i += W;
     }
-    if (l >= W && i + (l - W) < hi) acc = madd(x[i + (l - W)], acc);  // the tail into a1
+    if (l >= W && i + (l - W) < hi) acc = sq(x[i + (l - W)], acc);  // the tail into a1
   }
   // reduce_add(a0 + a1): lane j < W adds a1[j], then the ISA's halving tree.
   const unsigned full = 0xffffffffu;
@@ -172,19 +173,15 @@ void lamb_apply(float* p, const float* m, const float* v, int64_t n, const LambA
 
 int64_t sum_squares_workspace_doubles(int64_t n) { return chunks(n, kSumSquaresChunk); }
 
-void sum_squares(double* out, const float* x, int64_t n, SumSquaresOrder order, double* workspace,
+void sum_squares(double* out, const float* x, int64_t n, CpuOrder order, double* workspace,
                  cudaStream_t stream) {
   const int64_t nc = chunks(n, kSumSquaresChunk);
   if (nc > 0) {
-    if (order.width == 16 && order.fused) {
-      sum_squares_kernel<16, true><<<blocks(32 * nc), kThreads, 0, stream>>>(workspace, x, n, nc);
-    } else if (order.width == 8 && order.fused) {
-      sum_squares_kernel<8, true><<<blocks(16 * nc), kThreads, 0, stream>>>(workspace, x, n, nc);
-    } else {
-      ZT_CHECK(order.width == 8 && !order.fused, "sum_squares: no CPU order with %d lanes (fused %d)", order.width,
-               static_cast<int>(order.fused));
-      sum_squares_kernel<8, false><<<blocks(16 * nc), kThreads, 0, stream>>>(workspace, x, n, nc);
-    }
+    with_order(order, [&](auto o) {
+      using O = decltype(o);
+      sum_squares_kernel<O::kWidth, O::kFused><<<blocks(2 * O::kWidth * nc), kThreads, 0, stream>>>(workspace, x, n,
+                                                                                                  nc);
+    });
     check_launch("sum_squares");
   }
   sum_chunks_kernel<<<1, 1, 0, stream>>>(out, workspace, nc);

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/cpu_order.h"
 #include "kernels/kernel_args.h"
 
 namespace zt::cuda {
@@ -33,17 +34,11 @@ void lamb_moments(const float* p, const float* g, float* m, float* v, int64_t n,
                   double* workspace, cudaStream_t stream);
 void lamb_apply(float* p, const float* m, const float* v, int64_t n, const LambArgs& args, cudaStream_t stream);
 
-// Which CPU kernel's summation order sum_squares reproduces: lanes per vector and whether
-// its multiply-add is fused (AVX-512: 16, fused; AVX2: 8, fused; scalar: 8, not fused).
-struct SumSquaresOrder {
-  int width = 16;
-  bool fused = true;
-};
 // Doubles of device workspace sum_squares needs for n elements.
 int64_t sum_squares_workspace_doubles(int64_t n);
 // *out (device) = sum x^2: float partial sums over fixed 64 Ki chunks in `order`'s lane
 // layout, the chunks added in chunk order in double.
-void sum_squares(double* out, const float* x, int64_t n, SumSquaresOrder order, double* workspace,
+void sum_squares(double* out, const float* x, int64_t n, CpuOrder order, double* workspace,
                  cudaStream_t stream);
 
 }  // namespace zt::cuda

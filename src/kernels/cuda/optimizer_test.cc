@@ -20,13 +20,8 @@ namespace {
 using testing::DeviceArray;
 using testing::same_bits;
 
-std::vector<float> normal(size_t n, uint32_t seed, float sd) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, sd);
-  std::vector<float> x(n);
-  for (float& v : x) v = d(rng);
-  return x;
-}
+std::vector<float> normal(size_t n, uint32_t seed, float sd) { return testing::normal_values(n, seed, 0.0f, sd); }
+
 
 AdamWArgs adamw_args(int t) {
   const double lr = 1e-3, b1 = 0.9, b2 = 0.95, wd = 0.1;
@@ -119,7 +114,7 @@ TEST(CudaOptimizer, SumOfSquaresFollowsEachCpuIsaBitForBit) {
   ZT_REQUIRE_CUDA();
   struct Order {
     Isa isa;
-    cuda::SumSquaresOrder order;
+    cuda::CpuOrder order;
   };
   const Order orders[] = {{Isa::kScalar, {8, false}}, {Isa::kAvx2, {8, true}}, {Isa::kAvx512, {16, true}}};
   for (size_t n : {size_t{1}, size_t{15}, size_t{31}, size_t{65536 + 17}, size_t{3} * 65536 + 40 + 7}) {

@@ -26,20 +26,23 @@ __device__ __forceinline__ float pow2i(float n) {
   return __uint_as_float(static_cast<uint32_t>(__float2int_rn(n) + 127) << 23);
 }
 
-// The CPU's vexp: Cephes expf polynomial after range reduction by ln 2 in two constants.
+// The CPU's vexp: Cephes expf polynomial after range reduction by ln 2 in two constants;
+// kFused: the AVX ISAs' fused fmadd (true) or the scalar ISA's two roundings.
+template <bool kFused = true>
 __device__ __forceinline__ float vexp(float x) {
+  auto fm = [](float a, float b, float c) { return kFused ? vfmadd(a, b, c) : vadd(vmul(a, b), c); };
   x = vmin(x, 88.3762626647949f);
   x = vmax(x, -87.3365447505531f);
   const float n = rintf(vmul(x, 1.44269504088896341f));
-  float r = vfmadd(n, -0.693359375f, x);
-  r = vfmadd(n, 2.12194440e-4f, r);
+  float r = fm(n, -0.693359375f, x);
+  r = fm(n, 2.12194440e-4f, r);
   float p = 1.9875691500e-4f;
-  p = vfmadd(p, r, 1.3981999507e-3f);
-  p = vfmadd(p, r, 8.3334519073e-3f);
-  p = vfmadd(p, r, 4.1665795894e-2f);
-  p = vfmadd(p, r, 1.6666665459e-1f);
-  p = vfmadd(p, r, 5.0000001201e-1f);
-  p = vfmadd(p, vmul(r, r), vadd(r, 1.0f));
+  p = fm(p, r, 1.3981999507e-3f);
+  p = fm(p, r, 8.3334519073e-3f);
+  p = fm(p, r, 4.1665795894e-2f);
+  p = fm(p, r, 1.6666665459e-1f);
+  p = fm(p, r, 5.0000001201e-1f);
+  p = fm(p, vmul(r, r), vadd(r, 1.0f));
   const float half_n = rintf(vmul(n, 0.5f));
   return vmul(vmul(p, pow2i(half_n)), pow2i(vsub(n, half_n)));
 }

@@ -1,0 +1,92 @@
+// Cross-entropy (crossentropy.h): crossentropy_impl.h's two row passes by a group of W
+// lanes per row, and its elementwise backward.
+#include "kernels/cuda/crossentropy.h"
+
+#include "kernels/cuda/half_bits.cuh"
+#include "kernels/cuda/lane_order.cuh"
+#include "kernels/cuda/launch.h"
+
+namespace zt::cuda {
+
+namespace {
+
+template <class O, class H>
+__global__ void crossentropy_forward_kernel(float* losses, float* stats, const typename H::T* logits,
+                                            const int32_t* targets, int64_t N, int V, int Vp) {
+  constexpr int W = O::kWidth;
+  const int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  const int64_t r = t / W;
+  const int lane = static_cast<int>(t % W);
+  const bool live = r < N && targets[r] >= 0;  // the same for the whole group
+  const typename H::T* row = logits + (r < N ? r : 0) * Vp;
+  float mx = -INFINITY;
+  if (live) for (int i = lane; i < V; i += W) mx = vmax(mx, H::load(row[i]));
+  const float m = group_max<W>(mx);
+  float acc = 0.0f;
+  if (live) {
+    for (int i = lane; i < V; i += W) acc = vadd(acc, vexp<O::kFused>(vsub(H::load(row[i]), m)));
+    // The CPU's last vector pads lanes past V with -inf, whose clamped exp (~1.2e-38) it adds.
+    if (V % W != 0 && lane >= V % W) acc = vadd(acc, vexp<O::kFused>(vsub(-INFINITY, m)));
+  }
+  const float sum = group_sum<W>(acc);
+  if (r >= N || lane != 0) return;
+  if (!live) {
+    losses[r] = 0.0f;
+    stats[2 * r] = 0.0f;
+    stats[2 * r + 1] = 0.0f;
+    return;
+  }
+  const float logsum = static_cast<float>(log(static_cast<double>(sum)));
+  stats[2 * r] = m;
+  stats[2 * r + 1] = logsum;
+  losses[r] = vadd(vsub(m, H::load(row[targets[r]])), logsum);
+}
+
+// One thread per element of (N, Vp).
+template <class O, class H>
+__global__ void crossentropy_backward_kernel(typename H::T* dlogits, const typename H::T* logits, const float* stats,
+                                             const int32_t* targets, float dloss, int64_t N, int V, int Vp) {
+  const int64_t total = N * Vp;
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total; e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t r = e / Vp;
+    const int j = static_cast<int>(e % Vp);
+    const int32_t tgt = targets[r];
+    float d = 0.0f;
+    if (tgt >= 0 && j < V) {
+      const float p = vexp<O::kFused>(vsub(vsub(H::load(logits[e]), stats[2 * r]), stats[2 * r + 1]));
+      d = vmul(p, dloss);
+      if (j == tgt) d = vsub(d, dloss);
+    }
+    dlogits[e] = H::store(d);
+  }
+}
+
+}  // namespace
+
+void crossentropy_forward(DType t, CpuOrder o, float* losses, float* stats, const void* logits,
+                          const int32_t* targets, int64_t N, int V, int Vp, cudaStream_t stream) {
+  if (N <= 0) return;
+  with_order_storage(o, t, [&](auto ord, auto h) {
+    using O = decltype(ord);
+    using H = decltype(h);
+    const unsigned blocks = static_cast<unsigned>((N * O::kWidth + kThreads - 1) / kThreads);
+    crossentropy_forward_kernel<O, H><<<blocks, kThreads, 0, stream>>>(
+        losses, stats, static_cast<const typename H::T*>(logits), targets, N, V, Vp);
+  });
+  check_launch("crossentropy_forward");
+}
+
+void crossentropy_backward(DType t, CpuOrder o, void* dlogits, const void* logits, const float* stats,
+                           const int32_t* targets, float dloss, int64_t N, int V, int Vp, cudaStream_t stream) {
+  if (N <= 0) return;
+  with_order_storage(o, t, [&](auto ord, auto h) {
+    using O = decltype(ord);
+    using H = decltype(h);
+    using T = typename H::T;
+    crossentropy_backward_kernel<O, H><<<grid_for(N * Vp), kThreads, 0, stream>>>(
+        static_cast<T*>(dlogits), static_cast<const T*>(logits), stats, targets, dloss, N, V, Vp);
+  });
+  check_launch("crossentropy_backward");
+}
+
+}  // namespace zt::cuda

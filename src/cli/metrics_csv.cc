@@ -84,7 +84,7 @@ MetricsCsv::~MetricsCsv() {
 void MetricsCsv::write(const MetricsRow& r) {
   char val[32] = "";
   if (r.val_loss) std::snprintf(val, sizeof(val), "%.6f", *r.val_loss);
-  std::fprintf(f_, "%lld,%.6f,%s,%.6e,%.4f,%.1f,%.2f,%.2f,%.2f,%a\n", static_cast<long long>(r.step), r.loss, val, r.lr,
+  std::fprintf(f_, "%lld,%.6f,%s,%.6e,%.17g,%.1f,%.2f,%.2f,%.2f,%a\n", static_cast<long long>(r.step), r.loss, val, r.lr,
                r.grad_norm, r.tokens_per_s, r.forward_ms, r.backward_ms, r.optimizer_ms, r.loss);
   std::fflush(f_);
 }

@@ -1,5 +1,6 @@
 // metrics.csv: one row per optimizer step (step, loss, val_loss, lr, grad_norm,
-// tokens_per_s, forward_ms, backward_ms, optimizer_ms, loss_hex: the loss as a hex float,
+// tokens_per_s, forward_ms, backward_ms, optimizer_ms, loss_hex: the loss as a hex float;
+// grad_norm at 17 significant digits, which read back exactly,
 // for bit-for-bit comparisons). The header is written exactly once: a resumed run
 // appends to an existing file after checking its header matches, and first drops the
 // rows after the step it resumed from (they belong to the part of the run that was lost).

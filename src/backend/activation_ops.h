@@ -61,6 +61,11 @@ struct ActivationOps {
   void (*swiglu_forward)(A* out, const A* gate, const A* up, int64_t n);
   // dgate, dup (n) assigned; each may alias dout, gate or up element for element, not each other.
   void (*swiglu_backward)(A* dgate, A* dup, const A* dout, const A* gate, const A* up, int64_t n);
+  // Grouped-query heads (kernels/cpu/gqa.h): qkv (BT, 3 NH HD) = [q | k, v with each of the
+  // NKV kv heads repeated NH / NKV times]; the backward copies dq and sums each kv head's
+  // repeated gradients into dk, dv (BT, NKV HD) in fp32, in copy order, rounded once.
+  void (*gqa_pack)(A* qkv, const A* q, const A* k, const A* v, int64_t BT, int NH, int NKV, int HD);
+  void (*gqa_unpack)(A* dq, A* dk, A* dv, const A* dqkv, int64_t BT, int NH, int NKV, int HD);
   // losses (N), stats (N, 2) = [max, log-sum-exp]; targets -1 are ignored.
   void (*crossentropy_forward)(float* losses, float* stats, const A* logits, const int32_t* targets, int64_t N, int V,
                                int Vp);

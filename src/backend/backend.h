@@ -39,8 +39,14 @@ class Backend {
   // count zero-initialised elements of dtype, 64-byte aligned. Failure is a
   // ResourceExhausted naming `what` and the bytes.
   virtual StatusOr<Arena> allocate(size_t count, DType dtype, const char* what) const = 0;
+  // Within backend memory (arena to arena), ordered with the kernels.
   virtual void copy(void* dst, const void* src, size_t bytes) const = 0;
   virtual void zero(void* dst, size_t bytes) const = 0;
+  // The explicit crossings between host memory and backend memory: the only way host code
+  // reads or writes an arena. They return when the bytes have arrived (after the kernels
+  // queued before them, on a device). The CPU backend's are plain copies.
+  virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) const { copy(host_dst, src, bytes); }
+  virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) const { copy(dst, host_src, bytes); }
   virtual void synchronize() const {}
 
  protected:
@@ -50,7 +56,10 @@ class Backend {
 
 // The CPU f32 backend: ISA-dispatched kernels (active_isa()) and the GEMM path of
 // gemm_path(). REQUIRES: check_backend_environment() is OK (binaries check it at start).
+// Under ZT_TEST_BACKEND=guarded it and backend_for(kCpu, ...) are the guarded backends
+// (backend/cpu/guarded_backend.h); plain_cpu_backend is always the plain one.
 const Backend& cpu_backend();
+const Backend& plain_cpu_backend(DType compute);
 
 // `b`, or cpu_backend() when b is null (the default of every options struct's backend).
 inline const Backend& backend_or_cpu(const Backend* b) { return b != nullptr ? *b : cpu_backend(); }

@@ -215,10 +215,13 @@ StatusOr<LossSum> GptModelImpl<A>::loss(const int32_t* targets) {
                                                    arena_.scratch.tp_rows, arena_.scratch.tp_row_sums, a.logits,
                                                    targets, BT, vocab_slice(config_, options_.layout)));
   }
+  // The per-token losses cross to the host once (an explicit copy: they may be device memory).
+  loss_host_.resize(static_cast<size_t>(BT));
+  backend_.copy_to_host(loss_host_.data(), a.losses, static_cast<size_t>(BT) * sizeof(float));
   LossSum result;
   for (int64_t i = 0; i < BT; ++i) {
     if (targets[i] == kIgnoreIndex) continue;
-    result.sum += a.losses[i];
+    result.sum += loss_host_[static_cast<size_t>(i)];
     ++result.count;
   }
   return result;

@@ -12,6 +12,7 @@
 
 #include <initializer_list>
 #include <type_traits>
+#include <vector>
 
 #include "nn/gpt_activations.h"
 #include "nn/gpt_model.h"
@@ -75,7 +76,6 @@ class GptModelImpl final : public GptModel {
   };
   Status llama_column_backward(A* dinp, const A* inp, std::initializer_list<ColumnGrad> layers, int64_t N);
   // The kv heads' gradients (s.k, s.v) from the packed dqkv: each sums its rep query heads'.
-  void llama_unpack_dqkv(const A* dqkv, int64_t BT);
 
   const ActivationOps<A>& k_;
   const KernelOps& f32_;  // vocab_xent_finish (fp32 in every precision)
@@ -84,6 +84,7 @@ class GptModelImpl final : public GptModel {
   LlamaWeightsT<A> lw_;       // Llama: bound parameter views
   LlamaWeightsT<float> ldw_;  // Llama: bound gradient views
   GptActivationArenaT<A> arena_;
+  std::vector<float> loss_host_;  // the last loss() call's per-token losses, copied to the host
 };
 
 }  // namespace zt

@@ -60,15 +60,7 @@ Status GptModelImpl<A>::llama_block_forward(int l, const A* x, const BlockActiva
   k_.linear_forward(s.v, a.ln1, w.v, nullptr, nullptr, BT, d.C, d.KVl);
   k_.rope_forward(s.q, s.q, s.freqs, B_, T_, d.NHl, d.HD, 0);
   k_.rope_forward(s.k, s.k, s.freqs, B_, T_, d.NKVl, d.HD, 0);
-  const size_t head_bytes = sizeof(A) * static_cast<size_t>(d.HD);
-  for (int64_t i = 0; i < BT; ++i) {  // pack (B, T, 3Cl): local query head h reads local kv head h / rep
-    A* row = a.qkv + i * 3 * d.Cl;
-    std::memcpy(row, s.q + i * d.Cl, sizeof(A) * static_cast<size_t>(d.Cl));
-    for (int h = 0; h < d.NHl; ++h) {
-      std::memcpy(row + d.Cl + h * d.HD, s.k + i * d.KVl + (h / d.rep) * d.HD, head_bytes);
-      std::memcpy(row + 2 * d.Cl + h * d.HD, s.v + i * d.KVl + (h / d.rep) * d.HD, head_bytes);
-    }
-  }
+  k_.gqa_pack(a.qkv, s.q, s.k, s.v, BT, d.NHl, d.NKVl, d.HD);  // local query head h reads local kv head h / rep
   k_.attention_forward(a.atty, a.att, a.qkv, B_, T_, d.Cl, d.NHl);
   ZT_RETURN_IF_ERROR(row_parallel_forward(a.res2, a.atty, w.o, nullptr, x, BT, d.Cl));
   // SwiGLU MLP.
@@ -98,50 +90,6 @@ Status GptModelImpl<A>::llama_column_backward(A* dinp, const A* inp, std::initia
 }
 
 template <typename A>
-void GptModelImpl<A>::llama_unpack_dqkv(const A* dqkv, int64_t BT) {
-  const LlamaDims d = llama_dims(config_, options_.layout.tp_size);
-  GptScratchT<A>& s = arena_.scratch;
-  const size_t hd = static_cast<size_t>(d.HD);
-  for (int64_t i = 0; i < BT; ++i) {
-    std::memcpy(s.q + i * d.Cl, dqkv + i * 3 * d.Cl, sizeof(A) * static_cast<size_t>(d.Cl));
-  }
-  // The kv sums run in fp32: rows of dqkv are widened in chunks into grad_tmp (float
-  // activations are read in place), summed into tp_partial, and rounded once.
-  const int64_t row = 3 * static_cast<int64_t>(d.Cl);
-  const int64_t chunk = std::max<int64_t>(1, BT * d.C / row);  // n rows of 3Cl >= 2KVl floats fit (B, T, C)
-  for (int64_t r0 = 0; r0 < BT; r0 += chunk) {
-    const int64_t n = std::min(chunk, BT - r0);
-    const float* wide;
-    if constexpr (std::is_same_v<A, float>) {
-      wide = dqkv + r0 * row;
-    } else {
-      k_.to_f32(s.grad_tmp, dqkv + r0 * row, n * row);
-      wide = s.grad_tmp;
-    }
-    float* dk = s.tp_partial;              // (n, KVl)
-    float* dv = s.tp_partial + n * d.KVl;  // (n, KVl)
-    for (int64_t i = 0; i < n; ++i) {
-      for (int g = 0; g < d.NKVl; ++g) {
-        float* ok = dk + i * d.KVl + g * d.HD;
-        float* ov = dv + i * d.KVl + g * d.HD;
-        std::memset(ok, 0, sizeof(float) * hd);
-        std::memset(ov, 0, sizeof(float) * hd);
-        for (int r = 0; r < d.rep; ++r) {
-          const float* sk = wide + i * row + d.Cl + (g * d.rep + r) * d.HD;
-          const float* sv = sk + d.Cl;
-          for (int e = 0; e < d.HD; ++e) {
-            ok[e] += sk[e];
-            ov[e] += sv[e];
-          }
-        }
-      }
-    }
-    k_.from_f32(s.k + r0 * d.KVl, dk, n * d.KVl);
-    k_.from_f32(s.v + r0 * d.KVl, dv, n * d.KVl);
-  }
-}
-
-template <typename A>
 Status GptModelImpl<A>::llama_block_backward(int l, const BlockActivationsT<A>& a, const A* x) {
   const LlamaDims d = llama_dims(config_, options_.layout.tp_size);
   const int64_t BT = static_cast<int64_t>(B_) * T_;
@@ -160,7 +108,7 @@ Status GptModelImpl<A>::llama_block_backward(int l, const BlockActivationsT<A>& 
   reduce_from_tp_backward();
   k_.linear_backward(s.dln, dw.o, nullptr, dres, a.atty, w.o, BT, d.Cl, d.C);
   k_.attention_backward(s.dqkv, s.dln, a.qkv, a.att, B_, T_, d.Cl, d.NHl);
-  llama_unpack_dqkv(s.dqkv, BT);
+  k_.gqa_unpack(s.q, s.k, s.v, s.dqkv, BT, d.NHl, d.NKVl, d.HD);
   k_.rope_backward(s.q, s.q, s.freqs, B_, T_, d.NHl, d.HD, 0);
   k_.rope_backward(s.k, s.k, s.freqs, B_, T_, d.NKVl, d.HD, 0);
   ZT_RETURN_IF_ERROR(llama_column_backward(
@@ -219,7 +167,6 @@ Status GptModelImpl<A>::llama_backward_head(A* dlogits) {
   template Status GptModelImpl<A>::llama_block_forward(int, const A*, const BlockActivationsT<A>&);         \
   template Status GptModelImpl<A>::llama_block_backward(int, const BlockActivationsT<A>&, const A*);        \
   template Status GptModelImpl<A>::llama_column_backward(A*, const A*, std::initializer_list<ColumnGrad>, int64_t); \
-  template void GptModelImpl<A>::llama_unpack_dqkv(const A*, int64_t);                                      \
   template Status GptModelImpl<A>::llama_forward_embedding(const int32_t*);                                 \
   template void GptModelImpl<A>::llama_backward_embedding(const int32_t*);                                  \
   template Status GptModelImpl<A>::llama_forward_head();                                                    \

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "backend/cpu/guarded_backend.h"
 #include "core/cpu_features.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/elementwise.h"
@@ -15,6 +16,7 @@
 #include "kernels/cpu/gemm_bf16.h"
 #include "kernels/cpu/half_ops.h"
 #include "kernels/cpu/gemm_path.h"
+#include "kernels/cpu/gqa.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/rope.h"
@@ -46,6 +48,8 @@ KernelOps make_cpu_f32_ops(const KernelTable& k) {
   o.rope_backward = &rope_backward;
   o.swiglu_forward = k.swiglu_forward;
   o.swiglu_backward = k.swiglu_backward;
+  o.gqa_pack = &gqa_pack;
+  o.gqa_unpack = &gqa_unpack;
   o.crossentropy_forward = k.crossentropy_forward;
   o.crossentropy_backward = k.crossentropy_backward;
   o.vocab_embedding_rows = &vocab_embedding_rows;
@@ -125,20 +129,20 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
+const Backend& plain_cpu_backend(DType compute) {
+  static const CpuBackend f32(DType::kF32);
+  static const CpuBackend bf16(DType::kBF16);
+  static const CpuBackend f16(DType::kF16);
+  return compute == DType::kF32 ? f32 : compute == DType::kBF16 ? bf16 : f16;
+}
+
 const Backend& cpu_backend() {
-  static const CpuBackend backend(DType::kF32);
-  return backend;
+  return guarded_backend_requested() ? guarded_cpu_backend(DType::kF32) : plain_cpu_backend(DType::kF32);
 }
 
 StatusOr<const Backend*> backend_for(Device device, DType compute) {
   if (device != Device::kCpu) return Status::Unimplemented("zerotrain has cpu backends only");
-  if (compute == DType::kF32) return &cpu_backend();
-  if (compute == DType::kBF16) {
-    static const CpuBackend bf16(DType::kBF16);
-    return &bf16;
-  }
-  static const CpuBackend f16(DType::kF16);
-  return &f16;
+  return guarded_backend_requested() ? &guarded_cpu_backend(compute) : &plain_cpu_backend(compute);
 }
 
 Status check_backend_environment() {

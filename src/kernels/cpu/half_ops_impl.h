@@ -35,7 +35,7 @@ void fill_half_elementwise_ops(ActivationOps<half_t>* ops);  // layernorm, gelu,
 void fill_half_sequence_ops(ActivationOps<half_t>* ops);     // attention, encoder
 void fill_half_linear_ops(ActivationOps<half_t>* ops);       // linear, and its fp32-result tp forms
 void fill_half_tp_ops(ActivationOps<half_t>* ops);           // tensor-parallel halves
-void fill_half_llama_ops(ActivationOps<half_t>* ops);        // rmsnorm, rope, swiglu
+void fill_half_llama_ops(ActivationOps<half_t>* ops);        // rmsnorm, rope, swiglu, gqa
 
 }  // namespace zt
 

@@ -1,4 +1,4 @@
-// The half kernels of the Llama layers (RMSNorm, RoPE, SwiGLU), as half_ops_elementwise.cc
+// The half kernels of the Llama layers (RMSNorm, RoPE, SwiGLU; the GQA packing is gqa.cc), as half_ops_elementwise.cc
 // does LayerNorm and GELU: widen a chunk, run the fp32 kernel (cpu_kernels() for RMSNorm
 // and SwiGLU, rope.h for RoPE), round the chunk's outputs once. RMSNorm rows are
 // independent and its dweight sums rows in row order; RoPE chunks never cross a sequence
@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/half_ops_impl.h"
+#include "kernels/cpu/gqa.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/rope.h"
 
@@ -124,6 +125,8 @@ void fill_half_llama_ops(ActivationOps<half_t>* ops) {
   ops->rope_backward = ZT_HALF_PICK(ops, half_rope_backward);
   ops->swiglu_forward = ZT_HALF_PICK(ops, half_swiglu_forward);
   ops->swiglu_backward = ZT_HALF_PICK(ops, half_swiglu_backward);
+  ops->gqa_pack = ZT_HALF_PICK(ops, half_gqa_pack);
+  ops->gqa_unpack = ZT_HALF_PICK(ops, half_gqa_unpack);
 }
 
 }  // namespace zt

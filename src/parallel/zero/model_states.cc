@@ -72,20 +72,32 @@ Status ModelStates::allocate(const ParamTable& table, int n_layer) {
   }
   ZT_RETURN_IF_ERROR(make_store());
   const uint64_t seed = options_.seed;
-  if (master_ < 0 && !params_.empty()) init_params(table, params_.data(), seed);
-  if (master_ < 0 && !param_shard_.empty()) init_params_range(table, shard_, param_shard_.data(), seed);
+  if (master_ < 0 && !params_.empty()) init_backend_params(table, {0, table.numel()}, params_.data(), seed);
+  if (master_ < 0 && !param_shard_.empty()) init_backend_params(table, shard_, param_shard_.data(), seed);
   // Every array of the store from the seed (the optimizer's state from zero), and the
   // compute copy from the master.
   ZT_RETURN_IF_ERROR(store_->stream(flags(false), flags(true), [&](size_t begin, size_t n, void* const* arrays) {
     for (size_t a = 0; a < store_->specs().size(); ++a) {
-      if (static_cast<int>(a) != master_ && static_cast<int>(a) != param16_) std::memset(arrays[a], 0, n * sizeof(float));
+      if (static_cast<int>(a) != master_ && static_cast<int>(a) != param16_) backend().zero(arrays[a], n * sizeof(float));
     }
     float* p = fp32_params(begin, arrays);
-    if (master_ >= 0) init_params_range(table, {owned_.begin + begin, owned_.begin + begin + n}, p, seed);
+    if (master_ >= 0) init_backend_params(table, {owned_.begin + begin, owned_.begin + begin + n}, p, seed);
     write_compute(begin, n, p, arrays);
     return Status::OK();
   }));
   return make_fetcher(table, n_layer);
+}
+
+// init_params_range's values for `range`, written into backend memory at dst through
+// host chunks of at most 4 Mi floats (host code never writes an arena directly).
+void ModelStates::init_backend_params(const ParamTable& table, ElementRange range, float* dst, uint64_t seed) {
+  constexpr size_t kChunk = size_t{1} << 22;
+  std::vector<float> host(std::min(kChunk, range.size()));
+  for (size_t at = range.begin; at < range.end; at += kChunk) {
+    const size_t n = std::min(kChunk, range.end - at);
+    init_params_range(table, {at, at + n}, host.data(), seed);
+    backend().copy_from_host(dst + (at - range.begin), host.data(), n * sizeof(float));
+  }
 }
 
 float* ModelStates::fp32_params(size_t begin, void* const* arrays) {
@@ -211,7 +223,7 @@ Status ModelStates::close_arrays(bool written) { return store_->close(written); 
 Status ModelStates::gather_params(float* out) {
   ZT_ASSIGN_OR_RETURN(const std::vector<OwnedArray> arrays, open_arrays());
   const OwnedArray& p = arrays[0];
-  backend().copy(out + p.range.begin, p.data, p.range.size() * sizeof(float));
+  backend().copy_to_host(out + p.range.begin, p.data, p.range.size() * sizeof(float));
   ZT_RETURN_IF_ERROR(close_arrays(false));
   if (p.range.size() == partition_.numel()) return Status::OK();
   return dp_->all_gather(out, partition_.counts({0, partition_.numel()}))->wait();

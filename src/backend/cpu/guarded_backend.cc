@@ -1,0 +1,217 @@
+// The guarded CPU backend (guarded_backend.h): a registry of PROT_NONE arenas, a counted
+// unlock scope, and the CPU backend's tables with every entry wrapped in that scope.
+#include "backend/cpu/guarded_backend.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace zt {
+
+namespace {
+
+// Every live guarded region, and how many scopes hold them open.
+class Guard {
+ public:
+  static Guard& get() {
+    static Guard g;
+    return g;
+  }
+  void add(void* p, size_t bytes) {
+    std::lock_guard<std::mutex> l(mu_);
+    regions_[p] = bytes;
+    if (open_ == 0) mprotect(p, bytes, PROT_NONE);
+  }
+  void remove(void* p) {
+    std::lock_guard<std::mutex> l(mu_);
+    regions_.erase(p);
+  }
+  void open() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (open_++ == 0) protect(PROT_READ | PROT_WRITE);
+  }
+  void close() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (--open_ == 0) protect(PROT_NONE);
+  }
+
+ private:
+  void protect(int prot) {
+    for (const auto& [p, bytes] : regions_) mprotect(p, bytes, prot);
+  }
+  std::mutex mu_;
+  std::map<void*, size_t> regions_;
+  int open_ = 0;
+};
+
+struct Unlocked {
+  Unlocked() { Guard::get().open(); }
+  ~Unlocked() { Guard::get().close(); }
+  Unlocked(const Unlocked&) = delete;
+  Unlocked& operator=(const Unlocked&) = delete;
+};
+
+size_t page_round(size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (bytes + page - 1) / page * page;
+}
+
+// The table a wrapped entry forwards to: one per (table type, compute dtype).
+template <class Ops, DType D>
+const Ops*& base_table() {
+  static const Ops* t = nullptr;
+  return t;
+}
+
+// Entry M of the base table, called inside an unlock scope.
+template <DType D, auto M>
+struct Wrap;
+
+template <DType D, class Ops, class R, class... A, R (*Ops::*M)(A...)>
+struct Wrap<D, M> {
+  static R call(A... args) {
+    Unlocked u;
+    return (base_table<Ops, D>()->*M)(args...);
+  }
+};
+
+#define ZT_WRAP(ops, D, Ops, name) (ops).name = &Wrap<D, &Ops::name>::call
+
+// Every entry of ActivationOps<A>, wrapped.
+template <DType D, class A>
+void wrap_activation_ops(ActivationOps<A>* o) {
+  using Ops = ActivationOps<A>;
+  ZT_WRAP(*o, D, Ops, linear_forward);
+  ZT_WRAP(*o, D, Ops, linear_backward);
+  ZT_WRAP(*o, D, Ops, attention_forward);
+  ZT_WRAP(*o, D, Ops, attention_backward);
+  ZT_WRAP(*o, D, Ops, encoder_forward);
+  ZT_WRAP(*o, D, Ops, encoder_backward);
+  ZT_WRAP(*o, D, Ops, layernorm_forward);
+  ZT_WRAP(*o, D, Ops, layernorm_backward);
+  ZT_WRAP(*o, D, Ops, gelu_forward);
+  ZT_WRAP(*o, D, Ops, gelu_backward);
+  ZT_WRAP(*o, D, Ops, rmsnorm_forward);
+  ZT_WRAP(*o, D, Ops, rmsnorm_backward);
+  ZT_WRAP(*o, D, Ops, rope_forward);
+  ZT_WRAP(*o, D, Ops, rope_backward);
+  ZT_WRAP(*o, D, Ops, swiglu_forward);
+  ZT_WRAP(*o, D, Ops, swiglu_backward);
+  ZT_WRAP(*o, D, Ops, gqa_pack);
+  ZT_WRAP(*o, D, Ops, gqa_unpack);
+  ZT_WRAP(*o, D, Ops, crossentropy_forward);
+  ZT_WRAP(*o, D, Ops, crossentropy_backward);
+  ZT_WRAP(*o, D, Ops, vocab_embedding_rows);
+  ZT_WRAP(*o, D, Ops, embedding_finish);
+  ZT_WRAP(*o, D, Ops, vocab_embedding_backward);
+  ZT_WRAP(*o, D, Ops, vocab_xent_row_max);
+  ZT_WRAP(*o, D, Ops, vocab_xent_partials);
+  ZT_WRAP(*o, D, Ops, vocab_xent_backward);
+  ZT_WRAP(*o, D, Ops, linear_partial);
+  ZT_WRAP(*o, D, Ops, linear_backward_partial);
+  ZT_WRAP(*o, D, Ops, bias_residual);
+  ZT_WRAP(*o, D, Ops, to_f32);
+  ZT_WRAP(*o, D, Ops, from_f32);
+}
+
+KernelOps wrap_kernel_ops(const KernelOps& base) {
+  base_table<KernelOps, DType::kF32>() = &base;
+  base_table<ActivationOps<float>, DType::kF32>() = &base;
+  KernelOps o = base;
+  wrap_activation_ops<DType::kF32, float>(&o);
+  ZT_WRAP(o, DType::kF32, KernelOps, gemm);
+  ZT_WRAP(o, DType::kF32, KernelOps, vocab_xent_finish);
+  ZT_WRAP(o, DType::kF32, KernelOps, rope_table);
+  ZT_WRAP(o, DType::kF32, KernelOps, accumulate);
+  ZT_WRAP(o, DType::kF32, KernelOps, cast_f32_to_bf16);
+  ZT_WRAP(o, DType::kF32, KernelOps, cast_bf16_to_f32);
+  ZT_WRAP(o, DType::kF32, KernelOps, sum_squares);
+  ZT_WRAP(o, DType::kF32, KernelOps, adamw_step);
+  ZT_WRAP(o, DType::kF32, KernelOps, lamb_moments);
+  ZT_WRAP(o, DType::kF32, KernelOps, lamb_apply);
+  ZT_WRAP(o, DType::kF32, KernelOps, sgd_step);
+  return o;
+}
+
+template <DType D>
+ActivationOps<half_t> wrap_half_ops(const ActivationOps<half_t>& base) {
+  base_table<ActivationOps<half_t>, D>() = &base;
+  ActivationOps<half_t> o = base;
+  wrap_activation_ops<D, half_t>(&o);
+  return o;
+}
+
+#undef ZT_WRAP
+
+class GuardedBackend final : public Backend {
+ public:
+  explicit GuardedBackend(const Backend& cpu)
+      : cpu_(cpu), ops_(wrap_kernel_ops(cpu.ops())) {
+    if (cpu.half_ops() != nullptr) {
+      half_ = cpu.compute_dtype() == DType::kBF16 ? wrap_half_ops<DType::kBF16>(*cpu.half_ops())
+                                                   : wrap_half_ops<DType::kF16>(*cpu.half_ops());
+    }
+  }
+  Device device() const override { return Device::kCpu; }
+  DType compute_dtype() const override { return cpu_.compute_dtype(); }
+  bool host() const override { return false; }
+  const KernelOps& ops() const override { return ops_; }
+  const ActivationOps<half_t>* half_ops() const override { return cpu_.half_ops() != nullptr ? &half_ : nullptr; }
+  std::string describe() const override { return "guarded " + cpu_.describe(); }
+
+  StatusOr<Arena> allocate(size_t count, DType dtype, const char* what) const override {
+    if (count == 0) return Arena(this, nullptr, 0, dtype);
+    const size_t bytes = page_round(count * dtype_size(dtype));
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      return Status::ResourceExhausted("guarded backend: cannot map " + std::to_string(bytes) + " bytes for " + what);
+    }
+    Guard::get().add(p, bytes);  // zero-filled by mmap
+    return Arena(this, p, count, dtype);
+  }
+  void copy(void* dst, const void* src, size_t bytes) const override {
+    Unlocked u;
+    std::memmove(dst, src, bytes);
+  }
+  void zero(void* dst, size_t bytes) const override {
+    Unlocked u;
+    std::memset(dst, 0, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, size_t bytes) const override { copy(dst, src, bytes); }
+  void copy_from_host(void* dst, const void* src, size_t bytes) const override { copy(dst, src, bytes); }
+
+ protected:
+  void release(void* data, size_t bytes) const override {
+    Guard::get().remove(data);
+    munmap(data, page_round(bytes));
+  }
+
+ private:
+  const Backend& cpu_;
+  KernelOps ops_;
+  ActivationOps<half_t> half_{};
+};
+
+}  // namespace
+
+bool guarded_backend_requested() {
+  static const bool on = [] {
+    const char* e = std::getenv("ZT_TEST_BACKEND");
+    return e != nullptr && std::string(e) == "guarded";
+  }();
+  return on;
+}
+
+const Backend& guarded_cpu_backend(DType compute) {
+  static const GuardedBackend f32(plain_cpu_backend(DType::kF32));
+  static const GuardedBackend bf16(plain_cpu_backend(DType::kBF16));
+  static const GuardedBackend f16(plain_cpu_backend(DType::kF16));
+  return compute == DType::kF32 ? f32 : compute == DType::kBF16 ? bf16 : f16;
+}
+
+}  // namespace zt

@@ -1,0 +1,24 @@
+// The guarded CPU backend (issue 27's proof of the device-neutral seam, with no GPU): the
+// CPU backend's kernels over arenas that host code cannot touch. Every arena is its own
+// mmap'd pages, kept PROT_NONE except while one of the backend's kernels, copies or
+// zero-fills runs, so a read or write of arena memory from anywhere else (the engine, the
+// model, the optimizer's host code, a checkpoint) faults at once, as it would on a GPU.
+// The results are the CPU backend's, bit for bit: the same kernels run on the same bytes.
+// Tests select it with ZT_TEST_BACKEND=guarded (backend_for and cpu_backend() then return
+// it for the CPU); only single-process runs are meaningful (a communication thread reading
+// arena memory faults too, until process groups take the device contract).
+// Thread-safety: the unlock scope nests and is shared by threads (a counted lock).
+#pragma once
+
+#include "backend/backend.h"
+
+namespace zt {
+
+// The guarded backend for a compute dtype (one per dtype, process-wide).
+const Backend& guarded_cpu_backend(DType compute);
+
+// True when ZT_TEST_BACKEND=guarded: cpu_backend() and backend_for(kCpu, ...) return the
+// guarded backends.
+bool guarded_backend_requested();
+
+}  // namespace zt

@@ -19,7 +19,9 @@
 
 namespace zt {
 
-enum class Device { kCpu };
+enum class Device { kCpu, kCuda };
+
+inline const char* device_name(Device d) { return d == Device::kCpu ? "cpu" : "cuda"; }
 
 class Backend {
  public:
@@ -35,6 +37,9 @@ class Backend {
   virtual const ActivationOps<half_t>* half_ops() const { return nullptr; }
   // "cpu f32: avx512 kernels, gemm <GemmPath::describe()>", for banners and reports.
   virtual std::string describe() const = 0;
+  // The device's dense peak in FLOP/s for MFU (a GPU's datasheet bf16 rate, as llm.c
+  // counts), or 0 where the caller measures it (the CPU's FMA peak).
+  virtual double peak_flops() const { return 0.0; }
 
   // count zero-initialised elements of dtype, 64-byte aligned. Failure is a
   // ResourceExhausted naming `what` and the bytes.
@@ -64,7 +69,8 @@ const Backend& plain_cpu_backend(DType compute);
 // `b`, or cpu_backend() when b is null (the default of every options struct's backend).
 inline const Backend& backend_or_cpu(const Backend* b) { return b != nullptr ? *b : cpu_backend(); }
 
-// The backend for (device, compute dtype), or Unimplemented naming what exists.
+// The backend for (device, compute dtype), or why not: Unimplemented for a build without
+// CUDA, FailedPrecondition for a machine without a usable GPU (the reason named).
 StatusOr<const Backend*> backend_for(Device device, DType compute);
 
 // Start-up check of the environment the backend reads: ZT_ISA and ZT_GEMM. An invalid

@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   CLI::App* t = app.add_subcommand("train", "Train a model (no --config: the built-in demo on Debian's fortunes)");
   t->add_option("-c,--config", train.config_path, "ds_config.json with model/data/training sections");
   t->add_option("--set", train.overrides, "Override a config key: key.path=value (JSON value), repeatable");
+  t->add_option("--device", train.device, "cpu (default), cuda, or auto (cuda where a GPU is usable): training.device")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   t->add_option("--resume", train.resume, "Continue from a checkpoint (a tag directory or a save directory), in any layout");
   t->add_option("--init", train.init,
                 "Start from weights only: a checkpoint, or a HuggingFace GPT-2 or Llama model (its directory, "

@@ -97,6 +97,11 @@ int run_param_server_train(const TrainCommandArgs& args, const Json& root) {
   auto config_or = load_ps_config(args, root, world_size);
   if (!config_or.ok()) return report_error(config_or.status(), kExitBadInput);
   ZtConfig cfg = std::move(config_or).value();
+  if (cfg.training.device != "cpu") {
+    return report_error(Status::Unimplemented("/training/device: \"" + cfg.training.device + "\": the parameter server "
+                                              "runs on the CPU only; use device cpu"),
+                        kExitBadInput);
+  }
   const TrainingConfig& tc = cfg.training;
   const PsOptions pso = ps_options(cfg);
   if (Status v = validate_ps_job(pso, world_size); !v.ok()) return report_error(v, kExitBadInput);

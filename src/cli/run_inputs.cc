@@ -31,6 +31,7 @@ StatusOr<Json> load_config_json(const TrainCommandArgs& a) {
     ZT_ASSIGN_OR_RETURN(root, load_json_file(a.config_path));
   }
   for (const std::string& o : a.overrides) ZT_RETURN_IF_ERROR(apply_override(&root, o));
+  if (!a.device.empty()) ZT_RETURN_IF_ERROR(apply_override(&root, "training.device=\"" + a.device + "\""));
   return root;
 }
 
@@ -74,7 +75,7 @@ GptTrainingOptions gpt_training_options(const ZtConfig& c) {
   o.gradient_clipping = c.gradient_clipping;
   o.seed = c.training.seed;
   const DType compute = c.precision.bf16 ? DType::kBF16 : c.precision.fp16 ? DType::kF16 : DType::kF32;
-  o.backend = backend_for(Device::kCpu, compute).value();  // every cpu dtype exists
+  o.backend = backend_for(c.device, compute).value();  // every cpu dtype exists; cuda was resolved with the config
   const PrecisionConfig& p = c.precision;
   o.loss_scaler = LossScalerOptions{p.fp16_loss_scale,        p.fp16_initial_scale_power, p.fp16_loss_scale_window,
                                     p.fp16_hysteresis,        p.fp16_consecutive_hysteresis, p.fp16_min_loss_scale};

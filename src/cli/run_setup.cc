@@ -8,6 +8,28 @@
 
 namespace zt {
 
+namespace {
+
+// What CUDA runs do not have yet, by the key that asks for it (or OK).
+Status cuda_refusal(const ZtConfig& c, int world) {
+  if (world > 1) {
+    return Status::Unimplemented("/training/device: \"cuda\" with " + std::to_string(world) + " ranks: several ranks on "
+                                 "CUDA need NCCL, which is not built yet (issue 29); run one process, or device cpu");
+  }
+  if (c.zero.offload_optimizer.device == "nvme" || c.zero.offload_param.device == "nvme") {
+    return Status::Unimplemented("/zero_optimization/offload_optimizer: NVMe offload with device cuda is not built yet "
+                                 "(issue 29); use device cpu for it");
+  }
+  if (c.optimizer == OptimizerKind::kOneBitAdam || c.optimizer == OptimizerKind::kZeroOneAdam ||
+      c.optimizer == OptimizerKind::kOneBitLamb) {
+    return Status::Unimplemented("/optimizer/type: the 1-bit optimizers run on the CPU only (their compression is host "
+                                 "code); use device cpu, or Adam/AdamW/Lamb/SGD");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 StatusOr<ZtConfig> load_run_config(const Json& root, int world) {
   ZT_ASSIGN_OR_RETURN(ZtConfig c, parse_config(root));
   ZT_RETURN_IF_ERROR(resolve_parallel(&c.parallel, world));
@@ -18,8 +40,38 @@ StatusOr<ZtConfig> load_run_config(const Json& root, int world) {
   }
   ZT_RETURN_IF_ERROR(resolve_config_batch(&c));
   ZT_RETURN_IF_ERROR(check_supported(c));
+  ZT_RETURN_IF_ERROR(resolve_device(&c, world));
+  // On a GPU an unset padded vocabulary is padded to a multiple of 128, so the LM head's
+  // rows are 16-byte aligned for cuBLASLt (padding never changes a result, as above).
+  if (c.device == Device::kCuda && c.model.padded_vocab_size == 0 && c.model.vocab_size % 128 != 0) {
+    c.model.padded_vocab_size = (c.model.vocab_size + 127) / 128 * 128;
+    c.notes.push_back("model.padded_vocab_size: unset -> " + std::to_string(c.model.padded_vocab_size) +
+                      " (a multiple of 128 on a GPU)");
+  }
   add_run_notes(&c);
   return c;
+}
+
+
+Status resolve_device(ZtConfig* c, int world) {
+  c->device = Device::kCpu;
+  const std::string& want = c->training.device;
+  if (want == "cpu") return Status::OK();
+  const bool automatic = want == "auto";
+  Status why = cuda_refusal(*c, world);
+  if (why.ok()) {
+    const DType compute = c->precision.bf16 ? DType::kBF16 : c->precision.fp16 ? DType::kF16 : DType::kF32;
+    why = backend_for(Device::kCuda, compute).status();
+    if (!why.ok()) why = Status(why.code(), "/training/device: \"cuda\": " + why.message());
+  }
+  if (why.ok()) {
+    c->device = Device::kCuda;
+  } else if (automatic) {
+    c->notes.push_back("training.device auto: cpu (" + why.message() + ")");
+  } else {
+    return why;
+  }
+  return Status::OK();
 }
 
 void print_config_notes(const ZtConfig& c) {

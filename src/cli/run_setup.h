@@ -14,6 +14,11 @@ namespace zt {
 // ranks, pads the vocabulary for tensor parallelism and resolves the batch triple.
 StatusOr<ZtConfig> load_run_config(const Json& root, int world);
 
+// training.device ("cpu", "cuda", "auto") as c->device: cuda needs a usable GPU and a
+// configuration CUDA runs support (one rank, no NVMe offload, no 1-bit optimizer), else
+// the reason names the key; "auto" falls back to cpu with a note saying why.
+Status resolve_device(ZtConfig* c, int world);
+
 // Prints what the aliases and "auto" changed ("config: <pointer>: ..."), one line each.
 void print_config_notes(const ZtConfig& c);
 // --print-config: the resolved configuration as indented JSON on stdout.

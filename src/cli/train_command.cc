@@ -192,9 +192,11 @@ int run_train(const TrainCommandArgs& args) {
     std::printf("monitors: %s\n", monitors->describe().c_str());
   }
   ProcessGroup& world_group = groups.world != nullptr ? *groups.world : trainer.dp();
-  const double peak = lead ? measure_fma_peak_gflops(num_threads(), 0.3) * 1e9 * world_size *
-                                 peak_factor(trainer.backend().compute_dtype())
-                           : 0.0;
+  const double device_peak = trainer.backend().peak_flops();  // a GPU's datasheet rate, else measured here
+  const double peak = !lead                ? 0.0
+                      : device_peak > 0.0 ? device_peak * world_size
+                                          : measure_fma_peak_gflops(num_threads(), 0.3) * 1e9 * world_size *
+                                                peak_factor(trainer.backend().compute_dtype());
   const int64_t print_every = cfg.steps_per_print > 0 ? cfg.steps_per_print : std::max<int64_t>(1, tc.steps / 20);
   // Under mpirun, stdout is a pseudo-terminal of the launcher even when piped: plain lines.
   Progress progress(tc.steps, print_every, lead && Progress::stdout_is_terminal() && !launched_by_mpi());

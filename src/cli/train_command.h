@@ -10,6 +10,7 @@ namespace zt {
 struct TrainCommandArgs {
   std::string config_path;             // "" = the embedded demo configuration
   std::vector<std::string> overrides;  // "key.path=value", applied before validation
+  std::string device;                  // "" = the configuration's training.device
   std::string resume;                  // checkpoint (tag dir or save dir with `latest`); "" = fresh
   std::string init;                    // weights only: a checkpoint or a HuggingFace model.safetensors
   bool print_config = false;           // print the resolved configuration as JSON and stop

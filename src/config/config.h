@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "io/aio_config.h"
 #include "comm/process_group.h"
 #include "core/status.h"
@@ -131,6 +132,7 @@ struct TrainingConfig {
   std::string output_dir = "out";
   uint64_t seed = 1234;
   int threads = 0;  // 0 = OMP_NUM_THREADS / all cores
+  std::string device = "cpu";  // "cpu", "cuda" or "auto" (cuda where a GPU is usable); --device sets it
   bool metrics_csv = true;
   int64_t sample_tokens = 0;  // > 0: print a sample of this many tokens at the end
   std::string sample_prompt = "\n";
@@ -195,6 +197,7 @@ struct ZtConfig {
   Json source;  // the configuration as given (after overrides), for checkpoints and logs
   Json resolved;  // after aliases and "auto" (resolve_batch fills in the batch triple)
   std::vector<std::string> notes;  // what the aliases and "auto" changed, one line each (the banner prints them)
+  Device device = Device::kCpu;    // training.device resolved (cli/run_setup.cc resolve_device)
 };
 
 // Validates and reads a whole config: aliases and "auto" first (normalize.h), then every

@@ -171,7 +171,8 @@ Status resolve_auto(Json* root, const AutoContext& ctx, std::vector<std::string>
   // The optimizer's lr first: the scheduler's warmup_max_lr follows it.
   std::stable_partition(autos.begin(), autos.end(), [](const std::string& p) { return p == "/optimizer/params/lr"; });
   for (const std::string& p : autos) {
-    if (batch_key(p) || p == "/pipeline/stages") continue;  // resolve_batch; DeepSpeed's own "auto"
+    // resolve_batch; DeepSpeed's own "auto"; training.device's "auto" is a value of its own (run_setup.h)
+    if (batch_key(p) || p == "/pipeline/stages" || p == "/training/device") continue;
     const Json v = auto_value(*root, p, ctx);
     if (v.is_null()) {
       return Status::InvalidArgument(p + ": \"auto\" has no value to resolve to here (HuggingFace's integration "

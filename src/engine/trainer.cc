@@ -228,7 +228,8 @@ StatusOr<double> Trainer::global_grad_norm() {
 // true when an fp16 overflow skipped the update (on every rank: the flag is all-reduced).
 StatusOr<bool> Trainer::update_parameters(const ScheduleValue& sched, StepStats* stats) {
   if (scaler_ && test_overflow_point(global_step_ + 1, world_->rank()) && states_->owned_range().size() > 0) {
-    const_cast<float*>(states_->owned_grads())[0] = std::numeric_limits<float>::infinity();  // the test hook
+    const float inf = std::numeric_limits<float>::infinity();  // the test hook
+    backend_.copy_from_host(const_cast<float*>(states_->owned_grads()), &inf, sizeof(float));
   }
   ZT_ASSIGN_OR_RETURN(stats->grad_norm, global_grad_norm());
   if (scaler_) {

@@ -123,8 +123,9 @@ class Trainer {
 
   // Checkpoints (trainer_checkpoint.cc): where this rank's parameters and optimizer
   // state are, for checkpoint/sharded_save.h and sharded_load.h; valid until
-  // close_checkpoint_view (offloaded state is mapped from its swap files), which is
-  // given whether the arrays were written.
+  // close_checkpoint_view (offloaded state is mapped from its swap files; device state
+  // is copied to host mirrors and, when written, back), which is given whether the
+  // arrays were written.
   StatusOr<RankStateView> checkpoint_view();
   Status close_checkpoint_view(bool written);
   // After a load: the step counters, and ZeRO-3's persistent copies (collective then).
@@ -204,6 +205,12 @@ class Trainer {
   std::optional<LossScaler> scaler_;  // f16 compute only
   uint64_t last_disk_read_ = 0, last_disk_written_ = 0;  // of the last step
   LayerTimes layer_times_;  // of the last step (without pipelining)
+  // checkpoint_view's host copies of the arrays when the backend's memory is not host memory.
+  struct HostMirror {
+    float* device;
+    std::vector<float> host;
+  };
+  std::vector<HostMirror> mirrors_;
 };
 
 }  // namespace zt

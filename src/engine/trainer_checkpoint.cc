@@ -53,19 +53,36 @@ Status all_ranks_ok(Trainer& t, const Status& local, const std::string& what) {
 
 }  // namespace
 
+// On a backend whose memory the host cannot read (a GPU), the view's arrays are host
+// mirrors: copied out here, copied back by close_checkpoint_view(written = true).
 StatusOr<RankStateView> Trainer::checkpoint_view() {
   RankStateView v;
   v.table = &model_->param_table();
   const ElementRange shard = partition_.shard(dp_->rank());
   ZT_ASSIGN_OR_RETURN(const std::vector<OwnedArray> arrays, states_->open_arrays());
-  for (const OwnedArray& a : arrays) v.arrays.push_back({a.name, a.data, a.range});
+  mirrors_.clear();
+  for (const OwnedArray& a : arrays) {
+    float* data = a.data;
+    if (!backend_.host()) {
+      mirrors_.push_back({a.data, std::vector<float>(a.range.size())});
+      backend_.copy_to_host(mirrors_.back().host.data(), a.data, a.range.size() * sizeof(float));
+      data = mirrors_.back().host.data();
+    }
+    v.arrays.push_back({a.name, data, a.range});
+  }
   v.save_range = shard;
   v.save_tp_replicated = options_.layout.tp_rank == 0;
   if (options_.layout.has_tied_copy()) v.skip_layer = tied_head_layer(options_.model);
   return v;
 }
 
-Status Trainer::close_checkpoint_view(bool written) { return states_->close_arrays(written); }
+Status Trainer::close_checkpoint_view(bool written) {
+  if (written) {
+    for (const HostMirror& m : mirrors_) backend_.copy_from_host(m.device, m.host.data(), m.host.size() * sizeof(float));
+  }
+  mirrors_.clear();
+  return states_->close_arrays(written);
+}
 
 Status Trainer::finish_load(int64_t global_step, int64_t optimizer_steps) {
   global_step_ = global_step;

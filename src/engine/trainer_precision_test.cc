@@ -47,17 +47,8 @@ const Backend& backend_of(DType t) { return *backend_for(Device::kCpu, t).value(
 // llama: a grouped-query Llama (4 heads, 2 kv heads, untied head) of the same width.
 TrainerOptions tiny(ZeroStage stage, DType t, bool llama = false) {
   TrainerOptions o;
-  if (llama) {
-    o.model.family = ModelFamily::kLlama;
-    o.model.n_kv_head = 2;
-    o.model.intermediate_size = 96;
-  }
-  o.model.n_layer = 2;
-  o.model.n_head = 4;
-  o.model.n_embd = 48;
-  o.model.vocab_size = 61;
+  o.model = testing::tiny_config(llama, 2, 48, 61, 8, 96);
   o.model.padded_vocab_size = 64;  // divisible by tp = 2
-  o.model.n_positions = 8;
   o.micro_batch = 2;
   o.seq_len = 8;
   o.optimizer = OptimizerKind::kSgd;  // see the tolerance argument above: Adam's m / sqrt(v) amplifies

@@ -18,16 +18,7 @@ namespace {
 // llama: a grouped-query Llama (4 heads, 2 kv heads, untied head) of the same width.
 TrainerOptions tiny(ZeroStage stage, bool llama = false) {
   TrainerOptions o;
-  if (llama) {
-    o.model.family = ModelFamily::kLlama;
-    o.model.n_kv_head = 2;
-    o.model.intermediate_size = 96;
-  }
-  o.model.n_layer = 3;
-  o.model.n_head = 4;
-  o.model.n_embd = 48;
-  o.model.vocab_size = 61;
-  o.model.n_positions = 8;
+  o.model = testing::tiny_config(llama, 3, 48, 61, 8, 96);
   o.micro_batch = 2;
   o.seq_len = 8;
   o.schedule.base_lr = 1e-2;

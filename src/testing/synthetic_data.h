@@ -24,6 +24,23 @@ inline GptConfig tiny_gpt_config() {
   return c;
 }
 
+// A tiny model of either family: GPT-2, or a grouped-query Llama (2 kv heads, the given
+// intermediate size, untied head) of the same width.
+inline GptConfig tiny_config(bool llama, int n_layer, int n_embd, int vocab, int positions, int intermediate) {
+  GptConfig c;
+  if (llama) {
+    c.family = ModelFamily::kLlama;
+    c.n_kv_head = 2;
+    c.intermediate_size = intermediate;
+  }
+  c.n_layer = n_layer;
+  c.n_head = 4;
+  c.n_embd = n_embd;
+  c.vocab_size = vocab;
+  c.n_positions = positions;
+  return c;
+}
+
 // n tokens drawn uniformly from [0, vocab) by Rng(seed).
 inline std::vector<int32_t> random_tokens(int n, int vocab, uint64_t seed) {
   Rng rng(seed);

@@ -8,6 +8,9 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/guarded_backend.h"
+#ifdef ZT_HAVE_CUDA
+#include "backend/cuda/cuda_backend.h"
+#endif
 #include "core/cpu_features.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/elementwise.h"
@@ -141,7 +144,14 @@ const Backend& cpu_backend() {
 }
 
 StatusOr<const Backend*> backend_for(Device device, DType compute) {
-  if (device != Device::kCpu) return Status::Unimplemented("zerotrain has cpu backends only");
+  if (device == Device::kCuda) {
+#ifdef ZT_HAVE_CUDA
+    return cuda_backend(compute);
+#else
+    return Status::Unimplemented("device cuda: this zerotrain was built without the CUDA backend (ZT_CUDA=off, or no "
+                                 "CUDA toolkit when it was built)");
+#endif
+  }
   return guarded_backend_requested() ? &guarded_cpu_backend(compute) : &plain_cpu_backend(compute);
 }
 

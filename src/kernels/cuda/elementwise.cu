@@ -5,6 +5,7 @@
 #include "core/check.h"
 #include "kernels/cuda/half_bits.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/vmath.cuh"
 
 namespace zt::cuda {
 
@@ -30,7 +31,28 @@ __global__ void widen_kernel(float* dst, const uint16_t* src, int64_t n) {
   }
 }
 
+template <class H>
+__global__ void bias_residual_kernel(typename H::T* out, const typename H::T* residual, const float* partial,
+                                     const typename H::T* bias, int64_t N, int C) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < N * C; i += int64_t{gridDim.x} * blockDim.x) {
+    const float x = vadd(H::load(residual[i]), partial[i]);
+    out[i] = H::store(bias == nullptr ? x : vadd(x, H::load(bias[i % C])));
+  }
+}
+
 }  // namespace
+
+void bias_residual(DType t, void* out, const void* residual, const float* partial, const void* bias, int64_t N, int C,
+                   cudaStream_t stream) {
+  if (N * C <= 0) return;
+  with_storage(t, [&](auto h) {
+    using H = decltype(h);
+    using X = typename H::T;
+    bias_residual_kernel<H><<<grid_for(N * C), kThreads, 0, stream>>>(
+        static_cast<X*>(out), static_cast<const X*>(residual), partial, static_cast<const X*>(bias), N, C);
+  });
+  check_launch("bias_residual");
+}
 
 void accumulate(float* dst, const float* src, int64_t n, cudaStream_t stream) {
   if (n <= 0) return;

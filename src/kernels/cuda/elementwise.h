@@ -23,4 +23,10 @@ void cast_from_f32(DType to, uint16_t* dst, const float* src, int64_t n, cudaStr
 // dst = src (kBF16 or kF16) widened, exactly.
 void cast_to_f32(DType from, float* dst, const uint16_t* src, int64_t n, cudaStream_t stream);
 
+// out (N, C) = (residual + partial) + bias per row, rounded once to t (a row-parallel
+// layer's epilogue, kernels/cpu/elementwise.h); out, residual, bias in t, partial fp32;
+// bias may be null.
+void bias_residual(DType t, void* out, const void* residual, const float* partial, const void* bias, int64_t N, int C,
+                   cudaStream_t stream);
+
 }  // namespace zt::cuda

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# zerotrain's training step on the GPU against PyTorch eager on the same card (issue 28's
+# speed bar): GPT-2 124M (preset gpt2, vocabulary padded to 50304), bf16 with fp32 master
+# weights, T=1024, random tokens (the byte tokenizer: only the vocabulary size matters), AdamW and gradient clipping included. zerotrain's
+# tokens/s is the median of its metrics.csv after STEPS_WARM warm-up steps; PyTorch's is
+# bench/cuda/torch_gpt2_cuda.py's median. Prints one line per run and a JSON line.
+# usage: ZEROTRAIN=path BATCHES="16 64" STEPS=20 bash bench/cuda/gpu_train_step.sh
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+ZT=${ZEROTRAIN:-$ROOT/build/zerotrain}
+STEPS=${STEPS:-20}
+WARM=${STEPS_WARM:-5}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+python3 - "$WORK/train.bin" <<'PY'
+import struct, sys, random
+random.seed(0)
+n = 64 * 1024 * 30
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<256i", 20240520, 1, n, *([0] * 253)))
+    f.write(struct.pack("<%dH" % n, *(random.randrange(50257) for _ in range(n))))
+PY
+summary="{"
+for B in ${BATCHES:-16}; do
+  cat > "$WORK/cfg.json" <<JSON
+{"train_batch_size": $B, "train_micro_batch_size_per_gpu": $B, "gradient_accumulation_steps": 1,
+ "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "weight_decay": 0.1}}, "gradient_clipping": 1.0,
+ "bf16": {"enabled": true}, "model": {"preset": "gpt2", "vocab_size": 50257, "padded_vocab_size": 50304},
+ "data": {"train": "$WORK/train.bin", "tokenizer": "byte", "seq_len": 1024},
+ "training": {"steps": $STEPS, "eval_interval": 0, "output_dir": "$WORK/out$B", "save_at_end": false, "device": "cuda"}}
+JSON
+  "$ZT" train --config "$WORK/cfg.json" > "$WORK/zt$B.log" 2>&1
+  rc=$?
+  grep -E "^backend|^model" "$WORK/zt$B.log" | head -2
+  zt=$(python3 - "$WORK/out$B/metrics.csv" "$WARM" <<'PY'
+import csv, statistics, sys
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#"))][int(sys.argv[2]):]
+print(round(statistics.median(float(r["tokens_per_s"]) for r in rows)))
+PY
+)
+  [ $rc -ne 0 ] && { tail -5 "$WORK/zt$B.log"; zt=0; }
+  eager=$(python3 "$ROOT/bench/cuda/torch_gpt2_cuda.py" --batch "$B" --steps "$STEPS" | tail -1)
+  te=$(echo "$eager" | python3 -c "import json,sys; print(json.load(sys.stdin)['tokens_per_s'])")
+  echo "B=$B: zerotrain $zt tokens/s; PyTorch eager $te tokens/s ($eager)"
+  summary="$summary\"B$B\": {\"zerotrain_tokens_per_s\": $zt, \"torch_eager_tokens_per_s\": $te}, "
+done
+echo "${summary%, }}"

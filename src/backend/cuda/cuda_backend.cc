@@ -1,0 +1,107 @@
+// The CUDA Backend (cuda_backend.h).
+#include "backend/cuda/cuda_backend.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "backend/cuda/cuda_context.h"
+#include "backend/cuda/cuda_device.h"
+#include "backend/cuda/cuda_tables.h"
+
+namespace zt {
+
+namespace {
+
+using cuda::check_cuda;
+using cuda::CudaContext;
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(DType compute, const CudaDeviceInfo& info)
+      : compute_(compute), info_(info), ops_(cuda::make_cuda_f32_ops()) {
+    if (compute != DType::kF32) half_ = cuda::make_cuda_half_ops(compute);
+  }
+  Device device() const override { return Device::kCuda; }
+  DType compute_dtype() const override { return compute_; }
+  bool host() const override { return false; }
+  const KernelOps& ops() const override { return ops_; }
+  const ActivationOps<half_t>* half_ops() const override { return compute_ == DType::kF32 ? nullptr : &half_; }
+  std::string describe() const override {
+    const cuda::CpuOrder o = CudaContext::get().order();
+    return std::string("cuda ") + dtype_name(compute_) + (compute_ == DType::kF32 ? "" : " (fp32 master weights)") +
+           " on " + info_.describe() + "; gemm: " + CudaContext::get().lt().describe() +
+           "; elementwise kernels in the CPU's " + std::to_string(o.width) + "-lane " + (o.fused ? "fused" : "unfused") +
+           " order; attention materialized (T x T)" +
+           (compute_ != DType::kF32 && cuda::attention_in_fp32() ? ", computed in fp32 (ZT_CUDA_ATTENTION=fp32)" : "");
+  }
+
+  double peak_flops() const override { return info_.dense_bf16_peak_tflops * 1e12; }
+
+  StatusOr<Arena> allocate(size_t count, DType dtype, const char* what) const override {
+    if (count == 0) return Arena(this, nullptr, 0, dtype);
+    const size_t bytes = (count * dtype_size(dtype) + 255) / 256 * 256;
+    void* p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, bytes);
+    if (e != cudaSuccess) {
+      cudaGetLastError();  // clear it: an allocation failure is reported, not sticky
+      size_t free_bytes = 0, total = 0;
+      cudaMemGetInfo(&free_bytes, &total);
+      return Status::ResourceExhausted("out of GPU memory: cannot allocate " + std::to_string(bytes) + " bytes for " +
+                                       what + " (" + std::to_string(free_bytes >> 20) + " MiB free of " +
+                                       std::to_string(total >> 20) + "); use a higher ZeRO stage, activation "
+                                       "checkpointing or a smaller micro-batch");
+    }
+    zero(p, bytes);
+    return Arena(this, p, count, dtype);
+  }
+  void copy(void* dst, const void* src, size_t bytes) const override {
+    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream()), "copy");
+  }
+  void zero(void* dst, size_t bytes) const override {
+    check_cuda(cudaMemsetAsync(dst, 0, bytes, stream()), "zero");
+  }
+  void copy_to_host(void* host_dst, const void* src, size_t bytes) const override {
+    check_cuda(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream()), "copy to host");
+    CudaContext::get().sync("copy to host");
+  }
+  void copy_from_host(void* dst, const void* host_src, size_t bytes) const override {
+    check_cuda(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream()), "copy from host");
+    CudaContext::get().sync("copy from host");
+  }
+  void synchronize() const override { CudaContext::get().sync("synchronize"); }
+
+ protected:
+  void release(void* data, size_t) const override { cudaFree(data); }
+
+ private:
+  static cudaStream_t stream() { return CudaContext::get().stream(); }
+  DType compute_;
+  CudaDeviceInfo info_;
+  KernelOps ops_;
+  ActivationOps<half_t> half_{};
+};
+
+}  // namespace
+
+int cuda_local_device(int device_count) {
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "LOCAL_RANK"}) {
+    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') return std::atoi(v) % device_count;
+  }
+  return 0;
+}
+
+StatusOr<const Backend*> cuda_backend(DType compute) {
+  static CudaBackend* made[3] = {};  // never freed: arenas may be released during exit
+  CudaBackend*& b = made[static_cast<int>(compute)];
+  if (b != nullptr) return b;
+  ZT_ASSIGN_OR_RETURN(const int n, cuda_device_count());
+  const int device = cuda_local_device(n);
+  ZT_ASSIGN_OR_RETURN(const CudaDeviceInfo info, cuda_device_info(device));
+  ZT_RETURN_IF_ERROR(CudaContext::create(device).status());
+  b = new CudaBackend(compute, info);
+  return b;
+}
+
+}  // namespace zt

@@ -1,0 +1,85 @@
+// CudaContext (cuda_context.h).
+#include "backend/cuda/cuda_context.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "core/check.h"
+#include "core/cpu_features.h"
+
+namespace zt::cuda {
+
+namespace {
+
+CudaContext*& instance() {
+  static CudaContext* c = nullptr;
+  return c;
+}
+
+}  // namespace
+
+bool attention_in_fp32() {
+  static const bool on = [] {
+    const char* v = std::getenv("ZT_CUDA_ATTENTION");
+    return v != nullptr && std::string(v) == "fp32";
+  }();
+  return on;
+}
+
+void check_ok(const Status& s, const char* what) {
+  ZT_CHECK(s.ok(), "CUDA backend, %s: %s", what, s.to_string().c_str());
+}
+
+void check_cuda(cudaError_t e, const char* what) {
+  ZT_CHECK(e == cudaSuccess, "CUDA backend, %s: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+StatusOr<CudaContext*> CudaContext::create(int device) {
+  if (instance() != nullptr) {
+    if (instance()->device_ != device) {
+      return Status::Unimplemented("one CUDA device per process: this process already uses device " +
+                                   std::to_string(instance()->device_));
+    }
+    return instance();
+  }
+  std::unique_ptr<CudaContext> c(new CudaContext());
+  c->device_ = device;
+  cudaError_t e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->stream_, cudaStreamNonBlocking);
+  if (e != cudaSuccess) {
+    return Status::FailedPrecondition("CUDA device " + std::to_string(device) + ": " + cudaGetErrorString(e));
+  }
+  ZT_ASSIGN_OR_RETURN(c->lt_, LtGemm::create());
+  c->order_ = cpu_order_for(active_isa());
+  instance() = c.release();  // lives as long as the process (arenas of static backends outlive main)
+  return instance();
+}
+
+CudaContext& CudaContext::get() {
+  ZT_CHECK(instance() != nullptr, "the CUDA backend was used before it was created");
+  return *instance();
+}
+
+void* CudaContext::scratch(Scratch kind, size_t bytes) {
+  const int k = static_cast<int>(kind);
+  if (bytes > scratch_bytes_[k]) {
+    if (scratch_[k] != nullptr) {
+      sync("freeing outgrown scratch");
+      check_cuda(cudaFree(scratch_[k]), "cudaFree of scratch");
+    }
+    const size_t want = bytes + bytes / 4;
+    check_cuda(cudaMalloc(&scratch_[k], want), "cudaMalloc of scratch");
+    scratch_bytes_[k] = want;
+  }
+  return scratch_[k];
+}
+
+void* CudaContext::stage(Scratch kind, const void* host, size_t bytes) {
+  void* d = scratch(kind, bytes);
+  check_cuda(cudaMemcpyAsync(d, host, bytes, cudaMemcpyHostToDevice, stream_), "staging host data");
+  return d;
+}
+
+void CudaContext::sync(const char* what) { check_cuda(cudaStreamSynchronize(stream_), what); }
+
+}  // namespace zt::cuda

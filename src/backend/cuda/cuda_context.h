@@ -1,0 +1,65 @@
+// The per-process state behind zerotrain's CUDA backend: the device, one compute stream
+// that every kernel, copy and cuBLASLt product of the backend is queued on (so they run
+// in the order the engine issues them and the host never waits except at an explicit
+// crossing), the cuBLASLt handle with its cached algorithms, the CPU order the
+// lane-order kernels reproduce (the host's active ISA), and growable device scratch
+// (kernel workspaces, staged tokens and targets).
+// Errors: a failure inside a kernel-table call (a cuBLASLt refusal, a bad launch, an
+// asynchronous fault seen at the next synchronisation) aborts naming the call and CUDA's
+// message: the table's calls return nothing, and a half-done step cannot continue.
+// Thread-safety: one training thread per process drives the device.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "core/status.h"
+#include "kernels/cuda/cpu_order.h"
+#include "kernels/cuda/gemm_lt.h"
+
+namespace zt::cuda {
+
+enum class Scratch { kWorkspace, kTokens, kTargets, kBuckets, kReduce, kWide, kCount };
+
+class CudaContext {
+ public:
+  // Creates the context on `device` once per process (later calls return it; a second
+  // device is refused).
+  static StatusOr<CudaContext*> create(int device);
+  static CudaContext& get();  // REQUIRES: create() succeeded
+
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_; }
+  LtGemm& lt() { return *lt_; }
+  CpuOrder order() const { return order_; }
+  // At least `bytes` of device scratch of that kind, valid until the next request of the
+  // same kind with more bytes (requests are stream-ordered, so reuse is safe).
+  void* scratch(Scratch kind, size_t bytes);
+  // Copies host memory into that scratch (stream-ordered) and returns the device copy.
+  void* stage(Scratch kind, const void* host, size_t bytes);
+  // Waits for the stream; aborts naming `what` if any queued work failed.
+  void sync(const char* what);
+
+ private:
+  CudaContext() = default;
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<LtGemm> lt_;
+  CpuOrder order_;
+  void* scratch_[static_cast<int>(Scratch::kCount)] = {};
+  size_t scratch_bytes_[static_cast<int>(Scratch::kCount)] = {};
+};
+
+// ZT_CUDA_ATTENTION=fp32: 16-bit attention computed as the CPU's 16-bit table computes
+// it (inputs widened, scores, P and dS in fp32, outputs and the saved P rounded once)
+// instead of with 16-bit products; slower, for comparing against the CPU.
+bool attention_in_fp32();
+
+// Aborts naming `what` when s is not OK (inside kernel-table calls).
+void check_ok(const Status& s, const char* what);
+// Aborts naming `what` when e is not cudaSuccess.
+void check_cuda(cudaError_t e, const char* what);
+
+}  // namespace zt::cuda

@@ -39,6 +39,7 @@ print(round(statistics.median(float(r["tokens_per_s"]) for r in rows)))
 PY
 )
   [ $rc -ne 0 ] && { tail -5 "$WORK/zt$B.log"; zt=0; }
+  grep -A48 "CUDA table profile" "$WORK/zt$B.log" || true  # with ZT_CUDA_PROFILE=1
   eager=$(python3 "$ROOT/bench/cuda/torch_gpt2_cuda.py" --batch "$B" --steps "$STEPS" | tail -1)
   te=$(echo "$eager" | python3 -c "import json,sys; print(json.load(sys.stdin)['tokens_per_s'])")
   echo "B=$B: zerotrain $zt tokens/s; PyTorch eager $te tokens/s ($eager)"

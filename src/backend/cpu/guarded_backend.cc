@@ -2,6 +2,8 @@
 // unlock scope, and the CPU backend's tables with every entry wrapped in that scope.
 #include "backend/cpu/guarded_backend.h"
 
+#include "backend/table_wrap.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -61,100 +63,19 @@ size_t page_round(size_t bytes) {
   return (bytes + page - 1) / page * page;
 }
 
-// The table a wrapped entry forwards to: one per (table type, compute dtype).
-template <class Ops, DType D>
-const Ops*& base_table() {
-  static const Ops* t = nullptr;
-  return t;
-}
-
-// Entry M of the base table, called inside an unlock scope.
-template <DType D, auto M>
-struct Wrap;
-
-template <DType D, class Ops, class R, class... A, R (*Ops::*M)(A...)>
-struct Wrap<D, M> {
-  static R call(A... args) {
-    Unlocked u;
-    return (base_table<Ops, D>()->*M)(args...);
-  }
+// The guarded backend's hook: every table call runs with the arenas open.
+struct Opened {
+  explicit Opened(int /*entry*/) {}
+  Unlocked unlocked;
 };
-
-#define ZT_WRAP(ops, D, Ops, name) (ops).name = &Wrap<D, &Ops::name>::call
-
-// Every entry of ActivationOps<A>, wrapped.
-template <DType D, class A>
-void wrap_activation_ops(ActivationOps<A>* o) {
-  using Ops = ActivationOps<A>;
-  ZT_WRAP(*o, D, Ops, linear_forward);
-  ZT_WRAP(*o, D, Ops, linear_backward);
-  ZT_WRAP(*o, D, Ops, attention_forward);
-  ZT_WRAP(*o, D, Ops, attention_backward);
-  ZT_WRAP(*o, D, Ops, encoder_forward);
-  ZT_WRAP(*o, D, Ops, encoder_backward);
-  ZT_WRAP(*o, D, Ops, layernorm_forward);
-  ZT_WRAP(*o, D, Ops, layernorm_backward);
-  ZT_WRAP(*o, D, Ops, gelu_forward);
-  ZT_WRAP(*o, D, Ops, gelu_backward);
-  ZT_WRAP(*o, D, Ops, rmsnorm_forward);
-  ZT_WRAP(*o, D, Ops, rmsnorm_backward);
-  ZT_WRAP(*o, D, Ops, rope_forward);
-  ZT_WRAP(*o, D, Ops, rope_backward);
-  ZT_WRAP(*o, D, Ops, swiglu_forward);
-  ZT_WRAP(*o, D, Ops, swiglu_backward);
-  ZT_WRAP(*o, D, Ops, gqa_pack);
-  ZT_WRAP(*o, D, Ops, gqa_unpack);
-  ZT_WRAP(*o, D, Ops, crossentropy_forward);
-  ZT_WRAP(*o, D, Ops, crossentropy_backward);
-  ZT_WRAP(*o, D, Ops, vocab_embedding_rows);
-  ZT_WRAP(*o, D, Ops, embedding_finish);
-  ZT_WRAP(*o, D, Ops, vocab_embedding_backward);
-  ZT_WRAP(*o, D, Ops, vocab_xent_row_max);
-  ZT_WRAP(*o, D, Ops, vocab_xent_partials);
-  ZT_WRAP(*o, D, Ops, vocab_xent_backward);
-  ZT_WRAP(*o, D, Ops, linear_partial);
-  ZT_WRAP(*o, D, Ops, linear_backward_partial);
-  ZT_WRAP(*o, D, Ops, bias_residual);
-  ZT_WRAP(*o, D, Ops, to_f32);
-  ZT_WRAP(*o, D, Ops, from_f32);
-}
-
-KernelOps wrap_kernel_ops(const KernelOps& base) {
-  base_table<KernelOps, DType::kF32>() = &base;
-  base_table<ActivationOps<float>, DType::kF32>() = &base;
-  KernelOps o = base;
-  wrap_activation_ops<DType::kF32, float>(&o);
-  ZT_WRAP(o, DType::kF32, KernelOps, gemm);
-  ZT_WRAP(o, DType::kF32, KernelOps, vocab_xent_finish);
-  ZT_WRAP(o, DType::kF32, KernelOps, rope_table);
-  ZT_WRAP(o, DType::kF32, KernelOps, accumulate);
-  ZT_WRAP(o, DType::kF32, KernelOps, cast_f32_to_bf16);
-  ZT_WRAP(o, DType::kF32, KernelOps, cast_bf16_to_f32);
-  ZT_WRAP(o, DType::kF32, KernelOps, sum_squares);
-  ZT_WRAP(o, DType::kF32, KernelOps, adamw_step);
-  ZT_WRAP(o, DType::kF32, KernelOps, lamb_moments);
-  ZT_WRAP(o, DType::kF32, KernelOps, lamb_apply);
-  ZT_WRAP(o, DType::kF32, KernelOps, sgd_step);
-  return o;
-}
-
-template <DType D>
-ActivationOps<half_t> wrap_half_ops(const ActivationOps<half_t>& base) {
-  base_table<ActivationOps<half_t>, D>() = &base;
-  ActivationOps<half_t> o = base;
-  wrap_activation_ops<D, half_t>(&o);
-  return o;
-}
-
-#undef ZT_WRAP
 
 class GuardedBackend final : public Backend {
  public:
   explicit GuardedBackend(const Backend& cpu)
-      : cpu_(cpu), ops_(wrap_kernel_ops(cpu.ops())) {
+      : cpu_(cpu), ops_(wrap_kernel_ops<Opened>(cpu.ops())) {
     if (cpu.half_ops() != nullptr) {
-      half_ = cpu.compute_dtype() == DType::kBF16 ? wrap_half_ops<DType::kBF16>(*cpu.half_ops())
-                                                   : wrap_half_ops<DType::kF16>(*cpu.half_ops());
+      half_ = cpu.compute_dtype() == DType::kBF16 ? wrap_half_ops<Opened, DType::kBF16>(*cpu.half_ops())
+                                                   : wrap_half_ops<Opened, DType::kF16>(*cpu.half_ops());
     }
   }
   Device device() const override { return Device::kCpu; }

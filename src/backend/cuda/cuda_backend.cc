@@ -8,7 +8,9 @@
 
 #include "backend/cuda/cuda_context.h"
 #include "backend/cuda/cuda_device.h"
+#include "backend/cuda/cuda_profile.h"
 #include "backend/cuda/cuda_tables.h"
+#include "backend/table_wrap.h"
 
 namespace zt {
 
@@ -20,8 +22,13 @@ using cuda::CudaContext;
 class CudaBackend final : public Backend {
  public:
   CudaBackend(DType compute, const CudaDeviceInfo& info)
-      : compute_(compute), info_(info), ops_(cuda::make_cuda_f32_ops()) {
-    if (compute != DType::kF32) half_ = cuda::make_cuda_half_ops(compute);
+      : compute_(compute), info_(info), base_ops_(cuda::make_cuda_f32_ops()), ops_(base_ops_) {
+    if (compute != DType::kF32) base_half_ = half_ = cuda::make_cuda_half_ops(compute);
+    if (cuda::profiling_requested()) {  // every entry timed (cuda_profile.h)
+      ops_ = wrap_kernel_ops<cuda::ProfileScope>(base_ops_);
+      if (compute == DType::kBF16) half_ = wrap_half_ops<cuda::ProfileScope, DType::kBF16>(base_half_);
+      if (compute == DType::kF16) half_ = wrap_half_ops<cuda::ProfileScope, DType::kF16>(base_half_);
+    }
   }
   Device device() const override { return Device::kCuda; }
   DType compute_dtype() const override { return compute_; }
@@ -79,8 +86,8 @@ class CudaBackend final : public Backend {
   static cudaStream_t stream() { return CudaContext::get().stream(); }
   DType compute_;
   CudaDeviceInfo info_;
-  KernelOps ops_;
-  ActivationOps<half_t> half_{};
+  KernelOps base_ops_, ops_;  // ops_: base_ops_, or base_ops_ timed entry by entry
+  ActivationOps<half_t> base_half_{}, half_{};
 };
 
 }  // namespace

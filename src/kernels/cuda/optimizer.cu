@@ -114,6 +114,13 @@ __global__ void sum_squares_kernel(double* partial, const float* x, int64_t n, i
   if (c < nchunks) {
     const int64_t lo = c * kSumSquaresChunk, hi = lo + kSumSquaresChunk < n ? lo + kSumSquaresChunk : n;
     int64_t i = lo;
+    for (; i + 8 * G <= hi; i += 8 * G) {  // eight loads in flight, then the lane's sums in order
+      float v[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) v[u] = x[i + u * G + l];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) acc = sq(v[u], acc);
+    }
     for (; i + G <= hi; i += G) acc = sq(x[i + l], acc);
     if (i + W <= hi) {  // one more vector into a0
       if (l < W) acc = sq(x[i + l], acc);

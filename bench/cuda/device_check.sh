@@ -62,8 +62,10 @@ grep -E "^backend|saved checkpoint|resum" "$LOGS/cli_first.log" "$LOGS/cli_resum
 section "kernels: zerotrain and PyTorch"
 "$PKG/bin/gpu_kernels_bench" > "$LOGS/zt_kernels.log" 2>&1
 python3 "$ROOT/bench/cuda/torch_kernels.py" > "$LOGS/torch_kernels.log" 2>&1
+paste <(grep -E " ms " "$LOGS/zt_kernels.log" | awk '{print $1, $2}') <(grep -E " ms " "$LOGS/torch_kernels.log" | awk '{print $2}') |
+  awk '{printf "  %-26s zerotrain %9.4f ms  torch %9.4f ms  torch/zerotrain %.2f\n", $1, $2, $3, $3 / $2}' 
 section "GPT-2 124M training step, with the profile"
-ZEROTRAIN="$ZT" BATCHES="16" STEPS=15 bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/train_step.log" 2>&1
+ZEROTRAIN="$ZT" BATCHES="16" STEPS=15 COMPILE=${COMPILE:-1} bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/train_step.log" 2>&1
 tail -2 "$LOGS/train_step.log"
 ZT_CUDA_PROFILE=1 ZEROTRAIN="$ZT" BATCHES="16" STEPS=6 bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/profile.log" 2>&1
 grep -A14 "CUDA table profile" "$LOGS/profile.log"

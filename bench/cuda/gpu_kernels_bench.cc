@@ -4,7 +4,9 @@
 //   fused), backward input, backward weights (fp32 += ), as ms and TFLOP/s;
 // - the memory-bound kernels (AdamW over 124M parameters, GELU, casts, the sum of
 //   squares, the bias gradient) as ms and GB/s against a device-to-device copy measured
-//   in the same run.
+//   in the same run;
+// - LayerNorm, the classifier (cross-entropy over 50,304 classes) and the materialized
+//   attention (B=16, 12 heads, causal; TFLOP/s counted on the causal half).
 // Prints one line per kernel and a last JSON line. bench/cuda/gpu_kernels.sh runs it with
 // PyTorch's equivalents on the same card.
 // usage: gpu_kernels_bench [--repeats N]
@@ -19,10 +21,13 @@
 
 #include "backend/cuda/cuda_device.h"
 #include "kernels/cuda/activation.h"
+#include "kernels/cuda/attention.h"
 #include "kernels/cuda/bias_grad.h"
+#include "kernels/cuda/crossentropy.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/fill.h"
 #include "kernels/cuda/gemm_lt.h"
+#include "kernels/cuda/norms.h"
 #include "kernels/cuda/optimizer.h"
 
 namespace {
@@ -149,6 +154,53 @@ void bench_memory_bound() {
   }
 }
 
+// LayerNorm, the classifier and attention at the same sizes.
+void bench_layers(cuda::LtGemm& lt) {
+  const int64_t N = 16 * 1024;
+  const int C = 768, V = 50257, Vp = 50304, B = 16, T = 1024, NH = 12;
+  const cuda::CpuOrder order{16, true};
+  void* x = device(2 * N * C, 20);
+  void* y = device(2 * N * C, 21);
+  void* w = device(2 * C, 22);
+  void* b = device(2 * C, 23);
+  float* stats = static_cast<float*>(device(12 * N, 24, DType::kF32));  // N losses | (N, 2) stats; LN: mean | rstd
+  float* dwb = static_cast<float*>(device(8 * C, 25, DType::kF32));
+  float* ws = static_cast<float*>(device(4 * cuda::norm_workspace_floats(N, C), 26, DType::kF32));
+  const double lf = time_ms([&] { cuda::layernorm_forward(DType::kBF16, order, y, stats, stats + N, x, w, b, N, C, g_stream); });
+  record("layernorm_fwd_bf16", lf, "GB/s", 4.0 * N * C / lf / 1e6);
+  const double lb = time_ms([&] {
+    cuda::layernorm_backward(DType::kBF16, order, y, dwb, dwb + C, x, x, w, stats, stats + N, N, C, ws, g_stream);
+  });
+  record("layernorm_bwd_bf16", lb, "GB/s", 8.0 * N * C / lb / 1e6);
+  void* logits = device(2 * N * Vp, 27);
+  int32_t* targets = static_cast<int32_t*>(device(4 * N, 28, DType::kF32));
+  std::vector<int32_t> host_t(N);
+  for (int64_t i = 0; i < N; ++i) host_t[i] = static_cast<int32_t>((i * 7919) % V);
+  check(cudaMemcpy(targets, host_t.data(), 4 * N, cudaMemcpyHostToDevice), "targets");
+  const double cf = time_ms([&] {
+    cuda::crossentropy_forward(DType::kBF16, order, stats, stats + N, logits, targets, N, V, Vp, g_stream);
+  });
+  record("crossentropy_fwd_bf16", cf, "GB/s", 2.0 * N * Vp / cf / 1e6);
+  const double cb = time_ms([&] {
+    cuda::crossentropy_backward(DType::kBF16, order, logits, logits, stats, targets, 1.0f / N, N, V, Vp, g_stream);
+  });
+  record("crossentropy_bwd_bf16", cb, "GB/s", 4.0 * N * Vp / cb / 1e6);
+  void* qkv = device(2 * N * 3 * C, 29);
+  void* att = device(2 * size_t{1} * B * NH * T * T, 30);
+  void* aws = device(cuda::attention_workspace_bytes(DType::kBF16, B, T, C, NH), 31, DType::kF32);
+  const double af = time_ms([&] { check(cuda::attention_forward(lt, DType::kBF16, y, att, qkv, B, T, C, NH, aws, g_stream)); });
+  const double aflops = 4.0 * B * NH * T * static_cast<double>(T) * (C / NH);
+  record("attention_fwd_bf16", af, "TFLOP/s", aflops / af / 1e9);
+  const double ab = time_ms([&] {
+    check(cuda::attention_backward(lt, DType::kBF16, qkv, y, qkv, att, B, T, C, NH, aws, g_stream));
+  });
+  record("attention_bwd_bf16", ab, "TFLOP/s", 2.0 * aflops / ab / 1e9);
+  for (void* p : {x, y, w, b, static_cast<void*>(stats), static_cast<void*>(dwb), static_cast<void*>(ws), logits,
+                  static_cast<void*>(targets), qkv, att, aws}) {
+    cudaFree(p);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -166,6 +218,7 @@ int main(int argc, char** argv) {
   check(lt.status());
   bench_gemms(**lt);
   bench_memory_bound();
+  bench_layers(**lt);
   std::printf("{\"bench\": \"gpu_kernels\", \"device\": \"%s\", \"ms\": {%s}}\n", info->name.c_str(), g_json.c_str());
   return 0;
 }

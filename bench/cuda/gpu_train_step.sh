@@ -4,7 +4,8 @@
 # weights, T=1024, random tokens (the byte tokenizer: only the vocabulary size matters), AdamW and gradient clipping included. zerotrain's
 # tokens/s is the median of its metrics.csv after STEPS_WARM warm-up steps; PyTorch's is
 # bench/cuda/torch_gpt2_cuda.py's median. Prints one line per run and a JSON line.
-# usage: ZEROTRAIN=path BATCHES="16 64" STEPS=20 bash bench/cuda/gpu_train_step.sh
+# COMPILE=1 adds torch.compile (its compilation takes a minute or more).
+# usage: ZEROTRAIN=path BATCHES="16 64" STEPS=20 [COMPILE=1] bash bench/cuda/gpu_train_step.sh
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ZT=${ZEROTRAIN:-$ROOT/build/zerotrain}
@@ -42,7 +43,12 @@ PY
   grep -A48 "CUDA table profile" "$WORK/zt$B.log" || true  # with ZT_CUDA_PROFILE=1
   eager=$(python3 "$ROOT/bench/cuda/torch_gpt2_cuda.py" --batch "$B" --steps "$STEPS" | tail -1)
   te=$(echo "$eager" | python3 -c "import json,sys; print(json.load(sys.stdin)['tokens_per_s'])")
-  echo "B=$B: zerotrain $zt tokens/s; PyTorch eager $te tokens/s ($eager)"
-  summary="$summary\"B$B\": {\"zerotrain_tokens_per_s\": $zt, \"torch_eager_tokens_per_s\": $te}, "
+  tc=0
+  if [ "${COMPILE:-0}" = 1 ]; then
+    compiled=$(python3 "$ROOT/bench/cuda/torch_gpt2_cuda.py" --batch "$B" --steps "$STEPS" --compile | tail -1)
+    tc=$(echo "$compiled" | python3 -c "import json,sys; print(json.load(sys.stdin)['tokens_per_s'])" 2>/dev/null || echo 0)
+  fi
+  echo "B=$B: zerotrain $zt tokens/s; PyTorch eager $te tokens/s ($eager); torch.compile $tc tokens/s"
+  summary="$summary\"B$B\": {\"zerotrain_tokens_per_s\": $zt, \"torch_eager_tokens_per_s\": $te, \"torch_compile_tokens_per_s\": $tc}, "
 done
 echo "${summary%, }}"

@@ -4,7 +4,8 @@
 GPT-2 124M at B=16, T=1024 in bf16: F.linear with bias (cuBLASLt under torch), the two
 backward products (dY @ W, dY^T @ X accumulated into an fp32 gradient as zerotrain does),
 fused AdamW over 124M fp32 parameters, the bf16 cast, the sum of squares, GELU (tanh)
-forward and backward, and the bias gradient (a column sum). Median of 20 timed runs
+forward and backward, the bias gradient (a column sum), LayerNorm, the classifier (fp32
+cross-entropy over bf16 logits, as autocast does) and SDPA attention (flash, causal). Median of 20 timed runs
 after 3 warm-ups, CUDA events around each. Prints one line per kernel and a last JSON
 line with the same names as the zerotrain bench.
 """
@@ -83,6 +84,32 @@ def main():
     d2 = dy.view(16 * 1024, 3072)
     ms = time_ms(lambda: d2.sum(0, dtype=torch.float32))
     rec("bias_grad_fc_bf16", ms, "GB/s", 2.0 * A / ms / 1e6)
+    C, V, Vp, B, T, NH = 768, 50257, 50304, 16, 1024, 12
+    x = (torch.rand(N, C, device=dev, dtype=torch.bfloat16) - 0.5).requires_grad_()
+    w = torch.rand(C, device=dev, dtype=torch.bfloat16).requires_grad_()
+    b = torch.rand(C, device=dev, dtype=torch.bfloat16).requires_grad_()
+    ms = time_ms(lambda: F.layer_norm(x, (C,), w, b))
+    rec("layernorm_fwd_bf16", ms, "GB/s", 4.0 * N * C / ms / 1e6)
+    y = F.layer_norm(x, (C,), w, b)
+    gy = torch.rand_like(y)
+    ms = time_ms(lambda: torch.autograd.grad(y, (x, w, b), gy, retain_graph=True))
+    rec("layernorm_bwd_bf16", ms, "GB/s", 8.0 * N * C / ms / 1e6)
+    logits = (torch.rand(N, Vp, device=dev, dtype=torch.bfloat16) - 0.5).requires_grad_()
+    tgt = (torch.arange(N, device=dev) * 7919) % V
+    ms = time_ms(lambda: F.cross_entropy(logits[:, :V].float(), tgt))
+    rec("crossentropy_fwd_bf16", ms, "GB/s", 2.0 * N * Vp / ms / 1e6)
+    loss = F.cross_entropy(logits[:, :V].float(), tgt)
+    ms = time_ms(lambda: torch.autograd.grad(loss, logits, retain_graph=True))
+    rec("crossentropy_bwd_bf16", ms, "GB/s", 4.0 * N * Vp / ms / 1e6)
+    del logits, loss
+    q, k, v = ((torch.rand(B, NH, T, C // NH, device=dev, dtype=torch.bfloat16) - 0.5).requires_grad_() for _ in range(3))
+    flops = 4.0 * B * NH * T * T * (C // NH)
+    ms = time_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+    rec("attention_fwd_bf16", ms, "TFLOP/s", flops / ms / 1e9)
+    o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    go = torch.rand_like(o)
+    ms = time_ms(lambda: torch.autograd.grad(o, (q, k, v), go, retain_graph=True))
+    rec("attention_bwd_bf16", ms, "TFLOP/s", 2.0 * flops / ms / 1e9)
     print(json.dumps({"bench": "torch_kernels", "torch": torch.__version__,
                       "device": torch.cuda.get_device_name(), "ms": out}))
     return 0

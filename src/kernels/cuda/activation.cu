@@ -4,6 +4,7 @@
 
 #include "kernels/cuda/half_bits.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/pack.cuh"
 #include "kernels/cuda/vmath.cuh"
 
 namespace zt::cuda {
@@ -67,6 +68,33 @@ __global__ void swiglu_backward_kernel(typename H::T* dgate, typename H::T* dup,
   }
 }
 
+// The packed forms: thread t handles elements [t K, t K + K) of the first npacks K.
+template <class H>
+__global__ void gelu_forward_packed(typename H::T* out, const typename H::T* inp, int64_t npacks) {
+  constexpr int K = kPack<H>;
+  ZT_GRID_STRIDE(p, npacks) {
+    float v[K];
+    load_pack<H>(inp + p * K, v);
+#pragma unroll
+    for (int k = 0; k < K; ++k) v[k] = gelu_value(v[k]);
+    store_pack<H>(out + p * K, v);
+  }
+}
+
+template <class H>
+__global__ void gelu_backward_packed(typename H::T* dinp, const typename H::T* inp, const typename H::T* dout,
+                                     int64_t npacks) {
+  constexpr int K = kPack<H>;
+  ZT_GRID_STRIDE(p, npacks) {
+    float x[K], d[K];
+    load_pack<H>(inp + p * K, x);
+    load_pack<H>(dout + p * K, d);
+#pragma unroll
+    for (int k = 0; k < K; ++k) d[k] = gelu_grad(x[k], d[k]);
+    store_pack<H>(dinp + p * K, d);
+  }
+}
+
 #undef ZT_GRID_STRIDE
 
 }  // namespace
@@ -76,7 +104,15 @@ void gelu_forward(DType t, void* out, const void* inp, int64_t n, cudaStream_t s
   with_storage(t, [&](auto h) {
     using H = decltype(h);
     using T = typename H::T;
-    gelu_forward_kernel<H><<<grid_for(n), kThreads, 0, stream>>>(static_cast<T*>(out), static_cast<const T*>(inp), n);
+    const int64_t packs = aligned16(out) && aligned16(inp) ? n / kPack<H> : 0, done = packs * kPack<H>;
+    if (packs > 0) {
+      gelu_forward_packed<H><<<grid_for(packs), kThreads, 0, stream>>>(static_cast<T*>(out), static_cast<const T*>(inp),
+                                                                       packs);
+    }
+    if (done < n) {
+      gelu_forward_kernel<H><<<grid_for(n - done), kThreads, 0, stream>>>(static_cast<T*>(out) + done,
+                                                                          static_cast<const T*>(inp) + done, n - done);
+    }
   });
   check_launch("gelu_forward");
 }
@@ -86,8 +122,16 @@ void gelu_backward(DType t, void* dinp, const void* inp, const void* dout, int64
   with_storage(t, [&](auto h) {
     using H = decltype(h);
     using T = typename H::T;
-    gelu_backward_kernel<H><<<grid_for(n), kThreads, 0, stream>>>(static_cast<T*>(dinp), static_cast<const T*>(inp),
-                                                                   static_cast<const T*>(dout), n);
+    const int64_t packs = aligned16(dinp) && aligned16(inp) && aligned16(dout) ? n / kPack<H> : 0;
+    const int64_t done = packs * kPack<H>;
+    if (packs > 0) {
+      gelu_backward_packed<H><<<grid_for(packs), kThreads, 0, stream>>>(
+          static_cast<T*>(dinp), static_cast<const T*>(inp), static_cast<const T*>(dout), packs);
+    }
+    if (done < n) {
+      gelu_backward_kernel<H><<<grid_for(n - done), kThreads, 0, stream>>>(
+          static_cast<T*>(dinp) + done, static_cast<const T*>(inp) + done, static_cast<const T*>(dout) + done, n - done);
+    }
   });
   check_launch("gelu_backward");
 }

@@ -5,6 +5,7 @@
 #include "core/check.h"
 #include "kernels/cuda/half_bits.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/pack.cuh"
 #include "kernels/cuda/vmath.cuh"
 
 namespace zt::cuda {
@@ -21,6 +22,17 @@ template <class H>
 __global__ void narrow_kernel(uint16_t* dst, const float* src, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     dst[i] = H::store(src[i]);
+  }
+}
+
+// Narrowing 8 floats (two fp32 packs) into one 16-bit pack per thread.
+template <class H>
+__global__ void narrow_packed(uint16_t* dst, const float* src, int64_t npacks) {
+  for (int64_t p = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; p < npacks; p += int64_t{gridDim.x} * blockDim.x) {
+    float v[8];
+    load_pack<F32>(src + p * 8, v);
+    load_pack<F32>(src + p * 8 + 4, v + 4);
+    store_pack<H>(dst + p * 8, v);
   }
 }
 
@@ -63,7 +75,17 @@ void accumulate(float* dst, const float* src, int64_t n, cudaStream_t stream) {
 void cast_from_f32(DType to, uint16_t* dst, const float* src, int64_t n, cudaStream_t stream) {
   ZT_CHECK(to != DType::kF32, "cast_from_f32 narrows to a 16-bit type");
   if (n <= 0) return;
-  with_storage(to, [&](auto h) { narrow_kernel<decltype(h)><<<grid_for(n), kThreads, 0, stream>>>(dst, src, n); });
+  const int64_t packs = aligned16(dst) && aligned16(src) ? n / 8 : 0, done = packs * 8;
+  auto launch = [&](auto h) {
+    using H = decltype(h);
+    if (packs > 0) narrow_packed<H><<<grid_for(packs), kThreads, 0, stream>>>(dst, src, packs);
+    if (done < n) narrow_kernel<H><<<grid_for(n - done), kThreads, 0, stream>>>(dst + done, src + done, n - done);
+  };
+  if (to == DType::kBF16) {
+    launch(Bf16{});
+  } else {
+    launch(F16{});
+  }
   check_launch("cast_from_f32");
 }
 

@@ -68,6 +68,14 @@ Json body_json(const Manifest& m) {
                       {"tp_size", p.tp_size}, {"begin", p.begin}, {"end", p.end}, {"checksum", p.checksum}});
   }
   j["pieces"] = pieces;
+  if (!m.rank_states.empty()) {
+    Json states = Json::array();
+    for (const ManifestRankState& r : m.rank_states) {
+      states.push_back({{"rank", r.rank}, {"name", r.name}, {"file", r.file}, {"dtype", r.dtype}, {"numel", r.numel},
+                        {"checksum", r.checksum}});
+    }
+    j["rank_state"] = states;
+  }
   return j;
 }
 
@@ -257,6 +265,24 @@ void read_piece(JsonReader& r, Manifest* m, const ParseIndex& index) {
   m->pieces.push_back(std::move(p));
 }
 
+void read_rank_state(JsonReader& r, Manifest* m, const ParseIndex& index) {
+  ManifestRankState a;
+  a.rank = static_cast<int>(need_int(r, "rank", 0, m->layout.world - 1));
+  a.name = need_string(r, "name");
+  a.file = need_string(r, "file");
+  a.dtype = need_string(r, "dtype");
+  a.numel = static_cast<uint64_t>(need_int(r, "numel", 0, int64_t{1} << 40));
+  a.checksum = need_string(r, "checksum");
+  if (!r.status().ok()) return;
+  if (a.dtype != "F32" && a.dtype != "F64") return r.fail("dtype", "expected \"F32\" or \"F64\", got \"" + a.dtype + "\"");
+  if (index.files.count(a.file) == 0) return r.fail("file", "names no file of the file list: " + a.file);
+  if (!is_checksum_hex(a.checksum)) return r.fail("checksum", "expected 16 hex digits, got " + a.checksum);
+  for (const ManifestRankState& b : m->rank_states) {
+    if (b.rank == a.rank && b.name == a.name) return r.fail("name", "duplicate rank state " + a.name + " of rank " + std::to_string(a.rank));
+  }
+  m->rank_states.push_back(std::move(a));
+}
+
 // Every (tensor, kind) is tiled exactly: one tp size, and per tp rank ranges that
 // start at 0, touch and end at the slice size.
 Status check_coverage(const Manifest& m, const std::string& label) {
@@ -396,6 +422,7 @@ StatusOr<Manifest> parse_manifest(const std::string& text, const std::string& la
   each_object(r, "tensors", [&](JsonReader& e) { read_tensor(e, &m, &index); });
   each_object(r, "files", [&](JsonReader& e) { read_file_entry(e, &m, &index); });
   each_object(r, "pieces", [&](JsonReader& e) { read_piece(e, &m, index); });
+  if (r.has("rank_state")) each_object(r, "rank_state", [&](JsonReader& e) { read_rank_state(e, &m, index); });
   Status s = r.finish();
   if (!s.ok()) return Status::Corruption(label + ": " + s.message());
   ZT_RETURN_IF_ERROR(check_coverage(m, label));

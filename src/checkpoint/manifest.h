@@ -62,6 +62,19 @@ struct ManifestPiece {
   std::string entry() const { return kind + "/" + tensor; }  // its name in the file
 };
 
+// One array of a rank's private state (RankArray, optim/optimizer.h): the 1-bit
+// optimizers' error feedback and schedules. Stored in that rank's shard as
+// "rank_state/<name>", meaningful only to the same rank of the same layout.
+struct ManifestRankState {
+  int rank = 0;
+  std::string name;
+  std::string file;
+  std::string dtype;  // "F32" or "F64"
+  uint64_t numel = 0;
+  std::string checksum;  // XXH3-64 of the array's bytes
+  std::string entry() const { return "rank_state/" + name; }
+};
+
 struct CheckpointLayout {
   int world = 1;
   int dp = 1;
@@ -96,6 +109,7 @@ struct Manifest {
   std::vector<ManifestTensor> tensors;
   std::vector<ManifestFile> files;
   std::vector<ManifestPiece> pieces;
+  std::vector<ManifestRankState> rank_states;  // absent from the JSON when empty
 
   const ManifestTensor* tensor(const std::string& name) const;
   const ManifestFile* file(const std::string& name) const;

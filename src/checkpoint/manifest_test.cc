@@ -5,6 +5,8 @@
 // vocabulary padding rows come back as zeros.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <unistd.h>
 
 #include <cstring>
@@ -137,6 +139,40 @@ TEST(Manifest, StructuralFaultsEachHaveTheirOwnMessage) {
   }
   EXPECT_NE(cases[0].second.find("has a hole at element 5"), std::string::npos) << cases[0].second;
   EXPECT_NE(cases[5].second.find("is not a plain file name"), std::string::npos) << cases[5].second;
+}
+
+Manifest with_rank_state() {
+  Manifest m = sample_manifest();
+  m.rank_states.push_back({0, "worker_error", m.files[0].name, "F32", 64, kSum});
+  m.rank_states.push_back({1, "schedule", m.files[1].name, "F64", 6, kSum});
+  return m;
+}
+
+TEST(Manifest, RankStateRoundTripsAndIsAbsentWhenEmpty) {
+  EXPECT_EQ(manifest_to_text(sample_manifest()).find("rank_state"), std::string::npos);
+  const std::string text = manifest_to_text(with_rank_state());
+  auto parsed = parse_manifest(text, "m.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  EXPECT_EQ(manifest_to_text(parsed.value()), text);
+  ASSERT_EQ(parsed->rank_states.size(), 2u);
+  EXPECT_EQ(parsed->rank_states[1].dtype, "F64");
+  EXPECT_EQ(parsed->rank_states[1].entry(), "rank_state/schedule");
+}
+
+TEST(Manifest, RankStateFaultsNameTheKey) {
+  const std::vector<std::pair<std::function<void(Manifest&)>, std::string>> cases = {
+      {[](Manifest& m) { m.rank_states[0].dtype = "BF16"; }, "/rank_state/0/dtype: expected \"F32\" or \"F64\""},
+      {[](Manifest& m) { m.rank_states[0].file = "x.safetensors"; }, "/rank_state/0/file: names no file"},
+      {[](Manifest& m) { m.rank_states[1].rank = 4; }, "/rank_state/1/rank"},
+      {[](Manifest& m) { m.rank_states[1] = m.rank_states[0]; }, "/rank_state/1/name: duplicate rank state worker_error"},
+      {[](Manifest& m) { m.rank_states[0].checksum = "0"; }, "/rank_state/0/checksum"},
+  };
+  for (const auto& [mutate, expected] : cases) {
+    Manifest m = with_rank_state();
+    mutate(m);
+    const std::string error = error_of(m);
+    EXPECT_NE(error.find(expected), std::string::npos) << error;
+  }
 }
 
 // The manifest text of `m` with its "model" object replaced (and the checksum redone).

@@ -22,7 +22,7 @@ struct StDTypeInfo {
 };
 constexpr StDTypeInfo kDTypes[] = {{StDType::kF32, "F32", 4}, {StDType::kI32, "I32", 4}, {StDType::kU16, "U16", 2},
                                  {StDType::kF16, "F16", 2}, {StDType::kBF16, "BF16", 2}, {StDType::kI64, "I64", 8},
-                                 {StDType::kU8, "U8", 1}};
+                                 {StDType::kU8, "U8", 1}, {StDType::kF64, "F64", 8}};
 
 bool dtype_from_name(const std::string& name, StDType* out) {
   for (const StDTypeInfo& d : kDTypes) {

@@ -23,7 +23,7 @@
 
 namespace zt {
 
-enum class StDType { kF32, kI32, kU16, kF16, kBF16, kI64, kU8 };
+enum class StDType { kF32, kI32, kU16, kF16, kBF16, kI64, kU8, kF64 };
 const char* st_dtype_name(StDType dtype);
 size_t st_dtype_size(StDType dtype);
 

@@ -57,13 +57,20 @@ Status damaged_file(const CheckpointRef& ckpt, const ManifestFile& f, std::share
                                   ", actual " + got + file_sums);
       }
     }
+    for (const ManifestRankState& r : ckpt.manifest.rank_states) {
+      const SafetensorsEntry* e = r.file == f.name && parsed->has(r.entry()) ? &parsed->entries().at(r.entry()) : nullptr;
+      if (e != nullptr && checksum_hex(parsed->data(r.entry()), e->end - e->begin) != r.checksum) {
+        return Status::Corruption(path + ": " + r.entry() + ": checksum mismatch: expected " + r.checksum + file_sums);
+      }
+    }
   }
   return Status::Corruption(path + ": header damaged: checksum mismatch: expected " + f.checksum + ", actual " + actual +
                             (parsed.ok() ? "" : " (" + parsed.status().message() + ")"));
 }
 
-// Reads and verifies one shard file and the pieces in it.
-StatusOr<SafetensorsFile> read_shard(const CheckpointRef& ckpt, const ManifestFile& f) {
+}  // namespace
+
+StatusOr<SafetensorsFile> read_verified_shard(const CheckpointRef& ckpt, const ManifestFile& f) {
   const std::string path = ckpt.dir + "/" + f.name;
   auto mapped = MappedFile::open(path);
   if (!mapped.ok()) {
@@ -93,6 +100,8 @@ StatusOr<SafetensorsFile> read_shard(const CheckpointRef& ckpt, const ManifestFi
   }
   return file;
 }
+
+namespace {
 
 struct Need {
   int spec;
@@ -158,7 +167,7 @@ Status load_state(const CheckpointRef& ckpt, const RankStateView& view, const st
   uint64_t total = 0, done = 0;
   for (const std::string& name : files) total += m.file(name)->bytes;
   for (const std::string& name : files) {
-    ZT_ASSIGN_OR_RETURN(SafetensorsFile f, read_shard(ckpt, *m.file(name)));
+    ZT_ASSIGN_OR_RETURN(SafetensorsFile f, read_verified_shard(ckpt, *m.file(name)));
     shards.emplace(name, std::move(f));
     done += m.file(name)->bytes;
     if (progress) progress(done, total);

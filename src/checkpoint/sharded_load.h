@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "checkpoint/manifest.h"
+#include "checkpoint/safetensors.h"
 #include "checkpoint/state_view.h"
 #include "core/progress_fn.h"
 #include "core/status.h"
@@ -33,6 +34,10 @@ StatusOr<CheckpointRef> open_checkpoint(const std::string& path);
 // progress (optional) hears the bytes of the shard files read and verified so far.
 Status load_state(const CheckpointRef& ckpt, const RankStateView& view, const std::vector<std::string>& kinds,
                   const ProgressFn& progress = {});
+
+// Reads one shard file of the manifest, verifying its size and checksum and every
+// piece's; errors name the file and what is damaged.
+StatusOr<SafetensorsFile> read_verified_shard(const CheckpointRef& ckpt, const ManifestFile& file);
 
 // Weights only, into the table of a whole model on one process (sample, eval, export).
 Status load_whole_params(const CheckpointRef& ckpt, const ParamTable& table, float* params);

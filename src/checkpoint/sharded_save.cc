@@ -8,6 +8,7 @@
 
 #include "io/checksum.h"
 #include "checkpoint/latest_file.h"
+#include "checkpoint/rank_state.h"
 #include "checkpoint/safetensors.h"
 #include "comm/gather_bytes.h"
 #include "io/atomic_file.h"
@@ -60,6 +61,7 @@ StatusOr<Json> write_rank_shard(const RankStateView& view, const SaveRequest& re
                         {"checksum", checksum_hex(data, (r.end - r.begin) * sizeof(float))}});
     }
   }
+  const Json rank_state = add_rank_state(view.rank_arrays, name, rank, &tensors);
   FileDigest digest;
   const std::map<std::string, std::string> metadata = {{"format", "zerotrain-shard"}, {"tag", req.tag},
                                                         {"rank", std::to_string(rank)}};
@@ -68,6 +70,7 @@ StatusOr<Json> write_rank_shard(const RankStateView& view, const SaveRequest& re
   out["file"] = {{"name", name}, {"rank", rank}, {"bytes", digest.bytes}, {"checksum", checksum_hex(digest.checksum)}};
   out["tensors"] = entries;
   out["pieces"] = pieces;
+  out["rank_state"] = rank_state;
   return out;
 }
 
@@ -106,6 +109,7 @@ StatusOr<std::string> build_manifest(const SaveRequest& req, const std::vector<s
       q.checksum = p["checksum"].get<std::string>();
       m.pieces.push_back(std::move(q));
     }
+    collect_rank_state(j["rank_state"], &m);
   }
   for (const auto& [name, t] : tensors) {
     ManifestTensor e;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "optim/optimizer.h"
 #include "tensor/tensor_spec.h"
 
 namespace zt {
@@ -45,6 +46,7 @@ struct RankStateView {
   ElementRange save_range;            // arena elements this rank writes
   bool save_tp_replicated = true;     // writes the tensors every tp rank holds whole (tp rank 0)
   int skip_layer = INT_MIN;           // never written; loaded from the tensor of the same name
+  std::vector<RankArray> rank_arrays; // this rank's own state (checkpoint/rank_state.h)
 
   const StateArray* array(const std::string& kind) const {
     for (const StateArray& a : arrays) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "checkpoint/hf_model.h"
+#include "checkpoint/rank_state.h"
 #include "checkpoint/sharded_load.h"
 #include "cli/progress.h"
 #include "cli/task_progress.h"
@@ -73,7 +74,12 @@ Status restore_run(Trainer& t, const ZtConfig& cfg, const TrainCommandArgs& args
   }
   std::printf("resumed from %s at step %lld\n", ckpt.dir.c_str(), static_cast<long long>(e.global_step));
   const CheckpointLayout& saved = ckpt.manifest.layout;
-  const CheckpointLayout now{t.world().size(), t.dp().size(), t.pp_size(), cfg.parallel.tp, cfg.zero.stage};
+  const CheckpointLayout now = current_layout(t);
+  if (!t.optimizer().rank_state().empty() && !rank_state_fits(ckpt.manifest, now)) {
+    std::printf("note: %s's error feedback and schedule restart (the checkpoint %s), as DeepSpeed's do on every load\n",
+                t.optimizer().name(),
+                ckpt.manifest.rank_states.empty() ? "has none" : "was saved by another layout");
+  }
   const std::string isa = isa_name(active_isa());
   if (saved.dp != now.dp || saved.pp != now.pp || saved.tp != now.tp || saved.zero_stage != now.zero_stage) {
     std::printf("note: resharded from %s to %s; losses continue within float reduction order, not bit for bit\n",

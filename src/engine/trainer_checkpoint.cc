@@ -1,6 +1,7 @@
 // Trainer <-> sharded checkpoints; see trainer_checkpoint.h.
 #include "engine/trainer_checkpoint.h"
 
+#include "checkpoint/rank_state.h"
 #include "checkpoint/reshard.h"
 #include "checkpoint/sharded_save.h"
 #include "core/cpu_features.h"
@@ -23,7 +24,8 @@ const char* schedule_name(ScheduleKind k) {
 }
 
 // The manifest's optimizer type: a checkpoint of one optimizer is refused by another.
-// The 1-bit kinds save their moments; their error feedback and schedules restart on resume.
+// The 1-bit kinds save their moments, and their error feedback and schedules as rank
+// state, restored into the same layout (checkpoint/rank_state.h).
 const char* optimizer_name(OptimizerKind k) {
   switch (k) {  // every kind: a new one must be named here
     case OptimizerKind::kAdamW: return "adamw";
@@ -70,6 +72,7 @@ StatusOr<RankStateView> Trainer::checkpoint_view() {
     }
     v.arrays.push_back({a.name, data, a.range});
   }
+  v.rank_arrays = optimizer_->rank_state();
   v.save_range = shard;
   v.save_tp_replicated = options_.layout.tp_rank == 0;
   if (options_.layout.has_tied_copy()) v.skip_layer = tied_head_layer(options_.model);
@@ -123,6 +126,11 @@ Status load_trainer_weights(Trainer& t, Status local, const ParamTable& whole, c
   return t.finish_load(0, 0);
 }
 
+CheckpointLayout current_layout(Trainer& t) {
+  const TrainerOptions& o = t.options();
+  return {t.world().size(), t.dp().size(), t.pp_size(), o.layout.tp_size, static_cast<int>(o.zero.stage)};
+}
+
 int64_t train_batch_size(Trainer& t) {
   return static_cast<int64_t>(t.options().micro_batch) * std::max(1, t.options().micro_batches) * t.dp().size();
 }
@@ -137,7 +145,7 @@ Status save_trainer(Trainer& t, const TrainerSave& save) {
   Manifest& m = req.meta;
   m.zerotrain_version = kZerotrainVersion;
   m.model = o.model;
-  m.layout = {t.world().size(), t.dp().size(), t.pp_size(), o.layout.tp_size, static_cast<int>(o.zero.stage)};
+  m.layout = current_layout(t);
   EngineState& e = m.engine;
   e.global_step = t.global_step();
   e.optimizer = optimizer_name(o.optimizer);
@@ -180,6 +188,9 @@ StatusOr<EngineState> load_trainer(Trainer& t, const CheckpointRef& ckpt, bool w
     t.set_loss_scaler_state(e.scaler);  // fp16 resumes its scale; another precision's or kind's run starts fresh
   }
   if (s.ok()) s = load_state(ckpt, view, kinds, progress);
+  const bool rank_state = s.ok() && !weights_only && rank_state_fits(ckpt.manifest, current_layout(t));
+  if (rank_state) s = load_rank_state(ckpt, t.world().rank(), view.rank_arrays);
+  if (rank_state && s.ok()) t.optimizer().rank_state_loaded();
   const Status closed = t.close_checkpoint_view(/*written=*/s.ok());
   if (s.ok()) s = closed;
   ZT_RETURN_IF_ERROR(all_ranks_ok(t, s, "loading checkpoint " + ckpt.dir));

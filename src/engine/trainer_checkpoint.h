@@ -37,6 +37,9 @@ StatusOr<EngineState> load_trainer(Trainer& trainer, const CheckpointRef& ckpt, 
 // this rank's outcome of reading them; every rank returns an error if any rank failed.
 Status load_trainer_weights(Trainer& trainer, Status local, const ParamTable& whole, const float* whole_params);
 
+// The layout of this trainer's job, as a manifest records it.
+CheckpointLayout current_layout(Trainer& trainer);
+
 // The sequences per optimizer step of this trainer's job.
 int64_t train_batch_size(Trainer& trainer);
 

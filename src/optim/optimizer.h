@@ -38,6 +38,16 @@ struct StateTensor {
   size_t numel;
 };
 
+// State of one rank that mirrors no parameter element: the 1-bit optimizers' error
+// feedback (each rank's own) and their schedules' counters. Checkpoints keep it in the
+// rank's shard and restore it into the same layout only; elsewhere it restarts.
+struct RankArray {
+  std::string name;  // unique within the optimizer ("worker_error", ...)
+  void* data;        // numel fp32 or fp64 elements
+  size_t numel;
+  bool f64;
+};
+
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
@@ -61,6 +71,9 @@ class Optimizer {
   // itself (1-bit Adam after its warm-up). The engine then skips the data-parallel
   // reduction and passes each rank's own gradient, scaled to estimate the average.
   virtual bool engine_reduces_gradients() const { return true; }
+  // Views of the rank state (RankArray); after writing into them, rank_state_loaded().
+  virtual std::vector<RankArray> rank_state() { return {}; }
+  virtual void rank_state_loaded() {}
   // The first failure of the last update() (an optimizer that communicates may fail).
   virtual Status last_error() const { return Status::OK(); }
 };

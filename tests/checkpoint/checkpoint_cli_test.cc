@@ -57,7 +57,19 @@ struct Layout {
   int tp = 1;
   const char* precision = "fp32";
   bool llama = false;  // a grouped-query Llama (4 heads, 2 kv heads, untied head) instead of GPT-2
+  const char* optimizer = "AdamW";  // or a 1-bit optimizer (optimizer_json)
 };
+
+// The optimizer section of a test config: the 1-bit ones leave their warm-up by step 3, so
+// a kill at step 5 lands in the compressed phase with error feedback to keep.
+std::string optimizer_json(const std::string& type) {
+  if (type == "ZeroOneAdam") {
+    return R"({"type": "ZeroOneAdam", "params": {"lr": 3e-3, "weight_decay": 0.1, "var_freeze_step": 2,
+               "var_update_scaler": 1, "local_step_scaler": 1, "local_step_clipper": 2}})";
+  }
+  if (type == "OneBitLamb") return R"({"type": "OneBitLamb", "params": {"lr": 3e-3, "weight_decay": 0.1, "freeze_step": 2}})";
+  return R"({"type": "AdamW", "params": {"lr": 3e-3, "weight_decay": 0.1}})";
+}
 
 // The precision section of a test config.
 std::string precision_json(const std::string& p) {
@@ -90,7 +102,7 @@ class CheckpointCli : public zt::testing::TempDirTest {
   std::string config(const std::string& out, const Layout& l, int steps) {
     const std::string name = out + ".json";
     std::ofstream(dir_ + "/" + name) << R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2,
-      "optimizer": {"type": "AdamW", "params": {"lr": 3e-3, "weight_decay": 0.1}},
+      "optimizer": )" << optimizer_json(l.optimizer) << R"(,
       "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": 3, "warmup_max_lr": 3e-3}},
       "gradient_clipping": 1.0, "steps_per_print": 1, )" << precision_json(l.precision) << R"(
       "zero_optimization": {"stage": )" << l.stage << R"(, "reduce_bucket_size": 3000, "allgather_bucket_size": 3000,
@@ -177,9 +189,13 @@ TEST_P(BitwiseResume, KilledMidStepResumesBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Layouts, BitwiseResume,
                          ::testing::Values(Layout{2, 0, 1, 1}, Layout{2, 1, 1, 1}, Layout{2, 2, 1, 1}, Layout{2, 3, 1, 1},
                                            Layout{2, 0, 2, 1}, Layout{2, 3, 1, 1, "bf16"}, Layout{2, 2, 1, 1, "fp16"},
-                                           Layout{2, 3, 1, 1, "fp32", true}, Layout{2, 0, 1, 2, "bf16", true}),
+                                           Layout{2, 3, 1, 1, "fp32", true}, Layout{2, 0, 1, 2, "bf16", true},
+                                           Layout{2, 0, 1, 1, "fp16", false, "ZeroOneAdam"},
+                                           Layout{2, 0, 1, 1, "fp32", false, "OneBitLamb"}),
                          [](const auto& info) {
-                           return std::string(info.param.llama ? "llama_" : "") + info.param.precision + "_np" +
+                           const std::string opt = info.param.optimizer;
+                           return (opt == "AdamW" ? "" : opt + "_") + std::string(info.param.llama ? "llama_" : "") +
+                                  info.param.precision + "_np" +
                                   std::to_string(info.param.np) + "_stage" + std::to_string(info.param.stage) + "_pp" +
                                   std::to_string(info.param.pp) + (info.param.tp > 1 ? "_tp2" : "");
                          });

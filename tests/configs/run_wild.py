@@ -6,8 +6,8 @@ zerotrain's own sections (a tiny byte-level model, a small corpus, one step), po
 nvme_path at a scratch directory, gives a micro-batch of 2 to the templates that have no
 batch key at all (their launcher fills it; DeepSpeed refuses them as given), and launches as many ranks as the file's batch triple
 implies (train_batch_size / (micro-batch x accumulation), at most 8). A strict-JSON file
-must then either train and save a checkpoint that opens (its manifest parses: `zerotrain
-eval` loads it), or be refused with exit 2 for a key that needs a GPU or a
+must then either train and save a checkpoint that resumes (`train --resume` runs a second
+step and saves again) and whose result opens (`zerotrain eval` loads it), or be refused with exit 2 for a key that needs a GPU or a
 feature listed as not built, naming the key's JSON pointer. Anything else fails the
 test. Non-strict files (comments, shell placeholders) are counted and skipped.
 
@@ -59,11 +59,25 @@ def ranks_for(cfg):
     return max(1, min(8, dp * model))
 
 
-def check_checkpoint(binary, work, out, env):
-    """'' if the run saved a checkpoint that loads, else what went wrong."""
+def check_checkpoint(binary, work, out, conf, launch, env):
+    """'' if the run saved a checkpoint that resumes for a second step and whose result
+    loads (zerotrain eval), else what went wrong."""
     ckpt = os.path.join(work, out, "checkpoints")
     if not os.path.exists(os.path.join(ckpt, "latest")):
         return "no %s/checkpoints/latest" % out
+    with open(conf) as f:
+        cfg = json.load(f)
+    cfg["training"]["steps"] = 2
+    conf2 = conf.replace(".json", "_resume.json")
+    with open(conf2, "w") as f:
+        json.dump(cfg, f)
+    p = subprocess.run(launch + [binary, "train", "--config", conf2, "--resume", ckpt], cwd=work, env=env,
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0 or "resumed from" not in p.stdout:
+        return "resume exit %d: %s" % (p.returncode, (p.stdout + p.stderr).strip().splitlines()[-1:])
+    with open(os.path.join(ckpt, "latest")) as f:
+        if "global_step2" not in f.read():
+            return "the resumed run saved no global_step2"
     p = subprocess.run([binary, "eval", ckpt, "--data", "train.bin"], cwd=work, env=env, capture_output=True,
                        text=True, timeout=600)
     if p.returncode != 0:
@@ -86,14 +100,13 @@ def run_one(binary, path, work, index):
     with open(conf, "w") as f:
         json.dump(cfg, f)
     np = ranks_for(cfg)
-    cmd = [binary, "train", "--config", conf]
-    if np > 1:
-        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(np)] + cmd
+    launch = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(np)] if np > 1 else []
+    cmd = launch + [binary, "train", "--config", conf]
     env = dict(os.environ, OMP_NUM_THREADS="1")
     p = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
     text = p.stdout + p.stderr
     if p.returncode == 0:
-        saved = check_checkpoint(binary, work, out, env)
+        saved = check_checkpoint(binary, work, out, conf, launch, env)
         if saved:
             return "FAILED", np, "trained, but its checkpoint: " + saved
         return "trains", np, "(batch supplied by the test: the file has none)" if supplied else ""

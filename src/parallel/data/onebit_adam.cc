@@ -25,6 +25,24 @@ OneBitAdam::OneBitAdam(const ParamTable& table, ElementRange range, const OneBit
       compressor_(dp, tensor_segments(table, range)),
       scratch_(range.size(), 0.0f) {}
 
+// The schedule as one fp64 array (exact for counts below 2^53), after the error buffers.
+std::vector<RankArray> OneBitAdam::rank_state() {
+  packed_ = {static_cast<double>(var_interval_),   static_cast<double>(var_counter_), static_cast<double>(local_interval_),
+             static_cast<double>(local_counter_), lrs_,                              errors_reset_ ? 1.0 : 0.0};
+  std::vector<RankArray> out = compressor_.error_arrays();
+  out.push_back({"schedule", packed_.data(), packed_.size(), true});
+  return out;
+}
+
+void OneBitAdam::rank_state_loaded() {
+  var_interval_ = static_cast<int64_t>(packed_[0]);
+  var_counter_ = static_cast<int64_t>(packed_[1]);
+  local_interval_ = static_cast<int64_t>(packed_[2]);
+  local_counter_ = static_cast<int64_t>(packed_[3]);
+  lrs_ = packed_[4];
+  errors_reset_ = packed_[5] != 0.0;
+}
+
 std::vector<std::string> OneBitAdam::state_names() const {
   if (zero_one_) return {"exp_avg", "exp_avg_sq", "sync_params"};
   return {"exp_avg", "exp_avg_sq"};

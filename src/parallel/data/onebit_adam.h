@@ -17,8 +17,9 @@
 //     move is p - sync_params, and every replica lands on the same bits.
 // Differences from DeepSpeed, on purpose: DeepSpeed's very first step only allocates its
 // buffers and leaves the parameters unchanged; here it is an ordinary step. The error
-// buffers and 0/1 Adam's interval counters are not checkpointed (DeepSpeed drops the
-// error buffers on load too); a resumed run restarts them.
+// buffers and 0/1 Adam's schedule are checkpointed as rank state (RankArray), so a run
+// resumed in the same layout continues bit for bit; DeepSpeed drops the error buffers on
+// load, as a resume into another layout does here.
 // Invariant: the range is the whole arena of a ZeRO-0 data-parallel replica (the engine
 // refuses other layouts), and every replica calls update() once per step.
 // Thread-safety: one training thread; collective over the data-parallel group.
@@ -49,6 +50,8 @@ class OneBitAdam final : public Optimizer {
   int64_t step_count() const override { return steps_; }
   void set_step_count(int64_t steps) override { steps_ = steps; }
   const char* name() const override { return zero_one_ ? "ZeroOneAdam" : "OneBitAdam"; }
+  std::vector<RankArray> rank_state() override;
+  void rank_state_loaded() override;
   bool engine_reduces_gradients() const override;
 
  private:
@@ -73,6 +76,7 @@ class OneBitAdam final : public Optimizer {
   int64_t local_interval_ = 1, local_counter_ = 0;
   double lrs_ = 0.0;  // sum of the learning rates since the last synchronisation
   bool errors_reset_ = false;
+  std::vector<double> packed_;  // rank_state()'s copy of the schedule above
   Status error_;  // the first communication failure of the last update()
 
  public:

@@ -25,6 +25,7 @@
 
 #include "comm/process_group.h"
 #include "core/status.h"
+#include "optim/optimizer.h"
 
 namespace zt {
 
@@ -40,6 +41,11 @@ class OneBitCompressor {
   void reset_errors();
   size_t elements() const { return total_; }
   size_t error_bytes() const { return (worker_error_.size() + server_error_.size()) * sizeof(float); }
+  // Views of both error-feedback buffers, for checkpoints (they are this rank's own).
+  std::vector<RankArray> error_arrays() {
+    return {{"worker_error", worker_error_.data(), worker_error_.size(), false},
+            {"server_error", server_error_.data(), server_error_.size(), false}};
+  }
 
  private:
   void compress_worker(const float* data);

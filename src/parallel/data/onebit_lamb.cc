@@ -56,6 +56,23 @@ void OneBitLamb::warmup_step(float* p, const float* g, float* m, float* v, float
   }
 }
 
+std::vector<RankArray> OneBitLamb::rank_state() {
+  packed_ = {scaled_ ? 1.0 : 0.0};
+  for (const Tensor& t : tensors_) packed_.insert(packed_.end(), {t.coeff_freeze, t.last_factor, t.scaling});
+  std::vector<RankArray> out = compressor_.error_arrays();
+  out.push_back({"tensor_coefficients", packed_.data(), packed_.size(), true});
+  return out;
+}
+
+void OneBitLamb::rank_state_loaded() {
+  scaled_ = packed_[0] != 0.0;
+  for (size_t k = 0; k < tensors_.size(); ++k) {
+    tensors_[k].coeff_freeze = packed_[1 + 3 * k];
+    tensors_[k].last_factor = packed_[2 + 3 * k];
+    tensors_[k].scaling = packed_[3 + 3 * k];
+  }
+}
+
 void OneBitLamb::compressed_step(float* p, const float* g, float* m, float* v, float* v_fresh) {
   const float b1 = static_cast<float>(beta1_), b2 = static_cast<float>(o_.base.beta2);
   const float gs = static_cast<float>(grad_scale_);

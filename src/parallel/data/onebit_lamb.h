@@ -14,7 +14,8 @@
 //     decay's share of ||u||), clamped to [factor_min, factor_max] and to within
 //     factor_threshold of the previous step's factor.
 // Differences from DeepSpeed, on purpose: the first step is an ordinary step (DeepSpeed's
-// only allocates); the per-tensor ratios, factors and scaling are not checkpointed.
+// only allocates); the error buffers and the per-tensor ratios, factors and scaling are
+// checkpointed as rank state (a resume in the same layout continues bit for bit).
 // Invariant and thread-safety as onebit_adam.h.
 #pragma once
 
@@ -42,6 +43,8 @@ class OneBitLamb final : public Optimizer {
   const char* name() const override { return "OneBitLamb"; }
   bool engine_reduces_gradients() const override { return steps_ + 1 <= o_.freeze_step; }
   Status last_error() const override { return error_; }
+  std::vector<RankArray> rank_state() override;
+  void rank_state_loaded() override;
 
  private:
   struct Tensor {
@@ -61,6 +64,7 @@ class OneBitLamb final : public Optimizer {
   OneBitCompressor compressor_;  // one segment: the whole range
   std::vector<float> last_m_;
   bool scaled_ = false;  // scaling_coeff computed
+  std::vector<double> packed_;  // rank_state()'s copy: scaled_, then each tensor's three values
   int64_t steps_ = 0;
   double lr_ = 0.0, grad_scale_ = 1.0, beta1_ = 0.9;
   Status error_;

@@ -2,6 +2,7 @@
 #include "cli/run_setup.h"
 
 #include "cli/run_inputs.h"
+#include "nn/gpt_params.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -80,6 +81,13 @@ void print_config_notes(const ZtConfig& c) {
 
 void print_resolved_config(const ZtConfig& c) { std::printf("%s\n", c.resolved.dump(2).c_str()); }
 
+// The elements of the model's largest parameter tensor (sub_group_size 0's chunk).
+static size_t largest_tensor(const GptConfig& model) {
+  size_t most = 1;
+  for (const TensorSpec& s : build_gpt_param_table(model).specs()) most = std::max(most, s.numel);
+  return most;
+}
+
 TrainerOptions trainer_options(const ZtConfig& c) {
   TrainerOptions o;
   static_cast<GptTrainingOptions&>(o) = gpt_training_options(c);
@@ -95,7 +103,7 @@ TrainerOptions trainer_options(const ZtConfig& c) {
   f.params = c.zero.offload_param.device == "nvme" && c.zero.stage == 3;  // ignored below stage 3 (a note says so)
   f.optimizer_path = c.zero.offload_optimizer.nvme_path;
   f.param_path = c.zero.offload_param.nvme_path.empty() ? f.optimizer_path : c.zero.offload_param.nvme_path;
-  f.sub_group_size = static_cast<size_t>(c.zero.sub_group_size);
+  f.sub_group_size = c.zero.sub_group_size > 0 ? static_cast<size_t>(c.zero.sub_group_size) : largest_tensor(c.model);
   f.pin_memory = c.zero.offload_optimizer.pin_memory;
   f.param_buffer_count = static_cast<int>(c.zero.offload_param.buffer_count);
   f.param_buffer_size = static_cast<size_t>(c.zero.offload_param.buffer_size);

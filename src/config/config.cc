@@ -42,6 +42,10 @@ StatusOr<ZtConfig> parse_config(const Json& given, const AutoContext& ctx) {
     const Json::json_pointer ptr(k.pointer);
     if (root.contains(ptr) && !root.at(ptr).is_null()) c.notes.push_back(std::string(k.pointer) + ": no effect here: " + k.why);
   }
+  if (c.zero.sub_group_size == 0) {
+    c.notes.push_back("/zero_optimization/sub_group_size: 0 -> one sub-group per parameter tensor, as DeepSpeed reads "
+                      "it: offloaded optimizer state streams in chunks of the largest tensor");
+  }
   if (c.data.seq_len > c.model.n_positions) {
     return Status::InvalidArgument("/data/seq_len: " + std::to_string(c.data.seq_len) +
                                    " exceeds /model/n_positions=" + std::to_string(c.model.n_positions));

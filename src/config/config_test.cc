@@ -202,5 +202,40 @@ TEST(Config, OverridesAreValidatedLikeTheFile) {
   EXPECT_FALSE(apply_override(&root, "novalue").ok());
 }
 
+// Spellings DeepSpeed accepts in real configs: each is read, with one banner note
+// saying what it does here; a typo beside them is still refused.
+TEST(Config, DeepSpeedSpellingsAreAcceptedWithANote) {
+  struct Case {
+    const char* text;
+    const char* note;  // the start of the note
+  };
+  const Case cases[] = {
+      {R"({"pipeline": {"partition": {"type": "uniform"}}})", R"(/pipeline/partition: {"type": "uniform"} read as "uniform")"},
+      {R"({"zero_optimization": {"stage": 3, "sub_group_size": 0}})", "/zero_optimization/sub_group_size: 0 -> one sub-group"},
+      {R"({"bf16": {"enabled": true, "loss_scale": 0, "loss_scale_window": 1000, "hysteresis": 2, "min_loss_scale": 1,
+                    "initial_scale_power": 16, "consecutive_hysteresis": false}})", "/bf16/"},
+      {R"({"fp16": {"enabled": true, "opt_level": "O2"}})", "/fp16/opt_level: no effect here"},
+  };
+  for (const Case& c : cases) {
+    ZtConfig cfg;
+    ASSERT_TRUE(parse_text(c.text, &cfg).ok()) << c.text << ": " << parse_text(c.text).to_string();
+    bool found = false;
+    for (const std::string& n : cfg.notes) found = found || n.rfind(c.note, 0) == 0;
+    EXPECT_TRUE(found) << c.text;
+  }
+  ZtConfig uniform;
+  ASSERT_TRUE(parse_text(cases[0].text, &uniform).ok());
+  EXPECT_EQ(uniform.parallel.partition_method, "uniform");
+  ZtConfig bf16;
+  ASSERT_TRUE(parse_text(cases[2].text, &bf16).ok());
+  EXPECT_EQ(bf16.notes.size(), 6u);  // one per loss-scale key
+  expect_error(R"({"pipeline": {"partition": {"typ": "uniform"}}})", "/pipeline/partition/typ: unknown key; allowed here: type");
+  expect_error(R"({"pipeline": {"partition": {"type": "fast"}}})",
+               R"(/pipeline/partition/type: expected one of "parameters", "uniform", "best", got "fast")");
+  const Status typo = parse_text(R"({"bf16": {"loss_scal": 0}})");
+  EXPECT_EQ(typo.message().rfind("/bf16/loss_scal: unknown key; allowed here: ", 0), 0u) << typo.message();
+  expect_error(R"({"fp16": {"opt_level": "O4"}})", R"(/fp16/opt_level: expected one of "O0", "O1", "O2", "O3", got "O4")");
+}
+
 }  // namespace
 }  // namespace zt

@@ -93,7 +93,8 @@ void parse_zero(JsonReader& root, ZeroConfig* z) {
   z->stage3_max_live_parameters = r->integer("stage3_max_live_parameters", 1'000'000'000, 0, kMaxInt);
   // -1: never keep a gathered parameter for reuse (DeepSpeed's older configs write it).
   z->stage3_max_reuse_distance = r->integer("stage3_max_reuse_distance", 1'000'000'000, -1, kMaxInt);
-  z->sub_group_size = r->integer("sub_group_size", 1'000'000'000, 1, kMaxInt);
+  // 0: DeepSpeed makes every parameter tensor a sub-group of its own (run_setup.cc).
+  z->sub_group_size = r->integer("sub_group_size", 1'000'000'000, 0, kMaxInt);
   r->integer("stage3_model_persistence_threshold", kMaxInt, 0, kMaxInt);
   r->integer("stage3_module_granularity_threshold", 0, 0, kMaxInt);
   // Implementation knobs with no effect on results in zerotrain's flat-buffer design
@@ -175,6 +176,14 @@ void parse_aio(JsonReader& root, AioConfig* a) {
   }
 }
 
+// fp16's loss-scale keys copied into a bf16 block: DeepSpeed's bf16 reads none of them.
+void read_bf16_loss_scale_keys(JsonReader& b) {
+  for (const char* k : {"loss_scale", "initial_scale_power", "loss_scale_window", "hysteresis", "min_loss_scale"}) {
+    b.number(k, 0.0, 0.0, kInf);
+  }
+  b.boolean("consecutive_hysteresis", false);
+}
+
 void parse_precision(JsonReader& root, PrecisionConfig* p) {
   if (auto f = root.object("fp16")) {
     p->fp16 = f->boolean("enabled", false);
@@ -186,6 +195,7 @@ void parse_precision(JsonReader& root, PrecisionConfig* p) {
     p->fp16_consecutive_hysteresis = f->boolean("consecutive_hysteresis", false);
     p->fp16_min_loss_scale = f->number("min_loss_scale", 1.0, 0.0, kInf);
     f->boolean("fp16_master_weights_and_grads", false);
+    f->choice("opt_level", "O2", {"O0", "O1", "O2", "O3"});  // inert (key_tables.h)
     f->done();
   }
   for (const char* key : {"bf16"}) {  // the legacy "bfloat16" was renamed by apply_aliases
@@ -193,6 +203,7 @@ void parse_precision(JsonReader& root, PrecisionConfig* p) {
       p->bf16 = b->boolean("enabled", false) || p->bf16;
       b->boolean("immediate_grad_update", true);
       b->boolean("check_overflow", false);
+      read_bf16_loss_scale_keys(*b);  // inert (key_tables.h)
       for (const char* k : {"bf16_master_weights_and_grads", "bf16_optimizer_states"}) {
         if (b->boolean(k, false)) refuse(*b, k);
       }
@@ -218,6 +229,19 @@ void parse_activation_checkpointing(JsonReader& root, ActivationCheckpointConfig
   r->boolean("synchronize_checkpoint_boundary", false);
   r->boolean("profile", false);
   r->done();
+}
+
+// "partition": a method name, or DeepSpeed's object form {"type": <method>}.
+std::string pipeline_partition(JsonReader& pipe, std::vector<std::string>* notes) {
+  static const std::initializer_list<const char*> kMethods = {"parameters", "uniform", "best"};
+  if (const Json* raw = pipe.raw("partition"); raw != nullptr && raw->is_object()) {
+    JsonReader obj = pipe.nested(*raw, pipe.path("partition"));
+    const std::string type = obj.choice("type", "parameters", kMethods);
+    obj.done();
+    notes->push_back("/pipeline/partition: {\"type\": \"" + type + "\"} read as \"" + type + "\"");
+    return type;
+  }
+  return pipe.choice("partition", "parameters", kMethods);
 }
 
 void parse_misc(JsonReader& root, ZtConfig* c) {
@@ -254,7 +278,7 @@ void parse_misc(JsonReader& root, ZtConfig* c) {
   for (const RefusedKey& k : refused_sections()) refuse_unless_disabled(root, k);
   if (auto pipe = root.object("pipeline")) {  // DeepSpeed's pipeline section; degrees live in "parallel"
     c->activation_checkpointing.interval = pipe->integer("activation_checkpoint_interval", 0, 0, 1 << 20);
-    const std::string partition = pipe->choice("partition", "parameters", {"parameters", "uniform", "best"});
+    const std::string partition = pipeline_partition(*pipe, &c->notes);
     c->parallel.partition_method = partition == "uniform" ? "uniform" : "parameters";
     for (const char* k : {"pipe_partitioned", "grad_partitioned"}) pipe->boolean(k, true);
     pipe->boolean("seed_layers", false);

@@ -73,6 +73,8 @@ const std::vector<AutoRule>& auto_rules() {
 const std::vector<InertKey>& inert_keys() {
   static const char* kFlat = "an implementation knob of DeepSpeed's bucketed copies; zerotrain's gradients and "
                              "parameters live in flat arenas";
+  static const char* kBf16Scale = "bf16 has fp32's exponent range and needs no loss scaling; DeepSpeed's bf16 "
+                                  "block reads no loss-scale key either";
   static const std::vector<InertKey> t = {
       {"/prescale_gradients",
        "zerotrain divides the loss by the global token count before backward, so each rank's gradient is already "
@@ -102,6 +104,14 @@ const std::vector<InertKey>& inert_keys() {
       {"/monitor_config", "DeepSpeed reads no such key (its monitors are the top-level tensorboard, csv_monitor and "
                           "wandb blocks) and ignores it; so does zerotrain"},
       {"/dataloader_drop_last", "zerotrain's sampler always uses whole batches"},
+      {"/fp16/opt_level", "an Apex AMP optimisation level; DeepSpeed's fp16 block ignores it (fp16 here keeps fp32 "
+                          "master weights, Apex's O2)"},
+      {"/bf16/loss_scale", kBf16Scale},
+      {"/bf16/initial_scale_power", kBf16Scale},
+      {"/bf16/loss_scale_window", kBf16Scale},
+      {"/bf16/hysteresis", kBf16Scale},
+      {"/bf16/consecutive_hysteresis", kBf16Scale},
+      {"/bf16/min_loss_scale", kBf16Scale},
   };
   return t;
 }

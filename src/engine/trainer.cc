@@ -81,6 +81,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
                             : 1;
   mo.checkpoint = options.checkpoint;
   mo.partition_activations = options.partition_activations;
+  mo.block_routing = options.block_routing;
   Status swap = ModelStates::validate_offload(options.zero.stage, options.zero.offload);  // names the key at fault
   if (swap.ok()) swap = t->create_activation_swap(&mo);
   t->model_ = GptModel::create(options.model, mo);

@@ -59,6 +59,7 @@ struct TrainerOptions : GptTrainingOptions {
   // cpu_checkpointing to disk: the inputs of checkpointed blocks go to a swap file in this
   // directory between forward and backward (empty: they stay in the activation arena).
   std::string activation_swap_dir;
+  bool block_routing = false;  // the model may route blocks (nn/block_route.h): layer drop, random-LTD
 };
 
 struct StepStats {

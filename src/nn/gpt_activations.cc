@@ -57,7 +57,7 @@ void carve_internals(BlockActivationsT<A>* b, const Dims& d, Carver* c) {
 
 template <typename A>
 void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay, const Dims& d, int slots,
-           const std::vector<bool>& ckpt, bool partition, bool stash, Carver* c) {
+           const std::vector<bool>& ckpt, bool partition, bool stash, bool routing, Carver* c) {
   const int first = lay.first_block, end = lay.end(cfg);
   auto checkpointed = [&](int l) { return !ckpt.empty() && l < end && ckpt[static_cast<size_t>(l)]; };
   const bool any_ckpt = [&] {
@@ -121,6 +121,11 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
     s.live[1] = c->take<A>(d.BT * d.C);
     if (partitioned) s.gathered_input = c->take<A>(d.BT * d.C);
   }
+  if (routing) {
+    s.route_rows = c->take<A>(d.BT * d.C);
+    s.route_grad = c->take<A>(d.BT * d.C);
+    if (d.llama) s.route_freqs = c->stats(d.BT * d.HD);
+  }
   a->scratch_bytes = c->used() - a->saved_bytes;
   // Outputs feeding partitioned or stashed checkpointed blocks alternate between the two live buffers.
   if (rotate && any_ckpt) {
@@ -170,28 +175,28 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
 
 template <typename A>
 size_t GptActivationArenaT<A>::count(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq, int slots,
-                                 const std::vector<bool>& checkpoint, bool partition, bool stash) {
+                                 const std::vector<bool>& checkpoint, bool partition, bool stash, bool routing) {
   GptActivationArenaT<A> a;
   Carver counter(nullptr);
-  carve(&a, cfg, lay, dims_of(cfg, lay, max_batch, max_seq), slots, checkpoint, partition, stash, &counter);
+  carve(&a, cfg, lay, dims_of(cfg, lay, max_batch, max_seq), slots, checkpoint, partition, stash, routing, &counter);
   return counter.used();
 }
 
 template <typename A>
 GptActivationArenaT<A> GptActivationArenaT<A>::allocate(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq,
                                                 int slots, const std::vector<bool>& checkpoint, bool partition,
-                                                const Backend& backend, bool stash) {
+                                                const Backend& backend, bool stash, bool routing) {
   const Dims d = dims_of(cfg, lay, max_batch, max_seq);
   GptActivationArenaT<A> a;
   Carver counter(nullptr);
-  carve(&a, cfg, lay, d, slots, checkpoint, partition, stash, &counter);
+  carve(&a, cfg, lay, d, slots, checkpoint, partition, stash, routing, &counter);
   // Held as 4-byte words: the arena mixes A activations with float statistics, every
   // buffer 64-byte aligned (counter.used() is a multiple of 64).
   StatusOr<Arena> arena = backend.allocate(counter.used() / sizeof(float), DType::kF32, "the activations");
   ZT_CHECK(arena.ok(), "%s", arena.status().to_string().c_str());
   a.arena = std::move(arena).value();
   Carver carver(reinterpret_cast<unsigned char*>(a.arena.data()));
-  carve(&a, cfg, lay, d, slots, checkpoint, partition, stash, &carver);
+  carve(&a, cfg, lay, d, slots, checkpoint, partition, stash, routing, &carver);
   return a;
 }
 

@@ -88,6 +88,10 @@ struct GptScratchT {
   BlockActivationsT<A> recompute;       // internals of the checkpointed block being recomputed
   A* live[2] = {nullptr, nullptr};  // (B, T, C) rotating outputs of partitioned checkpointed blocks
   A* gathered_input = nullptr;      // (B, T, C) a partitioned checkpoint input, all-gathered
+  // Block routing (block_route.h) only.
+  A* route_rows = nullptr;     // (B, kept, C) a routed block's input rows, then its output rows
+  A* route_grad = nullptr;     // (B, kept, C) the output gradient of those rows, then their input gradient
+  float* route_freqs = nullptr;  // Llama: (B, kept, HD) RoPE cos/sin at the kept positions
 };
 
 template <typename A>
@@ -101,12 +105,14 @@ struct GptActivationArenaT {
   // Bytes the arena of allocate() with these arguments holds, without allocating
   // (the memory estimator's activation figure).
   static size_t count(const GptConfig& config, const GptLayout& layout, int max_batch, int max_seq, int slots,
-                      const std::vector<bool>& checkpoint, bool partition_activations, bool stash = false);
+                      const std::vector<bool>& checkpoint, bool partition_activations, bool stash = false,
+                      bool routing = false);
   // checkpoint: per global block, true to keep only its input (empty: none); stash: the
-  // inputs of checkpointed blocks go to an ActivationStash.
+  // inputs of checkpointed blocks go to an ActivationStash; routing: the block-routing
+  // scratch (block_route.h).
   static GptActivationArenaT allocate(const GptConfig& config, const GptLayout& layout, int max_batch, int max_seq,
                                      int slots, const std::vector<bool>& checkpoint, bool partition_activations,
-                                     const Backend& backend, bool stash = false);
+                                     const Backend& backend, bool stash = false, bool routing = false);
 };
 
 using BlockActivations = BlockActivationsT<float>;

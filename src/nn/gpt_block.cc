@@ -72,6 +72,7 @@ Status GptModelImpl<A>::forward_block(int l) {
   if (a.stashed_input) {  // the stash keeps the input (a live buffer, overwritten two blocks on)
     ZT_RETURN_IF_ERROR(options_.stash->save(slot_, l, res_in, static_cast<size_t>(B_) * T_ * config_.n_embd * sizeof(A)));
   }
+  if (const BlockRoute* r = route(l)) return routed_forward(l, *r, res_in, a);
   return block_forward(l, res_in, a);
 }
 
@@ -101,19 +102,26 @@ Status GptModelImpl<A>::recompute(int l, const A** res_in) {
 template <typename A>
 Status GptModelImpl<A>::backward_block(int l) {
   ZT_CHECK(options_.layout.owns_block(config_, l), "block %d is not on this stage", l);
+  if (const BlockRoute* r = route(l)) return routed_backward(l, *r);
+  const BlockActivationsT<A>* a = &slot().blocks[static_cast<size_t>(l)];
+  const A* res_in = block_input(l);
+  if (a->checkpointed) {
+    ZT_RETURN_IF_ERROR(recompute(l, &res_in));
+    a = &arena_.scratch.recompute;
+  }
+  return block_backward(l, *a, res_in);
+}
+
+template <typename A>
+Status GptModelImpl<A>::block_backward(int l, const BlockActivationsT<A>& act, const A* res_in) {
+  if (config_.is_llama()) return llama_block_backward(l, act, res_in);
   const int P = options_.layout.tp_size;
   const int C = config_.n_embd, Cl = C / P, NHl = config_.n_head / P;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
   const BlockWeightsT<A>& w = w_.blocks[static_cast<size_t>(l)];
   const BlockWeightsT<float>& dw = dw_.blocks[static_cast<size_t>(l)];
   GptScratchT<A>& s = arena_.scratch;
-  const BlockActivationsT<A>* a = &slot().blocks[static_cast<size_t>(l)];
-  const A* res_in = block_input(l);
-  if (a->checkpointed) {
-    ZT_RETURN_IF_ERROR(recompute(l, &res_in));
-    a = &s.recompute;
-  }
-  if (config_.is_llama()) return llama_block_backward(l, *a, res_in);
+  const BlockActivationsT<A>* a = &act;
   A* dres = s.dresidual;  // holds dL/d(res3) on entry, dL/d(block input) on exit
   // MLP: row-parallel c_proj (local backward), column-parallel c_fc (input gradient summed).
   reduce_from_tp_backward();
@@ -136,6 +144,7 @@ Status GptModelImpl<A>::backward_block(int l) {
   template Status GptModelImpl<A>::forward_block(int);                                                  \
   template Status GptModelImpl<A>::recompute(int, const A**);                                           \
   template Status GptModelImpl<A>::backward_block(int);                                                 \
+  template Status GptModelImpl<A>::block_backward(int, const BlockActivationsT<A>&, const A*);          \
   template Status GptModelImpl<A>::column_parallel_backward(A*, float*, float*, const A*, const A*, const A*, int64_t, \
                                                             int, int);
 ZT_INSTANTIATE_BLOCKS(float)

@@ -2,6 +2,7 @@
 // transformer blocks are in gpt_block.cc.
 #include "nn/gpt_model.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/check.h"
@@ -90,6 +91,40 @@ Status GptModel::validate_batch(const int32_t* tokens, const int32_t* targets, i
   return Status::OK();
 }
 
+Status GptModel::set_routes(std::vector<BlockRoute> routes, int B, int T) {
+  const bool any = std::any_of(routes.begin(), routes.end(), [](const BlockRoute& r) { return !r.whole(); });
+  if (any && !options_.block_routing) return Status::FailedPrecondition("this model was built without block routing");
+  if (!routes.empty() && routes.size() != static_cast<size_t>(config_.n_layer)) {
+    return Status::InvalidArgument("block routes: " + std::to_string(routes.size()) + " for " +
+                                   std::to_string(config_.n_layer) + " blocks");
+  }
+  for (size_t l = 0; l < routes.size(); ++l) {
+    const BlockRoute& r = routes[l];
+    const std::string where = "block " + std::to_string(l) + "'s route: ";
+    if (r.kept < 0 || r.kept > T || (r.skip && r.kept > 0)) return Status::InvalidArgument(where + "bad kept count");
+    if (r.kept == 0) continue;
+    if (r.positions.size() != static_cast<size_t>(B) * static_cast<size_t>(r.kept)) {
+      return Status::InvalidArgument(where + "expected " + std::to_string(B) + " x " + std::to_string(r.kept) + " positions");
+    }
+    for (size_t i = 0; i < r.positions.size(); ++i) {
+      const bool first = i % static_cast<size_t>(r.kept) == 0;
+      if (r.positions[i] < 0 || r.positions[i] >= T || (!first && r.positions[i] <= r.positions[i - 1])) {
+        return Status::InvalidArgument(where + "positions must ascend within [0, " + std::to_string(T) + ")");
+      }
+    }
+  }
+  if (routes_.size() != static_cast<size_t>(options_.slots)) routes_.resize(static_cast<size_t>(options_.slots));
+  routes_[static_cast<size_t>(slot_)] = std::move(routes);
+  return Status::OK();
+}
+
+const BlockRoute* GptModel::route(int layer) const {
+  if (routes_.size() <= static_cast<size_t>(slot_)) return nullptr;
+  const std::vector<BlockRoute>& r = routes_[static_cast<size_t>(slot_)];
+  if (r.empty() || r[static_cast<size_t>(layer)].whole()) return nullptr;
+  return &r[static_cast<size_t>(layer)];
+}
+
 void GptModel::set_slot(int slot) {
   ZT_CHECK(slot >= 0 && slot < options_.slots, "slot %d of %d", slot, options_.slots);
   slot_ = slot;
@@ -120,7 +155,7 @@ GptModelImpl<A>::GptModelImpl(const GptConfig& config, const GptModelOptions& op
     : GptModel(config, options), k_(activation_ops<A>(backend_)), f32_(backend_.ops()) {
   arena_ = GptActivationArenaT<A>::allocate(config, options.layout, options.max_batch, options.max_seq, options.slots,
                                             options.checkpoint, options.partition_activations, backend_,
-                                            options.stash != nullptr);
+                                            options.stash != nullptr, options.block_routing);
   w_.blocks.resize(static_cast<size_t>(config.n_layer));
   dw_.blocks.resize(static_cast<size_t>(config.n_layer));
   lw_.blocks.resize(static_cast<size_t>(config.n_layer));

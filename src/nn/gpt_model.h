@@ -28,6 +28,7 @@
 #include "core/status.h"
 #include "nn/gpt_config.h"
 #include "nn/activation_stash.h"
+#include "nn/block_route.h"
 #include "nn/gpt_layout.h"
 #include "nn/gpt_params.h"
 #include "tensor/tensor_spec.h"
@@ -49,6 +50,7 @@ struct GptModelOptions {
   std::vector<bool> checkpoint;       // per global block: keep only its input, recompute in backward
   bool partition_activations = false; // with tp > 1: keep 1/tp of each checkpointed input
   ActivationStash* stash = nullptr;   // checkpointed inputs go here instead of the arena (must outlive the model)
+  bool block_routing = false;         // set_routes() may route blocks (its scratch is allocated)
 };
 
 // The model's interface: what the engine drives. GptModel::create() builds the
@@ -99,6 +101,13 @@ class GptModel {
   // dloss: d(total loss)/d(each counted token's loss), e.g. 1 / tokens counted in the step.
   Status backward(const int32_t* tokens, const int32_t* targets, float dloss);
 
+  // Routes for the current slot's next micro-batch, one per global block id (block_route.h;
+  // empty: every block whole). Needs options.block_routing, and no partitioned or stashed
+  // checkpoints on routed blocks; B x T is the micro-batch the routes are for.
+  Status set_routes(std::vector<BlockRoute> routes, int B, int T);
+  // The current slot's route of block `layer`, or null when it is whole.
+  const BlockRoute* route(int layer) const;
+
   // Stage-level calls, in the order forward() and backward() use them.
   void set_slot(int slot);
   virtual Status forward_embedding(const int32_t* tokens, int B, int T) = 0;
@@ -134,6 +143,7 @@ class GptModel {
   int slot_ = 0;
   int B_ = 0;  // shape of the current micro-batch
   int T_ = 0;
+  std::vector<std::vector<BlockRoute>> routes_;  // per slot, per global block (empty: all whole)
 };
 
 }  // namespace zt

@@ -54,6 +54,16 @@ class GptModelImpl final : public GptModel {
   Status row_parallel_forward(A* out, const A* inp, const A* weight, const A* bias, const A* residual, int64_t N,
                               int in_dim);
   Status recompute(int layer, const A** res_in);
+  // The block's backward from its (recomputed) activations; s.dresidual in and out.
+  Status block_backward(int layer, const BlockActivationsT<A>& a, const A* res_in);
+  // Routed blocks (gpt_block_route.cc).
+  Status routed_forward(int layer, const BlockRoute& r, const A* res_in, const BlockActivationsT<A>& a);
+  Status routed_backward(int layer, const BlockRoute& r);
+  void gather_rows(A* out, const A* in, const BlockRoute& r, int T, size_t width) const;
+  void scatter_rows(A* out, const A* in, const BlockRoute& r, int T, size_t width) const;
+  void fill_route_freqs(const BlockRoute& r);
+  // Llama's RoPE on x (B_, T_, NH heads), at the active route's positions when one is set.
+  void rope(A* x, int NH, bool backward);
   // A column-parallel layer's backward: dinp = dout @ weight, summed over tp ranks in fp32
   // (tp > 1) and rounded to A once; dweight, dbias +=.
   Status column_parallel_backward(A* dinp, float* dweight, float* dbias, const A* dout, const A* inp,
@@ -85,6 +95,7 @@ class GptModelImpl final : public GptModel {
   LlamaWeightsT<float> ldw_;  // Llama: bound gradient views
   GptActivationArenaT<A> arena_;
   std::vector<float> loss_host_;  // the last loss() call's per-token losses, copied to the host
+  const BlockRoute* active_route_ = nullptr;  // the routed block being computed (rope())
 };
 
 }  // namespace zt

@@ -58,8 +58,8 @@ Status GptModelImpl<A>::llama_block_forward(int l, const A* x, const BlockActiva
   k_.linear_forward(s.q, a.ln1, w.q, nullptr, nullptr, BT, d.C, d.Cl);
   k_.linear_forward(s.k, a.ln1, w.k, nullptr, nullptr, BT, d.C, d.KVl);
   k_.linear_forward(s.v, a.ln1, w.v, nullptr, nullptr, BT, d.C, d.KVl);
-  k_.rope_forward(s.q, s.q, s.freqs, B_, T_, d.NHl, d.HD, 0);
-  k_.rope_forward(s.k, s.k, s.freqs, B_, T_, d.NKVl, d.HD, 0);
+  rope(s.q, d.NHl, /*backward=*/false);
+  rope(s.k, d.NKVl, /*backward=*/false);
   k_.gqa_pack(a.qkv, s.q, s.k, s.v, BT, d.NHl, d.NKVl, d.HD);  // local query head h reads local kv head h / rep
   k_.attention_forward(a.atty, a.att, a.qkv, B_, T_, d.Cl, d.NHl);
   ZT_RETURN_IF_ERROR(row_parallel_forward(a.res2, a.atty, w.o, nullptr, x, BT, d.Cl));
@@ -109,8 +109,8 @@ Status GptModelImpl<A>::llama_block_backward(int l, const BlockActivationsT<A>& 
   k_.linear_backward(s.dln, dw.o, nullptr, dres, a.atty, w.o, BT, d.Cl, d.C);
   k_.attention_backward(s.dqkv, s.dln, a.qkv, a.att, B_, T_, d.Cl, d.NHl);
   k_.gqa_unpack(s.q, s.k, s.v, s.dqkv, BT, d.NHl, d.NKVl, d.HD);
-  k_.rope_backward(s.q, s.q, s.freqs, B_, T_, d.NHl, d.HD, 0);
-  k_.rope_backward(s.k, s.k, s.freqs, B_, T_, d.NKVl, d.HD, 0);
+  rope(s.q, d.NHl, /*backward=*/true);
+  rope(s.k, d.NKVl, /*backward=*/true);
   ZT_RETURN_IF_ERROR(llama_column_backward(
       s.dln, a.ln1, {{dw.q, s.q, w.q, d.Cl}, {dw.k, s.k, w.k, d.KVl}, {dw.v, s.v, w.v, d.KVl}}, BT));
   k_.rmsnorm_backward(dres, dw.in_norm, s.dln, x, w.in_norm, a.ln1_rstd, BT, d.C);

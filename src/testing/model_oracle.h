@@ -39,12 +39,51 @@ struct OracleRun {
   // checkpoint/hf_model.h), sharded at this many bytes; init.safetensors then holds only
   // the tokens and targets.
   uint64_t hf_export_shard_bytes = 0;
+  // Batch 0 runs under these block routes (nn/block_route.h; empty: every block whole),
+  // given to the script as case.json's "routes".
+  std::vector<BlockRoute> routes;
 };
+
+// Two blocks' routes for the oracle's routed cases: block 0 runs on `kept` random
+// ascending positions of each of B sequences of T tokens, block 1 is skipped.
+inline std::vector<BlockRoute> oracle_routes(int B, int T, int kept, uint64_t seed) {
+  Rng rng(seed);
+  BlockRoute r;
+  r.kept = kept;
+  for (int b = 0; b < B; ++b) {
+    std::vector<int32_t> all(static_cast<size_t>(T));
+    for (int t = 0; t < T; ++t) all[static_cast<size_t>(t)] = t;
+    for (int i = 0; i < kept; ++i) std::swap(all[static_cast<size_t>(i)], all[i + rng.below(static_cast<uint64_t>(T - i))]);
+    std::sort(all.begin(), all.begin() + kept);
+    r.positions.insert(r.positions.end(), all.begin(), all.begin() + kept);
+  }
+  BlockRoute skip;
+  skip.skip = true;
+  return {r, skip};
+}
+
+// case.json's "routes": per block {"skip": bool, "positions": B lists}.
+inline std::string routes_json(const std::vector<BlockRoute>& routes, int B) {
+  std::string out = "[";
+  for (size_t l = 0; l < routes.size(); ++l) {
+    const BlockRoute& r = routes[l];
+    out += std::string(l ? ", " : "") + "{\"skip\": " + (r.skip ? "true" : "false") + ", \"positions\": [";
+    for (int b = 0; b < B && r.kept > 0; ++b) {
+      out += b ? ", [" : "[";
+      for (int j = 0; j < r.kept; ++j) out += (j ? ", " : "") + std::to_string(r.positions[static_cast<size_t>(b * r.kept + j)]);
+      out += "]";
+    }
+    out += "]}";
+  }
+  return out + "]";
+}
 
 // Batch 0: logits, loss and every gradient (no update), against ref.
 inline void expect_first_batch(Trainer& trainer, const std::vector<int32_t>& tokens, const std::vector<int32_t>& targets,
-                               int B, int T, const SafetensorsFile& ref, const char* name) {
+                               int B, int T, const SafetensorsFile& ref, const char* name,
+                               const std::vector<BlockRoute>& routes = {}) {
   GptModel& model = trainer.model();
+  ASSERT_TRUE(model.set_routes(routes, B, T).ok());
   const GptConfig& m = model.config();
   const int V = m.vocab_size, Vp = m.padded_vocab();
   ASSERT_TRUE(model.forward(tokens.data(), B, T).ok());
@@ -71,6 +110,7 @@ inline void expect_first_batch(Trainer& trainer, const std::vector<int32_t>& tok
     EXPECT_LE(err, 1e-4) << s.name;
     worst_grad = std::max(worst_grad, err);
   }
+  ASSERT_TRUE(model.set_routes({}, B, T).ok());
   std::printf("  [%s] logits max rel err %.2e, loss rel err %.2e, worst grad max rel err %.2e\n", name, logits_err,
               std::fabs(loss - ref_loss) / ref_loss, worst_grad);
 }
@@ -88,6 +128,7 @@ inline void run_model_oracle(const OracleRun& c) {
   o.schedule.warmup_max_lr = 3e-3;
   o.schedule.warmup_num_steps = 5;
   o.gradient_clipping = 0.5;
+  o.block_routing = !c.routes.empty();
   auto created = Trainer::create(o);
   ASSERT_TRUE(created.ok()) << created.status().to_string();
   Trainer& trainer = *created.value();
@@ -117,7 +158,8 @@ inline void run_model_oracle(const OracleRun& c) {
   init.push_back({"tokens", StDType::kI32, {kSteps, B, T}, tokens.data()});
   init.push_back({"targets", StDType::kI32, {kSteps, B, T}, targets.data()});
   ASSERT_TRUE(write_safetensors(dir + "/init.safetensors", init).ok());
-  std::ofstream(dir + "/case.json") << R"({"model": )" << c.model_json << R"(, "steps": 10, "gradient_clipping": 0.5,
+  std::ofstream(dir + "/case.json") << R"({"model": )" << c.model_json << R"(, "routes": )" << routes_json(c.routes, B)
+                                     << R"(, "steps": 10, "gradient_clipping": 0.5,
     "adamw": {"beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "weight_decay": 0.1},
     "warmup_lr": {"warmup_min_lr": 1e-4, "warmup_max_lr": 3e-3, "warmup_num_steps": 5, "warmup_type": "log"}})";
   const std::string cmd = python() + " " + oracle_source_dir() + "/" + c.script + " " + dir;
@@ -126,7 +168,7 @@ inline void run_model_oracle(const OracleRun& c) {
   auto ref_or = SafetensorsFile::read(dir + "/torch.safetensors");
   ASSERT_TRUE(ref_or.ok()) << ref_or.status().to_string();
   const SafetensorsFile& ref = ref_or.value();
-  expect_first_batch(trainer, tokens, targets, B, T, ref, c.name);
+  expect_first_batch(trainer, tokens, targets, B, T, ref, c.name, c.routes);
 
   // 10 AdamW steps with warmup and clipping.
   const auto* ref_losses = static_cast<const float*>(ref.data("step_losses"));

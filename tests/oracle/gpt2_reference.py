@@ -5,7 +5,8 @@ Usage: gpt2_reference.py WORKDIR
 Reads WORKDIR/case.json and WORKDIR/init.safetensors (zerotrain's weights, by name, in
 nn.Linear (out, in) layout, plus int32 "tokens" and "targets" of shape (steps, B, T)),
 builds the same GPT-2 in PyTorch, and writes WORKDIR/torch.safetensors with:
-  logits (B, T, V), loss (1), grad.<param> for every parameter    -- batch 0, no update
+  logits (B, T, V), loss (1), grad.<param> for every parameter    -- batch 0, no update,
+                                                                     under case["routes"] if given
   step_losses (steps)                                              -- AdamW training run
 The training run uses torch.optim.AdamW (decay on 2-D tensors only), clip_grad_norm_ and
 DeepSpeed's WarmupLR formula, written here independently of zerotrain's C++.
@@ -93,9 +94,23 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(C, eps=1e-5)
         self.mlp = Mlp(C)
 
-    def forward(self, x):
+    def forward(self, x, positions=None):  # GPT-2's positions are in its input already
         x = x + self.attn(self.ln_1(x))
         return x + self.mlp(self.ln_2(x))
+
+
+def routed(block, x, route):
+    """One block under a route (case.json "routes"): DeepSpeed's progressive layer drop
+    skips it (x passes through); random-LTD runs it on the tokens at route["positions"]
+    (B lists of ascending positions) only, gathered per sequence so attention is causal
+    among them, and writes its outputs back over x at those positions."""
+    if not route or (not route.get("skip") and not route.get("positions")):
+        return block(x)
+    if route.get("skip"):
+        return x
+    idx = torch.tensor(route["positions"], dtype=torch.int64)
+    rows = idx[..., None].expand(-1, -1, x.shape[2])
+    return x.scatter(1, rows, block(torch.gather(x, 1, rows), positions=idx))
 
 
 class Gpt2(nn.Module):
@@ -107,11 +122,11 @@ class Gpt2(nn.Module):
         self.h = nn.ModuleList(Block(C, cfg["n_head"]) for _ in range(cfg["n_layer"]))
         self.ln_f = nn.LayerNorm(C, eps=1e-5)
 
-    def forward(self, tokens):
+    def forward(self, tokens, routes=None):
         T = tokens.shape[1]
         x = self.wte(tokens) + self.wpe(torch.arange(T))
-        for block in self.h:
-            x = block(x)
+        for i, block in enumerate(self.h):
+            x = routed(block, x, routes[i] if routes else None)
         return self.ln_f(x) @ self.wte.weight.t()
 
 
@@ -141,8 +156,8 @@ def build(cfg, init):
     return model
 
 
-def loss_of(model, tokens, targets, V):
-    logits = model(tokens)
+def loss_of(model, tokens, targets, V, routes=None):
+    logits = model(tokens, routes)
     return logits, F.cross_entropy(logits.view(-1, V), targets.view(-1), ignore_index=-1)
 
 
@@ -159,12 +174,12 @@ def run_case(workdir, build):
     out = {}
 
     model = build(cfg, init)
-    logits, loss = loss_of(model, tokens[0], targets[0], V)
+    logits, loss = loss_of(model, tokens[0], targets[0], V, case.get("routes"))
     loss.backward()
     out["logits"] = logits.detach().numpy()
     out["loss"] = np.array([loss.item()], dtype=np.float32)
     for name, p in model.named_parameters():
-        out["grad." + name] = p.grad.numpy()
+        out["grad." + name] = p.grad.numpy() if p.grad is not None else np.zeros(tuple(p.shape), np.float32)  # a skipped block
 
     opt_cfg, sched = case["adamw"], case["warmup_lr"]
     model = build(cfg, init)

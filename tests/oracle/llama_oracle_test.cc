@@ -26,6 +26,7 @@ struct LlamaCase {
   int padded_vocab;    // 0: unpadded
   float weight_boost;  // multiplies every matrix after init (1: init as is)
   double rope_theta;
+  bool routed = false;  // batch 0 under random-LTD on block 0 (RoPE at the kept positions) and layer drop on block 1
 };
 
 class LlamaOracle : public ::testing::TestWithParam<LlamaCase> {};
@@ -53,13 +54,15 @@ TEST_P(LlamaOracle, MatchesPyTorch) {
                    std::to_string(c.n_kv_head > 0 ? c.n_kv_head : 4) +
                    R"(, "hidden_size": 64, "intermediate_size": 96, "vocab_size": 211, "rms_norm_eps": 1e-5, "rope_theta": )" +
                    theta + R"(, "tie_word_embeddings": )" + (c.tied ? "true" : "false") + "}";
+  if (c.routed) run.routes = testing::oracle_routes(3, 16, 9, 6);
   testing::run_model_oracle(run);
 }
 
 INSTANTIATE_TEST_SUITE_P(Oracle, LlamaOracle,
                          ::testing::Values(LlamaCase{"gqa", 2, false, 0, 1.0f, 10000.0},
                                            LlamaCase{"mqa_padded_boosted", 1, false, 256, 5.0f, 10000.0},
-                                           LlamaCase{"mha_tied_theta500k", 0, true, 0, 3.0f, 500000.0}),
+                                           LlamaCase{"mha_tied_theta500k", 0, true, 0, 3.0f, 500000.0},
+                                           LlamaCase{"gqa_random_ltd_and_layer_drop", 2, false, 0, 2.0f, 10000.0, true}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -22,7 +22,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpt2_reference import read_safetensors, run_case  # noqa: E402
+from gpt2_reference import read_safetensors, routed, run_case  # noqa: E402
 
 try:
     import torch
@@ -49,9 +49,13 @@ def rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
-def rope_cos_sin(T, hd, theta):
+def rope_cos_sin(T, hd, theta, positions=None):
+    """cos, sin at positions 0..T-1, or at positions (B, T) per sequence (shaped (B, 1, T, hd))."""
     inv_freq = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
-    freqs = torch.outer(torch.arange(T, dtype=torch.float32), inv_freq)
+    if positions is None:
+        freqs = torch.outer(torch.arange(T, dtype=torch.float32), inv_freq)
+    else:
+        freqs = (positions.to(torch.float32)[..., None] * inv_freq)[:, None]
     emb = torch.cat((freqs, freqs), dim=-1)
     return emb.cos(), emb.sin()
 
@@ -73,12 +77,12 @@ class Attention(nn.Module):
         self.v_proj = nn.Linear(C, nkv * self.hd, bias=False)
         self.o_proj = nn.Linear(nh * self.hd, C, bias=False)
 
-    def forward(self, x):
+    def forward(self, x, positions=None):
         B, T, C = x.shape
         q = self.q_proj(x).view(B, T, self.nh, self.hd).transpose(1, 2)
         k = self.k_proj(x).view(B, T, self.nkv, self.hd).transpose(1, 2)
         v = self.v_proj(x).view(B, T, self.nkv, self.hd).transpose(1, 2)
-        cos, sin = rope_cos_sin(T, self.hd, self.theta)
+        cos, sin = rope_cos_sin(T, self.hd, self.theta, positions)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         n_rep = self.nh // self.nkv
@@ -110,8 +114,8 @@ class Block(nn.Module):
         self.post_attention_layernorm = RMSNorm(C, cfg["rms_norm_eps"])
         self.mlp = Mlp(C, cfg["intermediate_size"])
 
-    def forward(self, x):
-        x = x + self.self_attn(self.input_layernorm(x))
+    def forward(self, x, positions=None):
+        x = x + self.self_attn(self.input_layernorm(x), positions)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -126,10 +130,10 @@ class Llama(nn.Module):
         if not self.tied:
             self.lm_head = nn.Linear(C, V, bias=False)
 
-    def forward(self, tokens):
+    def forward(self, tokens, routes=None):
         x = self.embed_tokens(tokens)
-        for block in self.layers:
-            x = block(x)
+        for i, block in enumerate(self.layers):
+            x = routed(block, x, routes[i] if routes else None)
         x = self.norm(x)
         return x @ self.embed_tokens.weight.t() if self.tied else self.lm_head(x)
 

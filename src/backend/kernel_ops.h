@@ -39,6 +39,7 @@ struct KernelOps : ActivationOps<float> {
 
   // Elementwise.
   void (*accumulate)(float* dst, const float* src, int64_t n);  // dst += src
+  void (*scale)(float* x, float c, int64_t n);                   // x *= c, rounded once
   // Round to nearest even; NaN stays NaN.
   void (*cast_f32_to_bf16)(bf16_t* dst, const float* src, int64_t n);
   void (*cast_bf16_to_f32)(float* dst, const bf16_t* src, int64_t n);

@@ -20,7 +20,7 @@
   X(vocab_xent_backward) X(linear_partial) X(linear_backward_partial) X(bias_residual) X(to_f32) X(from_f32)
 
 #define ZT_KERNEL_OPS_ENTRIES(X)                                                                              \
-  X(gemm) X(vocab_xent_finish) X(rope_table) X(accumulate) X(cast_f32_to_bf16) X(cast_bf16_to_f32)            \
+  X(gemm) X(vocab_xent_finish) X(rope_table) X(accumulate) X(scale) X(cast_f32_to_bf16) X(cast_bf16_to_f32)  \
   X(sum_squares) X(adamw_step) X(lamb_moments) X(lamb_apply) X(sgd_step)
 
 namespace zt {

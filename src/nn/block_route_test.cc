@@ -1,6 +1,7 @@
 // Block routing (block_route.h) beyond the PyTorch oracle's routed cases
 // (tests/oracle/*_oracle_test.cc, which state random-LTD and layer drop independently):
-// a route over every position in order is the whole block bit for bit, a checkpointed
+// a route over every position in order is the whole block bit for bit (with a branch scale
+// too, against the scale alone), a checkpointed
 // routed block recomputes to the same bits, and bad routes are refused.
 #include <gtest/gtest.h>
 
@@ -62,6 +63,13 @@ TEST(BlockRoute, EveryPositionInOrderIsTheWholeBlockBitForBit) {
     const RouteRun whole = run(cfg, {}, false), routed = run(cfg, {all, all, all}, false);
     EXPECT_EQ(std::memcmp(whole.logits.data(), routed.logits.data(), whole.logits.size() * sizeof(float)), 0);
     EXPECT_EQ(std::memcmp(whole.grads.data(), routed.grads.data(), whole.grads.size() * sizeof(float)), 0);
+    BlockRoute scaled;  // layer drop's scale alone, and with every position kept
+    scaled.scale = 1.5f;
+    all.scale = 1.5f;
+    const RouteRun a = run(cfg, {scaled, {}, scaled}, false), b = run(cfg, {all, {}, all}, false);
+    EXPECT_EQ(std::memcmp(a.logits.data(), b.logits.data(), a.logits.size() * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(a.grads.data(), b.grads.data(), a.grads.size() * sizeof(float)), 0);
+    EXPECT_NE(std::memcmp(a.logits.data(), whole.logits.data(), a.logits.size() * sizeof(float)), 0);
   }
 }
 

@@ -125,6 +125,8 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
     s.route_rows = c->take<A>(d.BT * d.C);
     s.route_grad = c->take<A>(d.BT * d.C);
     if (d.llama) s.route_freqs = c->stats(d.BT * d.HD);
+    s.route_branch = c->take<A>(d.BT * d.C);
+    s.route_f32 = c->stats(d.BT * d.C);
   }
   a->scratch_bytes = c->used() - a->saved_bytes;
   // Outputs feeding partitioned or stashed checkpointed blocks alternate between the two live buffers.

@@ -92,6 +92,8 @@ struct GptScratchT {
   A* route_rows = nullptr;     // (B, kept, C) a routed block's input rows, then its output rows
   A* route_grad = nullptr;     // (B, kept, C) the output gradient of those rows, then their input gradient
   float* route_freqs = nullptr;  // Llama: (B, kept, HD) RoPE cos/sin at the kept positions
+  A* route_branch = nullptr;     // (B, T, C) a scaled block's branch output, or its scaled gradient
+  float* route_f32 = nullptr;    // (B, T, C) the same in fp32, being scaled
 };
 
 template <typename A>

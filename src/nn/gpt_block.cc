@@ -15,6 +15,14 @@ template <typename A>
 Status GptModelImpl<A>::row_parallel_forward(A* out, const A* inp, const A* weight, const A* bias, const A* residual,
                                              int64_t N, int in_dim) {
   const int C = config_.n_embd;
+  if (branch_scale_ != 1.0f) {  // out = residual + scale * (inp @ W^T + bias); tp = 1 (set_routes)
+    GptScratchT<A>& s = arena_.scratch;
+    k_.linear_forward(s.route_branch, inp, weight, bias, nullptr, N, in_dim, C);
+    k_.to_f32(s.route_f32, s.route_branch, N * C);
+    f32_.scale(s.route_f32, branch_scale_, N * C);
+    k_.bias_residual(out, residual, s.route_f32, nullptr, N, C);
+    return Status::OK();
+  }
   if (!tp()) {
     k_.linear_forward(out, inp, weight, bias, residual, N, in_dim, C);
     return Status::OK();
@@ -72,8 +80,12 @@ Status GptModelImpl<A>::forward_block(int l) {
   if (a.stashed_input) {  // the stash keeps the input (a live buffer, overwritten two blocks on)
     ZT_RETURN_IF_ERROR(options_.stash->save(slot_, l, res_in, static_cast<size_t>(B_) * T_ * config_.n_embd * sizeof(A)));
   }
-  if (const BlockRoute* r = route(l)) return routed_forward(l, *r, res_in, a);
-  return block_forward(l, res_in, a);
+  const BlockRoute* r = route(l);
+  if (r == nullptr) return block_forward(l, res_in, a);
+  branch_scale_ = r->scale;
+  const Status s = r->kept > 0 || r->skip ? routed_forward(l, *r, res_in, a) : block_forward(l, res_in, a);
+  branch_scale_ = 1.0f;
+  return s;
 }
 
 // Refills the recompute set by re-running block l's forward from its saved input;
@@ -102,14 +114,35 @@ Status GptModelImpl<A>::recompute(int l, const A** res_in) {
 template <typename A>
 Status GptModelImpl<A>::backward_block(int l) {
   ZT_CHECK(options_.layout.owns_block(config_, l), "block %d is not on this stage", l);
-  if (const BlockRoute* r = route(l)) return routed_backward(l, *r);
+  const BlockRoute* r = route(l);
+  if (r != nullptr && (r->kept > 0 || r->skip)) {
+    branch_scale_ = r->scale;
+    const Status s = routed_backward(l, *r);
+    branch_scale_ = 1.0f;
+    return s;
+  }
+  branch_scale_ = r != nullptr ? r->scale : 1.0f;
   const BlockActivationsT<A>* a = &slot().blocks[static_cast<size_t>(l)];
   const A* res_in = block_input(l);
+  Status s = Status::OK();
   if (a->checkpointed) {
-    ZT_RETURN_IF_ERROR(recompute(l, &res_in));
+    s = recompute(l, &res_in);
     a = &arena_.scratch.recompute;
   }
-  return block_backward(l, *a, res_in);
+  if (s.ok()) s = block_backward(l, *a, res_in);
+  branch_scale_ = 1.0f;
+  return s;
+}
+
+// The gradient of a branch output: dres itself, or scaled for a scaled block.
+template <typename A>
+const A* GptModelImpl<A>::branch_grad(const A* dres, int64_t n) {
+  if (branch_scale_ == 1.0f) return dres;
+  GptScratchT<A>& s = arena_.scratch;
+  k_.to_f32(s.route_f32, dres, n);
+  f32_.scale(s.route_f32, branch_scale_, n);
+  k_.from_f32(s.route_branch, s.route_f32, n);
+  return s.route_branch;
 }
 
 template <typename A>
@@ -125,13 +158,13 @@ Status GptModelImpl<A>::block_backward(int l, const BlockActivationsT<A>& act, c
   A* dres = s.dresidual;  // holds dL/d(res3) on entry, dL/d(block input) on exit
   // MLP: row-parallel c_proj (local backward), column-parallel c_fc (input gradient summed).
   reduce_from_tp_backward();
-  k_.linear_backward(s.dfch, dw.fcprojw, dw.fcprojb, dres, a->fch_gelu, w.fcprojw, BT, 4 * Cl, C);
+  k_.linear_backward(s.dfch, dw.fcprojw, dw.fcprojb, branch_grad(dres, BT * C), a->fch_gelu, w.fcprojw, BT, 4 * Cl, C);
   k_.gelu_backward(s.dfch, a->fch, s.dfch, BT * 4 * Cl);
   ZT_RETURN_IF_ERROR(column_parallel_backward(s.dln, dw.fcw, dw.fcb, s.dfch, a->ln2, w.fcw, BT, C, 4 * Cl));
   k_.layernorm_backward(dres, dw.ln2w, dw.ln2b, s.dln, a->res2, w.ln2w, a->ln2_mean, a->ln2_rstd, BT, C);
   // Attention: row-parallel c_proj, the rank's heads, column-parallel c_attn.
   reduce_from_tp_backward();
-  k_.linear_backward(s.dln, dw.attprojw, dw.attprojb, dres, a->atty, w.attprojw, BT, Cl, C);
+  k_.linear_backward(s.dln, dw.attprojw, dw.attprojb, branch_grad(dres, BT * C), a->atty, w.attprojw, BT, Cl, C);
   k_.attention_backward(s.dqkv, s.dln, a->qkv, a->att, B_, T_, Cl, NHl);
   ZT_RETURN_IF_ERROR(column_parallel_backward(s.dln, dw.qkvw, dw.qkvb, s.dqkv, a->ln1, w.qkvw, BT, C, 3 * Cl));
   k_.layernorm_backward(dres, dw.ln1w, dw.ln1b, s.dln, res_in, w.ln1w, a->ln1_mean, a->ln1_rstd, BT, C);
@@ -145,6 +178,7 @@ Status GptModelImpl<A>::block_backward(int l, const BlockActivationsT<A>& act, c
   template Status GptModelImpl<A>::recompute(int, const A**);                                           \
   template Status GptModelImpl<A>::backward_block(int);                                                 \
   template Status GptModelImpl<A>::block_backward(int, const BlockActivationsT<A>&, const A*);          \
+  template const A* GptModelImpl<A>::branch_grad(const A*, int64_t);                                     \
   template Status GptModelImpl<A>::column_parallel_backward(A*, float*, float*, const A*, const A*, const A*, int64_t, \
                                                             int, int);
 ZT_INSTANTIATE_BLOCKS(float)

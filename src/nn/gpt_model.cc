@@ -102,6 +102,9 @@ Status GptModel::set_routes(std::vector<BlockRoute> routes, int B, int T) {
     const BlockRoute& r = routes[l];
     const std::string where = "block " + std::to_string(l) + "'s route: ";
     if (r.kept < 0 || r.kept > T || (r.skip && r.kept > 0)) return Status::InvalidArgument(where + "bad kept count");
+    if (r.scale != 1.0f && (options_.layout.tp_size > 1 || !(r.scale > 0.0f) || r.skip)) {
+      return Status::InvalidArgument(where + "a branch scale needs a running block, a positive scale and tp = 1");
+    }
     if (r.kept == 0) continue;
     if (r.positions.size() != static_cast<size_t>(B) * static_cast<size_t>(r.kept)) {
       return Status::InvalidArgument(where + "expected " + std::to_string(B) + " x " + std::to_string(r.kept) + " positions");

@@ -99,14 +99,14 @@ Status GptModelImpl<A>::llama_block_backward(int l, const BlockActivationsT<A>& 
   A* dres = s.dresidual;  // dL/d(block output) on entry, dL/d(block input) on exit
   // MLP: row-parallel down_proj (local), column-parallel gate and up (input gradient summed).
   reduce_from_tp_backward();
-  k_.linear_backward(s.dfch, dw.down, nullptr, dres, a.fch_gelu, w.down, BT, d.Il, d.C);
+  k_.linear_backward(s.dfch, dw.down, nullptr, branch_grad(dres, BT * d.C), a.fch_gelu, w.down, BT, d.Il, d.C);
   k_.swiglu_backward(s.dfch, s.dup, s.dfch, a.fch, a.up, BT * d.Il);
   ZT_RETURN_IF_ERROR(llama_column_backward(s.dln, a.ln2, {{dw.gate, s.dfch, w.gate, d.Il}, {dw.up, s.dup, w.up, d.Il}},
                                            BT));
   k_.rmsnorm_backward(dres, dw.post_norm, s.dln, a.res2, w.post_norm, a.ln2_rstd, BT, d.C);
   // Attention: row-parallel o_proj, the rank's heads, column-parallel q, k, v.
   reduce_from_tp_backward();
-  k_.linear_backward(s.dln, dw.o, nullptr, dres, a.atty, w.o, BT, d.Cl, d.C);
+  k_.linear_backward(s.dln, dw.o, nullptr, branch_grad(dres, BT * d.C), a.atty, w.o, BT, d.Cl, d.C);
   k_.attention_backward(s.dqkv, s.dln, a.qkv, a.att, B_, T_, d.Cl, d.NHl);
   k_.gqa_unpack(s.q, s.k, s.v, s.dqkv, BT, d.NHl, d.NKVl, d.HD);
   rope(s.q, d.NHl, /*backward=*/true);

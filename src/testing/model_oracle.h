@@ -45,11 +45,13 @@ struct OracleRun {
 };
 
 // Two blocks' routes for the oracle's routed cases: block 0 runs on `kept` random
-// ascending positions of each of B sequences of T tokens, block 1 is skipped.
+// ascending positions of each of B sequences of T tokens with its branches scaled by 1.25,
+// block 1 is skipped.
 inline std::vector<BlockRoute> oracle_routes(int B, int T, int kept, uint64_t seed) {
   Rng rng(seed);
   BlockRoute r;
   r.kept = kept;
+  r.scale = 1.25f;
   for (int b = 0; b < B; ++b) {
     std::vector<int32_t> all(static_cast<size_t>(T));
     for (int t = 0; t < T; ++t) all[static_cast<size_t>(t)] = t;
@@ -67,7 +69,8 @@ inline std::string routes_json(const std::vector<BlockRoute>& routes, int B) {
   std::string out = "[";
   for (size_t l = 0; l < routes.size(); ++l) {
     const BlockRoute& r = routes[l];
-    out += std::string(l ? ", " : "") + "{\"skip\": " + (r.skip ? "true" : "false") + ", \"positions\": [";
+    out += std::string(l ? ", " : "") + "{\"skip\": " + (r.skip ? "true" : "false") +
+           ", \"scale\": " + std::to_string(r.scale) + ", \"positions\": [";
     for (int b = 0; b < B && r.kept > 0; ++b) {
       out += b ? ", [" : "[";
       for (int j = 0; j < r.kept; ++j) out += (j ? ", " : "") + std::to_string(r.positions[static_cast<size_t>(b * r.kept + j)]);

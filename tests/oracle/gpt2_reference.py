@@ -94,23 +94,25 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(C, eps=1e-5)
         self.mlp = Mlp(C)
 
-    def forward(self, x, positions=None):  # GPT-2's positions are in its input already
-        x = x + self.attn(self.ln_1(x))
-        return x + self.mlp(self.ln_2(x))
+    def forward(self, x, positions=None, scale=1.0):  # GPT-2's positions are in its input already
+        x = x + self.attn(self.ln_1(x)) * scale
+        return x + self.mlp(self.ln_2(x)) * scale
 
 
 def routed(block, x, route):
     """One block under a route (case.json "routes"): DeepSpeed's progressive layer drop
     skips it (x passes through); random-LTD runs it on the tokens at route["positions"]
     (B lists of ascending positions) only, gathered per sequence so attention is causal
-    among them, and writes its outputs back over x at those positions."""
+    among them, and writes its outputs back over x at those positions; route["scale"]
+    multiplies the block's attention and MLP outputs (layer drop's 1 / keep probability)."""
+    scale = route.get("scale", 1.0) if route else 1.0
     if not route or (not route.get("skip") and not route.get("positions")):
-        return block(x)
+        return block(x, scale=scale)
     if route.get("skip"):
         return x
     idx = torch.tensor(route["positions"], dtype=torch.int64)
     rows = idx[..., None].expand(-1, -1, x.shape[2])
-    return x.scatter(1, rows, block(torch.gather(x, 1, rows), positions=idx))
+    return x.scatter(1, rows, block(torch.gather(x, 1, rows), positions=idx, scale=scale))
 
 
 class Gpt2(nn.Module):

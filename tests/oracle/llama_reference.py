@@ -114,9 +114,9 @@ class Block(nn.Module):
         self.post_attention_layernorm = RMSNorm(C, cfg["rms_norm_eps"])
         self.mlp = Mlp(C, cfg["intermediate_size"])
 
-    def forward(self, x, positions=None):
-        x = x + self.self_attn(self.input_layernorm(x), positions)
-        return x + self.mlp(self.post_attention_layernorm(x))
+    def forward(self, x, positions=None, scale=1.0):
+        x = x + self.self_attn(self.input_layernorm(x), positions) * scale
+        return x + self.mlp(self.post_attention_layernorm(x)) * scale
 
 
 class Llama(nn.Module):

@@ -66,6 +66,7 @@ KernelOps make_cpu_f32_ops(const KernelTable& k) {
   o.vocab_xent_backward = &vocab_xent_backward;
   o.bias_residual = &bias_residual;
   o.accumulate = &accumulate;
+  o.scale = &scale_f32;
   o.cast_f32_to_bf16 = &cast_f32_to_bf16;
   o.cast_bf16_to_f32 = &cast_bf16_to_f32;
   o.to_f32 = &copy_f32;

@@ -306,6 +306,7 @@ void rope_table(float* freqs, int max_T, int HD, const double* inv_freq) {
 }
 
 void accumulate_f32(float* dst, const float* src, int64_t n) { accumulate(dst, src, n, st()); }
+void scale_f32(float* x, float c, int64_t n) { cuda::scale(x, c, n, st()); }
 void cast_to_bf16(bf16_t* dst, const float* src, int64_t n) { cast_from_f32(DType::kBF16, dst, src, n, st()); }
 void cast_from_bf16(float* dst, const bf16_t* src, int64_t n) { cast_to_f32(DType::kBF16, dst, src, n, st()); }
 
@@ -348,6 +349,7 @@ KernelOps make_cuda_f32_ops() {
   o.vocab_xent_finish = &tensor_parallel_only<float*, float*, const float*, const int32_t*, int64_t>;
   o.rope_table = &rope_table;
   o.accumulate = &accumulate_f32;
+  o.scale = &scale_f32;
   o.cast_f32_to_bf16 = &cast_to_bf16;
   o.cast_bf16_to_f32 = &cast_from_bf16;
   o.sum_squares = &sum_squares_f32;

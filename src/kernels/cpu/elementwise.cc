@@ -26,6 +26,11 @@ void accumulate(float* dst, const float* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
 }
 
+void scale_f32(float* x, float c, int64_t n) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) x[i] *= c;
+}
+
 void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {

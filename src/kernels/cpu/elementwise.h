@@ -15,6 +15,8 @@ namespace zt {
 void bias_residual(float* out, const float* residual, const float* partial, const float* bias, int64_t N, int C);
 // dst += src.
 void accumulate(float* dst, const float* src, int64_t n);
+// x *= c.
+void scale_f32(float* x, float c, int64_t n);
 // Round to nearest even (NaN stays a quiet NaN); the inverse is exact.
 void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n);
 void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n);

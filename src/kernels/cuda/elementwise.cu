@@ -18,6 +18,12 @@ __global__ void accumulate_kernel(float* dst, const float* src, int64_t n) {
   }
 }
 
+__global__ void scale_kernel(float* x, float c, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    x[i] = __fmul_rn(x[i], c);
+  }
+}
+
 template <class H>
 __global__ void narrow_kernel(uint16_t* dst, const float* src, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
@@ -70,6 +76,12 @@ void accumulate(float* dst, const float* src, int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
   accumulate_kernel<<<grid_for(n), kThreads, 0, stream>>>(dst, src, n);
   check_launch("accumulate");
+}
+
+void scale(float* x, float c, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  scale_kernel<<<grid_for(n), kThreads, 0, stream>>>(x, c, n);
+  check_launch("scale");
 }
 
 void cast_from_f32(DType to, uint16_t* dst, const float* src, int64_t n, cudaStream_t stream) {

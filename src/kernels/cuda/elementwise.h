@@ -18,6 +18,8 @@ namespace zt::cuda {
 
 // dst += src.
 void accumulate(float* dst, const float* src, int64_t n, cudaStream_t stream);
+// x *= c (round to nearest, as the CPU's).
+void scale(float* x, float c, int64_t n, cudaStream_t stream);
 // dst = src rounded to `to` (kBF16 or kF16): nearest even, NaN quiet, f16 overflow to inf.
 void cast_from_f32(DType to, uint16_t* dst, const float* src, int64_t n, cudaStream_t stream);
 // dst = src (kBF16 or kF16) widened, exactly.

@@ -52,6 +52,7 @@ Json body_json(const Manifest& m) {
                  {"rng", {{"seed", e.seed}, {"why", "training draws no random numbers after initialisation (no dropout)"}}},
                  {"isa", e.isa},
                  {"threads_per_rank", e.threads_per_rank}};
+  if (!e.schedules.empty()) j["engine"]["schedules"] = e.schedules;
   j["config"] = m.config;
   j["state_kinds"] = m.kinds;
   Json tensors = Json::array();
@@ -170,6 +171,13 @@ void read_engine(JsonReader& root, EngineState* e) {
       (__builtin_mul_overflow(e->global_step, e->train_batch_size, &product) || product != samples)) {
     r.fail("global_samples", std::to_string(samples) + " is not global_step " + std::to_string(e->global_step) +
                                  " x data_sampler/train_batch_size " + std::to_string(e->train_batch_size));
+  }
+  if (const Json* sched = r.raw("schedules"); sched != nullptr) {
+    if (sched->is_object()) {
+      e->schedules = *sched;
+    } else {
+      r.fail("schedules", "expected an object, got " + json_brief(*sched));
+    }
   }
   auto rng = r.object_or_empty("rng");
   need_int(rng, "seed", 0, kMaxInt);

@@ -96,6 +96,9 @@ struct EngineState {
   std::string precision = "fp32";  // compute dtype: "fp32", "bf16" or "fp16" (the saved params are fp32 either way)
   std::string loss_scaler = "none";  // fp16: "dynamic" or "static"; else "none"
   LossScalerState scaler;            // fp16 only
+  // The training-efficiency schedules' state (engine/efficiency.h: curriculum, random-LTD,
+  // progressive layer drop); an empty object when none runs (then absent from the JSON).
+  Json schedules = Json::object();
 };
 
 struct Manifest {

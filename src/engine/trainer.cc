@@ -22,7 +22,9 @@ Trainer::Trainer(const TrainerOptions& options, ProcessGroup* dp)
       dp_(dp),
       partition_(build_gpt_param_table(options.model, options.layout).numel(), dp->size(),
                  partition_align(backend_.compute_dtype())),
-      schedule_(options.schedule) {}
+      schedule_(options.schedule),
+      efficiency_(options.efficiency, options.model.n_layer, options.seed),
+      step_seq_(options.seq_len) {}
 
 Trainer::~Trainer() = default;
 
@@ -43,6 +45,8 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     return Status::InvalidArgument("sequence length " + std::to_string(options.seq_len) + " must be in [1, n_positions=" +
                                    std::to_string(options.model.n_positions) + "]");
   }
+  ZT_RETURN_IF_ERROR(validate_efficiency(options.efficiency, options.model.n_layer, options.layout.tp_size,
+                                         options.partition_activations, !options.activation_swap_dir.empty()));
   std::unique_ptr<ProcessGroup> own;
   ProcessGroup* dp = groups != nullptr ? groups->dp : nullptr;
   if (dp == nullptr) {
@@ -81,7 +85,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
                             : 1;
   mo.checkpoint = options.checkpoint;
   mo.partition_activations = options.partition_activations;
-  mo.block_routing = options.block_routing;
+  mo.block_routing = options.block_routing || options.efficiency.routes_blocks();
   Status swap = ModelStates::validate_offload(options.zero.stage, options.zero.offload);  // names the key at fault
   if (swap.ok()) swap = t->create_activation_swap(&mo);
   t->model_ = GptModel::create(options.model, mo);
@@ -260,14 +264,19 @@ StatusOr<bool> Trainer::update_parameters(const ScheduleValue& sched, StepStats*
   return false;
 }
 
-StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) {
-  const int B = options_.micro_batch, T = options_.seq_len;
+StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
+  const int B = options_.micro_batch;
   const GptLayout& lay = options_.layout;
-  if (micro_batches.empty()) return Status::InvalidArgument("a training step needs at least one micro-batch");
-  if (pipelined() && static_cast<int>(micro_batches.size()) != std::max(1, options_.micro_batches)) {
+  if (input.empty()) return Status::InvalidArgument("a training step needs at least one micro-batch");
+  if (pipelined() && static_cast<int>(input.size()) != std::max(1, options_.micro_batches)) {
     return Status::InvalidArgument("this pipeline was built for " + std::to_string(options_.micro_batches) +
-                                   " micro-batches per step, got " + std::to_string(micro_batches.size()));
+                                   " micro-batches per step, got " + std::to_string(input.size()));
   }
+  const int64_t local = static_cast<int64_t>(input.size());
+  StepPlan plan = efficiency_.plan(input, B, options_.seq_len, global_step_, dp_->rank() * local, train_batch_size_of(local));
+  const std::vector<MicroBatch>& micro_batches = plan.micro_batches;
+  const int T = step_seq_ = plan.seq_len;
+  step_routes_ = std::move(plan.routes);
   int64_t local_count = 0;
   for (const MicroBatch& mb : micro_batches) {
     ZT_RETURN_IF_ERROR(model_->validate_batch(lay.embedding ? mb.tokens : nullptr, mb.targets, B, T));
@@ -292,6 +301,7 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
     for (size_t i = 0; i < micro_batches.size(); ++i) {
       const MicroBatch& mb = micro_batches[i];
       reducer_->begin_micro(i + 1 == micro_batches.size());
+      ZT_RETURN_IF_ERROR(model_->set_routes(step_routes_[i], B, T));
       Stopwatch sw;
       ZT_RETURN_IF_ERROR(forward_pass(mb, /*with_backward=*/true));
       Stopwatch loss_clock;
@@ -320,11 +330,18 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& micro_batches) 
   stats.tokens = static_cast<int64_t>(micro_batches.size()) * B * T;
   stats.disk_read_bytes = last_disk_read_ = disk_read() - read0;
   stats.disk_written_bytes = last_disk_written_ = disk_written() - written0;
+  model_->clear_routes();
   return stats;
+}
+
+int64_t Trainer::train_batch_size_of(int64_t local_micro_batches) const {
+  return static_cast<int64_t>(options_.micro_batch) * local_micro_batches * dp_->size();
 }
 
 StatusOr<double> Trainer::evaluate(const std::vector<MicroBatch>& batches) {
   const int B = options_.micro_batch, T = options_.seq_len;
+  step_seq_ = T;
+  model_->clear_routes();
   const int N = dp_->size(), rank = dp_->rank();
   double sum = 0.0;
   int64_t count = 0;

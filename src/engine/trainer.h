@@ -22,6 +22,7 @@
 #include "checkpoint/state_view.h"
 #include "comm/process_group.h"
 #include "core/status.h"
+#include "engine/efficiency.h"
 #include "nn/gpt_model.h"
 #include "nn/gpt_training.h"
 #include "optim/adamw.h"
@@ -59,7 +60,8 @@ struct TrainerOptions : GptTrainingOptions {
   // cpu_checkpointing to disk: the inputs of checkpointed blocks go to a swap file in this
   // directory between forward and backward (empty: they stay in the activation arena).
   std::string activation_swap_dir;
-  bool block_routing = false;  // the model may route blocks (nn/block_route.h): layer drop, random-LTD
+  bool block_routing = false;  // the model may route blocks (nn/block_route.h) beyond `efficiency`'s
+  EfficiencyOptions efficiency;  // curriculum learning, progressive layer drop, random-LTD
 };
 
 struct StepStats {
@@ -156,6 +158,9 @@ class Trainer {
   double next_lr() const { return schedule_.at(optimizer_->step_count() - 1).lr; }
   // fp16's loss scaler (null for fp32 and bf16 compute).
   const LossScaler* loss_scaler() const { return scaler_ ? &*scaler_ : nullptr; }
+  // The efficiency features' schedules (efficiency.h), for checkpoints and reports.
+  EfficiencySchedules& efficiency() { return efficiency_; }
+  int last_seq_len() const { return step_seq_; }
   void set_loss_scaler_state(const LossScalerState& s) { scaler_->set_state(s); }
 
  private:
@@ -184,6 +189,7 @@ class Trainer {
   StatusOr<double> global_grad_norm();
   StatusOr<double> all_reduce_sum(ProcessGroup* g, double value);
   StatusOr<int64_t> all_reduce_sum(ProcessGroup* g, int64_t value);
+  int64_t train_batch_size_of(int64_t local_micro_batches) const;
 
   TrainerOptions options_;
   const Backend& backend_;  // options_.backend, or cpu_backend()
@@ -206,6 +212,9 @@ class Trainer {
   std::optional<LossScaler> scaler_;  // f16 compute only
   uint64_t last_disk_read_ = 0, last_disk_written_ = 0;  // of the last step
   LayerTimes layer_times_;  // of the last step (without pipelining)
+  EfficiencySchedules efficiency_;
+  int step_seq_ = 0;  // this step's sequence length (the curriculum's), or seq_len
+  std::vector<std::vector<BlockRoute>> step_routes_;  // this step's routes per local micro-batch
   // checkpoint_view's host copies of the arrays when the backend's memory is not host memory.
   struct HostMirror {
     float* device;

@@ -23,7 +23,7 @@ Status Trainer::forward_pass(const MicroBatch& mb, bool with_backward) {
   states_->begin_micro(with_backward);
   ZT_ASSIGN_OR_RETURN(void* emb, layer_params(kEmbeddingLayer));
   m.bind_layer(kEmbeddingLayer, emb, nullptr);
-  ZT_RETURN_IF_ERROR(m.forward_embedding(mb.tokens, options_.micro_batch, options_.seq_len));
+  ZT_RETURN_IF_ERROR(m.forward_embedding(mb.tokens, options_.micro_batch, step_seq_));
   drop_layer_params(kEmbeddingLayer);
   add(0, clock.seconds());
   for (int l = 0; l < L; ++l) {

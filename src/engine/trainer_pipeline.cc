@@ -33,7 +33,7 @@ Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, do
   GptModel& m = *model_;
   const GptLayout& lay = options_.layout;
   const int S = pp_->size(), s = pp_->rank(), M = static_cast<int>(mbs.size());
-  const int B = options_.micro_batch, T = options_.seq_len;
+  const int B = options_.micro_batch, T = step_seq_;
   const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * dtype_size(model_->activation_dtype());
   const int slots = pipe_schedule_slots(options_.pipe_schedule, M, S, s);
   std::vector<WorkHandle> act_sent(static_cast<size_t>(slots)), grad_sent(static_cast<size_t>(slots));
@@ -58,6 +58,7 @@ Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, do
       case PipeOp::kForward: {
         ZT_RETURN_IF_ERROR(settle(act_sent[k]));
         Stopwatch w;
+        ZT_RETURN_IF_ERROR(m.set_routes(step_routes_[static_cast<size_t>(mb)], B, T));
         if (lay.embedding) {
           ZT_RETURN_IF_ERROR(m.forward_embedding(mbs[static_cast<size_t>(mb)].tokens, B, T));
         } else {
@@ -120,6 +121,7 @@ StatusOr<double> Trainer::evaluate_pipeline(const std::vector<MicroBatch>& batch
   const int B = options_.micro_batch, T = options_.seq_len;
   const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * sizeof(float);
   double sum = 0.0;
+  m.clear_routes();
   m.set_slot(0);
   for (size_t i = 0; i < batches.size(); ++i) {
     const int tag = activation_tag(static_cast<int>(i));

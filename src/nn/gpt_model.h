@@ -105,6 +105,7 @@ class GptModel {
   // empty: every block whole). Needs options.block_routing, and no partitioned or stashed
   // checkpoints on routed blocks; B x T is the micro-batch the routes are for.
   Status set_routes(std::vector<BlockRoute> routes, int B, int T);
+  void clear_routes() { routes_.clear(); }  // every slot's blocks whole
   // The current slot's route of block `layer`, or null when it is whole.
   const BlockRoute* route(int layer) const;
 

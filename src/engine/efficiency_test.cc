@@ -22,6 +22,7 @@
 #include "engine/trainer_checkpoint.h"
 #include "testing/launch.h"
 #include "testing/python_oracle.h"
+#include "testing/small_trainer.h"
 #include "testing/synthetic_data.h"
 #include "testing/temp_dir_test.h"
 
@@ -90,15 +91,7 @@ TEST(Efficiency, RandomLtdAndLayerDropFollowDeepSpeedStepByStep) {
 
 // A ramp from 4 to 8 tokens over 3 steps, layer drop, random-LTD on blocks 0 and 2.
 TrainerOptions efficient(ZeroStage stage, DType dtype = DType::kF32) {
-  TrainerOptions o;
-  o.model = testing::tiny_config(false, 3, 32, 61, 8, 0);
-  o.micro_batch = 2;
-  o.seq_len = 8;
-  o.schedule.base_lr = 1e-2;
-  o.zero.stage = stage;
-  o.zero.reduce_bucket_elems = 4000;
-  o.zero.allgather_bucket_elems = 4000;
-  o.zero.persistence_threshold = 0;
+  TrainerOptions o = testing::small_trainer(testing::tiny_config(false, 3, 32, 61, 8, 0), stage);
   o.backend = backend_for(Device::kCpu, dtype).value();
   o.efficiency.seqlen_curriculum = CurriculumOptions{4, 8, CurriculumKind::kFixedLinear, 3, 2, 1.0, {}, {}};
   o.efficiency.layer_drop = {true, 0.5, 0.3};

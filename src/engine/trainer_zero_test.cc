@@ -10,6 +10,7 @@
 
 #include "comm/thread_world.h"
 #include "engine/trainer.h"
+#include "testing/small_trainer.h"
 #include "testing/synthetic_data.h"
 
 namespace zt {
@@ -17,17 +18,7 @@ namespace {
 
 // llama: a grouped-query Llama (4 heads, 2 kv heads, untied head) of the same width.
 TrainerOptions tiny(ZeroStage stage, bool llama = false) {
-  TrainerOptions o;
-  o.model = testing::tiny_config(llama, 3, 48, 61, 8, 96);
-  o.micro_batch = 2;
-  o.seq_len = 8;
-  o.schedule.base_lr = 1e-2;
-  o.zero.stage = stage;
-  o.zero.reduce_bucket_elems = 4000;
-  o.zero.allgather_bucket_elems = 4000;
-  o.zero.prefetch_elems = 8000;
-  o.zero.persistence_threshold = 0;
-  return o;
+  return testing::small_trainer(testing::tiny_config(llama, 3, 48, 61, 8, 96), stage);
 }
 
 struct RankResult {

@@ -113,6 +113,7 @@ TrainerOptions trainer_options(const ZtConfig& c) {
   o.micro_batches = static_cast<int>(c.batch.grad_accum);
   o.checkpoint = checkpointed_blocks(c.activation_checkpointing, c.model.n_layer);
   o.partition_activations = c.activation_checkpointing.partition_activations;
+  o.efficiency = c.efficiency;
   if (c.activation_checkpointing.cpu_checkpointing) {  // to the NVMe tier when one is configured
     o.activation_swap_dir = f.params ? f.param_path : f.optimizer ? f.optimizer_path : "";
   }

@@ -37,6 +37,7 @@ StatusOr<ZtConfig> parse_config(const Json& given, const AutoContext& ctx) {
   parse_model(r, c.data.tokenizer, &c.model);
   parse_training(r, &c.training);
   parse_parameter_server(r, &c.parameter_server);
+  parse_efficiency(r, &c.efficiency, &c.notes);
   ZT_RETURN_IF_ERROR(r.finish());
   for (const InertKey& k : inert_keys()) {  // accepted, never silently
     const Json::json_pointer ptr(k.pointer);
@@ -51,6 +52,11 @@ StatusOr<ZtConfig> parse_config(const Json& given, const AutoContext& ctx) {
                                    " exceeds /model/n_positions=" + std::to_string(c.model.n_positions));
   }
   return c;
+}
+
+StatusOr<ZtConfig> parse_config_text(const std::string& text, const std::string& label) {
+  ZT_ASSIGN_OR_RETURN(const Json json, parse_json_strict(text, label));
+  return parse_config(json);
 }
 
 static Status resolve_batch_numbers(BatchConfig* b, int dp);

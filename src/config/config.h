@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "io/json_strict.h"
 #include "config/normalize.h"
+#include "data/efficiency_options.h"
 #include "nn/gpt_config.h"
 #include "optim/adamw.h"
 #include "optim/lamb_options.h"
@@ -194,6 +195,7 @@ struct ZtConfig {
   GptConfig model;
   DataConfig data;
   TrainingConfig training;
+  EfficiencyOptions efficiency;  // curriculum learning, progressive layer drop, random-LTD
   Json source;  // the configuration as given (after overrides), for checkpoints and logs
   Json resolved;  // after aliases and "auto" (resolve_batch fills in the batch triple)
   std::vector<std::string> notes;  // what the aliases and "auto" changed, one line each (the banner prints them)
@@ -205,6 +207,8 @@ struct ZtConfig {
 // the file (default: this machine).
 StatusOr<ZtConfig> parse_config(const Json& root);
 StatusOr<ZtConfig> parse_config(const Json& root, const AutoContext& ctx);
+// Strict JSON text (`label` names it in errors), then parse_config.
+StatusOr<ZtConfig> parse_config_text(const std::string& text, const std::string& label);
 
 // DeepSpeed's batch arithmetic: train_batch_size = micro_batch x grad_accum x dp_size,
 // any two given determine the third; one alone sets grad_accum = 1. "auto" keys as

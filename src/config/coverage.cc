@@ -27,7 +27,13 @@ std::vector<Json> probes() {
               {"pipeline", Json::object()},
               {"tensor_parallel", Json::object()},
               {"communication_data_type", "fp32"},
-              {"data_types", {{"grad_accum_dtype", "fp32"}}}};
+              {"data_types", {{"grad_accum_dtype", "fp32"}}},
+              {"curriculum_learning", {{"schedule_config", Json::object()}}},
+              {"progressive_layer_drop", Json::object()},
+              {"data_efficiency",
+               {{"data_sampling", {{"curriculum_learning", {{"curriculum_metrics", {{"seqlen_truncate", Json::object()}}}}}}},
+                {"data_routing", {{"random_ltd", {{"random_ltd_layer_id", Json::array()},
+                                                  {"layer_token_lr_schedule", Json::object()}}}}}}}};
     for (const char* s : {"fp16", "bf16", "aio", "tensorboard", "csv_monitor", "comms_logger",
                           "flops_profiler", "activation_checkpointing", "model", "data", "training", "parallel",
                           "parameter_server"}) {

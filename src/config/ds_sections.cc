@@ -35,13 +35,12 @@ void accept_aliases(JsonReader& r, const std::string& prefix) {
   }
 }
 
-// Fails `key` with its refusal from key_tables.h.
+}  // namespace
+
 void refuse(JsonReader& r, const std::string& key) {
   const RefusedKey* k = find_refused_value(r.path(key));
   r.fail(key, k != nullptr ? refusal_text(*k) : "is not supported");
 }
-
-}  // namespace
 
 void parse_batch(JsonReader& root, BatchConfig* b) {
   auto read = [&](const char* key, int64_t* value, bool* automatic) {

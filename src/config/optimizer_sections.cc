@@ -14,12 +14,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kMaxInt = INT64_MAX;
 
-// Fails `key` with its refusal from key_tables.h.
-void refuse(JsonReader& r, const std::string& key) {
-  const RefusedKey* k = find_refused_value(r.path(key));
-  r.fail(key, k != nullptr ? refusal_text(*k) : "is not supported");
-}
-
 // The keys every Adam-like DeepSpeed optimizer reads: lr, betas, eps, weight_decay,
 // bias_correction, and the implementation switches that change nothing here.
 void read_adam_like(JsonReader& p, LambOptions* a) {

@@ -22,6 +22,14 @@ void parse_aio(JsonReader& root, AioConfig* a);
 void parse_activation_checkpointing(JsonReader& root, ActivationCheckpointConfig* a);
 // Top-level scalars and the sections for features zerotrain does not have.
 void parse_misc(JsonReader& root, ZtConfig* c);
+// Fails `key` with its refusal from key_tables.h (refused_values).
+void refuse(JsonReader& r, const std::string& key);
+// DeepSpeed's training-efficiency sections (efficiency_sections.cc): curriculum_learning,
+// data_efficiency, progressive_layer_drop; banner notes for what each does here.
+void parse_efficiency(JsonReader& root, EfficiencyOptions* e, std::vector<std::string>* notes);
+void parse_data_efficiency(JsonReader& root, EfficiencyOptions* e, std::vector<std::string>* notes);  // data_efficiency_section.cc
+// min/max_difficulty, schedule_type and schedule_config of one curriculum (either form).
+CurriculumOptions read_curriculum_schedule(JsonReader& r, std::vector<std::string>* notes);
 
 // zerotrain's sections (zt_sections.cc).
 void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* model);

@@ -21,21 +21,9 @@
 #include <vector>
 
 #include "core/status.h"
+#include "data/efficiency_options.h"
 
 namespace zt {
-
-enum class CurriculumKind { kFixedLinear, kFixedRoot, kFixedDiscrete };
-
-struct CurriculumOptions {
-  int64_t min_difficulty = 0;
-  int64_t max_difficulty = 0;
-  CurriculumKind kind = CurriculumKind::kFixedLinear;
-  int64_t total_curriculum_step = 0;  // fixed_linear, fixed_root
-  int64_t difficulty_step = 1;        // fixed_linear, fixed_root
-  double root_degree = 1.0;           // fixed_root
-  std::vector<int64_t> difficulty;    // fixed_discrete: one more than max_step
-  std::vector<int64_t> max_step;      // fixed_discrete
-};
 
 class CurriculumSchedule {
  public:

@@ -7,9 +7,13 @@ namespace zt {
 
 Status validate_efficiency(const EfficiencyOptions& o, int n_layer, int tp, bool partition_activations,
                            bool activation_swap) {
-  if (o.seqlen_curriculum) ZT_RETURN_IF_ERROR(CurriculumSchedule::validate(*o.seqlen_curriculum, "/curriculum_learning"));
+  if (o.seqlen_curriculum) ZT_RETURN_IF_ERROR(CurriculumSchedule::validate(*o.seqlen_curriculum, o.curriculum_key));
   const std::string ltd = "/data_efficiency/data_routing/random_ltd";
   if (o.random_ltd.enabled) ZT_RETURN_IF_ERROR(RandomLtd::validate(o.random_ltd, n_layer, ltd));
+  if (o.random_ltd.enabled && o.random_ltd_blocks != 0 && o.random_ltd_blocks != n_layer) {
+    return Status::InvalidArgument(ltd + "/total_layer_num: " + std::to_string(o.random_ltd_blocks) + " but the model has " +
+                                   std::to_string(n_layer) + " blocks");
+  }
   if (o.layer_drop.enabled && tp > 1) {
     return Status::InvalidArgument("/progressive_layer_drop: not with tensor parallelism (parallel.tp " + std::to_string(tp) +
                                    "): a kept block scales its branch outputs, which the row-parallel sums do not");

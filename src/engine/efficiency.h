@@ -24,13 +24,6 @@
 
 namespace zt {
 
-struct EfficiencyOptions {
-  std::optional<CurriculumOptions> seqlen_curriculum;
-  LayerDropOptions layer_drop;
-  RandomLtdOptions random_ltd;
-  bool routes_blocks() const { return layer_drop.enabled || random_ltd.enabled; }
-};
-
 // One step's shape: its sequence length, its micro-batches (truncated copies when the
 // curriculum shortens them) and each micro-batch's block routes.
 struct StepPlan {

@@ -16,15 +16,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "data/efficiency_options.h"
 #include "nn/block_route.h"
 
 namespace zt {
-
-struct LayerDropOptions {
-  bool enabled = false;
-  double theta = 0.5;    // theta_bar: the keep probability the schedule decays to
-  double gamma = 0.001;  // the decay rate per step
-};
 
 class LayerDrop {
  public:

@@ -20,18 +20,10 @@
 
 #include "core/status.h"
 #include "data/curriculum_schedule.h"
+#include "data/efficiency_options.h"
 #include "nn/block_route.h"
 
 namespace zt {
-
-struct RandomLtdOptions {
-  bool enabled = false;
-  std::vector<int> layers;  // random_ltd_layer_id: the blocks that drop tokens
-  int64_t min_value = 0;
-  int64_t max_value = 0;
-  int64_t require_steps = 1;
-  int64_t seq_per_step = 1;
-};
 
 struct RandomLtdState {
   int64_t current_value = 0;

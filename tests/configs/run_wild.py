@@ -89,6 +89,9 @@ def run_one(binary, path, work, index):
     cfg = strict_load(path)
     out = "run%d" % index
     cfg.update(json.loads(json.dumps(TINY)))
+    ltd = cfg.get("data_efficiency", {}).get("data_routing", {}).get("random_ltd", {})
+    if isinstance(ltd.get("total_layer_num"), int):  # random-LTD names blocks: the model gets that many
+        cfg["model"]["n_layer"] = ltd["total_layer_num"]
     cfg["training"] = {"steps": 1, "eval_interval": 0, "output_dir": out, "save_at_end": True,
                        "metrics_csv": False}
     point_nvme(cfg, os.path.join(work, "swap"))

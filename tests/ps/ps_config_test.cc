@@ -11,11 +11,7 @@
 namespace zt {
 namespace {
 
-StatusOr<ZtConfig> parse(const std::string& text) {
-  auto json = parse_json_strict(text, "config.json");
-  if (!json.ok()) return json.status();
-  return parse_config(json.value());
-}
+StatusOr<ZtConfig> parse(const std::string& text) { return parse_config_text(text, "config.json"); }
 
 void expect_error(const std::string& text, const std::string& message) {
   auto c = parse(text);

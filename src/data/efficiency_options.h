@@ -1,0 +1,52 @@
+// The options of DeepSpeed's training-efficiency features, as the config reads them and
+// the engine applies them: curriculum schedules (data/curriculum_schedule.h), progressive
+// layer drop (engine/layer_drop.h), random-LTD (engine/random_ltd.h) and their union
+// (engine/efficiency.h). docs/design/deepspeed-efficiency-rules.md states each rule.
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zt {
+
+enum class CurriculumKind { kFixedLinear, kFixedRoot, kFixedDiscrete };
+
+struct CurriculumOptions {
+  int64_t min_difficulty = 0;
+  int64_t max_difficulty = 0;
+  CurriculumKind kind = CurriculumKind::kFixedLinear;
+  int64_t total_curriculum_step = 0;  // fixed_linear, fixed_root
+  int64_t difficulty_step = 1;        // fixed_linear, fixed_root
+  double root_degree = 1.0;           // fixed_root
+  std::vector<int64_t> difficulty;    // fixed_discrete: one more than max_step
+  std::vector<int64_t> max_step;      // fixed_discrete
+};
+
+struct LayerDropOptions {
+  bool enabled = false;
+  double theta = 0.5;    // theta_bar: the keep probability the schedule decays to
+  double gamma = 0.001;  // the decay rate per step
+};
+
+struct RandomLtdOptions {
+  bool enabled = false;
+  std::vector<int> layers;  // random_ltd_layer_id: the blocks that drop tokens
+  int64_t min_value = 0;
+  int64_t max_value = 0;
+  int64_t require_steps = 1;
+  int64_t seq_per_step = 1;
+};
+
+struct EfficiencyOptions {
+  std::optional<CurriculumOptions> seqlen_curriculum;
+  std::string curriculum_key = "/curriculum_learning";  // where the config gave it (error messages)
+  LayerDropOptions layer_drop;
+  RandomLtdOptions random_ltd;
+  int64_t random_ltd_blocks = 0;  // total_layer_num as given (0: not given); must be the model's depth
+  bool routes_blocks() const { return layer_drop.enabled || random_ltd.enabled; }
+};
+
+}  // namespace zt

@@ -150,6 +150,7 @@ int run_train(const TrainCommandArgs& args) {
                   "live in host memory, so nothing is moved\n");
     }
     if (const std::string d = trainer.offload_description(); !d.empty()) std::printf("offload: %s\n", d.c_str());
+    for (const std::string& n : trainer.notes()) std::printf("config: %s\n", n.c_str());
     if (cfg.activation_checkpointing.cpu_checkpointing && topts.activation_swap_dir.empty()) {
       std::printf("offload: cpu_checkpointing asked for without an NVMe offload path; on a CPU-only run the "
                   "checkpointed activations already live in host memory, so nothing is moved\n");

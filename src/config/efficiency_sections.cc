@@ -78,6 +78,7 @@ void parse_legacy_curriculum(JsonReader& root, EfficiencyOptions* e, std::vector
 void parse_efficiency(JsonReader& root, EfficiencyOptions* e, std::vector<std::string>* notes) {
   parse_legacy_curriculum(root, e, notes);
   parse_data_efficiency(root, e, notes);
+  parse_compression(root, &e->compression);
   if (auto p = root.object("progressive_layer_drop")) {
     e->layer_drop.enabled = p->boolean("enabled", false);
     e->layer_drop.theta = p->number("theta", 0.5, 0.0, 1.0);

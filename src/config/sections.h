@@ -28,6 +28,8 @@ void refuse(JsonReader& r, const std::string& key);
 // data_efficiency, progressive_layer_drop; banner notes for what each does here.
 void parse_efficiency(JsonReader& root, EfficiencyOptions* e, std::vector<std::string>* notes);
 void parse_data_efficiency(JsonReader& root, EfficiencyOptions* e, std::vector<std::string>* notes);  // data_efficiency_section.cc
+// compression_training (compression_section.cc).
+void parse_compression(JsonReader& root, CompressionOptions* c);
 // min/max_difficulty, schedule_type and schedule_config of one curriculum (either form).
 CurriculumOptions read_curriculum_schedule(JsonReader& r, std::vector<std::string>* notes);
 

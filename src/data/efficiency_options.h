@@ -40,11 +40,53 @@ struct RandomLtdOptions {
   int64_t seq_per_step = 1;
 };
 
+// compression_training (DeepSpeed's compression/config.py; deepspeed-efficiency-rules.md 5):
+// the modules of a group are regular expressions searched in zerotrain's HuggingFace-style
+// module names (transformer.h.0.attn.c_attn, model.layers.0.self_attn.q_proj, ...).
+struct WeightQuantGroup {
+  std::string name;                  // the config's group name (wq1)
+  std::vector<std::string> modules;  // regular expressions
+  int start_bits = 8;
+  int target_bits = 8;
+  int64_t period = 1;                // quantization_period
+};
+
+struct WeightQuantOptions {
+  bool enabled = false;
+  bool in_forward = false;       // quantize_weight_in_forward: target bits in every forward; else MoQ (fp16)
+  int64_t schedule_offset = 0;
+  int64_t groups = 1;            // quantize_groups
+  bool symmetric = true;
+  bool mixed = false;            // fp16_mixed_quantize
+  double change_ratio = 0.001;   // fp16_mixed_quantize.quantize_change_ratio
+  std::vector<WeightQuantGroup> groups_of_modules;
+};
+
+struct ActQuantGroup {
+  std::string name;
+  std::vector<std::string> modules;
+  int bits = 8;  // 4 or 8
+};
+
+struct ActivationQuantOptions {
+  bool enabled = false;
+  bool symmetric = true;
+  int64_t schedule_offset = 1000;  // DeepSpeed's code default
+  std::vector<ActQuantGroup> groups_of_modules;
+};
+
+struct CompressionOptions {
+  WeightQuantOptions weight;
+  ActivationQuantOptions activation;
+  bool any() const { return weight.enabled || activation.enabled; }
+};
+
 struct EfficiencyOptions {
   std::optional<CurriculumOptions> seqlen_curriculum;
   std::string curriculum_key = "/curriculum_learning";  // where the config gave it (error messages)
   LayerDropOptions layer_drop;
   RandomLtdOptions random_ltd;
+  CompressionOptions compression;
   int64_t random_ltd_blocks = 0;  // total_layer_num as given (0: not given); must be the model's depth
   bool routes_blocks() const { return layer_drop.enabled || random_ltd.enabled; }
 };

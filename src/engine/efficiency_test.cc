@@ -99,43 +99,6 @@ TrainerOptions efficient(ZeroStage stage, DType dtype = DType::kF32) {
   return o;
 }
 
-struct RunOut {
-  std::vector<double> losses;
-  std::vector<int> seq_lens;
-  std::vector<float> params;
-  Status status;
-};
-
-// Steps [from, to) on N thread-ranks with `accum` micro-batches each; loads `resume`
-// first and saves to `save` after (either may be empty).
-RunOut train(const TrainerOptions& base, int N, int accum, int from, int to, const std::string& resume = "",
-             const std::string& save = "") {
-  ThreadWorld world(N, CommOptions{});
-  RunOut out;
-  TrainerOptions o = base;
-  out.status = run_ranks(N, [&](int rank) -> Status {
-    auto group = world.group(rank);
-    ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(o, group.get()));
-    if (!resume.empty()) {
-      ZT_ASSIGN_OR_RETURN(const CheckpointRef ckpt, open_checkpoint(resume));
-      ZT_RETURN_IF_ERROR(load_trainer(*t, ckpt, false).status());
-    }
-    for (int step = from; step < to; ++step) {
-      const testing::SyntheticStep data = testing::synthetic_step(61, 8, 2, accum, rank, N, step, 3);
-      ZT_ASSIGN_OR_RETURN(StepStats st, t->step(data.micro_batches()));
-      if (rank == 0) {
-        out.losses.push_back(st.loss);
-        out.seq_lens.push_back(t->last_seq_len());
-      }
-    }
-    std::vector<float> p(t->param_table().numel());
-    ZT_RETURN_IF_ERROR(t->gather_params(p.data()));
-    if (rank == 0) out.params = p;
-    return save.empty() ? Status::OK() : save_trainer(*t, {save, "", 0, Json::object(), nullptr});
-  });
-  return out;
-}
-
 TEST(Efficiency, CurriculumTruncatesToTheFirstTokensBitForBit) {
   TrainerOptions cur = efficient(ZeroStage::kNone);
   cur.efficiency.layer_drop.enabled = false;
@@ -162,14 +125,14 @@ TEST(Efficiency, CurriculumTruncatesToTheFirstTokensBitForBit) {
 TEST(Efficiency, EveryZeroStageAndBf16MatchTheSingleProcess) {
   const int N = 2, accum = 2, steps = 5;
   for (DType dtype : {DType::kF32, DType::kBF16}) {
-    const RunOut ref = train(efficient(ZeroStage::kNone, dtype), 1, N * accum, 0, steps);
+    const testing::RunOut ref = testing::train_ranks(efficient(ZeroStage::kNone, dtype), 1, N * accum, 0, steps);
     ASSERT_TRUE(ref.status.ok()) << ref.status.to_string();
     EXPECT_EQ(ref.seq_lens, (std::vector<int>{4, 6, 8, 8, 8}));  // d(1..5) of the 4 -> 8 ramp over 3 steps, in 2s
     TrainerOptions off = efficient(ZeroStage::kNone, dtype);
     off.efficiency = {};
-    EXPECT_NE(train(off, 1, N * accum, 0, steps).losses, ref.losses) << "the features changed nothing";
+    EXPECT_NE(testing::train_ranks(off, 1, N * accum, 0, steps).losses, ref.losses) << "the features changed nothing";
     for (int stage = 0; stage <= 3; ++stage) {
-      const RunOut r = train(efficient(static_cast<ZeroStage>(stage), dtype), N, accum, 0, steps);
+      const testing::RunOut r = testing::train_ranks(efficient(static_cast<ZeroStage>(stage), dtype), N, accum, 0, steps);
       ASSERT_TRUE(r.status.ok()) << r.status.to_string();
       double worst = 0.0;
       for (int s = 0; s < steps; ++s) worst = std::max(worst, std::fabs(r.losses[s] - ref.losses[s]) / ref.losses[s]);
@@ -186,13 +149,14 @@ TEST_F(EfficiencyResume, KilledRunResumesBitForBitWithTheSchedules) {
   for (int stage : {0, 3}) {
     const TrainerOptions o = efficient(static_cast<ZeroStage>(stage));
     const std::string dir = dir_ + "/s" + std::to_string(stage);
-    const RunOut whole = train(o, 2, 1, 0, 6), first = train(o, 2, 1, 0, 3, "", dir), second = train(o, 2, 1, 3, 6, dir);
+    const testing::RunOut whole = testing::train_ranks(o, 2, 1, 0, 6), first = testing::train_ranks(o, 2, 1, 0, 3, "", dir),
+                         second = testing::train_ranks(o, 2, 1, 3, 6, dir);
     ASSERT_TRUE(whole.status.ok() && first.status.ok() && second.status.ok()) << second.status.to_string();
     std::vector<double> resumed = first.losses;
     resumed.insert(resumed.end(), second.losses.begin(), second.losses.end());
     EXPECT_EQ(resumed, whole.losses) << "stage " << stage;
     EXPECT_TRUE(second.params == whole.params) << "stage " << stage;
-    const Json sched = open_checkpoint(dir).value().manifest.engine.schedules;
+    const Json sched = open_checkpoint(dir).value().manifest.engine.schedules;  // Trainer::schedules_state
     EXPECT_EQ(sched["curriculum"]["current_difficulty"], 8) << sched.dump();
     EXPECT_EQ(sched["random_ltd"]["current_steps"], 2) << sched.dump();
     EXPECT_TRUE(sched.contains("progressive_layer_drop")) << sched.dump();

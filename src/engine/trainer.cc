@@ -98,6 +98,10 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     }
   }
   ZT_RETURN_IF_ERROR(t->init_states(swap));
+  if (options.efficiency.compression.any()) {
+    ZT_ASSIGN_OR_RETURN(t->compressor_, Compressor::create(options.efficiency.compression, t->model_->param_table(),
+                                                           options.model, t->backend_, &t->notes_));
+  }
   return t;
 }
 
@@ -301,7 +305,7 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
     for (size_t i = 0; i < micro_batches.size(); ++i) {
       const MicroBatch& mb = micro_batches[i];
       reducer_->begin_micro(i + 1 == micro_batches.size());
-      ZT_RETURN_IF_ERROR(model_->set_routes(step_routes_[i], B, T));
+      ZT_RETURN_IF_ERROR(prepare_micro(i, B, T));
       Stopwatch sw;
       ZT_RETURN_IF_ERROR(forward_pass(mb, /*with_backward=*/true));
       Stopwatch loss_clock;
@@ -322,6 +326,7 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
   ZT_ASSIGN_OR_RETURN(global_loss, all_reduce_sum(dp_, global_loss));
   const ScheduleValue sched = schedule_.at(optimizer_->step_count() - 1);
   ZT_ASSIGN_OR_RETURN(stats.skipped, update_parameters(sched, &stats));
+  if (compressor_ != nullptr) compressor_->after_step(stats.skipped);
   stats.optimizer_s = sw.seconds();
   ++global_step_;
   stats.step = global_step_;

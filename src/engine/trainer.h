@@ -22,6 +22,7 @@
 #include "checkpoint/state_view.h"
 #include "comm/process_group.h"
 #include "core/status.h"
+#include "engine/compression.h"
 #include "engine/efficiency.h"
 #include "nn/gpt_model.h"
 #include "nn/gpt_training.h"
@@ -158,8 +159,11 @@ class Trainer {
   double next_lr() const { return schedule_.at(optimizer_->step_count() - 1).lr; }
   // fp16's loss scaler (null for fp32 and bf16 compute).
   const LossScaler* loss_scaler() const { return scaler_ ? &*scaler_ : nullptr; }
-  // The efficiency features' schedules (efficiency.h), for checkpoints and reports.
-  EfficiencySchedules& efficiency() { return efficiency_; }
+  // The efficiency features' schedules (efficiency.h, compression.h), for checkpoints.
+  Json schedules_state() const;
+  Status restore_schedules(const Json& state, const std::string& where);
+  // What compression_training selected, for the banner.
+  const std::vector<std::string>& notes() const { return notes_; }
   int last_seq_len() const { return step_seq_; }
   void set_loss_scaler_state(const LossScalerState& s) { scaler_->set_state(s); }
 
@@ -175,6 +179,7 @@ class Trainer {
   // Binds `layer` for the next model call: parameters (fetched under ZeRO-3) and, when
   // backward, its gradient destination.
   StatusOr<void*> layer_params(int layer);
+  Status prepare_micro(size_t i, int B, int T);
   void drop_layer_params(int layer);
   // Without pipelining (trainer_passes.cc): one micro-batch through every layer.
   Status forward_pass(const MicroBatch& mb, bool with_backward);
@@ -213,6 +218,8 @@ class Trainer {
   uint64_t last_disk_read_ = 0, last_disk_written_ = 0;  // of the last step
   LayerTimes layer_times_;  // of the last step (without pipelining)
   EfficiencySchedules efficiency_;
+  std::unique_ptr<Compressor> compressor_;  // compression_training
+  std::vector<std::string> notes_;
   int step_seq_ = 0;  // this step's sequence length (the curriculum's), or seq_len
   std::vector<std::vector<BlockRoute>> step_routes_;  // this step's routes per local micro-batch
   // checkpoint_view's host copies of the arrays when the backend's memory is not host memory.

@@ -157,7 +157,7 @@ Status save_trainer(Trainer& t, const TrainerSave& save) {
   e.isa = isa_name(active_isa());
   e.threads_per_rank = num_threads();
   e.precision = precision_name(t.backend().compute_dtype());
-  e.schedules = t.efficiency().state();
+  e.schedules = t.schedules_state();
   if (const LossScaler* s = t.loss_scaler()) {
     e.loss_scaler = s->dynamic() ? "dynamic" : "static";
     e.scaler = s->state();
@@ -189,7 +189,7 @@ StatusOr<EngineState> load_trainer(Trainer& t, const CheckpointRef& ckpt, bool w
     t.set_loss_scaler_state(e.scaler);  // fp16 resumes its scale; another precision's or kind's run starts fresh
   }
   if (s.ok()) s = load_state(ckpt, view, kinds, progress);
-  if (s.ok() && !weights_only) s = t.efficiency().set_state(e.schedules, ckpt.dir + "/manifest.json: /engine/schedules");
+  if (s.ok() && !weights_only) s = t.restore_schedules(e.schedules, ckpt.dir + "/manifest.json: /engine/schedules");
   const bool rank_state = s.ok() && !weights_only && rank_state_fits(ckpt.manifest, current_layout(t));
   if (rank_state) s = load_rank_state(ckpt, t.world().rank(), view.rank_arrays);
   if (rank_state && s.ok()) t.optimizer().rank_state_loaded();

@@ -7,7 +7,35 @@
 
 namespace zt {
 
-StatusOr<void*> Trainer::layer_params(int layer) { return states_->layer_params(layer, model_->param_table()); }
+// With compression_training, a touched layer's parameters are a quantized copy (compression.h).
+StatusOr<void*> Trainer::layer_params(int layer) {
+  ZT_ASSIGN_OR_RETURN(void* p, states_->layer_params(layer, model_->param_table()));
+  if (compressor_ == nullptr || !compressor_->touches(layer)) return p;
+  return compressor_->compressed(layer, p);
+}
+
+// Before micro-batch i's forward: its block routes, and compression's step-0 quantize call
+// and activation switch.
+Status Trainer::prepare_micro(size_t i, int B, int T) {
+  ZT_RETURN_IF_ERROR(model_->set_routes(step_routes_[i], B, T));
+  if (compressor_ == nullptr) return Status::OK();
+  compressor_->begin_forward(global_step_);
+  model_->set_activation_quant(compressor_->activations_on() ? &compressor_->activation_bits() : nullptr,
+                               compressor_->activations_symmetric());
+  return Status::OK();
+}
+
+Json Trainer::schedules_state() const {
+  Json j = efficiency_.state();
+  if (compressor_ != nullptr) j["compression"] = compressor_->state();
+  return j;
+}
+
+Status Trainer::restore_schedules(const Json& state, const std::string& where) {
+  ZT_RETURN_IF_ERROR(efficiency_.set_state(state, where));
+  if (compressor_ != nullptr && state.contains("compression")) ZT_RETURN_IF_ERROR(compressor_->set_state(state["compression"], where));
+  return Status::OK();
+}
 
 void Trainer::drop_layer_params(int layer) { states_->release(layer); }
 

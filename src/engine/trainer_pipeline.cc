@@ -58,7 +58,7 @@ Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, do
       case PipeOp::kForward: {
         ZT_RETURN_IF_ERROR(settle(act_sent[k]));
         Stopwatch w;
-        ZT_RETURN_IF_ERROR(m.set_routes(step_routes_[static_cast<size_t>(mb)], B, T));
+        ZT_RETURN_IF_ERROR(prepare_micro(static_cast<size_t>(mb), B, T));
         if (lay.embedding) {
           ZT_RETURN_IF_ERROR(m.forward_embedding(mbs[static_cast<size_t>(mb)].tokens, B, T));
         } else {

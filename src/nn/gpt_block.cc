@@ -3,6 +3,7 @@
 // and mlp.c_proj followed by reduce_from_tp) and activation checkpointing (a
 // checkpointed block recomputes its internals from its saved input in backward).
 #include "core/check.h"
+#include "kernels/cpu/fake_quant.h"
 #include "nn/gpt_model_impl.h"
 #include "nn/tp/tp_mappings.h"
 
@@ -58,13 +59,17 @@ Status GptModelImpl<A>::block_forward(int l, const A* res_in, const BlockActivat
   const BlockWeightsT<A>& w = w_.blocks[static_cast<size_t>(l)];
   k_.layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, res_in, w.ln1w, w.ln1b, BT, C);
   copy_to_tp_forward();
+  quantize_input(l, 0, a.ln1, BT, C);
   k_.linear_forward(a.qkv, a.ln1, w.qkvw, w.qkvb, nullptr, BT, C, 3 * Cl);
   k_.attention_forward(a.atty, a.att, a.qkv, B_, T_, Cl, NHl);
+  quantize_input(l, 1, a.atty, BT, Cl);
   ZT_RETURN_IF_ERROR(row_parallel_forward(a.res2, a.atty, w.attprojw, w.attprojb, res_in, BT, Cl));
   k_.layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2w, w.ln2b, BT, C);
   copy_to_tp_forward();
+  quantize_input(l, 2, a.ln2, BT, C);
   k_.linear_forward(a.fch, a.ln2, w.fcw, w.fcb, nullptr, BT, C, 4 * Cl);
   k_.gelu_forward(a.fch_gelu, a.fch, BT * 4 * Cl);
+  quantize_input(l, 3, a.fch_gelu, BT, 4 * Cl);
   return row_parallel_forward(a.res3, a.fch_gelu, w.fcprojw, w.fcprojb, a.res2, BT, 4 * Cl);
 }
 
@@ -134,6 +139,21 @@ Status GptModelImpl<A>::backward_block(int l) {
   return s;
 }
 
+template <typename A>
+void GptModelImpl<A>::quantize_input(int layer, int slot, A* x, int64_t rows, int width) {
+  const int bits = act_bits_ == nullptr ? 0 : (*act_bits_)[static_cast<size_t>(layer)][static_cast<size_t>(slot)];
+  if (bits == 0) return;
+  const int64_t n = rows * width;
+  if constexpr (std::is_same_v<A, float>) {
+    fake_quant(x, n, rows, bits, act_symmetric_);
+  } else {
+    act_f32_.resize(static_cast<size_t>(n));
+    k_.to_f32(act_f32_.data(), x, n);
+    fake_quant(act_f32_.data(), n, rows, bits, act_symmetric_);
+    k_.from_f32(x, act_f32_.data(), n);
+  }
+}
+
 // The gradient of a branch output: dres itself, or scaled for a scaled block.
 template <typename A>
 const A* GptModelImpl<A>::branch_grad(const A* dres, int64_t n) {
@@ -179,6 +199,7 @@ Status GptModelImpl<A>::block_backward(int l, const BlockActivationsT<A>& act, c
   template Status GptModelImpl<A>::backward_block(int);                                                 \
   template Status GptModelImpl<A>::block_backward(int, const BlockActivationsT<A>&, const A*);          \
   template const A* GptModelImpl<A>::branch_grad(const A*, int64_t);                                     \
+  template void GptModelImpl<A>::quantize_input(int, int, A*, int64_t, int);                             \
   template Status GptModelImpl<A>::column_parallel_backward(A*, float*, float*, const A*, const A*, const A*, int64_t, \
                                                             int, int);
 ZT_INSTANTIATE_BLOCKS(float)

@@ -19,6 +19,7 @@
 // Thread-safety: one thread drives a model; kernels parallelise internally.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -34,6 +35,10 @@
 #include "tensor/tensor_spec.h"
 
 namespace zt {
+
+// Per block: the bits of the inputs of its four linear slots (0: not quantized): qkv (or
+// q, k, v), the attention output projection, fc (or gate and up), the MLP output projection.
+using BlockActBits = std::array<int, 4>;
 
 struct LossSum {
   double sum = 0.0;   // sum of per-token losses over counted tokens
@@ -106,6 +111,14 @@ class GptModel {
   // checkpoints on routed blocks; B x T is the micro-batch the routes are for.
   Status set_routes(std::vector<BlockRoute> routes, int B, int T);
   void clear_routes() { routes_.clear(); }  // every slot's blocks whole
+  // DeepSpeed's dynamic activation quantization (compression_training): from the next
+  // forward on, the input of each linear slot with bits > 0 is quantize-dequantized per
+  // token (kernels/cpu/fake_quant.h, host memory only); null turns it off. `bits` must
+  // outlive its use.
+  void set_activation_quant(const std::vector<BlockActBits>* bits, bool symmetric) {
+    act_bits_ = bits;
+    act_symmetric_ = symmetric;
+  }
   // The current slot's route of block `layer`, or null when it is whole.
   const BlockRoute* route(int layer) const;
 
@@ -145,6 +158,8 @@ class GptModel {
   int B_ = 0;  // shape of the current micro-batch
   int T_ = 0;
   std::vector<std::vector<BlockRoute>> routes_;  // per slot, per global block (empty: all whole)
+  const std::vector<BlockActBits>* act_bits_ = nullptr;
+  bool act_symmetric_ = true;
 };
 
 }  // namespace zt

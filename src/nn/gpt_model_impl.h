@@ -64,6 +64,8 @@ class GptModelImpl final : public GptModel {
   void fill_route_freqs(const BlockRoute& r);
   // Llama's RoPE on x (B_, T_, NH heads), at the active route's positions when one is set.
   void rope(A* x, int NH, bool backward);
+  // Activation quantization of linear slot `slot`'s input x (rows x width), per token.
+  void quantize_input(int layer, int slot, A* x, int64_t rows, int width);
   // A branch output's gradient under branch_scale_ (dres, or its scaled copy).
   const A* branch_grad(const A* dres, int64_t n);
   // A column-parallel layer's backward: dinp = dout @ weight, summed over tp ranks in fp32
@@ -99,6 +101,7 @@ class GptModelImpl final : public GptModel {
   std::vector<float> loss_host_;  // the last loss() call's per-token losses, copied to the host
   const BlockRoute* active_route_ = nullptr;  // the routed block being computed (rope())
   float branch_scale_ = 1.0f;                 // the block being computed scales its branches by this
+  std::vector<float> act_f32_;                // quantize_input's fp32 copy of a 16-bit input
 };
 
 }  // namespace zt

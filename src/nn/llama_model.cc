@@ -55,6 +55,7 @@ Status GptModelImpl<A>::llama_block_forward(int l, const A* x, const BlockActiva
   // Attention.
   k_.rmsnorm_forward(a.ln1, a.ln1_rstd, x, w.in_norm, BT, d.C, config_.rms_norm_eps);
   copy_to_tp_forward();
+  quantize_input(l, 0, a.ln1, BT, d.C);
   k_.linear_forward(s.q, a.ln1, w.q, nullptr, nullptr, BT, d.C, d.Cl);
   k_.linear_forward(s.k, a.ln1, w.k, nullptr, nullptr, BT, d.C, d.KVl);
   k_.linear_forward(s.v, a.ln1, w.v, nullptr, nullptr, BT, d.C, d.KVl);
@@ -62,13 +63,16 @@ Status GptModelImpl<A>::llama_block_forward(int l, const A* x, const BlockActiva
   rope(s.k, d.NKVl, /*backward=*/false);
   k_.gqa_pack(a.qkv, s.q, s.k, s.v, BT, d.NHl, d.NKVl, d.HD);  // local query head h reads local kv head h / rep
   k_.attention_forward(a.atty, a.att, a.qkv, B_, T_, d.Cl, d.NHl);
+  quantize_input(l, 1, a.atty, BT, d.Cl);
   ZT_RETURN_IF_ERROR(row_parallel_forward(a.res2, a.atty, w.o, nullptr, x, BT, d.Cl));
   // SwiGLU MLP.
   k_.rmsnorm_forward(a.ln2, a.ln2_rstd, a.res2, w.post_norm, BT, d.C, config_.rms_norm_eps);
   copy_to_tp_forward();
+  quantize_input(l, 2, a.ln2, BT, d.C);
   k_.linear_forward(a.fch, a.ln2, w.gate, nullptr, nullptr, BT, d.C, d.Il);
   k_.linear_forward(a.up, a.ln2, w.up, nullptr, nullptr, BT, d.C, d.Il);
   k_.swiglu_forward(a.fch_gelu, a.fch, a.up, BT * d.Il);
+  quantize_input(l, 3, a.fch_gelu, BT, d.Il);
   return row_parallel_forward(a.res3, a.fch_gelu, w.down, nullptr, a.res2, BT, d.Il);
 }
 

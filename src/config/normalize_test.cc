@@ -161,9 +161,9 @@ TEST(Refusals, NameTheKindAndTheSubstitute) {
   ASSERT_FALSE(gpu.ok());
   EXPECT_NE(gpu.status().to_string().find("/amp: needs a GPU"), std::string::npos) << gpu.status().to_string();
   EXPECT_NE(gpu.status().to_string().find("use bf16 or fp16 instead"), std::string::npos);
-  auto later = config(R"({"curriculum_learning": {"enabled": true}})");
+  auto later = config(R"({"elasticity": {"enabled": true}})");
   ASSERT_FALSE(later.ok());
-  EXPECT_NE(later.status().to_string().find("/curriculum_learning: not built"), std::string::npos);
+  EXPECT_NE(later.status().to_string().find("/elasticity: not built"), std::string::npos) << later.status().to_string();
   EXPECT_TRUE(config(R"({"prescale_gradients": true, "gradient_predivide_factor": 2.0, "compile": {"deepcompile": true},
                          "zero_optimization": {"stage": 3, "stage3_max_reuse_distance": -1, "round_robin_gradients": true},
                          "communication_data_type": "fp32", "checkpoint": {"load_universal": true}})")

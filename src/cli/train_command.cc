@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "cli/autotune.h"
 #include "cli/demo.h"
 #include "cli/exit_status.h"
 #include "cli/metrics_csv.h"
@@ -119,6 +120,18 @@ int run_train(const TrainCommandArgs& args) {
   const TokenDataset& train = *data_or->train;
   const std::optional<TokenDataset>& val = data_or->val;
   const std::vector<Batch>& val_batches = data_or->val_batches;
+
+  if (cfg.autotuning.enabled) {  // DeepSpeed's autotuner: tune the stage and micro-batch, then train with the best
+    const AutotuneRun tune{&root.value(), &cfg,      &train, launched_by_mpi() ? &groups : nullptr, &grid,
+                           partition,     rank,      lead,   !args.resume.empty()};
+    auto best = autotune(tune);
+    if (!best.ok()) return report_error(best.status(), kExitBadInput);
+    auto tuned = load_run_config(*best, world_size);
+    if (!tuned.ok()) return report_error(tuned.status(), kExitBadInput);
+    cfg.zero.stage = tuned->zero.stage;
+    cfg.batch = tuned->batch;
+    cfg.source = tuned->source;
+  }
 
   // 2. Model and optimizer state (fresh or resumed).
   TrainerOptions topts = trainer_options(cfg);

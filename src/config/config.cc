@@ -19,6 +19,7 @@ StatusOr<ZtConfig> parse_config(const Json& given, const AutoContext& ctx) {
   c.source = given;
   c.resolved = given;
   ZT_RETURN_IF_ERROR(apply_aliases(&c.resolved, &c.notes));
+  ZT_RETURN_IF_ERROR(extract_tuning_space(&c.resolved, &c.autotuning, &c.notes));
   ZT_RETURN_IF_ERROR(resolve_auto(&c.resolved, ctx, &c.notes));
   const Json& root = c.resolved;
   JsonReader r(root, "");
@@ -38,6 +39,7 @@ StatusOr<ZtConfig> parse_config(const Json& given, const AutoContext& ctx) {
   parse_training(r, &c.training);
   parse_parameter_server(r, &c.parameter_server);
   parse_efficiency(r, &c.efficiency, &c.notes);
+  parse_autotuning(r, &c.autotuning);
   ZT_RETURN_IF_ERROR(r.finish());
   for (const InertKey& k : inert_keys()) {  // accepted, never silently
     const Json::json_pointer ptr(k.pointer);

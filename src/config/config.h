@@ -171,6 +171,28 @@ struct ParameterServerConfig {
   double slow_worker_delay_ms = 0.0;
 };
 
+// DeepSpeed's `autotuning` block (autotuning/config.py), answered by zerotrain's planner
+// and short trial runs (cli/autotune.h). The tuning space: the ZeRO stages and micro-batch
+// sizes the user listed (a list value in the file), else the user's stage and sizes derived
+// from the limits below.
+struct AutotuningConfig {
+  bool enabled = false;
+  bool fast = true;
+  std::string results_dir = "autotuning_results";
+  std::string exps_dir = "autotuning_exps";
+  bool overwrite = true;  // DeepSpeed's code default (its docs say false)
+  std::string metric = "throughput";  // or "latency"
+  int64_t start_profile_step = 3;
+  int64_t end_profile_step = 5;
+  int64_t max_train_batch_size = 0;  // 0: not given
+  int64_t min_micro_batch = 1;
+  int64_t max_micro_batch = 1024;
+  int64_t num_tuning_micro_batch_sizes = 3;
+  int64_t tuner_num_trials = 50;
+  std::vector<int64_t> micro_batches;  // the user's list, if any
+  std::vector<int> stages;             // the user's stage list ("all": 0-3); empty: the config's stage
+};
+
 struct ZtConfig {
   BatchConfig batch;
   OptimizerKind optimizer = OptimizerKind::kAdamW;
@@ -196,6 +218,7 @@ struct ZtConfig {
   DataConfig data;
   TrainingConfig training;
   EfficiencyOptions efficiency;  // curriculum learning, progressive layer drop, random-LTD
+  AutotuningConfig autotuning;
   Json source;  // the configuration as given (after overrides), for checkpoints and logs
   Json resolved;  // after aliases and "auto" (resolve_batch fills in the batch triple)
   std::vector<std::string> notes;  // what the aliases and "auto" changed, one line each (the banner prints them)

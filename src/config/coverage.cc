@@ -30,6 +30,7 @@ std::vector<Json> probes() {
               {"data_types", {{"grad_accum_dtype", "fp32"}}},
               {"curriculum_learning", {{"schedule_config", Json::object()}}},
               {"progressive_layer_drop", Json::object()},
+              {"autotuning", Json::object()},
               {"compression_training",
                {{"weight_quantization", {{"shared_parameters", {{"fp16_mixed_quantize", Json::object()}}},
                                          {"different_groups", {{"wq1", {{"params", Json::object()}}}}}}},

@@ -28,6 +28,10 @@ void refuse(JsonReader& r, const std::string& key);
 // data_efficiency, progressive_layer_drop; banner notes for what each does here.
 void parse_efficiency(JsonReader& root, EfficiencyOptions* e, std::vector<std::string>* notes);
 void parse_data_efficiency(JsonReader& root, EfficiencyOptions* e, std::vector<std::string>* notes);  // data_efficiency_section.cc
+// autotuning (autotuning_section.cc): the block, and the tuning space taken out of the
+// config's list values before the other readers see it.
+void parse_autotuning(JsonReader& root, AutotuningConfig* a);
+Status extract_tuning_space(Json* root, AutotuningConfig* a, std::vector<std::string>* notes);
 // compression_training (compression_section.cc).
 void parse_compression(JsonReader& root, CompressionOptions* c);
 // min/max_difficulty, schedule_type and schedule_config of one curriculum (either form).

@@ -85,6 +85,9 @@ Status Monitors::write(const MonitorStep& s) {
   for (size_t r = 0; r < s.peak_rss.size(); ++r) {
     v.emplace_back("Train/Samples/peak_rss_mib/rank" + std::to_string(r), static_cast<float>(s.peak_rss[r] / (1 << 20)));
   }
+  for (size_t i = 0; i < s.block_param_eigenvalues.size(); ++i) {
+    v.emplace_back("Train/Eigenvalues/ModelBlockParam_" + std::to_string(i), static_cast<float>(s.block_param_eigenvalues[i]));
+  }
   if (tensorboard_) ZT_RETURN_IF_ERROR(tensorboard_->scalars(s.samples, wall_seconds(), v));
   if (!csv_dir_.empty()) {
     for (const auto& [tag, value] : v) ZT_RETURN_IF_ERROR(write_csv(tag, s.samples, value));

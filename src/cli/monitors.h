@@ -7,7 +7,8 @@
 //   Train/Samples/train_loss, lr, grad_norm, samples_per_sec, tokens_per_sec,
 //   mfu (when the FMA peak is known), loss_scale (fp16), eval_loss (when evaluated),
 //   peak_rss_mib/rank<r> (every rank's peak RSS so far); with wall_clock_breakdown,
-//   elapsed_time_ms_forward, _backward and _step (the optimizer step), as DeepSpeed.
+//   elapsed_time_ms_forward, _backward and _step (the optimizer step), as DeepSpeed; with
+//   eigenvalue, Train/Eigenvalues/ModelBlockParam_<i> on the steps that estimate it.
 // Values are stored as float32 (TensorBoard's simple_value), so a tag equals
 // metrics.csv's column rounded to float.
 // Thread-safety: the training thread of rank 0.
@@ -38,6 +39,8 @@ struct MonitorStep {
   std::vector<double> peak_rss;       // bytes, per world rank
   // wall_clock_breakdown: DeepSpeed's elapsed_time_ms_{forward, backward, step} tags.
   std::optional<double> forward_ms, backward_ms, step_ms;
+  // eigenvalue: DeepSpeed's Train/Eigenvalues/ModelBlockParam_<i> (engine/hessian_probe.h).
+  std::vector<double> block_param_eigenvalues;
 };
 
 // Every rank's peak RSS so far (collective over g).

@@ -9,6 +9,7 @@
 
 #include "cli/autotune.h"
 #include "cli/demo.h"
+#include "cli/eigenvalue_step.h"
 #include "cli/exit_status.h"
 #include "cli/metrics_csv.h"
 #include "cli/monitors.h"
@@ -223,11 +224,14 @@ int run_train(const TrainCommandArgs& args) {
   int64_t saved_step = -1;
   bool stopping = false;
   const std::vector<ProcessGroup*> comm_groups = {groups.world, groups.dp, groups.pp, groups.tp, groups.tied, &trainer.dp()};
+  EigenvalueStep eigenvalue(cfg, &trainer);
   for (int64_t step = first_step; step < tc.steps && !stopping; ++step) {
-    Stopwatch step_clock;
-    const double exposed0 = cfg.wall_clock_breakdown ? exposed_comm_seconds(comm_groups) : 0.0;
     std::vector<Batch> batches;
     for (int m = 0; m < cfg.batch.grad_accum; ++m) batches.push_back(sampler.micro_batch(step, dp_rank, m));
+    auto eigenvalues = eigenvalue.run(step + 1, as_micro_batches(batches), lead, &progress);  // before the update
+    if (!eigenvalues.ok()) return report_error(eigenvalues.status(), kExitFailure);
+    Stopwatch step_clock;
+    const double exposed0 = cfg.wall_clock_breakdown ? exposed_comm_seconds(comm_groups) : 0.0;
     auto stats = trainer.step(as_micro_batches(batches));
     if (!stats.ok()) return report_error(stats.status(), kExitFailure);
     if (!std::isfinite(stats->loss)) {
@@ -279,6 +283,7 @@ int run_train(const TrainCommandArgs& args) {
       MonitorStep m{stats->step, stats->step * batch, stats->loss, stats->lr, stats->grad_norm,
                     tok_s / cfg.data.seq_len, tok_s, mfu, std::nullopt, row.val_loss, std::move(rss).value()};
       if (trainer.loss_scaler() != nullptr) m.loss_scale = stats->loss_scale;
+      m.block_param_eigenvalues = std::move(eigenvalues).value();
       if (cfg.wall_clock_breakdown) {
         m.forward_ms = row.forward_ms;
         m.backward_ms = row.backward_ms;

@@ -31,6 +31,7 @@ std::vector<Json> probes() {
               {"curriculum_learning", {{"schedule_config", Json::object()}}},
               {"progressive_layer_drop", Json::object()},
               {"autotuning", Json::object()},
+              {"eigenvalue", Json::object()},
               {"compression_training",
                {{"weight_quantization", {{"shared_parameters", {{"fp16_mixed_quantize", Json::object()}}},
                                          {"different_groups", {{"wq1", {{"params", Json::object()}}}}}}},

@@ -3,6 +3,7 @@
 //   data_efficiency               data_sampling.curriculum_learning (seqlen metrics) and
 //                                 data_routing.random_ltd
 //   progressive_layer_drop        theta, gamma
+//   eigenvalue                    the power-iteration estimate (engine/eigenvalue.h)
 // Every key DeepSpeed reads there is read (typos stay refused); what zerotrain cannot do
 // is refused by key with the reason (key_tables.h refused_values). A feature runs only
 // when its own "enabled" and its parents' are true, as in DeepSpeed.
@@ -73,12 +74,36 @@ void parse_legacy_curriculum(JsonReader& root, EfficiencyOptions* e, std::vector
                    std::to_string(c.max_difficulty) + " tokens; each step truncates its sequences to the first d");
 }
 
+// The top-level eigenvalue block (DeepSpeed's keys and defaults; its engine reads them only
+// under quantize_training, asserted off since v0.7, so running the estimate is zerotrain's).
+void parse_eigenvalue(JsonReader& root, EigenvalueOptions* e, std::vector<std::string>* notes) {
+  auto r = root.object("eigenvalue");
+  if (!r) return;
+  e->enabled = r->boolean("enabled", false);
+  e->verbose = r->boolean("verbose", false);
+  e->max_iter = static_cast<int>(r->integer("max_iter", 100, 1, 1 << 20));
+  e->tol = r->number("tol", 1e-2, 0.0, kInf);
+  e->stability = r->number("stability", 1e-6, 0.0, kInf);
+  e->gas_boundary_resolution = r->integer("gas_boundary_resolution", 1, 1, kMaxInt);
+  e->layer_num = static_cast<int>(r->integer("layer_num", 0, 0, 1 << 20));
+  r->string("layer_name", "bert.encoder.layer");  // inert (key_tables.h), as model_name
+  r->raw("model_name");
+  r->done();
+  if (!e->enabled) return;
+  notes->push_back("/eigenvalue: each block's dominant Hessian eigenvalue every " +
+                   std::to_string(e->gas_boundary_resolution) + " step(s) by DeepSpeed's power iteration (" +
+                   std::to_string(e->max_iter) + " iterations at most), logged to the monitors as "
+                   "Train/Eigenvalues/ModelBlockParam_<i>; each product is a difference of 4 gradients of the batch");
+}
+
 }  // namespace
 
 void parse_efficiency(JsonReader& root, EfficiencyOptions* e, std::vector<std::string>* notes) {
   parse_legacy_curriculum(root, e, notes);
   parse_data_efficiency(root, e, notes);
   parse_compression(root, &e->compression);
+  parse_eigenvalue(root, &e->eigenvalue, notes);
+  root.raw("quantize_training");  // inert (key_tables.h)
   if (auto p = root.object("progressive_layer_drop")) {
     e->layer_drop.enabled = p->boolean("enabled", false);
     e->layer_drop.theta = p->number("theta", 0.5, 0.0, 1.0);

@@ -131,6 +131,11 @@ const std::vector<InertKey>& inert_keys() {
       {"/bf16/hysteresis", kBf16Scale},
       {"/bf16/consecutive_hysteresis", kBf16Scale},
       {"/bf16/min_loss_scale", kBf16Scale},
+      {"/quantize_training", "DeepSpeed reads MoQ from compression_training.weight_quantization since v0.7 and ignores "
+                             "this legacy block (its eigenvalue sub-block is asserted off); so does zerotrain: use "
+                             "compression_training"},
+      {"/eigenvalue/layer_name", "zerotrain's blocks are its transformer layers; no module path is needed"},
+      {"/eigenvalue/model_name", "not a key DeepSpeed reads (a test config's label)"},
   };
   return t;
 }
@@ -145,8 +150,6 @@ const std::vector<RefusedKey>& refused_sections() {
       {"/sparse_attention", RefusalKind::kGpuOnly, "DeepSpeed's sparse attention is CUDA/Triton kernels", ""},
       {"/hybrid_engine", RefusalKind::kGpuOnly, "the RLHF hybrid engine switches to CUDA inference kernels", ""},
       {"/elasticity", RefusalKind::kNotBuilt, "elastic training is not built", ""},
-      {"/eigenvalue", RefusalKind::kNotBuilt, "eigenvalue computation is not built", ""},
-      {"/quantize_training", RefusalKind::kNotBuilt, "quantize-aware training is not built", ""},
       {"/sequence_parallel", RefusalKind::kNotBuilt, "sequence parallelism is not built", "parallel.tp"},
       {"/cuda_visible_devices", RefusalKind::kGpuOnly, "it selects CUDA devices",
        "mpirun's hosts and slots to place ranks"},

@@ -1,7 +1,7 @@
 // The options of DeepSpeed's training-efficiency features, as the config reads them and
 // the engine applies them: curriculum schedules (data/curriculum_schedule.h), progressive
 // layer drop (engine/layer_drop.h), random-LTD (engine/random_ltd.h) and their union
-// (engine/efficiency.h). docs/design/deepspeed-efficiency-rules.md states each rule.
+// (engine/efficiency.h), compression and the eigenvalue estimate. docs/design/deepspeed-efficiency-rules.md states each rule.
 // Thread-safety: plain values.
 #pragma once
 
@@ -81,12 +81,26 @@ struct CompressionOptions {
   bool any() const { return weight.enabled || activation.enabled; }
 };
 
+// DeepSpeed's eigenvalue block (runtime/eigenvalue.py; deepspeed-efficiency-rules.md 4):
+// the power-iteration estimate of each block's dominant Hessian eigenvalue, every
+// gas_boundary_resolution steps, logged to the monitors (engine/eigenvalue.h).
+struct EigenvalueOptions {
+  bool enabled = false;
+  bool verbose = false;
+  int max_iter = 100;
+  double tol = 1e-2;
+  double stability = 1e-6;
+  int64_t gas_boundary_resolution = 1;
+  int layer_num = 0;  // the first layer_num blocks; 0: every block
+};
+
 struct EfficiencyOptions {
   std::optional<CurriculumOptions> seqlen_curriculum;
   std::string curriculum_key = "/curriculum_learning";  // where the config gave it (error messages)
   LayerDropOptions layer_drop;
   RandomLtdOptions random_ltd;
   CompressionOptions compression;
+  EigenvalueOptions eigenvalue;
   int64_t random_ltd_blocks = 0;  // total_layer_num as given (0: not given); must be the model's depth
   bool routes_blocks() const { return layer_drop.enabled || random_ltd.enabled; }
 };

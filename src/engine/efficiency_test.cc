@@ -21,7 +21,7 @@
 #include "engine/trainer.h"
 #include "engine/trainer_checkpoint.h"
 #include "testing/launch.h"
-#include "testing/python_oracle.h"
+#include "testing/efficiency_oracle.h"
 #include "testing/small_trainer.h"
 #include "testing/synthetic_data.h"
 #include "testing/temp_dir_test.h"
@@ -29,15 +29,7 @@
 namespace zt {
 namespace {
 
-Json oracle(const std::string& script, const std::string& config, const std::string& args) {
-  int rc = 0;
-  const std::string out = testing::run_output(testing::python() + " " + testing::oracle_source_dir() +
-                                                  "/tests/efficiency/" + script + " --json --config '" + config + "' " +
-                                                  args,
-                                              &rc);
-  EXPECT_EQ(rc, 0) << script << " " << config;
-  return rc == 0 ? Json::parse(out) : Json::object();
-}
+using testing::efficiency_oracle;
 
 TEST(Efficiency, CurriculumSchedulesFollowDeepSpeedStepByStep) {
   struct Case {
@@ -53,7 +45,7 @@ TEST(Efficiency, CurriculumSchedulesFollowDeepSpeedStepByStep) {
       {R"({"min_difficulty": 8, "max_difficulty": 32, "schedule_type": "fixed_discrete", "schedule_config": {"difficulty": [8, 16, 32], "max_step": [3, 7]}})", disc},
   };
   for (const Case& c : cases) {
-    const Json ref = oracle("curriculum_oracle.py", c.json, "--steps 0:130");
+    const Json ref = efficiency_oracle("curriculum_oracle.py", c.json, "--steps 0:130");
     CurriculumSchedule s(c.o);
     ASSERT_EQ(ref["results"].size(), 130u);
     for (const Json& row : ref["results"]) {
@@ -66,7 +58,7 @@ TEST(Efficiency, CurriculumSchedulesFollowDeepSpeedStepByStep) {
 TEST(Efficiency, RandomLtdAndLayerDropFollowDeepSpeedStepByStep) {
   RandomLtdOptions ltd{true, {0, 2}, 4, 16, 10, 4};
   RandomLtd r(ltd, 3, 1);
-  const Json ref = oracle("random_ltd_oracle.py",
+  const Json ref = efficiency_oracle("random_ltd_oracle.py",
                           R"({"random_ltd_schedule": {"min_value": 4, "max_value": 16, "schedule_type": "fixed_linear",
                               "schedule_config": {"require_steps": 10, "seq_per_step": 4}},
                               "total_layer_num": 3, "random_ltd_layer_num": 2, "global_batch_size": 8})",
@@ -77,7 +69,7 @@ TEST(Efficiency, RandomLtdAndLayerDropFollowDeepSpeedStepByStep) {
     EXPECT_EQ(r.state().consumed_layer_tokens, row["consumed_layer_tokens"].get<int64_t>()) << g;
   }
   const LayerDrop pld({true, 0.5, 0.1}, 4, 1);
-  const Json p = oracle("pld_oracle.py", R"({"theta": 0.5, "gamma": 0.1, "num_layers": 4})", "--steps 0:12");
+  const Json p = efficiency_oracle("pld_oracle.py", R"({"theta": 0.5, "gamma": 0.1, "num_layers": 4})", "--steps 0:12");
   for (const Json& row : p["results"]) {
     const int64_t k = row["global_steps"].get<int64_t>();
     EXPECT_NEAR(pld.theta_used(k), row["theta_used"].get<double>(), 1e-15) << k;

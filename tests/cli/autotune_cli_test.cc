@@ -10,28 +10,16 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "io/json_strict.h"
-#include "testing/launch.h"
-#include "testing/temp_dir_test.h"
+#include "testing/cli_corpus_test.h"
 
 namespace zt {
 namespace {
 
-class Autotune : public testing::TempDirTest {
+class Autotune : public testing::CliCorpusTest {
  protected:
-  void SetUp() override {
-    TempDirTest::SetUp();
-    testing::write_small_corpus(dir_);
-    ASSERT_EQ(run(testing::binary_dir() + "/zerotrain " + testing::kPrepareSmallCorpus), 0) << out_;
-  }
-  int run(const std::string& command) { return testing::run_logged("cd " + dir_ + " && " + command, dir_ + "/log", &out_); }
-  int train(int np, const std::string& config, const std::string& extra = "") {
-    std::ofstream(dir_ + "/run.json") << config;
-    return run(testing::mpirun_prefix(np) + testing::binary_dir() + "/zerotrain train --config run.json " + extra);
-  }
   Json optimal() {
     auto j = parse_json_strict(testing::read_text(dir_ + "/results/ds_config_optimal.json"), "ds_config_optimal.json");
     EXPECT_TRUE(j.ok()) << j.status().to_string();
@@ -46,7 +34,6 @@ class Autotune : public testing::TempDirTest {
       "autotuning": {"enabled": true, "start_profile_step": 2, "end_profile_step": 3,
                      "results_dir": "results", "exps_dir": "exps")" + extra_tuning + "}}";
   }
-  std::string out_;
 };
 
 TEST_F(Autotune, UserSpaceRunsEveryExperimentWritesDeepSpeedsFilesAndTrainsWithTheBest) {

@@ -1,13 +1,19 @@
 #!/usr/bin/python3
 """PyTorch GPT-2 reference for zerotrain's oracle tests (test-only; never a runtime dependency).
 
-Usage: gpt2_reference.py WORKDIR
+Usage: gpt2_reference.py WORKDIR            (the case below)
+       gpt2_reference.py --hessian WORKDIR  (each block's dense Hessian spectrum, below)
 Reads WORKDIR/case.json and WORKDIR/init.safetensors (zerotrain's weights, by name, in
 nn.Linear (out, in) layout, plus int32 "tokens" and "targets" of shape (steps, B, T)),
 builds the same GPT-2 in PyTorch, and writes WORKDIR/torch.safetensors with:
   logits (B, T, V), loss (1), grad.<param> for every parameter    -- batch 0, no update,
                                                                      under case["routes"] if given
   step_losses (steps)                                              -- AdamW training run
+With --hessian, WORKDIR/init.safetensors holds the weights and int32 "tokens"/"targets" of
+shape (M, B, T): the M micro-batches of one global batch; WORKDIR/hessian.safetensors gets
+eigs.<b>, every eigenvalue (ascending) of the Hessian of the mean loss over the batch's
+counted tokens with respect to block b's parameters, computed in float64 row by row
+(double backward) and symmetrised.
 The training run uses torch.optim.AdamW (decay on 2-D tensors only), clip_grad_norm_ and
 DeepSpeed's WarmupLR formula, written here independently of zerotrain's C++.
 Exit status 3 with a message when torch is not installed (the test then fails).
@@ -163,16 +169,20 @@ def loss_of(model, tokens, targets, V, routes=None):
     return logits, F.cross_entropy(logits.view(-1, V), targets.view(-1), ignore_index=-1)
 
 
+def load_case(workdir):
+    """case.json, its model, the vocabulary size, init.safetensors, and its tokens and targets."""
+    case = json.load(open(f"{workdir}/case.json"))
+    init = read_safetensors(f"{workdir}/init.safetensors")
+    tokens = torch.from_numpy(init["tokens"].astype(np.int64))
+    targets = torch.from_numpy(init["targets"].astype(np.int64))
+    return case, case["model"], case["model"]["vocab_size"], init, tokens, targets
+
+
 def run_case(workdir, build):
     """The oracle's outputs for the case in workdir: logits, loss and gradients of the first
     batch, then the losses of case["steps"] AdamW steps (DeepSpeed's WarmupLR, clipping), for
     the model build(cfg, init) makes (this file's Gpt2, or another family's)."""
-    case = json.load(open(f"{workdir}/case.json"))
-    cfg = case["model"]
-    V = cfg["vocab_size"]
-    init = read_safetensors(f"{workdir}/init.safetensors")
-    tokens = torch.from_numpy(init["tokens"].astype(np.int64))
-    targets = torch.from_numpy(init["targets"].astype(np.int64))
+    case, cfg, V, init, tokens, targets = load_case(workdir)
     out = {}
 
     model = build(cfg, init)
@@ -206,11 +216,30 @@ def run_case(workdir, build):
     write_safetensors(f"{workdir}/torch.safetensors", out)
 
 
-def main(workdir):
-    run_case(workdir, build)
+def block_hessian_spectra(workdir, build):
+    _, cfg, V, init, tokens, targets = load_case(workdir)
+    model = build(cfg, init).double()
+    count = int((targets >= 0).sum())
+    out = {}
+    for b, block in enumerate(model.h):
+        params = list(block.parameters())
+        loss = sum(F.cross_entropy(model(tokens[m]).view(-1, V), targets[m].view(-1), ignore_index=-1, reduction="sum")
+                   for m in range(tokens.shape[0])) / count
+        flat = torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss, params, create_graph=True)])
+        H = torch.stack([torch.cat([r.reshape(-1) for r in torch.autograd.grad(flat[i], params, retain_graph=True)])
+                         for i in range(flat.numel())])
+        out[f"eigs.{b}"] = torch.linalg.eigvalsh((H + H.T) / 2).numpy()
+    write_safetensors(f"{workdir}/hessian.safetensors", out)
+
+
+def main(argv):
+    if argv[0] == "--hessian":
+        block_hessian_spectra(argv[1], build)
+    else:
+        run_case(argv[0], build)
 
 
 if __name__ == "__main__":
     torch.manual_seed(0)
     torch.set_num_threads(2)
-    main(sys.argv[1])
+    main(sys.argv[1:])

@@ -8,8 +8,10 @@ batch key at all (their launcher fills it; DeepSpeed refuses them as given), and
 implies (train_batch_size / (micro-batch x accumulation), at most 8). A strict-JSON file
 must then either train and save a checkpoint that resumes (`train --resume` runs a second
 step and saves again) and whose result opens (`zerotrain eval` loads it), or be refused with exit 2 for a key that needs a GPU or a
-feature listed as not built, naming the key's JSON pointer. Anything else fails the
-test. Non-strict files (comments, shell placeholders) are counted and skipped.
+feature listed as not built, naming the key's JSON pointer, that the README's list of
+refusals (between the wild-refusals markers) names. Anything else fails the test, and so
+do fewer than 90 % of the strict files training (issue 33). Non-strict files (comments,
+shell placeholders) are counted and skipped.
 
 usage: run_wild.py ZEROTRAIN_BINARY [WILD_DIR]   (prints a table and the counts)
 """
@@ -120,11 +122,20 @@ def run_one(binary, path, work, index):
     return "FAILED", np, " | ".join(last)
 
 
+def readme_refusals():
+    """The JSON pointers the README lists as refused wild-config keys."""
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    text = open(readme).read()
+    block = text.split("<!-- wild-refusals -->")[1].split("<!-- /wild-refusals -->")[0]
+    return set(re.findall(r"^- `(/[^`]+)`", block, re.M))
+
+
 def main():
     binary = os.path.abspath(sys.argv[1])
     wild = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "wild")
     files = sorted(f for f in os.listdir(wild) if f.endswith(".json"))
     counts = {"trains": 0, "refused": 0, "FAILED": 0, "not strict JSON": 0}
+    listed = readme_refusals()
     with tempfile.TemporaryDirectory() as work:
         os.makedirs(os.path.join(work, "swap"))
         with open(os.path.join(work, "corpus.txt"), "w") as f:
@@ -136,9 +147,15 @@ def main():
                 outcome, np, why = run_one(binary, os.path.join(wild, name), work, i)
             except (ValueError, json.JSONDecodeError) as e:
                 outcome, np, why = "not strict JSON", 0, str(e).splitlines()[0]
+            if outcome == "refused" and REFUSAL.search(why).group(1) not in listed:
+                outcome, why = "FAILED", why + " (a refusal the README's list does not name)"
             counts[outcome] += 1
             print("%-16s np=%d %s %s" % (outcome, np, name, why), flush=True)
-    print(json.dumps({"wild_configs": len(files), **counts}))
+    strict = counts["trains"] + counts["refused"] + counts["FAILED"]
+    print(json.dumps({"wild_configs": len(files), **counts, "train_share": round(counts["trains"] / max(1, strict), 4)}))
+    if counts["trains"] < 0.9 * strict:
+        print("FAILED: fewer than 90 %% of the %d strict configs train" % strict)
+        return 1
     return 1 if counts["FAILED"] else 0
 
 

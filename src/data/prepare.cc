@@ -37,13 +37,11 @@ std::vector<std::string> split_documents(const std::string& text, const std::str
 
 StatusOr<PrepareReport> prepare_corpus(const PrepareOptions& o, const Tokenizer& tok) {
   if (o.inputs.empty()) return Status::InvalidArgument("prepare: no input files");
-  if (tok.vocab_size() > 65536) {
-    // Both formats store uint16 ids; llm.c's uint32 variant (magic 20240801) is not written.
+  const bool wide = tok.vocab_size() > 65536;  // uint32 tokens (llm.c's Llama 3 variant)
+  if (wide && o.format != TokenFileFormat::kLlmc) {
     return Status::InvalidArgument("prepare: the " + std::string(tok.name()) + " tokenizer has " +
-                                   std::to_string(tok.vocab_size()) + " ids, but " + token_file_format_name(o.format) +
-                                   " token files store uint16 ids (at most 65536); a larger vocabulary "
-                                   "(e.g. Llama 3's 128256) needs a uint32 token file format, which zerotrain does "
-                                   "not write");
+                                   std::to_string(tok.vocab_size()) + " ids, but raw uint16 token files hold at most "
+                                   "65536; use the llm.c format, which stores uint32 tokens for such vocabularies");
   }
   if (!o.val_output.empty() && !(o.val_fraction > 0.0 && o.val_fraction < 1.0)) {
     return Status::InvalidArgument("prepare: --val-fraction must be in (0, 1)");
@@ -71,11 +69,11 @@ StatusOr<PrepareReport> prepare_corpus(const PrepareOptions& o, const Tokenizer&
     }
   }
   if (train.empty()) return Status::InvalidArgument("prepare: the inputs hold no text");
-  ZT_RETURN_IF_ERROR(write_token_file_from_ids(o.train_output, train, o.format));
+  ZT_RETURN_IF_ERROR(write_token_file_from_ids(o.train_output, train, o.format, wide));
   report.train_tokens = static_cast<int64_t>(train.size());
   if (!o.val_output.empty()) {
     if (val.empty()) return Status::InvalidArgument("prepare: too few documents for a validation split");
-    ZT_RETURN_IF_ERROR(write_token_file_from_ids(o.val_output, val, o.format));
+    ZT_RETURN_IF_ERROR(write_token_file_from_ids(o.val_output, val, o.format, wide));
     report.val_tokens = static_cast<int64_t>(val.size());
   }
   return report;

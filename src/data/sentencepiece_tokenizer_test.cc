@@ -117,7 +117,8 @@ TEST_F(SentencePieceTokenizerTest, PrepareCliTakesModelPath) {
   ASSERT_TRUE(file.ok()) << file.status().to_string();
   Ids want = (*tok)->encode("the cat ate the cake \xF0\x9F\x98\x80\n");
   want.push_back((*tok)->eot_token());
-  const Ids got(file->data(), file->data() + file->size());
+  Ids got;
+  for (size_t i = 0; i < file->size(); ++i) got.push_back(static_cast<int32_t>((*file)[i]));
   EXPECT_EQ(got, want);
   const std::string bad = run_output("cd " + dir_ + " && " + testing::binary_dir() +
                                   "/zerotrain prepare doc.txt -o x.bin --tokenizer sp.vocab 2>&1",

@@ -87,23 +87,22 @@ std::string hex32(int32_t v) {
   return buf;
 }
 
-Status llama3_refused(const std::string& path) {
-  return Status::Unimplemented(path + ": llama-3 token file (magic 20240801, version 7, uint32 tokens) is not "
-                               "supported; zerotrain reads GPT-2 llm.c files (magic 20240520, version 1, uint16 "
-                               "tokens) and raw uint16 files");
-}
-
-// Validates an llm.c header against the file size; on success *ntok is the token count.
-Status check_llmc(const std::string& path, const int32_t* header, size_t file_bytes, size_t* ntok) {
-  if (header[0] == kLlmcLlama3Magic) return llama3_refused(path);
-  if (header[0] != kLlmcMagic) {
+// Validates an llm.c header against the file size; on success *ntok is the token count
+// and *wide says whether the tokens are uint32 (the Llama 3 variant).
+Status check_llmc(const std::string& path, const int32_t* header, size_t file_bytes, size_t* ntok, bool* wide) {
+  *wide = header[0] == kLlmcLlama3Magic;
+  if (header[0] != kLlmcMagic && !*wide) {
     return Status::Corruption(path + ": bad magic " + hex32(header[0]) +
-                              ", expected 20240520 (an llm.c token file); a headerless nanoGPT file must be "
-                              "opened as raw uint16");
+                              ", expected 20240520 or 20240801 (an llm.c token file); a headerless nanoGPT file "
+                              "must be opened as raw uint16");
   }
-  if (header[1] != kLlmcVersion) {
+  if (!*wide && header[1] != kLlmcVersion) {
     return Status::Corruption(path + ": unsupported llm.c version " + std::to_string(header[1]) +
                               "; supported: version 1 (GPT-2, uint16 tokens)");
+  }
+  if (*wide && header[1] != kLlmcLlama3Version) {
+    return Status::Corruption(path + ": unsupported llm.c version " + std::to_string(header[1]) +
+                              " for magic 20240801; supported: version 7 (Llama 3, uint32 tokens)");
   }
   const int32_t count = header[2];
   if (count < 0) {
@@ -112,11 +111,12 @@ Status check_llmc(const std::string& path, const int32_t* header, size_t file_by
   if (count == 0) {
     return Status::Corruption(path + ": header says 0 tokens; an llm.c token file holds at least one token");
   }
+  const size_t width = *wide ? sizeof(uint32_t) : sizeof(uint16_t);
   const size_t payload = file_bytes - kLlmcHeaderBytes;
-  const size_t expected = static_cast<size_t>(count) * sizeof(uint16_t);
+  const size_t expected = static_cast<size_t>(count) * width;
   if (payload < expected) {
     return Status::Corruption(path + ": truncated: header says " + std::to_string(count) + " tokens, file holds " +
-                              std::to_string(payload / sizeof(uint16_t)) + " (" + std::to_string(payload) +
+                              std::to_string(payload / width) + " (" + std::to_string(payload) +
                               " bytes after the 1024-byte header, expected " + std::to_string(expected) + ")");
   }
   if (payload > expected) {
@@ -126,6 +126,34 @@ Status check_llmc(const std::string& path, const int32_t* header, size_t file_by
   }
   *ntok = static_cast<size_t>(count);
   return Status::OK();
+}
+
+// The llm.c header for n tokens of either width.
+std::array<int32_t, kLlmcHeaderInts> llmc_header(size_t n, bool wide) {
+  std::array<int32_t, kLlmcHeaderInts> header{};
+  header[0] = wide ? kLlmcLlama3Magic : kLlmcMagic;
+  header[1] = wide ? kLlmcLlama3Version : kLlmcVersion;
+  header[2] = static_cast<int32_t>(n);
+  return header;
+}
+
+Status check_writable(const std::string& path, const void* tokens, size_t n, const char* format) {
+  if (n == 0) {
+    return Status::InvalidArgument(path + ": refusing to write an empty " + std::string(format) +
+                                   " token file (0 tokens); token file readers refuse empty files");
+  }
+  if (tokens == nullptr) return Status::InvalidArgument(path + ": null token buffer for " + std::to_string(n) + " tokens");
+  return Status::OK();
+}
+
+Status write_llmc(const std::string& path, const void* tokens, size_t n, bool wide) {
+  if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    return Status::InvalidArgument(path + ": " + std::to_string(n) +
+                                   " tokens do not fit the llm.c header's int32 count; split them into shards");
+  }
+  const std::array<int32_t, kLlmcHeaderInts> header = llmc_header(n, wide);
+  const ByteSpan pieces[2] = {{header.data(), kLlmcHeaderBytes}, {tokens, n * (wide ? 4 : 2)}};
+  return write_file_atomic(path, pieces, 2);
 }
 
 }  // namespace
@@ -140,6 +168,7 @@ StatusOr<TokenFile> TokenFile::open(const std::string& path, TokenFileFormat for
   ScopedFd fd(raw_fd);
   size_t token_offset = 0;
   size_t ntok = 0;
+  bool wide = false;
   if (format == TokenFileFormat::kLlmc) {
     if (file_bytes == 0) {
       return Status::Corruption(path + ": empty file (0 bytes); an llm.c token file holds a 1024-byte header "
@@ -156,7 +185,7 @@ StatusOr<TokenFile> TokenFile::open(const std::string& path, TokenFileFormat for
                              std::to_string(kLlmcHeaderBytes) + " bytes)");
     }
     // header[3..255] are zero in files llm.c writes but, like llm.c's reader, unchecked.
-    ZT_RETURN_IF_ERROR(check_llmc(path, header.data(), file_bytes, &ntok));
+    ZT_RETURN_IF_ERROR(check_llmc(path, header.data(), file_bytes, &ntok, &wide));
     token_offset = kLlmcHeaderBytes;
   } else {
     if (file_bytes == 0) {
@@ -176,7 +205,8 @@ StatusOr<TokenFile> TokenFile::open(const std::string& path, TokenFileFormat for
   file.format_ = format;
   file.map_ = map;
   file.map_bytes_ = file_bytes;
-  file.tokens_ = reinterpret_cast<const uint16_t*>(static_cast<const char*>(map) + token_offset);
+  file.tokens_ = static_cast<const char*>(map) + token_offset;
+  file.wide_ = wide;
   file.size_ = ntok;
   return file;
 }
@@ -191,8 +221,7 @@ StatusOr<TokenFileFormat> TokenFile::detect(const std::string& path) {
   int32_t first = 0;
   ZT_ASSIGN_OR_RETURN(const size_t got, read_prefix(fd.get(), &first, sizeof(first), path));
   if (got < sizeof(first)) return TokenFileFormat::kRawUint16;
-  if (first == kLlmcLlama3Magic) return llama3_refused(path);
-  return first == kLlmcMagic ? TokenFileFormat::kLlmc : TokenFileFormat::kRawUint16;
+  return first == kLlmcMagic || first == kLlmcLlama3Magic ? TokenFileFormat::kLlmc : TokenFileFormat::kRawUint16;
 }
 
 TokenFile::TokenFile(TokenFile&& other) noexcept
@@ -201,6 +230,7 @@ TokenFile::TokenFile(TokenFile&& other) noexcept
       map_(std::exchange(other.map_, nullptr)),
       map_bytes_(std::exchange(other.map_bytes_, 0)),
       tokens_(std::exchange(other.tokens_, nullptr)),
+      wide_(other.wide_),
       size_(std::exchange(other.size_, 0)) {}
 
 TokenFile& TokenFile::operator=(TokenFile&& other) noexcept {
@@ -211,6 +241,7 @@ TokenFile& TokenFile::operator=(TokenFile&& other) noexcept {
     map_ = std::exchange(other.map_, nullptr);
     map_bytes_ = std::exchange(other.map_bytes_, 0);
     tokens_ = std::exchange(other.tokens_, nullptr);
+    wide_ = other.wide_;
     size_ = std::exchange(other.size_, 0);
   }
   return *this;
@@ -227,12 +258,11 @@ void TokenFile::reset() {
 }
 
 Status TokenFile::check_tokens_below(uint32_t vocab_size) const {
-  if (vocab_size > std::numeric_limits<uint16_t>::max()) return Status::OK();
-  const uint16_t limit = static_cast<uint16_t>(vocab_size);
   for (size_t i = 0; i < size_; ++i) {
-    if (tokens_[i] >= limit) {
-      return Status::InvalidArgument(path_ + ": token " + std::to_string(tokens_[i]) + " at position " +
-                                     std::to_string(i) + " is >= vocab_size " + std::to_string(vocab_size) +
+    const uint32_t t = (*this)[i];
+    if (t >= vocab_size) {
+      return Status::InvalidArgument(path_ + ": token " + std::to_string(t) + " at position " + std::to_string(i) +
+                                     " is >= vocab_size " + std::to_string(vocab_size) +
                                      "; the file was made with a different tokenizer or for a different model");
     }
   }
@@ -240,35 +270,36 @@ Status TokenFile::check_tokens_below(uint32_t vocab_size) const {
 }
 
 Status write_token_file(const std::string& path, const uint16_t* tokens, size_t n, TokenFileFormat format) {
-  if (n == 0) {
-    return Status::InvalidArgument(path + ": refusing to write an empty " +
-                                   std::string(token_file_format_name(format)) +
-                                   " token file (0 tokens); token file readers refuse empty files");
-  }
-  if (tokens == nullptr) return Status::InvalidArgument(path + ": null token buffer for " + std::to_string(n) + " tokens");
+  ZT_RETURN_IF_ERROR(check_writable(path, tokens, n, token_file_format_name(format)));
   const ByteSpan body{tokens, n * sizeof(uint16_t)};
   if (format == TokenFileFormat::kRawUint16) return write_file_atomic(path, &body, 1);
-  if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
-    return Status::InvalidArgument(path + ": " + std::to_string(n) +
-                                   " tokens do not fit the llm.c header's int32 count; split them into shards");
-  }
-  std::array<int32_t, kLlmcHeaderInts> header{};
-  header[0] = kLlmcMagic;
-  header[1] = kLlmcVersion;
-  header[2] = static_cast<int32_t>(n);
-  const ByteSpan pieces[2] = {{header.data(), kLlmcHeaderBytes}, body};
-  return write_file_atomic(path, pieces, 2);
+  return write_llmc(path, tokens, n, false);
 }
 
-Status write_token_file_from_ids(const std::string& path, const std::vector<int32_t>& ids, TokenFileFormat format) {
-  std::vector<uint16_t> tokens(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0 || ids[i] > std::numeric_limits<uint16_t>::max()) {
-      return Status::InvalidArgument(path + ": token id " + std::to_string(ids[i]) + " at position " +
-                                     std::to_string(i) + " is outside [0, 65535] and cannot be stored as uint16");
-    }
-    tokens[i] = static_cast<uint16_t>(ids[i]);
+Status write_token_file_u32(const std::string& path, const uint32_t* tokens, size_t n) {
+  ZT_RETURN_IF_ERROR(check_writable(path, tokens, n, "llm.c uint32"));
+  return write_llmc(path, tokens, n, true);
+}
+
+Status write_token_file_from_ids(const std::string& path, const std::vector<int32_t>& ids, TokenFileFormat format,
+                                 bool wide) {
+  if (wide && format != TokenFileFormat::kLlmc) {
+    return Status::InvalidArgument(path + ": raw uint16 token files hold ids up to 65535; a vocabulary over 65536 ids "
+                                   "needs the llm.c format (uint32 tokens)");
   }
+  const int64_t limit = wide ? std::numeric_limits<int32_t>::max() : std::numeric_limits<uint16_t>::max();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] > limit) {
+      return Status::InvalidArgument(path + ": token id " + std::to_string(ids[i]) + " at position " +
+                                     std::to_string(i) + " is outside [0, " + std::to_string(limit) +
+                                     "] and cannot be stored as " + (wide ? "uint32" : "uint16"));
+    }
+  }
+  if (wide) {
+    const std::vector<uint32_t> tokens(ids.begin(), ids.end());
+    return write_token_file_u32(path, tokens.data(), tokens.size());
+  }
+  const std::vector<uint16_t> tokens(ids.begin(), ids.end());
   return write_token_file(path, tokens.data(), tokens.size(), format);
 }
 

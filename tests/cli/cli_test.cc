@@ -100,7 +100,7 @@ TEST_F(Cli, BadConfigurationsExitTwoWithThePointer) {
 TEST_F(Cli, CorruptDataFileIsRefusedNamingIt) {
   write("bad.bin", std::string(2048, '\x01'));
   expect_config_error(R"({"train_batch_size": 2, "data": {"train": "bad.bin", "format": "llmc", "tokenizer": "byte"}})",
-                      "bad.bin: bad magic 0x01010101, expected 20240520 (an llm.c token file); a headerless nanoGPT "
+                      "bad.bin: bad magic 0x01010101, expected 20240520 or 20240801 (an llm.c token file); a headerless nanoGPT "
                       "file must be opened as raw uint16");
 }
 

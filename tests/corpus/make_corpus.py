@@ -212,8 +212,8 @@ def make_config():
 def llmc(ntok, tokens=None, magic=20240520, version=1, payload=None):
     header = [0] * 256
     header[0], header[1], header[2] = magic, version, ntok
-    if payload is None:
-        payload = struct.pack("<%dH" % len(tokens), *tokens)
+    if payload is None:  # llm.c's Llama 3 variant (magic 20240801) stores uint32 tokens
+        payload = struct.pack("<%d%s" % (len(tokens), "I" if magic == 20240801 else "H"), *tokens)
     return struct.pack("<256i", *header) + payload
 
 
@@ -229,8 +229,12 @@ def make_token():
     k.add("llmc_short_header.bin", llmc(10, toks)[:1000], "file is 1000 bytes, shorter than the 1024-byte llm.c header")
     k.add("llmc_bad_magic.bin", llmc(10, toks, magic=20240521), "bad magic 0x0134d889, expected 20240520")
     k.add("llmc_raw_opened_as_llmc.bin", struct.pack("<600H", *([464] * 600)), "bad magic 0x01d001d0")
-    k.add("llmc_llama3.bin", llmc(10, toks, magic=20240801, version=7),
-          "llama-3 token file (magic 20240801, version 7, uint32 tokens) is not supported")
+    k.add("llmc_llama3.bin", llmc(10, [t + 70000 for t in toks], magic=20240801, version=7), "OK")
+    k.add("llmc_llama3_bad_version.bin", llmc(10, toks, magic=20240801, version=1),
+          "unsupported llm.c version 1 for magic 20240801; supported: version 7")
+    k.add("llmc_llama3_uint16_payload.bin", llmc(10, toks, magic=20240801, version=7,
+                                                  payload=struct.pack("<10H", *toks)),
+          "truncated: header says 10 tokens, file holds 5 (20 bytes after the 1024-byte header, expected 40)")
     k.add("llmc_bad_version.bin", llmc(10, toks, version=2), "unsupported llm.c version 2")
     k.add("llmc_negative_ntok.bin", llmc(-10, toks), "negative token count -10 in the header")
     k.add("llmc_zero_ntok.bin", llmc(0, toks), "header says 0 tokens")

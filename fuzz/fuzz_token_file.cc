@@ -1,7 +1,7 @@
 // libFuzzer harness for token files: writes the input to a temporary file (one per
 // process, reused, removed at exit) and opens it as llm.c, as raw uint16, and through
 // detect(). Checks that every error names the file and that an accepted file's token
-// count matches its size exactly.
+// count times its width (2 bytes, or 4 for llm.c's uint32 variant) matches its size exactly.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -50,7 +50,9 @@ void open_as(zt::TokenFileFormat format, size_t file_bytes) {
   const zt::TokenFile& t = f.value();
   const size_t header = format == zt::TokenFileFormat::kLlmc ? zt::kLlmcHeaderBytes : 0;
   require(t.size() > 0, "accepted an empty token file", "");
-  require(header + 2 * t.size() == file_bytes, "token count does not match the file size", std::to_string(t.size()));
+  require(header + static_cast<size_t>(t.token_bytes()) * t.size() == file_bytes,
+          "token count does not match the file size", std::to_string(t.size()));
+  require(t.token_bytes() == 2 || format == zt::TokenFileFormat::kLlmc, "a raw file read as uint32", "");
   uint32_t sum = 0;
   for (size_t i = 0; i < t.size(); ++i) sum += t[i];  // every token is readable
   (void)sum;

@@ -44,15 +44,6 @@ struct Row {
 
 }  // namespace
 
-double exposed_comm_seconds(const std::vector<ProcessGroup*>& groups) {
-  std::set<ProcessGroup*> seen;
-  double s = 0.0;
-  for (ProcessGroup* g : groups) {
-    if (g != nullptr && seen.insert(g).second) s += g->stats().exposed_seconds;
-  }
-  return s;
-}
-
 std::string comms_summary(const std::vector<ProcessGroup*>& groups, const CommsLoggerConfig& config) {
   std::set<ProcessGroup*> seen;
   std::map<std::tuple<int, int64_t, int>, Row> rows;  // (op, bytes, group size)

@@ -20,9 +20,6 @@
 
 namespace zt {
 
-// Seconds callers have spent blocked on `groups`' operations so far (each group once).
-double exposed_comm_seconds(const std::vector<ProcessGroup*>& groups);
-
 // The summary of `groups` (null and repeated entries are skipped).
 std::string comms_summary(const std::vector<ProcessGroup*>& groups, const CommsLoggerConfig& config);
 

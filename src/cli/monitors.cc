@@ -5,7 +5,6 @@
 #include <cstring>
 #include <ctime>
 
-#include "core/memory_stats.h"
 #include "io/filesystem.h"
 
 namespace zt {
@@ -24,13 +23,6 @@ double wall_seconds() {
 }
 
 }  // namespace
-
-StatusOr<std::vector<double>> all_ranks_peak_rss(ProcessGroup& g) {
-  std::vector<double> rss(static_cast<size_t>(g.size()), 0.0);
-  rss[static_cast<size_t>(g.rank())] = static_cast<double>(peak_rss_bytes());
-  if (g.size() > 1) ZT_RETURN_IF_ERROR(g.all_reduce(rss.data(), rss.size(), CommDType::kF64)->wait());
-  return rss;
-}
 
 StatusOr<std::unique_ptr<Monitors>> Monitors::open(const ZtConfig& config) {
   auto m = std::make_unique<Monitors>();

@@ -43,9 +43,6 @@ struct MonitorStep {
   std::vector<double> block_param_eigenvalues;
 };
 
-// Every rank's peak RSS so far (collective over g).
-StatusOr<std::vector<double>> all_ranks_peak_rss(ProcessGroup& g);
-
 class Monitors {
  public:
   // Nothing is opened for monitors that are not enabled.

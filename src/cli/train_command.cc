@@ -9,7 +9,6 @@
 
 #include "cli/autotune.h"
 #include "cli/demo.h"
-#include "cli/eigenvalue_step.h"
 #include "cli/exit_status.h"
 #include "cli/metrics_csv.h"
 #include "cli/monitors.h"
@@ -21,7 +20,7 @@
 #include "cli/ps_command.h"
 #include "cli/run_report.h"
 #include "cli/run_setup.h"
-#include "cli/stop_signal.h"
+#include "cli/train_observer.h"
 #include "cli/host_map.h"
 #include "comm/mpi_world.h"
 #include "config/config.h"
@@ -34,6 +33,7 @@
 #include "engine/parallel_setup.h"
 #include "engine/sampling.h"
 #include "engine/trainer.h"
+#include "engine/training_loop.h"
 #include "io/filesystem.h"
 #include "kernels/cpu/fma_peak.h"
 #include "kernels/cpu/gemm_bf16.h"
@@ -192,7 +192,7 @@ int run_train(const TrainCommandArgs& args) {
     }
   }
 
-  // 3. The loop.
+  // 3. The loop (engine/training_loop.h), observed by this command's output.
   const int64_t first_step = trainer.global_step();
   auto csv = (lead && tc.metrics_csv) ? MetricsCsv::open(tc.output_dir + "/metrics.csv", !args.resume.empty(), first_step,
                                                          std::string("zerotrain ") + kZerotrainVersion + ", " +
@@ -215,92 +215,16 @@ int run_train(const TrainCommandArgs& args) {
   const int64_t print_every = cfg.steps_per_print > 0 ? cfg.steps_per_print : std::max<int64_t>(1, tc.steps / 20);
   // Under mpirun, stdout is a pseudo-terminal of the launcher even when piped: plain lines.
   Progress progress(tc.steps, print_every, lead && Progress::stdout_is_terminal() && !launched_by_mpi());
-  BatchSampler sampler(&train, tc.seed, cfg.batch.train_batch_size, static_cast<int>(cfg.batch.micro_batch),
-                       static_cast<int>(cfg.batch.grad_accum));
-  const int dp_rank = grid.coord(rank).dp;
-  std::optional<double> last_val;
-  Stopwatch run_clock;
-  install_stop_handlers();
-  int64_t saved_step = -1;
-  bool stopping = false;
   const std::vector<ProcessGroup*> comm_groups = {groups.world, groups.dp, groups.pp, groups.tp, groups.tied, &trainer.dp()};
-  EigenvalueStep eigenvalue(cfg, &trainer);
-  for (int64_t step = first_step; step < tc.steps && !stopping; ++step) {
-    std::vector<Batch> batches;
-    for (int m = 0; m < cfg.batch.grad_accum; ++m) batches.push_back(sampler.micro_batch(step, dp_rank, m));
-    auto eigenvalues = eigenvalue.run(step + 1, as_micro_batches(batches), lead, &progress);  // before the update
-    if (!eigenvalues.ok()) return report_error(eigenvalues.status(), kExitFailure);
-    Stopwatch step_clock;
-    const double exposed0 = cfg.wall_clock_breakdown ? exposed_comm_seconds(comm_groups) : 0.0;
-    auto stats = trainer.step(as_micro_batches(batches));
-    if (!stats.ok()) return report_error(stats.status(), kExitFailure);
-    if (!std::isfinite(stats->loss)) {
-      return report_error(Status::Internal("non-finite loss at step " + std::to_string(step + 1)), kExitFailure);
-    }
-    const double dt = step_clock.seconds();
-    const double tok_s = static_cast<double>(stats->tokens) * cfg.parallel.dp / dt;  // the whole job's throughput
-    MetricsRow row{stats->step, stats->loss, std::nullopt, stats->lr, stats->grad_norm, tok_s,
-                   1e3 * stats->forward_s, 1e3 * stats->backward_s, 1e3 * stats->optimizer_s};
-    const double mfu = peak > 0 ? cfg.model.flops_per_token(cfg.data.seq_len) * tok_s / peak : -1.0;
-    const double elapsed = run_clock.seconds() * static_cast<double>(stats->step) /
-                           static_cast<double>(stats->step - first_step);
-    if (lead) progress.update({stats->step, stats->loss, stats->lr, stats->grad_norm, tok_s, mfu}, elapsed);
-    if (lead && stats->skipped) {
-      char line[200];
-      std::snprintf(line, sizeof(line),
-                    "step %lld: fp16 gradient overflow (inf/NaN on some rank): step skipped on every rank, loss scale "
-                    "%g -> %g", static_cast<long long>(stats->step), stats->loss_scale, stats->next_loss_scale);
-      progress.message(line);
-    }
-    if (lead && cfg.wall_clock_breakdown && stats->step % print_every == 0) {
-      char line[300];
-      std::snprintf(line, sizeof(line),
-                    "step %lld time (ms) | forward: %.2f | backward: %.2f | backward_allreduce (wait): %.2f | "
-                    "optimizer_step: %.2f | pipeline bubble: %.2f | exposed communication: %.2f",
-                    static_cast<long long>(stats->step), row.forward_ms, row.backward_ms,
-                    1e3 * trainer.layer_times().reduce_wait_s, row.optimizer_ms, 1e3 * stats->pipeline_wait_s,
-                    1e3 * (exposed_comm_seconds(comm_groups) - exposed0));
-      progress.message(line);
-    }
-    const bool last = stats->step == tc.steps;
-    if (val && ((tc.eval_interval > 0 && stats->step % tc.eval_interval == 0) || last || stats->step == first_step + 1)) {
-      auto v = trainer.evaluate(as_micro_batches(val_batches));
-      if (!v.ok()) return report_error(v.status(), kExitFailure);
-      row.val_loss = last_val = v.value();
-      char line[96];
-      std::snprintf(line, sizeof(line), "step %lld: val loss %.4f", static_cast<long long>(stats->step), v.value());
-      if (lead) progress.message(line);
-    }
-    if (csv.ok()) csv->write(row);
-    if (lead) {
-      const StepMeasure sm{stats->step, dt, stats->optimizer_s, peak / world_size, world_size, cfg.parallel.dp};
-      if (!(s = log_profilers(cfg, trainer, groups, sm, print_every)).ok()) return report_error(s, kExitFailure);
-    }
-    if (Monitors::any_enabled(cfg)) {
-      auto rss = all_ranks_peak_rss(world_group);
-      if (!rss.ok()) return report_error(rss.status(), kExitFailure);
-      const int64_t batch = cfg.batch.train_batch_size;
-      MonitorStep m{stats->step, stats->step * batch, stats->loss, stats->lr, stats->grad_norm,
-                    tok_s / cfg.data.seq_len, tok_s, mfu, std::nullopt, row.val_loss, std::move(rss).value()};
-      if (trainer.loss_scaler() != nullptr) m.loss_scale = stats->loss_scale;
-      m.block_param_eigenvalues = std::move(eigenvalues).value();
-      if (cfg.wall_clock_breakdown) {
-        m.forward_ms = row.forward_ms;
-        m.backward_ms = row.backward_ms;
-        m.step_ms = row.optimizer_ms;
-      }
-      if (monitors && !(s = monitors->write(m)).ok()) return report_error(s, kExitFailure);
-    }
-    // A stop signal on any rank: every rank checkpoints after this same step and exits 0.
-    auto stop = any_rank_stopping(groups.world);
-    if (!stop.ok()) return report_error(stop.status(), kExitFailure);
-    stopping = stop.value();
-    if (stopping || (tc.save_interval > 0 && stats->step % tc.save_interval == 0)) {
-      if (lead && stopping) progress.message("stop signal received: checkpointing at step " + std::to_string(stats->step));
-      if (!(s = save_run(trainer, cfg, lead)).ok()) return report_error(s, kExitFailure);
-      saved_step = stats->step;
-    }
-  }
+  TrainObserver observer({&cfg, &trainer, &groups, lead, peak, world_size, print_every, &progress,
+                          csv.ok() ? &csv.value() : nullptr, monitors.get()});
+  const TrainingLoop loop{&trainer, &cfg, &train, val ? as_micro_batches(val_batches) : std::vector<MicroBatch>{},
+                          groups.world, comm_groups, grid.coord(rank).dp, [&] { return save_run(trainer, cfg, lead); }};
+  auto ran = run_training_loop(loop, &observer);
+  if (!ran.ok()) return report_error(ran.status(), kExitFailure);
+  int64_t saved_step = ran->saved_step;
+  const bool stopping = ran->stopped;
+  const std::optional<double> last_val = ran->last_val;
   if (lead) progress.finish();
 
   // 4. Checkpoint, reports, sample (collective parts first, then rank 0 alone).

@@ -388,10 +388,12 @@ TEST_F(CheckpointCli, StopSignalCheckpointsEveryRankAndExitsZero) {
     const pid_t pid = spawn("sh -c 'cd " + dir_ + " && exec " + env + mpi + zerotrain() + " train --config " + cfg +
                             " > " + log + " 2>&1'");
     ASSERT_TRUE(wait_for_text(log, "step 3/", 60)) << c.what << "\n" << read_text(log);
+    // Signals go to this test's processes only (other tests may run beside it): pid is
+    // mpirun (or the lone zerotrain) itself, the ranks are its children.
     if (std::string(c.what) == "SIGTERM to one rank") {
-      ASSERT_EQ(std::system(("pkill -TERM -n -x zerotrain")), 0);
+      ASSERT_EQ(std::system(("pkill -TERM -n -x zerotrain -P " + std::to_string(pid)).c_str()), 0);
     } else {
-      ASSERT_EQ(std::system(c.np > 1 ? "pkill -USR1 -n -x mpirun" : "pkill -INT -n -x zerotrain"), 0);
+      ASSERT_EQ(::kill(pid, c.np > 1 ? SIGUSR1 : SIGINT), 0);
     }
     const int code = wait_exit(pid);
     const std::string text = read_text(log);

@@ -1,5 +1,5 @@
 // SIGTERM / SIGINT / SIGUSR1 -> a flag read at step boundaries.
-#include "cli/stop_signal.h"
+#include "engine/stop_signal.h"
 
 #include <csignal>
 #include <cstdint>

@@ -69,203 +69,257 @@ double peak_factor(DType compute) {
   return impl.value().find("amx") != std::string::npos ? 0.0 : 2.0;
 }
 
-}  // namespace
-
-int run_train(const TrainCommandArgs& args) {
-  // 1. Configuration, tokenizer and data: every failure here is the user's input (exit 2).
-  auto root = load_config_json(args);
-  if (!root.ok()) return report_error(root.status(), kExitBadInput);
-  // Parameter-server jobs resolve the batch over their workers, not the whole world.
-  if (param_server_requested(root.value())) return run_param_server_train(args, root.value());
-  auto config_or = load_run_config(root.value(), launched_by_mpi() ? launched_world_size() : 1);
-  if (!config_or.ok()) return report_error(config_or.status(), kExitBadInput);
-  ZtConfig cfg = std::move(config_or).value();
-  if (args.print_config) {  // every rank would print the same: only the first (or a lone process)
-    if (const char* r = std::getenv("OMPI_COMM_WORLD_RANK"); r == nullptr || std::string(r) == "0") {
-      print_resolved_config(cfg);
-    }
-    return 0;
-  }
-  const TrainingConfig& tc = cfg.training;
-  const int world_size = cfg.parallel.dp * cfg.parallel.pp * cfg.parallel.tp;
-  auto grid_or = RankGrid::create(world_size, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp);
-  if (!grid_or.ok()) return report_error(grid_or.status(), kExitBadInput);
-  const RankGrid grid = grid_or.value();
-  const StagePartition partition = stage_partition(cfg);
-  if (auto lay = layout_for_rank(cfg.model, grid, 0, partition); !lay.ok()) return report_error(lay.status(), kExitBadInput);
+// Everything one `zerotrain train` run holds, filled step by step by the functions below.
+// Each returns std::nullopt to go on, or the process's exit status.
+struct Session {
+  ZtConfig cfg;
+  RankGrid grid = RankGrid::create(1, 1, 1, 1).value();  // replaced by start_ranks
+  StagePartition partition = StagePartition::kFlops;
   std::unique_ptr<MpiWorld> mpi;
   ParallelGroups groups;
-  if (launched_by_mpi()) {
-    CommOptions co;
-    co.timeout_s = cfg.parallel.comm_timeout_s;
-    co.algorithm = cfg.parallel.algorithm;
-    co.ring_chunk_bytes = static_cast<size_t>(cfg.parallel.ring_chunk_bytes);
-    auto world = MpiWorld::init(co);
-    if (!world.ok()) return report_error(world.status(), kExitFailure);
-    mpi = std::move(world).value();
-    auto g = make_mpi_groups(*mpi, grid);
-    if (!g.ok()) return report_error(g.status(), kExitFailure);
-    groups = std::move(g).value();
-  }
-  ProcessGroup* dp = groups.world;  // for the barrier below; null on a single process
-  const int rank = dp ? dp->rank() : 0;
-  const bool lead = rank == 0;
-  if (tc.threads > 0) set_num_threads(tc.threads);
-  auto tok_or = prepare_inputs(&cfg, args.config_path.empty(), lead);
-  if (!tok_or.ok()) return report_error(tok_or.status(), kExitBadInput);
-  const Tokenizer& tok = *tok_or.value();
-  Status s;
-  if (dp != nullptr && !(s = dp->barrier()->wait()).ok()) return report_error(s, kExitFailure);  // demo data ready
-  auto data_or = open_datasets(cfg);
-  if (!data_or.ok()) return report_error(data_or.status(), kExitBadInput);
-  const TokenDataset& train = *data_or->train;
-  const std::optional<TokenDataset>& val = data_or->val;
-  const std::vector<Batch>& val_batches = data_or->val_batches;
+  int world_size = 1, rank = 0;
+  bool lead = true;
+  std::unique_ptr<Tokenizer> tok;
+  RunData data;
+  TrainerOptions topts;
+  std::unique_ptr<Trainer> trainer;
+  std::vector<ProcessGroup*> comm_groups;
+  double peak = 0.0;  // the job's compute peak (rank 0), FLOP/s
+};
+using Next = std::optional<int>;
 
-  if (cfg.autotuning.enabled) {  // DeepSpeed's autotuner: tune the stage and micro-batch, then train with the best
-    const AutotuneRun tune{&root.value(), &cfg,      &train, launched_by_mpi() ? &groups : nullptr, &grid,
-                           partition,     rank,      lead,   !args.resume.empty()};
-    auto best = autotune(tune);
-    if (!best.ok()) return report_error(best.status(), kExitBadInput);
-    auto tuned = load_run_config(*best, world_size);
-    if (!tuned.ok()) return report_error(tuned.status(), kExitBadInput);
-    cfg.zero.stage = tuned->zero.stage;
-    cfg.batch = tuned->batch;
-    cfg.source = tuned->source;
-  }
+// The rank grid and, under mpirun, the MPI world and its groups.
+Next start_ranks(Session* s) {
+  const ParallelConfig& p = s->cfg.parallel;
+  s->world_size = p.dp * p.pp * p.tp;
+  auto grid = RankGrid::create(s->world_size, p.tp, p.dp, p.pp);
+  if (!grid.ok()) return report_error(grid.status(), kExitBadInput);
+  s->grid = grid.value();
+  s->partition = stage_partition(s->cfg);
+  if (auto lay = layout_for_rank(s->cfg.model, s->grid, 0, s->partition); !lay.ok()) return report_error(lay.status(), kExitBadInput);
+  if (!launched_by_mpi()) return std::nullopt;
+  CommOptions co;
+  co.timeout_s = p.comm_timeout_s;
+  co.algorithm = p.algorithm;
+  co.ring_chunk_bytes = static_cast<size_t>(p.ring_chunk_bytes);
+  auto world = MpiWorld::init(co);
+  if (!world.ok()) return report_error(world.status(), kExitFailure);
+  s->mpi = std::move(world).value();
+  auto g = make_mpi_groups(*s->mpi, s->grid);
+  if (!g.ok()) return report_error(g.status(), kExitFailure);
+  s->groups = std::move(g).value();
+  s->rank = s->groups.world->rank();
+  s->lead = s->rank == 0;
+  return std::nullopt;
+}
 
-  // 2. Model and optimizer state (fresh or resumed).
-  TrainerOptions topts = trainer_options(cfg);
-  auto layout = layout_for_rank(cfg.model, grid, rank, partition);
+// Tokenizer and data (the demo's prepared by rank 0 first), then DeepSpeed's autotuner.
+Next open_inputs(Session* s, const TrainCommandArgs& args, const Json& root) {
+  if (s->cfg.training.threads > 0) set_num_threads(s->cfg.training.threads);
+  auto tok = prepare_inputs(&s->cfg, args.config_path.empty(), s->lead);
+  if (!tok.ok()) return report_error(tok.status(), kExitBadInput);
+  s->tok = std::move(tok).value();
+  Status st;
+  if (s->groups.world != nullptr && !(st = s->groups.world->barrier()->wait()).ok()) return report_error(st, kExitFailure);
+  auto data = open_datasets(s->cfg);
+  if (!data.ok()) return report_error(data.status(), kExitBadInput);
+  s->data = std::move(data).value();
+  if (!s->cfg.autotuning.enabled) return std::nullopt;
+  const AutotuneRun tune{&root, &s->cfg, &*s->data.train, launched_by_mpi() ? &s->groups : nullptr, &s->grid,
+                         s->partition, s->rank, s->lead, !args.resume.empty()};
+  auto best = autotune(tune);
+  if (!best.ok()) return report_error(best.status(), kExitBadInput);
+  auto tuned = load_run_config(*best, s->world_size);
+  if (!tuned.ok()) return report_error(tuned.status(), kExitBadInput);
+  s->cfg.zero.stage = tuned->zero.stage;
+  s->cfg.batch = tuned->batch;
+  s->cfg.source = tuned->source;
+  return std::nullopt;
+}
+
+// The Trainer for this rank's part, fresh or restored (--resume, --init).
+Next create_trainer(Session* s, const TrainCommandArgs& args) {
+  s->topts = trainer_options(s->cfg);
+  auto layout = layout_for_rank(s->cfg.model, s->grid, s->rank, s->partition);
   if (!layout.ok()) return report_error(layout.status(), kExitBadInput);
-  topts.layout = layout.value();
-  auto trainer_or = Trainer::create(topts, launched_by_mpi() ? &groups : nullptr);
-  if (!trainer_or.ok()) return report_error(trainer_or.status(), kExitBadInput);
-  Trainer& trainer = *trainer_or.value();
-  const ParamTable& table = trainer.param_table();
-  if (!(s = restore_run(trainer, cfg, args, lead)).ok()) return report_error(s, kExitBadInput);
-  auto host_map = describe_host_map(groups.world);  // collective
-  if (!host_map.ok()) return report_error(host_map.status(), kExitFailure);
-  if (lead) {
-    std::printf("%s\n", host_map->c_str());
-    std::printf("model: %s, %.2f M parameters; data: %lld train tokens (%lld sequences of %d)%s\n",
-                cfg.model.to_string().c_str(), cfg.model.num_parameters() / 1e6,
-                static_cast<long long>(train.num_tokens()), static_cast<long long>(train.num_windows()),
-                cfg.data.seq_len, val ? (", " + std::to_string(val->num_tokens()) + " val tokens").c_str() : "");
-    std::printf("batch: %lld sequences = micro-batch %lld x accumulation %lld x data-parallel %d; ZeRO stage %d; "
-                "%lld steps; %d threads per rank; %s\n",
-                static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
-                static_cast<long long>(cfg.batch.grad_accum), cfg.parallel.dp, cfg.zero.stage,
-                static_cast<long long>(tc.steps), num_threads(), isa_name(active_isa()));
-    std::printf("backend: %s\n", trainer.backend().describe().c_str());
-    print_config_notes(cfg);
-    if (cfg.zero.offload_optimizer.device == "cpu" || cfg.zero.offload_param.device == "cpu") {
-      std::printf("offload: device \"cpu\" asked for; on a CPU-only run the optimizer state and parameters already "
-                  "live in host memory, so nothing is moved\n");
-    }
-    if (const std::string d = trainer.offload_description(); !d.empty()) std::printf("offload: %s\n", d.c_str());
-    for (const std::string& n : trainer.notes()) std::printf("config: %s\n", n.c_str());
-    if (cfg.activation_checkpointing.cpu_checkpointing && topts.activation_swap_dir.empty()) {
-      std::printf("offload: cpu_checkpointing asked for without an NVMe offload path; on a CPU-only run the "
-                  "checkpointed activations already live in host memory, so nothing is moved\n");
-    }
-    if (const LossScaler* ls = trainer.loss_scaler()) {
-      const PrecisionConfig& p = cfg.precision;
-      if (ls->dynamic()) {
-        std::printf("fp16 loss scale: dynamic, now %g (initial 2^%d, window %lld, hysteresis %d, min %g)\n",
-                    ls->scale(), p.fp16_initial_scale_power, static_cast<long long>(p.fp16_loss_scale_window),
-                    p.fp16_hysteresis, p.fp16_min_loss_scale);
-      } else {
-        std::printf("fp16 loss scale: static %g\n", ls->scale());
-      }
-    }
-    if (const std::string w = gemm_path().warning(); !w.empty()) std::printf("warning: %s\n", w.c_str());
-    if (cfg.parallel.pp > 1 || cfg.parallel.tp > 1) {
-      std::printf("model parallel: pp %d (%s schedule, %s partition), tp %d\n", cfg.parallel.pp,
-                  cfg.parallel.pipeline_schedule.c_str(), cfg.parallel.partition_method.c_str(), cfg.parallel.tp);
-    }
-    if (!topts.checkpoint.empty()) {
-      int n = 0;
-      for (bool b : topts.checkpoint) n += b;
-      std::printf("activation checkpointing: %d of %d blocks%s\n", n, cfg.model.n_layer,
-                  topts.partition_activations ? ", inputs partitioned over tp" : "");
+  s->topts.layout = layout.value();
+  auto trainer = Trainer::create(s->topts, launched_by_mpi() ? &s->groups : nullptr);
+  if (!trainer.ok()) return report_error(trainer.status(), kExitBadInput);
+  s->trainer = std::move(trainer).value();
+  if (Status st = restore_run(*s->trainer, s->cfg, args, s->lead); !st.ok()) return report_error(st, kExitBadInput);
+  const ParallelGroups& g = s->groups;
+  s->comm_groups = {g.world, g.dp, g.pp, g.tp, g.tied, &s->trainer->dp()};
+  return std::nullopt;
+}
+
+// Rank 0's banner: hosts, model, data, batch, backend and the run's notes.
+void print_banner(const Session& s, const std::string& host_map) {
+  const ZtConfig& cfg = s.cfg;
+  const Trainer& trainer = *s.trainer;
+  const TokenDataset& train = *s.data.train;
+  std::printf("%s\n", host_map.c_str());
+  std::printf("model: %s, %.2f M parameters; data: %lld train tokens (%lld sequences of %d)%s\n",
+              cfg.model.to_string().c_str(), cfg.model.num_parameters() / 1e6,
+              static_cast<long long>(train.num_tokens()), static_cast<long long>(train.num_windows()), cfg.data.seq_len,
+              s.data.val ? (", " + std::to_string(s.data.val->num_tokens()) + " val tokens").c_str() : "");
+  std::printf("batch: %lld sequences = micro-batch %lld x accumulation %lld x data-parallel %d; ZeRO stage %d; "
+              "%lld steps; %d threads per rank; %s\n",
+              static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
+              static_cast<long long>(cfg.batch.grad_accum), cfg.parallel.dp, cfg.zero.stage,
+              static_cast<long long>(cfg.training.steps), num_threads(), isa_name(active_isa()));
+  std::printf("backend: %s\n", trainer.backend().describe().c_str());
+  print_config_notes(cfg);
+  if (cfg.zero.offload_optimizer.device == "cpu" || cfg.zero.offload_param.device == "cpu") {
+    std::printf("offload: device \"cpu\" asked for; on a CPU-only run the optimizer state and parameters already "
+                "live in host memory, so nothing is moved\n");
+  }
+  if (const std::string d = trainer.offload_description(); !d.empty()) std::printf("offload: %s\n", d.c_str());
+  for (const std::string& n : trainer.notes()) std::printf("config: %s\n", n.c_str());
+  if (cfg.activation_checkpointing.cpu_checkpointing && s.topts.activation_swap_dir.empty()) {
+    std::printf("offload: cpu_checkpointing asked for without an NVMe offload path; on a CPU-only run the "
+                "checkpointed activations already live in host memory, so nothing is moved\n");
+  }
+}
+
+// The rest of the banner: the loss scaler, the GEMM warning, model parallelism, checkpointing.
+void print_run_shape(const Session& s) {
+  const ZtConfig& cfg = s.cfg;
+  if (const LossScaler* ls = s.trainer->loss_scaler()) {
+    const PrecisionConfig& p = cfg.precision;
+    if (ls->dynamic()) {
+      std::printf("fp16 loss scale: dynamic, now %g (initial 2^%d, window %lld, hysteresis %d, min %g)\n", ls->scale(),
+                  p.fp16_initial_scale_power, static_cast<long long>(p.fp16_loss_scale_window), p.fp16_hysteresis,
+                  p.fp16_min_loss_scale);
+    } else {
+      std::printf("fp16 loss scale: static %g\n", ls->scale());
     }
   }
+  if (const std::string w = gemm_path().warning(); !w.empty()) std::printf("warning: %s\n", w.c_str());
+  if (cfg.parallel.pp > 1 || cfg.parallel.tp > 1) {
+    std::printf("model parallel: pp %d (%s schedule, %s partition), tp %d\n", cfg.parallel.pp,
+                cfg.parallel.pipeline_schedule.c_str(), cfg.parallel.partition_method.c_str(), cfg.parallel.tp);
+  }
+  if (!s.topts.checkpoint.empty()) {
+    int n = 0;
+    for (bool b : s.topts.checkpoint) n += b;
+    std::printf("activation checkpointing: %d of %d blocks%s\n", n, cfg.model.n_layer,
+                s.topts.partition_activations ? ", inputs partitioned over tp" : "");
+  }
+}
 
-  // 3. The loop (engine/training_loop.h), observed by this command's output.
-  const int64_t first_step = trainer.global_step();
-  auto csv = (lead && tc.metrics_csv) ? MetricsCsv::open(tc.output_dir + "/metrics.csv", !args.resume.empty(), first_step,
-                                                         std::string("zerotrain ") + kZerotrainVersion + ", " +
-                                                             trainer.backend().describe())
-                                      : StatusOr<MetricsCsv>(Status::NotFound("disabled"));
-  if (lead && tc.metrics_csv && !csv.ok()) return report_error(csv.status(), kExitBadInput);
+// The loop (engine/training_loop.h), observed by this command's output.
+Next train_steps(Session* s, const TrainCommandArgs& args, LoopResult* out) {
+  const ZtConfig& cfg = s->cfg;
+  const TrainingConfig& tc = cfg.training;
+  Trainer& trainer = *s->trainer;
+  auto csv = (s->lead && tc.metrics_csv)
+                 ? MetricsCsv::open(tc.output_dir + "/metrics.csv", !args.resume.empty(), trainer.global_step(),
+                                    std::string("zerotrain ") + kZerotrainVersion + ", " + trainer.backend().describe())
+                 : StatusOr<MetricsCsv>(Status::NotFound("disabled"));
+  if (s->lead && tc.metrics_csv && !csv.ok()) return report_error(csv.status(), kExitBadInput);
   std::unique_ptr<Monitors> monitors;  // rank 0; every rank joins the per-step RSS gather
-  if (lead && Monitors::any_enabled(cfg)) {
+  if (s->lead && Monitors::any_enabled(cfg)) {
     auto m = Monitors::open(cfg);
     if (!m.ok()) return report_error(m.status(), kExitBadInput);
     monitors = std::move(m).value();
     std::printf("monitors: %s\n", monitors->describe().c_str());
   }
-  ProcessGroup& world_group = groups.world != nullptr ? *groups.world : trainer.dp();
   const double device_peak = trainer.backend().peak_flops();  // a GPU's datasheet rate, else measured here
-  const double peak = !lead                ? 0.0
-                      : device_peak > 0.0 ? device_peak * world_size
-                                          : measure_fma_peak_gflops(num_threads(), 0.3) * 1e9 * world_size *
-                                                peak_factor(trainer.backend().compute_dtype());
+  s->peak = !s->lead            ? 0.0
+            : device_peak > 0.0 ? device_peak * s->world_size
+                                : measure_fma_peak_gflops(num_threads(), 0.3) * 1e9 * s->world_size *
+                                      peak_factor(trainer.backend().compute_dtype());
   const int64_t print_every = cfg.steps_per_print > 0 ? cfg.steps_per_print : std::max<int64_t>(1, tc.steps / 20);
   // Under mpirun, stdout is a pseudo-terminal of the launcher even when piped: plain lines.
-  Progress progress(tc.steps, print_every, lead && Progress::stdout_is_terminal() && !launched_by_mpi());
-  const std::vector<ProcessGroup*> comm_groups = {groups.world, groups.dp, groups.pp, groups.tp, groups.tied, &trainer.dp()};
-  TrainObserver observer({&cfg, &trainer, &groups, lead, peak, world_size, print_every, &progress,
+  Progress progress(tc.steps, print_every, s->lead && Progress::stdout_is_terminal() && !launched_by_mpi());
+  TrainObserver observer({&cfg, &trainer, &s->groups, s->lead, s->peak, s->world_size, print_every, &progress,
                           csv.ok() ? &csv.value() : nullptr, monitors.get()});
-  const TrainingLoop loop{&trainer, &cfg, &train, val ? as_micro_batches(val_batches) : std::vector<MicroBatch>{},
-                          groups.world, comm_groups, grid.coord(rank).dp, [&] { return save_run(trainer, cfg, lead); }};
+  const TrainingLoop loop{&trainer, &cfg, &*s->data.train,
+                          s->data.val ? as_micro_batches(s->data.val_batches) : std::vector<MicroBatch>{},
+                          s->groups.world, s->comm_groups, s->grid.coord(s->rank).dp,
+                          [s] { return save_run(*s->trainer, s->cfg, s->lead); }};
   auto ran = run_training_loop(loop, &observer);
   if (!ran.ok()) return report_error(ran.status(), kExitFailure);
-  int64_t saved_step = ran->saved_step;
-  const bool stopping = ran->stopped;
-  const std::optional<double> last_val = ran->last_val;
-  if (lead) progress.finish();
+  *out = ran.value();
+  if (s->lead) progress.finish();
+  return std::nullopt;
+}
 
-  // 4. Checkpoint, reports, sample (collective parts first, then rank 0 alone).
-  if (tc.save_at_end && trainer.global_step() > first_step && saved_step != trainer.global_step()) {
-    if (!(s = save_run(trainer, cfg, lead)).ok()) return report_error(s, kExitFailure);
-    saved_step = trainer.global_step();
+// The end: a last checkpoint, the run report (collective), then rank 0's summary and sample.
+int finish_run(Session* s, LoopResult r) {
+  const ZtConfig& cfg = s->cfg;
+  const TrainingConfig& tc = cfg.training;
+  Trainer& trainer = *s->trainer;
+  Status st;
+  if (tc.save_at_end && trainer.global_step() > r.first_step && r.saved_step != trainer.global_step()) {
+    if (!(st = save_run(trainer, cfg, s->lead)).ok()) return report_error(st, kExitFailure);
+    r.saved_step = trainer.global_step();
   }
   const bool model_parallel = cfg.parallel.pp > 1 || cfg.parallel.tp > 1;
   std::vector<float> full;
-  if (tc.sample_tokens > 0 && !stopping && !model_parallel) {
-    full.resize(table.numel());
-    if (!(s = trainer.gather_params(full.data())).ok()) return report_error(s, kExitFailure);
+  if (tc.sample_tokens > 0 && !r.stopped && !model_parallel) {
+    full.resize(trainer.param_table().numel());
+    if (!(st = trainer.gather_params(full.data())).ok()) return report_error(st, kExitFailure);
   }
   Json ranks;
-  auto report = collect_run_report(trainer, world_group, &ranks);
+  auto report = collect_run_report(trainer, s->groups.world != nullptr ? *s->groups.world : trainer.dp(), &ranks);
   if (!report.ok()) return report_error(report.status(), kExitFailure);
-  if (!lead) return kExitOk;
+  if (!s->lead) return kExitOk;
   std::fputs(report->c_str(), stdout);
-  const std::string comms = comms_summary(comm_groups, cfg.comms_logger);
+  const std::string comms = comms_summary(s->comm_groups, cfg.comms_logger);
   if (cfg.comms_logger.enabled) std::fputs(comms.c_str(), stdout);
-  if (!(s = write_run_report_json(cfg, world_size, trainer, ranks, comms, peak)).ok()) return report_error(s, kExitFailure);
-  if (last_val) {
-    const double h = unigram_entropy(train, cfg.model.vocab_size);
+  if (!(st = write_run_report_json(cfg, s->world_size, trainer, ranks, comms, s->peak)).ok()) return report_error(st, kExitFailure);
+  if (r.last_val) {
+    const double h = unigram_entropy(*s->data.train, cfg.model.vocab_size);
     std::printf("unigram entropy of the training split: %.4f nats/token; final validation loss: %.4f (%s)\n", h,
-                *last_val, *last_val < h ? "below: the model uses context" : "NOT below");
+                *r.last_val, *r.last_val < h ? "below: the model uses context" : "NOT below");
   }
-  if (stopping) {
+  if (r.stopped) {
     std::printf("stopped by signal after step %lld; continue with --resume %s\n",
                 static_cast<long long>(trainer.global_step()), tc.checkpoint_dir().c_str());
     return kExitOk;
   }
-  if (tc.sample_tokens > 0 && model_parallel) {
-    // The model is split over ranks: the sample reads the whole model back from the checkpoint.
-    if (saved_step != trainer.global_step()) {
+  if (tc.sample_tokens == 0) return kExitOk;
+  if (model_parallel) {  // the model is split over ranks: the sample reads the whole model back from the checkpoint
+    if (r.saved_step != trainer.global_step()) {
       std::printf("no sample: the model is split over pipeline/tensor-parallel ranks and no checkpoint of the last step was saved\n");
       return kExitOk;
     }
-    if (!(s = read_back_weights(cfg, &full)).ok()) return report_error(s, kExitFailure);
+    if (!(st = read_back_weights(cfg, &full)).ok()) return report_error(st, kExitFailure);
   }
-  if (tc.sample_tokens > 0) print_sample(cfg, tok, full.data());
+  print_sample(cfg, *s->tok, full.data());
   return kExitOk;
+}
+
+}  // namespace
+
+int run_train(const TrainCommandArgs& args) {
+  auto root = load_config_json(args);  // every failure before the trainer is the user's input (exit 2)
+  if (!root.ok()) return report_error(root.status(), kExitBadInput);
+  // Parameter-server jobs resolve the batch over their workers, not the whole world.
+  if (param_server_requested(root.value())) return run_param_server_train(args, root.value());
+  auto config = load_run_config(root.value(), launched_by_mpi() ? launched_world_size() : 1);
+  if (!config.ok()) return report_error(config.status(), kExitBadInput);
+  if (args.print_config) {  // every rank would print the same: only the first (or a lone process)
+    if (const char* r = std::getenv("OMPI_COMM_WORLD_RANK"); r == nullptr || std::string(r) == "0") {
+      print_resolved_config(*config);
+    }
+    return 0;
+  }
+  Session s;
+  s.cfg = std::move(config).value();
+  if (Next e = start_ranks(&s)) return *e;
+  if (Next e = open_inputs(&s, args, root.value())) return *e;
+  if (Next e = create_trainer(&s, args)) return *e;
+  auto host_map = describe_host_map(s.groups.world);  // collective
+  if (!host_map.ok()) return report_error(host_map.status(), kExitFailure);
+  if (s.lead) {
+    print_banner(s, *host_map);
+    print_run_shape(s);
+  }
+  LoopResult ran;
+  if (Next e = train_steps(&s, args, &ran)) return *e;
+  return finish_run(&s, ran);
 }
 
 }  // namespace zt

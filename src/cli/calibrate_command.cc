@@ -1,6 +1,10 @@
 // `zerotrain calibrate`; see calibrate_command.h.
 #include "cli/calibrate_command.h"
 
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -241,6 +245,21 @@ int run_calibrate(const CalibrateArgs& args) {
   if (Status s = save_calibration(path, cal); !s.ok()) return report_error(s, kExitFailure);
   print_summary(cal, args.skip_compute ? nullptr : &table, args.skip_comm ? "" : link, path);
   return kExitOk;
+}
+
+Command add_calibrate_command(CLI::App& app) {
+  auto cal = std::make_shared<CalibrateArgs>();
+  CLI::App* cb = app.add_subcommand("calibrate", "Measure kernel rates (and, under mpirun, collective latency and bandwidth) "
+                                                  "for estimate and plan; merged into the calibration cache");
+  cb->add_option("-c,--config", cal->configs, "Measure the kernel calls of this config's model (repeatable; none: GPT-2 small)");
+  cb->add_option("--micro-batches", cal->micro_batches, "Micro-batch sizes to measure")->delimiter(',');
+  cb->add_option("--tp", cal->tp_degrees, "Tensor-parallel degrees to measure")->delimiter(',');
+  cb->add_option("--precision", cal->precision, "fp32, bf16 or fp16: the compute table to fill");
+  cb->add_option("-o,--output", cal->output, "Calibration file (default $ZT_CALIBRATION or ~/.cache/zerotrain/calibration.json)");
+  cb->add_flag("--skip-compute", cal->skip_compute, "Measure only the collectives");
+  cb->add_flag("--skip-comm", cal->skip_comm, "Measure only the kernels");
+  cb->add_flag("--quick", cal->quick, "Short timings and messages up to 4 MiB");
+  return {cb, [cal] { return run_calibrate(*cal); }, true};
 }
 
 }  // namespace zt

@@ -12,6 +12,8 @@
 // Exit status: 0 written, 2 bad arguments or configuration, 1 a measurement failed.
 #pragma once
 
+#include "cli/command.h"
+
 #include <string>
 #include <vector>
 
@@ -29,5 +31,8 @@ struct CalibrateArgs {
 };
 
 int run_calibrate(const CalibrateArgs& args);
+
+// Registers `zerotrain calibrate` and its flags.
+Command add_calibrate_command(CLI::App& app);
 
 }  // namespace zt

@@ -1,6 +1,10 @@
 // export / import between zerotrain checkpoints and HuggingFace model files.
 #include "cli/checkpoint_commands.h"
 
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
 #include <cstdio>
 #include <filesystem>
 
@@ -83,6 +87,33 @@ int run_import(const ImportCommandArgs& a) {
   std::printf("imported %s (%s) as checkpoint %s/%s (weights only; tokenizer %s)\n", a.model.c_str(),
               c.to_string().c_str(), a.output.c_str(), a.tag.c_str(), tokenizer.c_str());
   return kExitOk;
+}
+
+Command add_export_command(CLI::App& app) {
+  auto exp = std::make_shared<ExportCommandArgs>();
+  CLI::App* x = app.add_subcommand("export", "Write a checkpoint's model as HuggingFace files (GPT2LMHeadModel or "
+                                             "LlamaForCausalLM): config.json + model.safetensors, or shards + index");
+  x->add_option("checkpoint", exp->checkpoint, "Checkpoint (save directory with 'latest', or a tag directory)")->required();
+  x->add_option("-o,--output", exp->output, "Output directory")->required();
+  x->add_option("--dtype", exp->dtype, "Stored dtype: fp32 (default, exact), bf16 or fp16 (rounded to nearest even)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  x->add_option("--max-shard-size", exp->max_shard_size,
+                "Largest weights file before sharding with model.safetensors.index.json: bytes, or e.g. 100MB, 5GB "
+                "(default 5GB, as HuggingFace)");
+  return {x, [exp] { return run_export(*exp); }, true};
+}
+
+Command add_import_command(CLI::App& app) {
+  auto imp = std::make_shared<ImportCommandArgs>();
+  CLI::App* i = app.add_subcommand("import", "Turn a HuggingFace GPT-2 or Llama model into a zerotrain checkpoint");
+  i->add_option("model", imp->model, "Model directory (config.json + model.safetensors or model.safetensors.index.json "
+                                    "and shards), or one of those weight files")->required();
+  i->add_option("-o,--output", imp->output, "Save directory of the new checkpoint")->required();
+  i->add_option("--tag", imp->tag, "Tag of the new checkpoint");
+  i->add_option("--tokenizer", imp->tokenizer, "Tokenizer recorded for sample: gpt2, byte, or a path/to/tokenizer.model "
+                                              "or path/to/tokenizer.json (default: the one beside the model, else gpt2)")
+      ->check(tokenizer_validator());
+  return {i, [imp] { return run_import(*imp); }, true};
 }
 
 }  // namespace zt

@@ -5,6 +5,8 @@
 // config.json on import (checkpoint/hf_model.h). Exit status 0, or 2 for bad input.
 #pragma once
 
+#include "cli/command.h"
+
 #include <string>
 
 namespace zt {
@@ -26,5 +28,10 @@ struct ImportCommandArgs {
   std::string tokenizer;
 };
 int run_import(const ImportCommandArgs& args);
+
+// Registers `zerotrain export` and its flags.
+Command add_export_command(CLI::App& app);
+// Registers `zerotrain import` and its flags.
+Command add_import_command(CLI::App& app);
 
 }  // namespace zt

@@ -7,6 +7,10 @@
 // ZT_GEMM) is reached only through sgemm when select_gemm_path() succeeded.
 #include "cli/doctor_command.h"
 
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -292,6 +296,16 @@ int doctor_command(const DoctorOptions& options) {
   report_threads(c, &r);
   report_storage(options, &r);
   return r.finish();
+}
+
+Command add_doctor_command(CLI::App& app) {
+  auto doctor = std::make_shared<DoctorOptions>();
+  CLI::App* d = app.add_subcommand("doctor", "Report the machine facts that decide speed and correctness (like ds_report); "
+                                             "exit 1 on a problem that will slow or break training");
+  d->add_option("--output-dir", doctor->output_dir, "Directory checkpoints would go to (probed for writes, io_uring, O_DIRECT)");
+  d->add_option("--gemm-seconds", doctor->gemm_seconds, "Seconds for the GEMM speed probe and again for the FMA peak")
+      ->check(CLI::Range(0.0, 60.0));
+  return {d, [doctor] { return doctor_command(*doctor); }, false};
 }
 
 }  // namespace zt

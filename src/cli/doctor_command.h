@@ -9,6 +9,8 @@
 // Thread-safety: run from the main thread, before any training.
 #pragma once
 
+#include "cli/command.h"
+
 #include <string>
 
 namespace zt {
@@ -19,5 +21,8 @@ struct DoctorOptions {
 };
 
 int doctor_command(const DoctorOptions& options);
+
+// Registers `zerotrain doctor` and its flags.
+Command add_doctor_command(CLI::App& app);
 
 }  // namespace zt

@@ -4,6 +4,10 @@
 // what the prediction assumed.
 #include "cli/estimate_command.h"
 
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -194,6 +198,23 @@ int run_estimate(const EstimateArgs& args) {
   }
   print_time(cfg, cl, *eval, cal, cal_path);
   return kExitOk;
+}
+
+Command add_estimate_command(CLI::App& app) {
+  auto est = std::make_shared<EstimateArgs>();
+  CLI::App* m = app.add_subcommand("estimate", "Memory every rank of a run needs, from its configuration, before launching it");
+  m->add_option("-c,--config", est->config.config_path, "ds_config.json with model/data/training sections (none: the demo)");
+  m->add_option("--set", est->config.overrides, "Override a config key: key.path=value (JSON value), repeatable");
+  m->add_option("--world", est->world, "Ranks of the run (mpirun -np)")->check(CLI::Range(1, 1 << 20));
+  m->add_flag("--print-config", est->config.print_config, "Print the resolved configuration as JSON and stop");
+  m->add_option("--hosts", est->hosts, "Hosts of the cluster (with --procs-per-host)")->check(CLI::Range(1, 1 << 16));
+  m->add_option("--procs-per-host", est->procs_per_host, "Ranks per host")->check(CLI::Range(1, 1 << 12));
+  m->add_option("--threads-per-rank", est->threads_per_rank, "Threads per rank (default: cores / procs per host)")
+      ->check(CLI::Range(1, 1 << 12));
+  m->add_option("--mem-per-host", est->mem_per_host, "Memory of a host, e.g. 64GiB: says whether the layout fits");
+  m->add_option("--calibration", est->calibration, "Calibration file (default $ZT_CALIBRATION or ~/.cache/zerotrain/calibration.json)");
+  m->add_flag("--json", est->json, "One JSON object: memory of the largest rank and the predicted step");
+  return {m, [est] { return run_estimate(*est); }, false};
 }
 
 }  // namespace zt

@@ -4,6 +4,8 @@
 // activations, and a bound on communication buffers; engine/memory_estimate.h).
 #pragma once
 
+#include "cli/command.h"
+
 #include <vector>
 
 #include "cli/train_command.h"
@@ -33,5 +35,8 @@ StatusOr<ClusterSpec> cluster_from_args(const EstimateArgs& args);
 
 // Every rank's estimate for a resolved configuration and world size, in rank order.
 StatusOr<std::vector<MemoryEstimate>> estimate_all_ranks(const ZtConfig& config, int world);
+
+// Registers `zerotrain estimate` and its flags.
+Command add_estimate_command(CLI::App& app);
 
 }  // namespace zt

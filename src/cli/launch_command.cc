@@ -2,6 +2,10 @@
 // mpirun command line, then exec.
 #include "cli/launch_command.h"
 
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -80,6 +84,22 @@ int run_launch(const LaunchCommandArgs& a) {
   std::fflush(stdout);
   if (a.dry_run) return kExitOk;
   return run_supervised(plan->argv, plan->hosts);
+}
+
+Command add_launch_command(CLI::App& app) {
+  auto launch = std::make_shared<LaunchCommandArgs>();
+  CLI::App* l = app.add_subcommand("launch", "Run a zerotrain command on the hosts of a DeepSpeed hostfile through mpirun "
+                                             "(prints the mpirun command)");
+  l->add_option("-H,--hostfile", launch->hostfile, "DeepSpeed hostfile: \"hostname slots=N\" lines, # comments");
+  l->add_option("-i,--include", launch->include, "Hosts and slots to use, e.g. host1:0,1@host2");
+  l->add_option("-e,--exclude", launch->exclude, "Hosts and slots to leave out, same format");
+  l->add_option("--num_nodes", launch->num_nodes, "Use the first N hosts")->check(CLI::PositiveNumber);
+  l->add_option("--num_procs,--num_gpus", launch->num_procs, "Ranks per host (the first N slots)")->check(CLI::PositiveNumber);
+  l->add_option("--launcher_args", launch->launcher_args, "Extra mpirun arguments, as one quoted string");
+  l->add_flag("--dry-run", launch->dry_run, "Print the mpirun command without running it");
+  l->add_option("command", launch->command, "The zerotrain command for every rank, after --: -- train --config c.json")
+      ->required();
+  return {l, [launch] { return run_launch(*launch); }, false};
 }
 
 }  // namespace zt

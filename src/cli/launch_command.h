@@ -11,6 +11,8 @@
 // bring hostfiles and include/exclude strings that mpirun does not read.
 #pragma once
 
+#include "cli/command.h"
+
 #include <string>
 #include <vector>
 
@@ -41,5 +43,8 @@ struct LaunchPlan {
 StatusOr<LaunchPlan> plan_launch(const LaunchCommandArgs& a, const std::string& self);
 
 int run_launch(const LaunchCommandArgs& a);
+
+// Registers `zerotrain launch` and its flags.
+Command add_launch_command(CLI::App& app);
 
 }  // namespace zt

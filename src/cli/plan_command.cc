@@ -1,6 +1,10 @@
 // `zerotrain plan`; see plan_command.h.
 #include "cli/plan_command.h"
 
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -151,6 +155,24 @@ int run_plan(const PlanArgs& args) {
     std::printf("step times: not predicted: %s\n", fit[0].eval.time_status.message().c_str());
   }
   return kExitOk;
+}
+
+Command add_plan_command(CLI::App& app) {
+  auto plan = std::make_shared<PlanArgs>();
+  CLI::App* pl = app.add_subcommand("plan", "Search dp x pp x tp x ZeRO stage x micro-batch x checkpointing for a model on a "
+                                             "cluster; rank the layouts that fit by predicted step time");
+  pl->add_option("-c,--config", plan->estimate.config.config_path, "ds_config.json: the model, global batch and precision");
+  pl->add_option("--set", plan->estimate.config.overrides, "Override a config key: key.path=value (JSON value), repeatable");
+  pl->add_option("--hosts", plan->estimate.hosts, "Hosts of the cluster")->check(CLI::Range(1, 1 << 16));
+  pl->add_option("--procs-per-host", plan->estimate.procs_per_host, "Ranks per host")->check(CLI::Range(1, 1 << 12));
+  pl->add_option("--threads-per-rank", plan->estimate.threads_per_rank, "Threads per rank (default: cores / procs per host)")
+      ->check(CLI::Range(1, 1 << 12));
+  pl->add_option("--mem-per-host", plan->estimate.mem_per_host, "Memory of a host, e.g. 64GiB (default: no limit)");
+  pl->add_option("--calibration", plan->estimate.calibration, "Calibration file (default $ZT_CALIBRATION or ~/.cache/zerotrain/calibration.json)");
+  pl->add_option("--top", plan->top, "Layouts to print")->check(CLI::Range(1, 100000));
+  pl->add_option("--max-micro-batch", plan->max_micro_batch, "Largest micro-batch to try")->check(CLI::Range(1, 1 << 20));
+  pl->add_flag("--json", plan->json, "One JSON object with the ranked layouts");
+  return {pl, [plan] { return run_plan(*plan); }, true};
 }
 
 }  // namespace zt

@@ -8,6 +8,8 @@
 // Exit status: 0 printed (even when nothing fits: it says so), 2 bad arguments or config.
 #pragma once
 
+#include "cli/command.h"
+
 #include "cli/estimate_command.h"
 
 namespace zt {
@@ -20,5 +22,8 @@ struct PlanArgs {
 };
 
 int run_plan(const PlanArgs& args);
+
+// Registers `zerotrain plan` and its flags.
+Command add_plan_command(CLI::App& app);
 
 }  // namespace zt

@@ -1,6 +1,10 @@
 // The run report page; see report_command.h.
 #include "cli/report_command.h"
 
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -115,6 +119,16 @@ int run_report(const ReportArgs& args) {
   std::printf("report: %s (%zu run%s)%s\n", args.output.c_str(), runs.size(), runs.size() == 1 ? "" : "s",
               args.png.empty() ? "" : (", loss curve: " + args.png).c_str());
   return kExitOk;
+}
+
+Command add_report_command(CLI::App& app) {
+  auto rep = std::make_shared<ReportArgs>();
+  CLI::App* r = app.add_subcommand("report", "One self-contained HTML page of one or more runs (overlaid): curves, "
+                                             "throughput, breakdown, memory against the estimate, communication");
+  r->add_option("runs", rep->runs, "Training output directories (metrics.csv, run_report.json)")->required();
+  r->add_option("-o,--output", rep->output, "The HTML file to write (default report.html)");
+  r->add_option("--png", rep->png, "Also draw the loss curves into this PNG (needs gnuplot)");
+  return {r, [rep] { return run_report(*rep); }, false};
 }
 
 }  // namespace zt

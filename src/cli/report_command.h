@@ -9,6 +9,8 @@
 // --png also draws the loss curves with gnuplot (Debian's gnuplot-nox).
 #pragma once
 
+#include "cli/command.h"
+
 #include <string>
 #include <vector>
 
@@ -22,5 +24,8 @@ struct ReportArgs {
 
 // Exit status: 0 written, 2 a run directory or a needed tool is missing or unreadable.
 int run_report(const ReportArgs& args);
+
+// Registers `zerotrain report` and its flags.
+Command add_report_command(CLI::App& app);
 
 }  // namespace zt

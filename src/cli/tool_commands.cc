@@ -1,6 +1,10 @@
 // prepare / sample / eval.
 #include "cli/tool_commands.h"
 
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
 #include "config/coverage.h"
 
 #include <cstdio>
@@ -134,6 +138,56 @@ int run_config_coverage() {
   if (!md.ok()) return report_error(md.status(), kExitFailure);
   std::fputs(md.value().c_str(), stdout);
   return 0;
+}
+
+Command add_prepare_command(CLI::App& app) {
+  auto prep = std::make_shared<PrepareCommandArgs>();
+  CLI::App* p = app.add_subcommand("prepare", "Tokenize text files into a token file (llm.c format)");
+  p->add_option("inputs", prep->inputs, "Text files")->required();
+  p->add_option("-o,--output", prep->output, "Token file for the training split")->required();
+  p->add_option("--val-output", prep->val_output, "Token file for a validation split");
+  p->add_option("--val-fraction", prep->val_fraction, "Fraction of documents for validation")->check(CLI::Range(0.0, 1.0));
+  p->add_option("--separator", prep->separator, "A line equal to this separates documents (default: one per file)");
+  p->add_option("--tokenizer", prep->tokenizer,
+                "gpt2, byte, a SentencePiece path/to/tokenizer.model or a HuggingFace path/to/tokenizer.json")
+      ->check(tokenizer_validator());
+  p->add_option("--bpe-dir", prep->bpe_dir, "Directory with GPT-2's encoder.json and vocab.bpe");
+  p->add_option("--format", prep->format, "llmc or raw_uint16")->check(CLI::IsMember({"llmc", "raw_uint16"}));
+  return {p, [prep] { return run_prepare(*prep); }, true};
+}
+
+Command add_sample_command(CLI::App& app) {
+  auto sample = std::make_shared<SampleCommandArgs>();
+  CLI::App* s = app.add_subcommand("sample", "Generate text from a saved model");
+  s->add_option("checkpoint", sample->checkpoint, "Checkpoint directory (tag, or save dir with 'latest')")->required();
+  s->add_option("--prompt", sample->prompt, "Text to continue");
+  s->add_option("--temperature", sample->temperature, "0 = greedy")->check(CLI::Range(0.0, 100.0));
+  s->add_option("--top-k", sample->top_k, "0 = whole vocabulary")->check(CLI::NonNegativeNumber);
+  s->add_option("--seed", sample->seed, "Random seed");
+  s->add_option("--max-tokens", sample->max_tokens, "Tokens to generate")->check(CLI::PositiveNumber);
+  s->add_option("--bpe-dir", sample->bpe_dir, "Directory with GPT-2's BPE files");
+  s->add_option("--precision", sample->precision, "Compute dtype: fp32 (default), bf16 or fp16")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  return {s, [sample] { return run_sample(*sample); }, true};
+}
+
+Command add_eval_command(CLI::App& app) {
+  auto eval = std::make_shared<EvalCommandArgs>();
+  CLI::App* e = app.add_subcommand("eval", "Validation loss of a saved model on token files");
+  e->add_option("checkpoint", eval->checkpoint, "Checkpoint directory")->required();
+  e->add_option("--data", eval->data, "Token files or globs")->required();
+  e->add_option("--format", eval->format, "auto, llmc or raw_uint16")->check(CLI::IsMember({"auto", "llmc", "raw_uint16"}));
+  e->add_option("--precision", eval->precision, "Compute dtype: fp32 (default), bf16 or fp16")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  e->add_option("--batches", eval->batches, "Batches to evaluate (0 = all)")->check(CLI::NonNegativeNumber);
+  e->add_option("--batch-size", eval->batch_size, "Sequences per batch")->check(CLI::PositiveNumber);
+  return {e, [eval] { return run_eval(*eval); }, true};
+}
+
+Command add_config_coverage_command(CLI::App& app) {
+  CLI::App* cov = app.add_subcommand("config-coverage", "Print docs/config-coverage.md: every DeepSpeed key zerotrain "
+                                                        "reads, maps, resolves from \"auto\" or refuses");
+  return {cov, [] { return run_config_coverage(); }, false};
 }
 
 }  // namespace zt

@@ -3,6 +3,8 @@
 // success, 2 for bad arguments or input files, 1 for failures while running.
 #pragma once
 
+#include "cli/command.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -45,5 +47,14 @@ int run_eval(const EvalCommandArgs& args);
 
 // `zerotrain config-coverage`: prints docs/config-coverage.md (config/coverage.h).
 int run_config_coverage();
+
+// Registers `zerotrain prepare` and its flags.
+Command add_prepare_command(CLI::App& app);
+// Registers `zerotrain sample` and its flags.
+Command add_sample_command(CLI::App& app);
+// Registers `zerotrain eval` and its flags.
+Command add_eval_command(CLI::App& app);
+// Registers `zerotrain config-coverage` and its flags.
+Command add_config_coverage_command(CLI::App& app);
 
 }  // namespace zt

@@ -2,6 +2,10 @@
 // mpirun job (data parallel, any ZeRO stage). Rank 0 prints and writes; every rank trains.
 #include "cli/train_command.h"
 
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -320,6 +324,27 @@ int run_train(const TrainCommandArgs& args) {
   LoopResult ran;
   if (Next e = train_steps(&s, args, &ran)) return *e;
   return finish_run(&s, ran);
+}
+
+Command add_train_command(CLI::App& app) {
+  auto train = std::make_shared<TrainCommandArgs>();
+  auto demo = std::make_shared<bool>(false);
+  CLI::App* t = app.add_subcommand("train", "Train a model (no --config: the built-in demo on Debian's fortunes)");
+  t->add_option("-c,--config", train->config_path, "ds_config.json with model/data/training sections");
+  t->add_option("--set", train->overrides, "Override a config key: key.path=value (JSON value), repeatable");
+  t->add_option("--device", train->device, "cpu (default), cuda, or auto (cuda where a GPU is usable): training.device")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  t->add_option("--resume", train->resume, "Continue from a checkpoint (a tag directory or a save directory), in any layout");
+  t->add_option("--init", train->init,
+                "Start from weights only: a checkpoint, or a HuggingFace GPT-2 or Llama model (its directory, "
+                "model.safetensors or model.safetensors.index.json)");
+  t->add_flag("--print-config", train->print_config, "Print the resolved configuration (aliases mapped, \"auto\" "
+                                                     "resolved) as JSON and stop");
+  t->add_flag("--demo", *demo, "Run the built-in demo (the default when --config is absent)");
+  t->callback([train, demo] {
+    if (*demo) train->config_path.clear();
+  });
+  return {t, [train] { return run_train(*train); }, true};
 }
 
 }  // namespace zt

@@ -2,6 +2,8 @@
 // validation and timing breakdown -> checkpoint, memory report, sample.
 #pragma once
 
+#include "cli/command.h"
+
 #include <string>
 #include <vector>
 
@@ -19,5 +21,8 @@ struct TrainCommandArgs {
 // Exit status: 0 done, 2 bad configuration or input (before any training), 1 failure
 // during the run.
 int run_train(const TrainCommandArgs& args);
+
+// Registers `zerotrain train` and its flags.
+Command add_train_command(CLI::App& app);
 
 }  // namespace zt

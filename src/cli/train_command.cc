@@ -27,6 +27,7 @@
 #include "cli/train_observer.h"
 #include "cli/host_map.h"
 #include "comm/mpi_world.h"
+#include "backend/peak.h"
 #include "config/config.h"
 #include "core/cpu_features.h"
 #include "core/threads.h"
@@ -39,9 +40,6 @@
 #include "engine/trainer.h"
 #include "engine/training_loop.h"
 #include "io/filesystem.h"
-#include "kernels/cpu/fma_peak.h"
-#include "kernels/cpu/gemm_bf16.h"
-#include "kernels/cpu/gemm_path.h"
 
 namespace zt {
 
@@ -61,16 +59,6 @@ double unigram_entropy(const TokenDataset& d, int vocab) {
     if (c > 0.0) h -= c / n * std::log(c / n);
   }
   return h;
-}
-
-// The compute peak relative to the fp32 FMA peak: bf16 on AVX-512 BF16 does two products
-// per fp32 lane per instruction (vdpbf16ps), so twice; on AMX the tile rate is not
-// measured here, so no MFU is shown (0); fp32, f16 (fp32 GEMMs) and the bf16 fallback: 1.
-double peak_factor(DType compute) {
-  if (compute != DType::kBF16) return 1.0;
-  const StatusOr<std::string> impl = bf16_gemm_impl(256, 256, 256);
-  if (!impl.ok() || impl.value().find("fallback") != std::string::npos) return 1.0;
-  return impl.value().find("amx") != std::string::npos ? 0.0 : 2.0;
 }
 
 // Everything one `zerotrain train` run holds, filled step by step by the functions below.
@@ -198,7 +186,7 @@ void print_run_shape(const Session& s) {
       std::printf("fp16 loss scale: static %g\n", ls->scale());
     }
   }
-  if (const std::string w = gemm_path().warning(); !w.empty()) std::printf("warning: %s\n", w.c_str());
+  if (const std::string w = backend_warning(s.trainer->backend()); !w.empty()) std::printf("warning: %s\n", w.c_str());
   if (cfg.parallel.pp > 1 || cfg.parallel.tp > 1) {
     std::printf("model parallel: pp %d (%s schedule, %s partition), tp %d\n", cfg.parallel.pp,
                 cfg.parallel.pipeline_schedule.c_str(), cfg.parallel.partition_method.c_str(), cfg.parallel.tp);
@@ -228,11 +216,8 @@ Next train_steps(Session* s, const TrainCommandArgs& args, LoopResult* out) {
     monitors = std::move(m).value();
     std::printf("monitors: %s\n", monitors->describe().c_str());
   }
-  const double device_peak = trainer.backend().peak_flops();  // a GPU's datasheet rate, else measured here
-  s->peak = !s->lead            ? 0.0
-            : device_peak > 0.0 ? device_peak * s->world_size
-                                : measure_fma_peak_gflops(num_threads(), 0.3) * 1e9 * s->world_size *
-                                      peak_factor(trainer.backend().compute_dtype());
+  // A GPU's datasheet rate, else this CPU's measured peak (rank 0 only: it takes 0.3 s).
+  s->peak = s->lead ? rank_peak_flops(trainer.backend(), num_threads(), 0.3) * s->world_size : 0.0;
   const int64_t print_every = cfg.steps_per_print > 0 ? cfg.steps_per_print : std::max<int64_t>(1, tc.steps / 20);
   // Under mpirun, stdout is a pseudo-terminal of the launcher even when piped: plain lines.
   Progress progress(tc.steps, print_every, s->lead && Progress::stdout_is_terminal() && !launched_by_mpi());

@@ -91,60 +91,32 @@ bool param_server_requested(const Json& root) {
   return !ps.contains("enabled") || !ps["enabled"].is_boolean() || ps["enabled"].get<bool>();
 }
 
-int run_param_server_train(const TrainCommandArgs& args, const Json& root) {
-  // 1. Configuration, roles, tokenizer and data: failures here are the user's input (exit 2).
-  const int world_size = launched_by_mpi() ? launched_world_size() : 1;
-  auto config_or = load_ps_config(args, root, world_size);
-  if (!config_or.ok()) return report_error(config_or.status(), kExitBadInput);
-  ZtConfig cfg = std::move(config_or).value();
-  if (cfg.training.device != "cpu") {
-    return report_error(Status::Unimplemented("/training/device: \"" + cfg.training.device + "\": the parameter server "
-                                              "runs on the CPU only; use device cpu"),
-                        kExitBadInput);
-  }
-  const TrainingConfig& tc = cfg.training;
-  const PsOptions pso = ps_options(cfg);
-  if (Status v = validate_ps_job(pso, world_size); !v.ok()) return report_error(v, kExitBadInput);
-  CommOptions co;
-  co.timeout_s = cfg.parallel.comm_timeout_s;
-  co.algorithm = cfg.parallel.algorithm;
-  co.ring_chunk_bytes = static_cast<size_t>(cfg.parallel.ring_chunk_bytes);
-  auto mpi_or = MpiWorld::init(co);
-  if (!mpi_or.ok()) return report_error(mpi_or.status(), kExitFailure);
-  std::unique_ptr<MpiWorld> mpi = std::move(mpi_or).value();
-  const int rank = mpi->world().rank(), S = pso.servers, W = world_size - S;
-  const bool lead_worker = rank == S;
-  if (tc.threads > 0) set_num_threads(tc.threads);
-  auto tok_or = prepare_inputs(&cfg, args.config_path.empty(), rank == 0);
-  if (!tok_or.ok()) return report_error(tok_or.status(), kExitBadInput);
-  const Tokenizer& tok = *tok_or.value();
-  Status s;
-  if (!(s = mpi->world().barrier()->wait()).ok()) return report_error(s, kExitFailure);  // demo data ready
-  auto data_or = open_datasets(cfg);
-  if (!data_or.ok()) return report_error(data_or.status(), kExitBadInput);
-  const TokenDataset& train = *data_or->train;
-  const std::vector<Batch>& val_batches = data_or->val_batches;
-  if (rank == 0) {
-    std::printf("model: %s, %.2f M parameters; data: %lld train tokens (%lld sequences of %d)\n",
-                cfg.model.to_string().c_str(), cfg.model.num_parameters() / 1e6,
-                static_cast<long long>(train.num_tokens()), static_cast<long long>(train.num_windows()),
-                cfg.data.seq_len);
-    std::printf("parameter server: %d server(s) (ranks 0..%d), %d worker(s) (ranks %d..%d), mode %s%s; batch: %lld "
-                "sequences = micro-batch %lld x accumulation %lld x %d workers; %lld steps; %d threads per rank; %s\n",
-                S, S - 1, W, S, world_size - 1, ps_mode_name(pso.effective_mode()),
-                pso.mode == PsMode::kBounded ? (" (staleness " + std::to_string(pso.staleness) + ")").c_str() : "",
-                static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
-                static_cast<long long>(cfg.batch.grad_accum), W, static_cast<long long>(tc.steps), num_threads(),
-                isa_name(active_isa()));
-    std::printf("backend: %s (workers; the servers' optimizer runs in fp32)\n",
-                backend_or_cpu(ps_model_options(cfg).backend).describe().c_str());
-    std::fflush(stdout);
-  }
+namespace {
 
-  // 2. The job: servers serve, workers train (the first worker shows progress).
-  auto groups = make_ps_groups(*mpi, pso, co);
-  if (!groups.ok()) abort_mpi_job(groups.status());
-  BatchSampler sampler(&train, tc.seed, cfg.batch.train_batch_size, static_cast<int>(cfg.batch.micro_batch),
+// Rank 0's banner: model, data, roles, batch and backend.
+void print_ps_banner(const ZtConfig& cfg, const PsOptions& pso, const TokenDataset& train, int world_size) {
+  const int S = pso.servers, W = world_size - S;
+  std::printf("model: %s, %.2f M parameters; data: %lld train tokens (%lld sequences of %d)\n",
+              cfg.model.to_string().c_str(), cfg.model.num_parameters() / 1e6, static_cast<long long>(train.num_tokens()),
+              static_cast<long long>(train.num_windows()), cfg.data.seq_len);
+  std::printf("parameter server: %d server(s) (ranks 0..%d), %d worker(s) (ranks %d..%d), mode %s%s; batch: %lld "
+              "sequences = micro-batch %lld x accumulation %lld x %d workers; %lld steps; %d threads per rank; %s\n",
+              S, S - 1, W, S, world_size - 1, ps_mode_name(pso.effective_mode()),
+              pso.mode == PsMode::kBounded ? (" (staleness " + std::to_string(pso.staleness) + ")").c_str() : "",
+              static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
+              static_cast<long long>(cfg.batch.grad_accum), W, static_cast<long long>(cfg.training.steps), num_threads(),
+              isa_name(active_isa()));
+  std::printf("backend: %s (workers; the servers' optimizer runs in fp32)\n",
+              backend_or_cpu(ps_model_options(cfg).backend).describe().c_str());
+  std::fflush(stdout);
+}
+
+// The job: servers serve, workers train (the first worker shows progress).
+StatusOr<PsRunResult> run_ps_job(const ZtConfig& cfg, const PsOptions& pso, const PsGroups& groups, const RunData& data,
+                                 int world_size, bool lead_worker) {
+  const TrainingConfig& tc = cfg.training;
+  const int W = world_size - pso.servers;
+  BatchSampler sampler(&*data.train, tc.seed, cfg.batch.train_batch_size, static_cast<int>(cfg.batch.micro_batch),
                        static_cast<int>(cfg.batch.grad_accum));
   std::vector<Batch> unit_storage;
   PsWorkerHooks hooks;
@@ -165,42 +137,80 @@ int run_param_server_train(const TrainCommandArgs& args, const Json& root) {
     const double elapsed = clock.seconds();
     progress.update({g, st.loss, st.server0.lr, st.server0.grad_norm, g * tokens_per_step / elapsed, -1.0}, elapsed);
   };
-  hooks.validation = as_micro_batches(val_batches);
-  auto result = run_ps_rank(ps_model_options(cfg), pso, groups.value(), tc.steps, &hooks, lead_worker);
-  if (!result.ok()) abort_mpi_job(result.status());
-  if (lead_worker) progress.finish();
+  hooks.validation = as_micro_batches(data.val_batches);
+  auto result = run_ps_rank(ps_model_options(cfg), pso, groups, tc.steps, &hooks, lead_worker);
+  if (result.ok() && lead_worker) progress.finish();
+  return result;
+}
 
-  // 3. Report (rank 0), checkpoint and sample (the first worker, which holds the final parameters).
+// The first worker, which holds the final parameters: the checkpoint (weights only) and the sample.
+Status save_and_sample(const ZtConfig& cfg, const Tokenizer& tok, std::vector<float>* full) {
+  const TrainingConfig& tc = cfg.training;
+  if (tc.save_at_end) {
+    SaveRequest req;
+    req.save_dir = tc.checkpoint_dir();
+    req.tag = step_tag(tc.steps);
+    req.keep_last = static_cast<int>(tc.keep_last);
+    req.meta.zerotrain_version = kZerotrainVersion;
+    req.meta.model = cfg.model;
+    req.meta.config = cfg.source;
+    req.meta.engine.global_step = tc.steps;
+    req.meta.engine.train_batch_size = cfg.batch.train_batch_size;
+    req.meta.engine.seed = tc.seed;
+    ZT_RETURN_IF_ERROR(save_whole_params(build_gpt_param_table(cfg.model), full->data(), req));
+    std::printf("saved checkpoint %s/%s (weights only: the optimizer state lives on the servers)\n",
+                req.save_dir.c_str(), req.tag.c_str());
+  }
+  if (tc.sample_tokens > 0) print_sample(cfg, tok, full->data());
+  std::fflush(stdout);
+  return Status::OK();
+}
+
+}  // namespace
+
+int run_param_server_train(const TrainCommandArgs& args, const Json& root) {
+  // 1. Configuration, roles, tokenizer and data: failures here are the user's input (exit 2).
+  const int world_size = launched_by_mpi() ? launched_world_size() : 1;
+  auto config_or = load_ps_config(args, root, world_size);
+  if (!config_or.ok()) return report_error(config_or.status(), kExitBadInput);
+  ZtConfig cfg = std::move(config_or).value();
+  if (cfg.training.device != "cpu") {
+    return report_error(Status::Unimplemented("/training/device: \"" + cfg.training.device + "\": the parameter server "
+                                              "runs on the CPU only; use device cpu"),
+                        kExitBadInput);
+  }
+  const PsOptions pso = ps_options(cfg);
+  if (Status v = validate_ps_job(pso, world_size); !v.ok()) return report_error(v, kExitBadInput);
+  CommOptions co;
+  co.timeout_s = cfg.parallel.comm_timeout_s;
+  co.algorithm = cfg.parallel.algorithm;
+  co.ring_chunk_bytes = static_cast<size_t>(cfg.parallel.ring_chunk_bytes);
+  auto mpi_or = MpiWorld::init(co);
+  if (!mpi_or.ok()) return report_error(mpi_or.status(), kExitFailure);
+  std::unique_ptr<MpiWorld> mpi = std::move(mpi_or).value();
+  const int rank = mpi->world().rank();
+  const bool lead_worker = rank == pso.servers;
+  if (cfg.training.threads > 0) set_num_threads(cfg.training.threads);
+  auto tok = prepare_inputs(&cfg, args.config_path.empty(), rank == 0);
+  if (!tok.ok()) return report_error(tok.status(), kExitBadInput);
+  if (Status s = mpi->world().barrier()->wait(); !s.ok()) return report_error(s, kExitFailure);  // demo data ready
+  auto data = open_datasets(cfg);
+  if (!data.ok()) return report_error(data.status(), kExitBadInput);
+  if (rank == 0) print_ps_banner(cfg, pso, *data->train, world_size);
+
+  // 2. The job, then the report (rank 0), checkpoint and sample (the first worker).
+  auto groups = make_ps_groups(*mpi, pso, co);
+  if (!groups.ok()) abort_mpi_job(groups.status());
+  auto result = run_ps_job(cfg, pso, groups.value(), data.value(), world_size, lead_worker);
+  if (!result.ok()) abort_mpi_job(result.status());
   if (rank == 0) {
     std::fputs(format_ps_report(result->reports, result->summary).c_str(), stdout);
-    if (!std::isnan(result->summary.val_loss)) {
-      std::printf("final validation loss: %.4f\n", result->summary.val_loss);
-    }
+    if (!std::isnan(result->summary.val_loss)) std::printf("final validation loss: %.4f\n", result->summary.val_loss);
     std::printf("summary (JSON): %s\n", ps_summary_json(result->summary).c_str());
     std::fflush(stdout);
   }
-  if (lead_worker) {
-    const ParamTable table = build_gpt_param_table(cfg.model);
-    std::vector<float>& full = result->final_params;
-    if (tc.save_at_end) {
-      SaveRequest req;
-      req.save_dir = tc.checkpoint_dir();
-      req.tag = step_tag(tc.steps);
-      req.keep_last = static_cast<int>(tc.keep_last);
-      req.meta.zerotrain_version = kZerotrainVersion;
-      req.meta.model = cfg.model;
-      req.meta.config = cfg.source;
-      req.meta.engine.global_step = tc.steps;
-      req.meta.engine.train_batch_size = cfg.batch.train_batch_size;
-      req.meta.engine.seed = tc.seed;
-      s = save_whole_params(table, full.data(), req);
-      if (!s.ok()) return report_error(s, kExitFailure);
-      std::printf("saved checkpoint %s/%s (weights only: the optimizer state lives on the servers)\n",
-                  req.save_dir.c_str(), req.tag.c_str());
-    }
-    if (tc.sample_tokens > 0) print_sample(cfg, tok, full.data());
-    std::fflush(stdout);
-  }
+  if (!lead_worker) return kExitOk;
+  if (Status s = save_and_sample(cfg, **tok, &result->final_params); !s.ok()) return report_error(s, kExitFailure);
   return kExitOk;
 }
 

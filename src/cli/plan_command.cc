@@ -80,6 +80,77 @@ void print_table(const std::vector<Candidate>& fit, int top, double tokens) {
   }
 }
 
+// The search: every dp x pp x tp x ZeRO stage x micro-batch x checkpointing layout of the
+// global batch, priced by the planner; those that fit, and why the others do not.
+struct Search {
+  std::vector<Candidate> fit;
+  std::map<std::string, int> refused;
+  int considered = 0, too_big = 0;
+};
+
+void consider(const Json& root, const ClusterSpec& cl, const Calibration* cal, Candidate c, int64_t global, int L,
+              Search* s) {
+  ++s->considered;
+  auto cfg = load_run_config(candidate_root(root, global, c.tp, c.pp, c.zero, c.micro, c.ckpt, L), cl.world());
+  auto e = cfg.ok() ? evaluate_layout(*cfg, cl, cal) : StatusOr<LayoutEval>(cfg.status());
+  if (!e.ok()) {
+    ++s->refused[e.status().message().substr(0, 160)];
+    return;
+  }
+  c.eval = std::move(e).value();
+  if (!c.eval.fits) {
+    ++s->too_big;
+    return;
+  }
+  s->fit.push_back(std::move(c));
+}
+
+Search search(const Json& root, const ClusterSpec& cl, const Calibration* cal, int64_t global, int L, int max_micro) {
+  Search s;
+  const int world = cl.world();
+  for (int tp = 1; tp <= cl.procs_per_host; tp *= 2) {
+    for (int pp = 1; pp <= L && tp * pp <= world; ++pp) {
+      if (world % (tp * pp) != 0) continue;
+      const int dp = world / (tp * pp);
+      if (global % dp != 0) continue;
+      for (int micro = 1; micro <= max_micro && micro <= global / dp; micro *= 2) {
+        if ((global / dp) % micro != 0) continue;
+        for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {  // ZeRO shards over dp: nothing to shard at dp 1
+          for (bool ckpt : {false, true}) {
+            consider(root, cl, cal, Candidate{tp, pp, dp, zero, micro, static_cast<int>(global / dp / micro), ckpt, {}},
+                     global, L, &s);
+          }
+        }
+      }
+    }
+  }
+  std::stable_sort(s.fit.begin(), s.fit.end(), faster);
+  return s;
+}
+
+// The human-readable answer: the header, the table, the tally and what the times assume.
+void print_plan(const ZtConfig& base, const ClusterSpec& cl, const Calibration* cal, const std::string& cal_path,
+                const Search& s, int top) {
+  const int64_t global = base.batch.train_batch_size;
+  std::printf("plan: %s, %.2f M parameters; global batch %lld x %d tokens; %d host(s) x %d rank(s), %d thread(s) "
+              "per rank%s\n",
+              base.model.to_string().c_str(), base.model.num_parameters() / 1e6, static_cast<long long>(global),
+              base.data.seq_len, cl.hosts, cl.procs_per_host, cl.threads_per_rank,
+              cl.mem_per_host > 0 ? (", " + format_bytes(cl.mem_per_host) + " per host").c_str() : "");
+  print_table(s.fit, top, static_cast<double>(global) * base.data.seq_len);
+  std::printf("%d layouts considered: %zu fit, %d need more memory than a host has, %d refused:\n", s.considered,
+              s.fit.size(), s.too_big, s.considered - s.too_big - static_cast<int>(s.fit.size()));
+  for (const auto& [why, n] : s.refused) std::printf("  %d x %s\n", n, why.c_str());
+  if (cal == nullptr) {
+    std::printf("step times: not predicted: no calibration at %s (run `zerotrain calibrate`); ranked by memory\n",
+                cal_path.c_str());
+  } else if (!s.fit.empty() && s.fit[0].eval.timed) {
+    for (const std::string& a : prediction_assumptions(cl, *cal, s.fit[0].eval.time)) std::printf("assumes %s\n", a.c_str());
+  } else if (!s.fit.empty()) {
+    std::printf("step times: not predicted: %s\n", s.fit[0].eval.time_status.message().c_str());
+  }
+}
+
 }  // namespace
 
 int run_plan(const PlanArgs& args) {
@@ -96,64 +167,14 @@ int run_plan(const PlanArgs& args) {
     return report_error(cal_or.status(), kExitBadInput);
   }
   const Calibration* cal = cal_or.ok() ? &*cal_or : nullptr;
-  const int64_t global = base->batch.train_batch_size;
-  const int world = cl.world(), L = base->model.n_layer;
-  std::vector<Candidate> fit;
-  std::map<std::string, int> refused;
-  int considered = 0, too_big = 0;
-  for (int tp = 1; tp <= cl.procs_per_host; tp *= 2) {
-    for (int pp = 1; pp <= L && tp * pp <= world; ++pp) {
-      if (world % (tp * pp) != 0) continue;
-      const int dp = world / (tp * pp);
-      if (global % dp != 0) continue;
-      for (int micro = 1; micro <= args.max_micro_batch && micro <= global / dp; micro *= 2) {
-        if ((global / dp) % micro != 0) continue;
-        for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {  // ZeRO shards over dp: nothing to shard at dp 1
-          for (bool ckpt : {false, true}) {
-            ++considered;
-            Candidate c{tp, pp, dp, zero, micro, static_cast<int>(global / dp / micro), ckpt, {}};
-            auto cfg = load_run_config(candidate_root(*root, global, tp, pp, zero, micro, ckpt, L), world);
-            auto e = cfg.ok() ? evaluate_layout(*cfg, cl, cal) : StatusOr<LayoutEval>(cfg.status());
-            if (!e.ok()) {
-              ++refused[e.status().message().substr(0, 160)];
-              continue;
-            }
-            c.eval = std::move(e).value();
-            if (!c.eval.fits) {
-              ++too_big;
-              continue;
-            }
-            fit.push_back(std::move(c));
-          }
-        }
-      }
-    }
-  }
-  std::stable_sort(fit.begin(), fit.end(), faster);
-  const double tokens = static_cast<double>(global) * base->data.seq_len;
+  const Search s = search(*root, cl, cal, base->batch.train_batch_size, base->model.n_layer, args.max_micro_batch);
   if (args.json) {
-    Json j = {{"considered", considered}, {"fit", fit.size()}, {"too_big", too_big}, {"layouts", Json::array()}};
-    for (size_t i = 0; i < fit.size() && static_cast<int>(i) < args.top; ++i) j["layouts"].push_back(candidate_json(fit[i]));
+    Json j = {{"considered", s.considered}, {"fit", s.fit.size()}, {"too_big", s.too_big}, {"layouts", Json::array()}};
+    for (size_t i = 0; i < s.fit.size() && static_cast<int>(i) < args.top; ++i) j["layouts"].push_back(candidate_json(s.fit[i]));
     std::printf("%s\n", j.dump().c_str());
     return kExitOk;
   }
-  std::printf("plan: %s, %.2f M parameters; global batch %lld x %d tokens; %d host(s) x %d rank(s), %d thread(s) "
-              "per rank%s\n",
-              base->model.to_string().c_str(), base->model.num_parameters() / 1e6, static_cast<long long>(global),
-              base->data.seq_len, cl.hosts, cl.procs_per_host, cl.threads_per_rank,
-              cl.mem_per_host > 0 ? (", " + format_bytes(cl.mem_per_host) + " per host").c_str() : "");
-  print_table(fit, args.top, tokens);
-  std::printf("%d layouts considered: %zu fit, %d need more memory than a host has, %d refused:\n", considered,
-              fit.size(), too_big, considered - too_big - static_cast<int>(fit.size()));
-  for (const auto& [why, n] : refused) std::printf("  %d x %s\n", n, why.c_str());
-  if (cal == nullptr) {
-    std::printf("step times: not predicted: no calibration at %s (run `zerotrain calibrate`); ranked by memory\n",
-                cal_path.c_str());
-  } else if (!fit.empty() && fit[0].eval.timed) {
-    for (const std::string& a : prediction_assumptions(cl, *cal, fit[0].eval.time)) std::printf("assumes %s\n", a.c_str());
-  } else if (!fit.empty()) {
-    std::printf("step times: not predicted: %s\n", fit[0].eval.time_status.message().c_str());
-  }
+  print_plan(*base, cl, cal, cal_path, s, args.top);
   return kExitOk;
 }
 

@@ -18,14 +18,10 @@ namespace {
 enum Field { kParams, kGrads, kOptim, kBuckets, kActs, kRss, kBusy, kExposed, kSwapBuf, kDisk, kRead, kWritten, kFirstBytes };
 constexpr int kFields = kFirstBytes + kNumCommOps;
 
-}  // namespace
-
-StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g, Json* ranks) {
-  const int N = g.size(), rank = g.rank();
+// This rank's row of the table.
+void fill_row(Trainer& trainer, double* row) {
   const MemoryReport m = trainer.memory();
   const CommStats cs = trainer.dp().stats();
-  std::vector<double> table(static_cast<size_t>(N) * kFields, 0.0);
-  double* row = table.data() + static_cast<size_t>(rank) * kFields;
   row[kParams] = static_cast<double>(m.param_bytes);
   row[kGrads] = static_cast<double>(m.grad_bytes);
   row[kOptim] = static_cast<double>(m.optimizer_bytes);
@@ -39,22 +35,26 @@ StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g, Json
   row[kRead] = static_cast<double>(m.disk_read_bytes);
   row[kWritten] = static_cast<double>(m.disk_written_bytes);
   for (int k = 0; k < kNumCommOps; ++k) row[kFirstBytes + k] = static_cast<double>(cs.ops[k].logical_bytes);
-  ZT_RETURN_IF_ERROR(g.all_reduce(table.data(), table.size(), CommDType::kF64)->wait());
-  if (rank != 0) return std::string();
-  if (ranks != nullptr) {
-    *ranks = Json::array();
-    for (int r = 0; r < N; ++r) {
-      const double* v = table.data() + static_cast<size_t>(r) * kFields;
-      Json comm = Json::object();
-      for (int k = 0; k < kNumCommOps; ++k) {
-        if (v[kFirstBytes + k] > 0) comm[comm_op_name(static_cast<CommOp>(k))] = v[kFirstBytes + k];
-      }
-      ranks->push_back({{"rank", r}, {"param_bytes", v[kParams]}, {"grad_bytes", v[kGrads]},
-                        {"optimizer_bytes", v[kOptim]}, {"bucket_bytes", v[kBuckets]}, {"activation_bytes", v[kActs]},
-                        {"peak_rss_bytes", v[kRss]}, {"disk_bytes", v[kDisk]}, {"comm_seconds", v[kBusy]},
-                        {"exposed_comm_seconds", v[kExposed]}, {"comm_logical_bytes", comm}});
+}
+
+Json ranks_json(const std::vector<double>& table, int N) {
+  Json ranks = Json::array();
+  for (int r = 0; r < N; ++r) {
+    const double* v = table.data() + static_cast<size_t>(r) * kFields;
+    Json comm = Json::object();
+    for (int k = 0; k < kNumCommOps; ++k) {
+      if (v[kFirstBytes + k] > 0) comm[comm_op_name(static_cast<CommOp>(k))] = v[kFirstBytes + k];
     }
+    ranks.push_back({{"rank", r}, {"param_bytes", v[kParams]}, {"grad_bytes", v[kGrads]}, {"optimizer_bytes", v[kOptim]},
+                     {"bucket_bytes", v[kBuckets]}, {"activation_bytes", v[kActs]}, {"peak_rss_bytes", v[kRss]},
+                     {"disk_bytes", v[kDisk]}, {"comm_seconds", v[kBusy]}, {"exposed_comm_seconds", v[kExposed]},
+                     {"comm_logical_bytes", comm}});
   }
+  return ranks;
+}
+
+// The memory table, the offload lines (NVMe: every rank offloads, or none).
+std::string memory_lines(const std::vector<double>& table, int N) {
   std::string out = "memory per rank:  parameters  gradients  optimizer    buckets activations  peak RSS\n";
   char line[256];
   for (int r = 0; r < N; ++r) {
@@ -64,18 +64,21 @@ StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g, Json
                   format_bytes(v[kBuckets]).c_str(), format_bytes(v[kActs]).c_str(), format_bytes(v[kRss]).c_str());
     out += line;
   }
-  if (table[kDisk] > 0) {  // NVMe offload (every rank offloads, or none)
-    out += "offload per rank (NVMe): on disk, swap buffers in memory, and what the last step moved:\n";
-    for (int r = 0; r < N; ++r) {
-      const double* v = table.data() + static_cast<size_t>(r) * kFields;
-      std::snprintf(line, sizeof(line), "  rank %-3d        on disk %s, buffers %s; last step read %s, wrote %s\n", r,
-                    format_bytes(v[kDisk]).c_str(), format_bytes(v[kSwapBuf]).c_str(), format_bytes(v[kRead]).c_str(),
-                    format_bytes(v[kWritten]).c_str());
-      out += line;
-    }
+  if (table[kDisk] <= 0) return out;
+  out += "offload per rank (NVMe): on disk, swap buffers in memory, and what the last step moved:\n";
+  for (int r = 0; r < N; ++r) {
+    const double* v = table.data() + static_cast<size_t>(r) * kFields;
+    std::snprintf(line, sizeof(line), "  rank %-3d        on disk %s, buffers %s; last step read %s, wrote %s\n", r,
+                  format_bytes(v[kDisk]).c_str(), format_bytes(v[kSwapBuf]).c_str(), format_bytes(v[kRead]).c_str(),
+                  format_bytes(v[kWritten]).c_str());
+    out += line;
   }
-  if (N == 1) return out;
-  out += "communication per rank (logical bytes as the ZeRO paper counts; time in flight, hidden = overlapped):\n";
+  return out;
+}
+
+std::string comm_lines(const std::vector<double>& table, int N) {
+  std::string out = "communication per rank (logical bytes as the ZeRO paper counts; time in flight, hidden = overlapped):\n";
+  char line[256];
   for (int r = 0; r < N; ++r) {
     const double* v = table.data() + static_cast<size_t>(r) * kFields;
     std::string kinds;
@@ -89,6 +92,18 @@ StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g, Json
     out += line;
   }
   return out;
+}
+
+}  // namespace
+
+StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g, Json* ranks) {
+  const int N = g.size(), rank = g.rank();
+  std::vector<double> table(static_cast<size_t>(N) * kFields, 0.0);
+  fill_row(trainer, table.data() + static_cast<size_t>(rank) * kFields);
+  ZT_RETURN_IF_ERROR(g.all_reduce(table.data(), table.size(), CommDType::kF64)->wait());
+  if (rank != 0) return std::string();
+  if (ranks != nullptr) *ranks = ranks_json(table, N);
+  return N == 1 ? memory_lines(table, N) : memory_lines(table, N) + comm_lines(table, N);
 }
 
 Status write_run_report_json(const ZtConfig& c, int world, const Trainer& t, const Json& ranks,

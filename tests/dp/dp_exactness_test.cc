@@ -53,8 +53,9 @@ struct RunResult {
 };
 
 RunResult run(const std::string& launcher, const std::string& args, const std::string& tag) {
-  const std::string dir = ::testing::TempDir();
-  const std::string out = dir + "zt_dp_" + tag + ".bin", log = dir + "zt_dp_" + tag + ".log";
+  // The process id keeps the files of tests running side by side (ctest -j) apart.
+  const std::string dir = ::testing::TempDir() + "zt_dp_" + std::to_string(::getpid()) + "_";
+  const std::string out = dir + tag + ".bin", log = dir + tag + ".log";
   const std::string cmd = launcher + zt::testing::binary_dir() + std::string("/zt_dp_train --steps ") + std::to_string(kSteps) +
                           " --out " + out + " " + args;
   RunResult r;

@@ -35,7 +35,11 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
   return create(options, &groups);
 }
 
-StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options, const ParallelGroups* groups) {
+namespace {
+
+// What create refuses before anything is sized, the model family's limits included (Llama:
+// fp32, whole model, no checkpointing).
+Status validate_options(const TrainerOptions& options) {
   ZT_RETURN_IF_ERROR(options.model.validate());
   ZT_RETURN_IF_ERROR(options.layout.validate(options.model));
   if (options.micro_batch <= 0) {
@@ -47,18 +51,39 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
   }
   ZT_RETURN_IF_ERROR(validate_efficiency(options.efficiency, options.model.n_layer, options.layout.tp_size,
                                          options.partition_activations, !options.activation_swap_dir.empty()));
+  GptModelOptions probe;
+  probe.layout = options.layout;
+  probe.backend = options.backend;
+  probe.checkpoint = options.checkpoint;
+  return GptModel::check_supported(options.model, probe);
+}
+
+// The model's options on this rank: its part, the micro-batch shape, the pipeline's slots.
+GptModelOptions model_options(const TrainerOptions& options, const Backend* backend, ProcessGroup* tp, ProcessGroup* pp) {
+  GptModelOptions mo;
+  mo.layout = options.layout;
+  mo.backend = backend;
+  mo.tp = options.layout.tp_size > 1 ? tp : nullptr;
+  mo.max_batch = options.micro_batch;
+  mo.max_seq = options.seq_len;
+  mo.slots = pp != nullptr && pp->size() > 1
+                 ? pipe_schedule_slots(options.pipe_schedule, std::max(1, options.micro_batches), pp->size(), pp->rank())
+                 : 1;
+  mo.checkpoint = options.checkpoint;
+  mo.partition_activations = options.partition_activations;
+  mo.block_routing = options.block_routing || options.efficiency.routes_blocks();
+  return mo;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options, const ParallelGroups* groups) {
+  ZT_RETURN_IF_ERROR(validate_options(options));
   std::unique_ptr<ProcessGroup> own;
   ProcessGroup* dp = groups != nullptr ? groups->dp : nullptr;
   if (dp == nullptr) {
     own = make_single_process_group();
     dp = own.get();
-  }
-  {  // the model family's limits (Llama: fp32, whole model, no checkpointing), before anything is sized
-    GptModelOptions probe;
-    probe.layout = options.layout;
-    probe.backend = options.backend;
-    probe.checkpoint = options.checkpoint;
-    ZT_RETURN_IF_ERROR(GptModel::check_supported(options.model, probe));
   }
   std::unique_ptr<Trainer> t(new Trainer(options, dp));
   t->own_group_ = std::move(own);
@@ -74,18 +99,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     ZT_RETURN_IF_ERROR(LossScaler::validate(options.loss_scaler));
     t->scaler_.emplace(options.loss_scaler);
   }
-  GptModelOptions mo;
-  mo.layout = options.layout;
-  mo.backend = &t->backend_;
-  mo.tp = options.layout.tp_size > 1 ? t->tp_ : nullptr;
-  mo.max_batch = options.micro_batch;
-  mo.max_seq = options.seq_len;
-  mo.slots = t->pipelined() ? pipe_schedule_slots(options.pipe_schedule, std::max(1, options.micro_batches), t->pp_->size(),
-                                                  t->pp_->rank())
-                            : 1;
-  mo.checkpoint = options.checkpoint;
-  mo.partition_activations = options.partition_activations;
-  mo.block_routing = options.block_routing || options.efficiency.routes_blocks();
+  GptModelOptions mo = model_options(options, &t->backend_, t->tp_, t->pp_);
   Status swap = ModelStates::validate_offload(options.zero.stage, options.zero.offload);  // names the key at fault
   if (swap.ok()) swap = t->create_activation_swap(&mo);
   t->model_ = GptModel::create(options.model, mo);
@@ -299,25 +313,8 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
   const size_t modules = static_cast<size_t>(options_.model.n_layer) + 2;
   layer_times_ = LayerTimes{std::vector<double>(modules, 0.0), std::vector<double>(modules, 0.0), 0.0};
   double loss_sum = 0.0;
-  if (pipelined()) {
-    ZT_RETURN_IF_ERROR(run_pipeline(micro_batches, dloss, &loss_sum, &stats));
-  } else {
-    for (size_t i = 0; i < micro_batches.size(); ++i) {
-      const MicroBatch& mb = micro_batches[i];
-      reducer_->begin_micro(i + 1 == micro_batches.size());
-      ZT_RETURN_IF_ERROR(prepare_micro(i, B, T));
-      Stopwatch sw;
-      ZT_RETURN_IF_ERROR(forward_pass(mb, /*with_backward=*/true));
-      Stopwatch loss_clock;
-      ZT_ASSIGN_OR_RETURN(const LossSum l, model_->loss(mb.targets));
-      layer_times_.forward_s.back() += loss_clock.seconds();
-      loss_sum += l.sum;
-      stats.forward_s += sw.seconds();
-      sw.restart();
-      ZT_RETURN_IF_ERROR(backward_pass(mb, dloss));
-      stats.backward_s += sw.seconds();
-    }
-  }
+  ZT_RETURN_IF_ERROR(pipelined() ? run_pipeline(micro_batches, dloss, &loss_sum, &stats)
+                                 : run_micro_batches(micro_batches, B, T, dloss, &loss_sum, &stats));
   test_kill_point(global_step_ + 1, world_->rank());
   Stopwatch sw;
   // The loss lives on the last pipeline stage (every tp rank holds it); sum it over the

@@ -186,6 +186,9 @@ class Trainer {
   Status backward_pass(const MicroBatch& mb, float dloss);
   // With pipelining (trainer_pipeline.cc): the stage's schedule for all micro-batches.
   Status run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, double* loss_sum, StepStats* stats);
+  // Without pipelining: forward, loss and backward of each micro-batch (B x T) in turn.
+  Status run_micro_batches(const std::vector<MicroBatch>& mbs, int B, int T, float dloss, double* loss_sum,
+                           StepStats* stats);
   StatusOr<double> evaluate_pipeline(const std::vector<MicroBatch>& batches, int64_t* count);
   Status reduce_tied_grads();
   Status flush_grad_reductions();

@@ -73,6 +73,9 @@ class PsServer {
   // ps_server_apply.cc: updates and replies.
   Status apply_push(Peer& p);
   Status apply_sync();
+  // The squared norm of the summed gradient over every server's shard (sq: this shard's in,
+  // the total out), within the deadline.
+  Status reduce_norm(double* sq);
   void fill_reply(Peer& p, int64_t kind, int64_t clock);
   void send_slice(Peer& p, size_t slice, const float* shard_data);
   Status send_replies(bool* moved);

@@ -80,6 +80,18 @@ Status PsServer::apply_push(Peer& p) {
   return Status::OK();
 }
 
+Status PsServer::reduce_norm(double* sq) {
+  if (servers_->size() <= 1) return Status::OK();
+  const int64_t step = version_ + 1;
+  return wait_bounded(servers_->all_reduce(sq, 1, CommDType::kF64), options_.deadline_s, [&](double e) {
+    const std::string other =
+        servers_->size() == 2 ? "parameter server rank " + std::to_string(1 - index_) : std::string("another server");
+    return "parameter server rank " + std::to_string(index_) + ": the servers' gradient-norm reduction for step " +
+           std::to_string(step) + " did not complete within " + format_seconds(e) + ": " + other +
+           " is stopped or hung, or waits for a stopped worker; stopping the job";
+  });
+}
+
 Status PsServer::apply_sync() {
   Stopwatch sw;
   const size_t n = range_.size();
@@ -89,16 +101,7 @@ Status PsServer::apply_sync() {
     for (size_t i = 0; i < n; ++i) acc[i] += g[i];
   }
   double sq = sum_of_squares(acc, n);
-  if (servers_->size() > 1) {
-    const int64_t step = version_ + 1;
-    ZT_RETURN_IF_ERROR(wait_bounded(servers_->all_reduce(&sq, 1, CommDType::kF64), options_.deadline_s, [&](double e) {
-      const std::string other =
-          servers_->size() == 2 ? "parameter server rank " + std::to_string(1 - index_) : std::string("another server");
-      return "parameter server rank " + std::to_string(index_) + ": the servers' gradient-norm reduction for step " +
-             std::to_string(step) + " did not complete within " + format_seconds(e) + ": " + other +
-             " is stopped or hung, or waits for a stopped worker; stopping the job";
-    }));
-  }
+  ZT_RETURN_IF_ERROR(reduce_norm(&sq));
   double loss_sum = 0.0;
   int64_t counted = 0;
   for (const auto& p : peers_) {

@@ -246,8 +246,7 @@ void PsWorker::post_pulls() {
   }
 }
 
-StatusOr<PsWorkerStep> PsWorker::step(const std::vector<MicroBatch>& micro_batches) {
-  ZT_CHECK(started_ && !stopped_ && unit_ != kNoUnit, "PsWorker::step without a unit from next_unit()");
+StatusOr<int64_t> PsWorker::check_batches(const std::vector<MicroBatch>& micro_batches) const {
   const int B = model_opts_.micro_batch, T = model_opts_.seq_len;
   if (micro_batches.size() != static_cast<size_t>(model_opts_.grad_accum)) {
     return Status::InvalidArgument("a parameter-server step takes " + std::to_string(model_opts_.grad_accum) +
@@ -258,6 +257,37 @@ StatusOr<PsWorkerStep> PsWorker::step(const std::vector<MicroBatch>& micro_batch
     ZT_RETURN_IF_ERROR(model_->validate_batch(mb.tokens, mb.targets, B, T));
     for (int64_t i = 0; i < static_cast<int64_t>(B) * T; ++i) local += mb.targets[i] >= 0;
   }
+  return local;
+}
+
+Status PsWorker::run_micro_batches(const std::vector<MicroBatch>& micro_batches, const WorkHandle& count_work,
+                                   double* loss_sum, PsWorkerStep* out) {
+  float dloss = 0.0f;
+  for (size_t m = 0; m < micro_batches.size(); ++m) {
+    Stopwatch sw;
+    ZT_RETURN_IF_ERROR(forward_micro(micro_batches[m], m == 0, loss_sum));
+    out->forward_s += sw.seconds();
+    sw.restart();
+    if (m == 0) {
+      if (count_work) {
+        ZT_RETURN_IF_ERROR(wait(count_work, -1, [&](double e) {
+          return "worker rank " + std::to_string(rank_) + ": the workers' token count for step " +
+                 std::to_string(local_step_ + 1) + " did not complete within " + format_seconds(e) +
+                 " (1.5 x the deadline): another worker is stopped or hung; stopping the job";
+        }));
+      }
+      dloss = count_ > 0 ? static_cast<float>(1.0 / static_cast<double>(count_)) : 0.0f;
+    }
+    ZT_RETURN_IF_ERROR(backward_micro(micro_batches[m], dloss, m + 1 == micro_batches.size()));
+    out->backward_s += sw.seconds();
+  }
+  return Status::OK();
+}
+
+StatusOr<PsWorkerStep> PsWorker::step(const std::vector<MicroBatch>& micro_batches) {
+  ZT_CHECK(started_ && !stopped_ && unit_ != kNoUnit, "PsWorker::step without a unit from next_unit()");
+  const int B = model_opts_.micro_batch, T = model_opts_.seq_len;
+  ZT_ASSIGN_OR_RETURN(const int64_t local, check_batches(micro_batches));
   ps_->set_step(local_step_ + 1);
   if (rank_ == options_.slow_worker_rank && options_.slow_worker_delay_ms > 0.0) {  // the test hook
     Stopwatch sw;
@@ -281,25 +311,7 @@ StatusOr<PsWorkerStep> PsWorker::step(const std::vector<MicroBatch>& micro_batch
   PsWorkerStep out;
   const double wait_before = stats_.pull_wait_s;
   double loss_sum = 0.0;
-  float dloss = 0.0f;
-  for (size_t m = 0; m < micro_batches.size(); ++m) {
-    Stopwatch sw;
-    ZT_RETURN_IF_ERROR(forward_micro(micro_batches[m], m == 0, &loss_sum));
-    out.forward_s += sw.seconds();
-    sw.restart();
-    if (m == 0) {
-      if (count_work) {
-        ZT_RETURN_IF_ERROR(wait(count_work, -1, [&](double e) {
-          return "worker rank " + std::to_string(rank_) + ": the workers' token count for step " +
-                 std::to_string(local_step_ + 1) + " did not complete within " + format_seconds(e) +
-                 " (1.5 x the deadline): another worker is stopped or hung; stopping the job";
-        }));
-      }
-      dloss = count_ > 0 ? static_cast<float>(1.0 / static_cast<double>(count_)) : 0.0f;
-    }
-    ZT_RETURN_IF_ERROR(backward_micro(micro_batches[m], dloss, m + 1 == micro_batches.size()));
-    out.backward_s += sw.seconds();
-  }
+  ZT_RETURN_IF_ERROR(run_micro_batches(micro_batches, count_work, &loss_sum, &out));
   for (int s = 0; s < layout_.servers(); ++s) {  // (the forward has taken every slice in)
     ZT_RETURN_IF_ERROR(receive_pull(s));
     send_step_header(s);

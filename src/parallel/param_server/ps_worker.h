@@ -84,6 +84,12 @@ class PsWorker {
   void send_step_header(int server);  // once per step, after the server's reply header
   Status ensure_layer(int layer);     // the parameters of `layer` are in
   Status forward_micro(const MicroBatch& mb, bool first, double* loss_sum);
+  // The unit's micro-batches checked; their counted target tokens.
+  StatusOr<int64_t> check_batches(const std::vector<MicroBatch>& micro_batches) const;
+  // Forward and backward of each micro-batch; the global token count (count_work, sync
+  // mode) is awaited after the first forward, which it overlaps.
+  Status run_micro_batches(const std::vector<MicroBatch>& micro_batches, const WorkHandle& count_work,
+                           double* loss_sum, PsWorkerStep* out);
   Status backward_micro(const MicroBatch& mb, float dloss, bool push);
   void layer_done(int layer);
   void post_pulls();

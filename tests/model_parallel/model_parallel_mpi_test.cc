@@ -28,7 +28,8 @@ struct MpRun {
 };
 
 MpRun run(const std::string& launcher, const std::string& args) {
-  const std::string log = ::testing::TempDir() + "zt_mp.log";
+  // The process id keeps the logs of tests running side by side (ctest -j) apart.
+  const std::string log = ::testing::TempDir() + "zt_mp_" + std::to_string(::getpid()) + ".log";
   const std::string cmd = launcher + zt::testing::binary_dir() + std::string("/zt_dp_train --layers 4 --padded 100 --steps ") +
                           std::to_string(kSteps) + " " + args;
   MpRun r;

@@ -186,6 +186,9 @@ class Trainer {
   Status backward_pass(const MicroBatch& mb, float dloss);
   // With pipelining (trainer_pipeline.cc): the stage's schedule for all micro-batches.
   Status run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, double* loss_sum, StepStats* stats);
+  // This stage's forward (with the loss on the last) and backward of micro-batch mb, B x T.
+  Status stage_forward(const std::vector<MicroBatch>& mbs, int mb, int B, int T, double* loss_sum);
+  Status stage_backward(const std::vector<MicroBatch>& mbs, int mb, float dloss);
   // Without pipelining: forward, loss and backward of each micro-batch (B x T) in turn.
   Status run_micro_batches(const std::vector<MicroBatch>& mbs, int B, int T, float dloss, double* loss_sum,
                            StepStats* stats);

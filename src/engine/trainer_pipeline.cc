@@ -29,20 +29,51 @@ Status Trainer::flush_grad_reductions() {
   return reducer_->end_micro();
 }
 
-Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, double* loss_sum, StepStats* stats) {
+namespace {
+
+// Waits for a send in flight (if any) and clears it.
+Status settle(WorkHandle& w) {
+  if (w == nullptr) return Status::OK();
+  Status st = w->wait();
+  w = nullptr;
+  return st;
+}
+
+}  // namespace
+
+Status Trainer::stage_forward(const std::vector<MicroBatch>& mbs, int mb, int B, int T, double* loss_sum) {
   GptModel& m = *model_;
   const GptLayout& lay = options_.layout;
+  ZT_RETURN_IF_ERROR(prepare_micro(static_cast<size_t>(mb), B, T));
+  if (lay.embedding) {
+    ZT_RETURN_IF_ERROR(m.forward_embedding(mbs[static_cast<size_t>(mb)].tokens, B, T));
+  } else {
+    m.begin_stage(B, T);
+  }
+  for (int l = lay.first_block; l < lay.end(options_.model); ++l) ZT_RETURN_IF_ERROR(m.forward_block(l));
+  if (!lay.head) return Status::OK();
+  ZT_RETURN_IF_ERROR(m.forward_head());
+  ZT_ASSIGN_OR_RETURN(const LossSum l, m.loss(mbs[static_cast<size_t>(mb)].targets));
+  *loss_sum += l.sum;
+  return Status::OK();
+}
+
+Status Trainer::stage_backward(const std::vector<MicroBatch>& mbs, int mb, float dloss) {
+  GptModel& m = *model_;
+  const GptLayout& lay = options_.layout;
+  if (lay.head) ZT_RETURN_IF_ERROR(m.backward_head(mbs[static_cast<size_t>(mb)].targets, dloss));
+  for (int l = lay.end(options_.model) - 1; l >= lay.first_block; --l) ZT_RETURN_IF_ERROR(m.backward_block(l));
+  if (lay.embedding) m.backward_embedding(mbs[static_cast<size_t>(mb)].tokens);
+  return Status::OK();
+}
+
+Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, double* loss_sum, StepStats* stats) {
+  GptModel& m = *model_;
   const int S = pp_->size(), s = pp_->rank(), M = static_cast<int>(mbs.size());
   const int B = options_.micro_batch, T = step_seq_;
   const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * dtype_size(model_->activation_dtype());
   const int slots = pipe_schedule_slots(options_.pipe_schedule, M, S, s);
   std::vector<WorkHandle> act_sent(static_cast<size_t>(slots)), grad_sent(static_cast<size_t>(slots));
-  auto settle = [](WorkHandle& w) -> Status {
-    if (w == nullptr) return Status::OK();
-    Status st = w->wait();
-    w = nullptr;
-    return st;
-  };
   for (const PipeInstruction& in : make_pipe_schedule(options_.pipe_schedule, M, S, s)) {
     const int mb = in.micro_batch, slot = mb >= 0 ? mb % slots : 0;
     const size_t k = static_cast<size_t>(slot);
@@ -58,18 +89,7 @@ Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, do
       case PipeOp::kForward: {
         ZT_RETURN_IF_ERROR(settle(act_sent[k]));
         Stopwatch w;
-        ZT_RETURN_IF_ERROR(prepare_micro(static_cast<size_t>(mb), B, T));
-        if (lay.embedding) {
-          ZT_RETURN_IF_ERROR(m.forward_embedding(mbs[static_cast<size_t>(mb)].tokens, B, T));
-        } else {
-          m.begin_stage(B, T);
-        }
-        for (int l = lay.first_block; l < lay.end(options_.model); ++l) ZT_RETURN_IF_ERROR(m.forward_block(l));
-        if (lay.head) {
-          ZT_RETURN_IF_ERROR(m.forward_head());
-          ZT_ASSIGN_OR_RETURN(const LossSum l, m.loss(mbs[static_cast<size_t>(mb)].targets));
-          *loss_sum += l.sum;
-        }
+        ZT_RETURN_IF_ERROR(stage_forward(mbs, mb, B, T, loss_sum));
         stats->forward_s += w.seconds();
         break;
       }
@@ -84,9 +104,7 @@ Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, do
       }
       case PipeOp::kBackward: {
         Stopwatch w;
-        if (lay.head) ZT_RETURN_IF_ERROR(m.backward_head(mbs[static_cast<size_t>(mb)].targets, dloss));
-        for (int l = lay.end(options_.model) - 1; l >= lay.first_block; --l) ZT_RETURN_IF_ERROR(m.backward_block(l));
-        if (lay.embedding) m.backward_embedding(mbs[static_cast<size_t>(mb)].tokens);
+        ZT_RETURN_IF_ERROR(stage_backward(mbs, mb, dloss));
         stats->backward_s += w.seconds();
         break;
       }

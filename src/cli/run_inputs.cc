@@ -82,12 +82,6 @@ GptTrainingOptions gpt_training_options(const ZtConfig& c) {
   return o;
 }
 
-std::vector<MicroBatch> as_micro_batches(const std::vector<Batch>& batches) {
-  std::vector<MicroBatch> out;
-  for (const Batch& b : batches) out.push_back({b.tokens.data(), b.targets.data()});
-  return out;
-}
-
 void print_sample(const ZtConfig& cfg, const Tokenizer& tok, float* full_params) {
   const TrainingConfig& tc = cfg.training;
   std::unique_ptr<GptModel> model = GptModel::create(cfg.model, 1, cfg.data.seq_len);

@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "data/dataset.h"
 #include "data/tokenizer.h"
+#include "engine/training_loop.h"  // as_micro_batches
 #include "nn/gpt_training.h"
 
 namespace zt {
@@ -39,8 +40,6 @@ StatusOr<RunData> open_datasets(const ZtConfig& cfg);
 
 // The model, batch shape, optimizer, schedule, clipping and seed of a resolved configuration.
 GptTrainingOptions gpt_training_options(const ZtConfig& cfg);
-
-std::vector<MicroBatch> as_micro_batches(const std::vector<Batch>& batches);
 
 // Generates cfg.training.sample_tokens tokens from the full parameters and prints them.
 void print_sample(const ZtConfig& cfg, const Tokenizer& tokenizer, float* full_params);

@@ -13,12 +13,6 @@ namespace zt {
 
 namespace {
 
-std::vector<MicroBatch> micro_batches_of(const std::vector<Batch>& batches) {
-  std::vector<MicroBatch> out;
-  for (const Batch& b : batches) out.push_back({b.tokens.data(), b.targets.data()});
-  return out;
-}
-
 // The validation loss when this step is due one (eval_interval, the first step run, the last).
 StatusOr<std::optional<double>> maybe_evaluate(const TrainingLoop& loop, int64_t step, int64_t first_step) {
   const TrainingConfig& tc = loop.cfg->training;
@@ -60,7 +54,7 @@ StatusOr<LoopResult> run_training_loop(const TrainingLoop& loop, StepObserver* o
     for (int m = 0; m < cfg.batch.grad_accum; ++m) batches.push_back(sampler.micro_batch(step, loop.dp_rank, m));
     StepEvent e;
     e.first_step = r.first_step;
-    ZT_ASSIGN_OR_RETURN(const StepStats stats, one_step(loop, micro_batches_of(batches), &eigen, observer, &e));
+    ZT_ASSIGN_OR_RETURN(const StepStats stats, one_step(loop, as_micro_batches(batches), &eigen, observer, &e));
     e.stats = &stats;
     ZT_ASSIGN_OR_RETURN(e.val_loss, maybe_evaluate(loop, stats.step, r.first_step));
     if (e.val_loss) r.last_val = e.val_loss;
@@ -76,6 +70,12 @@ StatusOr<LoopResult> run_training_loop(const TrainingLoop& loop, StepObserver* o
     }
   }
   return r;
+}
+
+std::vector<MicroBatch> as_micro_batches(const std::vector<Batch>& batches) {
+  std::vector<MicroBatch> out;
+  for (const Batch& b : batches) out.push_back({b.tokens.data(), b.targets.data()});
+  return out;
 }
 
 double exposed_comm_seconds(const std::vector<ProcessGroup*>& groups) {

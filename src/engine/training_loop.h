@@ -61,6 +61,9 @@ struct LoopResult {
 
 StatusOr<LoopResult> run_training_loop(const TrainingLoop& loop, StepObserver* observer);
 
+// Views of sampled batches as the Trainer's micro-batches (valid while `batches` lives).
+std::vector<MicroBatch> as_micro_batches(const std::vector<Batch>& batches);
+
 // Seconds callers have spent blocked on `groups`' operations so far (each group once).
 double exposed_comm_seconds(const std::vector<ProcessGroup*>& groups);
 

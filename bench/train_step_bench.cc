@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   app.add_option("--precision", precision, "fp32 | bf16 | fp16 (mixed precision: 16-bit compute, fp32 master)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   CLI11_PARSE(app, argc, argv);
-  if (family == "llama") o.model.family = zt::ModelFamily::kLlama;
+  if (family == "llama") o.model.set_family(zt::ModelFamily::kLlama);
   if (!zt::backend_environment_ok()) return 2;
   o.backend = zt::backend_for(zt::Device::kCpu, zt::dtype_from_precision(precision)).value();
   zt::set_num_threads(threads);

@@ -16,11 +16,25 @@ namespace zt {
 
 namespace {
 
-// One decoder layer's tensors in HF's state-dict order (LlamaDecoderLayer registers
-// self_attn, mlp, input_layernorm, post_attention_layernorm).
-constexpr const char* kLayerTensors[] = {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
-                                         "self_attn.o_proj.weight", "mlp.gate_proj.weight",    "mlp.up_proj.weight",
-                                         "mlp.down_proj.weight",    "input_layernorm.weight", "post_attention_layernorm.weight"};
+// One decoder layer's modules in HF's state-dict order (LlamaDecoderLayer registers
+// self_attn, mlp, input_layernorm, post_attention_layernorm); each linear's bias follows its
+// weight when the config has one (attention_bias: the four attention projections;
+// mlp_bias: the three MLP ones).
+constexpr const char* kAttention[] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"};
+constexpr const char* kMlp[] = {"mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"};
+constexpr const char* kNorms[] = {"input_layernorm", "post_attention_layernorm"};
+
+std::vector<std::string> layer_tensors(const GptConfig& m) {
+  std::vector<std::string> out;
+  auto add = [&](const char* module, bool bias) {
+    out.push_back(std::string(module) + ".weight");
+    if (bias) out.push_back(std::string(module) + ".bias");
+  };
+  for (const char* t : kAttention) add(t, m.qkv_bias);
+  for (const char* t : kMlp) add(t, m.mlp_bias);
+  for (const char* t : kNorms) add(t, false);
+  return out;
+}
 
 bool is_vocab_tensor(const std::string& zt_name) { return zt_name == "embed_tokens.weight" || zt_name == "lm_head.weight"; }
 
@@ -75,9 +89,6 @@ void check_refusals(JsonReader& r, const GptConfig& c) {
                              " / " + std::to_string(c.n_head) + "; zerotrain's attention has no separate head_dim");
     }
   }
-  for (const char* key : {"attention_bias", "mlp_bias"}) {
-    if (r.boolean(key, false)) r.fail(key, "is true; zerotrain's Llama has no biases (not supported yet)");
-  }
   if (r.boolean("rope_interleaved", false)) {
     r.fail("rope_interleaved", "is true; zerotrain's rotary embedding rotates halves (HF's rotate_half), not pairs");
   }
@@ -122,7 +133,7 @@ Status read_weights(const HfWeights& w, HfModel* m) {
 std::vector<HfName> hf_llama_names(const GptConfig& m) {
   std::vector<HfName> out{{"model.embed_tokens.weight", "embed_tokens.weight"}};
   for (int i = 0; i < m.n_layer; ++i) {
-    for (const char* t : kLayerTensors) {
+    for (const std::string& t : layer_tensors(m)) {
       const std::string zt = "layers." + std::to_string(i) + "." + t;
       out.push_back({"model." + zt, zt});
     }
@@ -144,9 +155,9 @@ Json hf_llama_config_json(const GptConfig& m, StDType dtype) {
                      {"max_position_embeddings", m.n_positions},
                      {"vocab_size", m.vocab_size},
                      {"rope_scaling", rope_scaling_json(m.rope_scaling)},
-                     {"attention_bias", false},
+                     {"attention_bias", m.qkv_bias},
                      {"attention_dropout", 0.0},
-                     {"mlp_bias", false},
+                     {"mlp_bias", m.mlp_bias},
                      {"initializer_range", 0.02},
                      {"pretraining_tp", 1},
                      {"use_cache", true},
@@ -157,7 +168,12 @@ Json hf_llama_config_json(const GptConfig& m, StDType dtype) {
 
 Status export_hf_llama(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
                        const HfExportOptions& options) {
-  ZT_CHECK(model.is_llama(), "export_hf_llama takes a Llama model");
+  ZT_CHECK(model.family() == ModelFamily::kLlama, "export_hf_llama takes a Llama model");
+  if (model.qkv_bias != model.out_bias) {
+    return Status::InvalidArgument(std::string("export: LlamaConfig's attention_bias covers q, k, v and o together; "
+                                               "this model has ") +
+                                   (model.qkv_bias ? "q/k/v biases without an o_proj bias" : "an o_proj bias without q/k/v biases"));
+  }
   const std::vector<HfName> names = hf_llama_names(model);
   ZT_CHECK(names.size() == table.specs().size(), "export takes a whole Llama model: %zu tensors, HF's state dict has %zu",
            table.specs().size(), names.size());
@@ -181,7 +197,7 @@ StatusOr<GptConfig> parse_hf_llama_config(const Json& j, const std::string& labe
   JsonReader r(j, "");
   check_architecture(r);
   GptConfig c;
-  c.family = ModelFamily::kLlama;
+  c.set_family(ModelFamily::kLlama);
   c.n_embd = need_int(r, "hidden_size", 1 << 20);
   c.intermediate_size = need_int(r, "intermediate_size", 1 << 24);
   c.n_layer = need_int(r, "num_hidden_layers", 1 << 16);
@@ -191,6 +207,7 @@ StatusOr<GptConfig> parse_hf_llama_config(const Json& j, const std::string& labe
   c.n_kv_head = static_cast<int>(r.integer("num_key_value_heads", c.n_head, 1, 1 << 16));
   c.rms_norm_eps = static_cast<float>(r.number("rms_norm_eps", 1e-6, 1e-30, 1.0));
   c.tie_word_embeddings = r.boolean("tie_word_embeddings", false);
+  read_llama_biases(r, &c);
   read_rope(r, &c);
   if (r.status().ok()) check_refusals(r, c);
   Status s = r.status();

@@ -2,7 +2,7 @@
 // model.safetensors, or shards with model.safetensors.index.json: checkpoint/hf_common.h)
 // and back.
 //
-// Mapping: zerotrain's Llama table (nn/llama_params.h) is HF's state dict without the
+// Mapping: zerotrain's Llama table (nn/gpt_params.h, nn/param_names.cc) is HF's state dict without the
 // "model." prefix, nn.Linear [out, in] on both sides, so no tensor is transposed. Export
 // adds the prefix (lm_head.weight keeps its name and is absent when tied), writes the
 // tensors in HF's state-dict order (per layer q, k, v, o, gate, up, down, then the two

@@ -38,9 +38,29 @@ StatusOr<HfModel> read_hf_model(const std::string& path) {
   return family == ModelFamily::kLlama ? read_hf_llama(path) : read_hf_gpt2(path);
 }
 
+namespace {
+
+// HF's GPT2Config and LlamaConfig express their family's architecture only (Llama: any tie
+// and its attention_bias / mlp_bias); a model with other knobs has no HF form.
+Status check_hf_expressible(const GptConfig& m) {
+  GptConfig preset = m;
+  preset.set_family(m.family());
+  const bool llama = m.family() == ModelFamily::kLlama;
+  const bool same = m.norm == preset.norm && m.mlp == preset.mlp && m.positions == preset.positions &&
+                    m.fused_qkv == preset.fused_qkv && m.scaled_residual_init == preset.scaled_residual_init &&
+                    (llama || (m.qkv_bias && m.out_bias && m.mlp_bias && m.tie_word_embeddings));
+  if (same) return Status::OK();
+  return Status::InvalidArgument(std::string("export: this model's architecture knobs are not ") +
+                                 (llama ? "LlamaForCausalLM's" : "GPT2LMHeadModel's") +
+                                 " (norm, MLP, positions, qkv layout, biases, tied head): HF has no form for it");
+}
+
+}  // namespace
+
 Status export_hf_model(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
                        const HfExportOptions& options) {
-  if (model.is_llama()) return export_hf_llama(model, table, params, dir, options);
+  ZT_RETURN_IF_ERROR(check_hf_expressible(model));
+  if (model.family() == ModelFamily::kLlama) return export_hf_llama(model, table, params, dir, options);
   return export_hf_gpt2(model, table, params, dir, options);
 }
 

@@ -16,7 +16,7 @@ namespace zt {
 // path: a model directory, its model.safetensors or its model.safetensors.index.json.
 StatusOr<HfModel> read_hf_model(const std::string& path);
 
-// checkpoint/hf_gpt2.h's or checkpoint/hf_llama.h's export, by model.family.
+// checkpoint/hf_gpt2.h's or checkpoint/hf_llama.h's export, by model.family().
 Status export_hf_model(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
                        const HfExportOptions& options = {});
 

@@ -66,7 +66,14 @@ Json llama_fields_json(const GptConfig& m) {
             {"rope_theta", m.rope_theta},
             {"tie_word_embeddings", m.tie_word_embeddings}};
   if (!m.rope_scaling.type.empty()) j["rope_scaling"] = rope_scaling_json(m.rope_scaling);
+  if (m.qkv_bias) j["attention_bias"] = true;  // written only when set: older files read unchanged
+  if (m.mlp_bias) j["mlp_bias"] = true;
   return j;
+}
+
+void read_llama_biases(JsonReader& r, GptConfig* g) {
+  g->qkv_bias = g->out_bias = r.boolean("attention_bias", false);
+  g->mlp_bias = r.boolean("mlp_bias", false);
 }
 
 Json manifest_model_json(const GptConfig& m) {
@@ -75,7 +82,7 @@ Json manifest_model_json(const GptConfig& m) {
             {"n_embd", m.n_embd},
             {"vocab_size", m.vocab_size},
             {"n_positions", m.n_positions}};
-  if (!m.is_llama()) return j;
+  if (m.family() != ModelFamily::kLlama) return j;
   j["family"] = "llama";
   j.update(llama_fields_json(m));
   return j;
@@ -83,13 +90,13 @@ Json manifest_model_json(const GptConfig& m) {
 
 void read_manifest_model(JsonReader& r, GptConfig* g) {
   const std::string family = r.choice("family", "gpt2", {"gpt2", "llama"});
-  g->family = family == "llama" ? ModelFamily::kLlama : ModelFamily::kGpt2;
+  g->set_family(family == "llama" ? ModelFamily::kLlama : ModelFamily::kGpt2);
   g->n_layer = need_int(r, "n_layer", 1, 1 << 16);
   g->n_head = need_int(r, "n_head", 1, 1 << 16);
   g->n_embd = need_int(r, "n_embd", 1, 1 << 20);
   g->vocab_size = need_int(r, "vocab_size", 1, 1 << 30);
   g->n_positions = need_int(r, "n_positions", 1, 1 << 24);
-  if (!g->is_llama()) return;  // Llama keys in a GPT-2 object stay unknown: refused
+  if (g->family() != ModelFamily::kLlama) return;  // Llama keys in a GPT-2 object stay unknown: refused
   g->intermediate_size = need_int(r, "intermediate_size", 1, 1 << 24);
   g->n_kv_head = need_int(r, "num_key_value_heads", 1, 1 << 16);
   // Written by float_json: the double read back narrows to the float written.
@@ -102,10 +109,11 @@ void read_manifest_model(JsonReader& r, GptConfig* g) {
     read_rope_scaling(*s, &g->rope_scaling);
     s->done();
   }
+  read_llama_biases(r, g);
 }
 
 Json config_model_json(const GptConfig& m) {
-  if (!m.is_llama()) {
+  if (m.family() != ModelFamily::kLlama) {
     return {{"n_layer", m.n_layer}, {"n_head", m.n_head}, {"n_embd", m.n_embd}, {"vocab_size", m.vocab_size},
             {"n_positions", m.n_positions}};
   }

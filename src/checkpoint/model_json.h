@@ -20,8 +20,12 @@ namespace zt {
 Json float_json(float v);
 
 // {"intermediate_size", "num_key_value_heads" (resolved: never 0), "rms_norm_eps",
-// "rope_theta", "tie_word_embeddings"}, plus "rope_scaling" when the model has one.
+// "rope_theta", "tie_word_embeddings"}, plus "rope_scaling" when the model has one and
+// HF LlamaConfig's "attention_bias" (q, k, v and o biases) and "mlp_bias" when true.
 Json llama_fields_json(const GptConfig& m);
+
+// attention_bias (qkv_bias and out_bias) and mlp_bias, false when absent.
+void read_llama_biases(JsonReader& r, GptConfig* g);
 
 // HuggingFace's rope_scaling object: {"rope_type": "linear", "factor"}, or llama3's
 // rope_type, factor, low_freq_factor, high_freq_factor, original_max_position_embeddings;

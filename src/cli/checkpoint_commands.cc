@@ -59,7 +59,7 @@ std::string import_tokenizer(const ImportCommandArgs& a, const GptConfig& c) {
     const std::filesystem::path p = std::filesystem::absolute(dir / name, ec);
     if (!ec && std::filesystem::is_regular_file(p, ec)) return p.string();
   }
-  if (c.is_llama()) {
+  if (c.vocab_size != 50257) {  // not GPT-2's vocabulary: sampling needs the model's own tokenizer
     std::printf("note: no tokenizer.model or tokenizer.json beside %s: recorded gpt2; pass --tokenizer for sample\n",
                 a.model.c_str());
   }

@@ -67,7 +67,7 @@ void apply_preset(const Preset& p, GptConfig* m) {
   m->n_head = p.n_head;
   m->n_embd = p.n_embd;
   if (!p.llama) return;
-  m->family = ModelFamily::kLlama;
+  m->set_family(ModelFamily::kLlama);
   m->n_kv_head = p.n_kv_head;
   m->intermediate_size = p.intermediate;
   m->vocab_size = p.vocab;
@@ -104,12 +104,15 @@ void parse_llama_fields(JsonReader& r, GptConfig* m) {
   m->rms_norm_eps = static_cast<float>(r.number("rms_norm_eps", m->rms_norm_eps, 1e-12, 1.0));
   m->rope_theta = r.number("rope_theta", m->rope_theta, 1e-6, 1e12);
   m->tie_word_embeddings = r.boolean("tie_word_embeddings", m->tie_word_embeddings);
+  // HF LlamaConfig: attention_bias on q, k, v and o; mlp_bias on gate, up and down.
+  m->qkv_bias = m->out_bias = r.boolean("attention_bias", m->qkv_bias);
+  m->mlp_bias = r.boolean("mlp_bias", m->mlp_bias);
   parse_rope_scaling(r, &m->rope_scaling);
 }
 
 void refuse_llama_keys(JsonReader& r) {
   for (const char* k : {"intermediate_size", "num_key_value_heads", "rms_norm_eps", "rope_theta", "rope_scaling",
-                        "tie_word_embeddings"}) {
+                        "tie_word_embeddings", "attention_bias", "mlp_bias"}) {
     if (r.has(k)) r.fail(k, "is a Llama key; set \"family\": \"llama\" (or a Llama preset) to use it");
   }
 }
@@ -128,18 +131,19 @@ void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* m) {
                                                      "SmolLM-360M", "TinyLlama-1.1B", "Llama-3.2-1B"});
   const Preset* p = find_preset(preset);
   if (p != nullptr) apply_preset(*p, m);
-  const std::string family = r.choice("family", m->is_llama() ? "llama" : "gpt2", {"gpt2", "llama"});
+  const std::string family = r.choice("family", m->family() == ModelFamily::kLlama ? "llama" : "gpt2", {"gpt2", "llama"});
   if (p != nullptr && p->llama != (family == "llama")) {
     r.fail("family", "\"" + family + "\" contradicts the preset \"" + preset + "\"");
   }
-  m->family = family == "llama" ? ModelFamily::kLlama : ModelFamily::kGpt2;
+  const ModelFamily f = family == "llama" ? ModelFamily::kLlama : ModelFamily::kGpt2;
+  if (f != m->family()) m->set_family(f);  // a preset has set its family's knobs already
   m->n_layer = static_cast<int>(synonym(r, "n_layer", "num_hidden_layers", m->n_layer, 1, 1024));
   m->n_head = static_cast<int>(synonym(r, "n_head", "num_attention_heads", m->n_head, 1, 1024));
   m->n_embd = static_cast<int>(synonym(r, "n_embd", "hidden_size", m->n_embd, 1, 65536));
   m->vocab_size = static_cast<int>(r.integer("vocab_size", m->vocab_size, 1, 1 << 24));
   m->n_positions = static_cast<int>(synonym(r, "n_positions", "max_position_embeddings", m->n_positions, 1, 1 << 24));
   m->padded_vocab_size = static_cast<int>(r.integer("padded_vocab_size", 0, 0, 1 << 24));
-  if (m->is_llama()) {
+  if (m->family() == ModelFamily::kLlama) {
     parse_llama_fields(r, m);
   } else {
     refuse_llama_keys(r);

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "kernels/cpu/fake_quant.h"
+#include "nn/param_names.h"
 
 namespace zt {
 
@@ -52,7 +53,7 @@ size_t logical_numel(const TensorSpec& s, int64_t* rows) {
 std::string hf_module_name(const GptConfig& model, const std::string& tensor) {
   const std::string module = tensor.substr(0, tensor.rfind('.'));
   if (module == "lm_head") return module;
-  return (model.is_llama() ? "model." : "transformer.") + module;
+  return param_names(model.family()).hf_prefix + module;
 }
 
 StatusOr<std::unique_ptr<Compressor>> Compressor::create(const CompressionOptions& o, const ParamTable& table,
@@ -110,17 +111,19 @@ Status Compressor::select_activations(const GptConfig& model, std::vector<std::s
   const ActivationQuantOptions& a = o_.activation;
   if (!a.enabled) return Status::OK();
   act_bits_.assign(static_cast<size_t>(model.n_layer), BlockActBits{0, 0, 0, 0});
-  const std::vector<std::vector<std::string>> slots =
-      model.is_llama() ? std::vector<std::vector<std::string>>{{"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"},
-                                                               {"self_attn.o_proj"}, {"mlp.gate_proj", "mlp.up_proj"},
-                                                               {"mlp.down_proj"}}
-                       : std::vector<std::vector<std::string>>{{"attn.c_attn"}, {"attn.c_proj"}, {"mlp.c_fc"}, {"mlp.c_proj"}};
+  const ParamNames& n = param_names(model.family());
+  // The linear layers reading each quantized input (GptModel's slots 0-3).
+  const std::vector<std::vector<std::string>> slots = {
+      model.fused_qkv ? std::vector<std::string>{n.qkv} : std::vector<std::string>{n.q, n.k, n.v},
+      {n.attn_out},
+      model.swiglu() ? std::vector<std::string>{n.mlp_in, n.mlp_up} : std::vector<std::string>{n.mlp_in},
+      {n.mlp_out}};
   int matched = 0;
   for (int l = 0; l < model.n_layer; ++l) {
     for (size_t k = 0; k < slots.size(); ++k) {
       int bits = -1;
       for (const std::string& leaf : slots[k]) {
-        const std::string module = hf_module_name(model, (model.is_llama() ? "layers." : "h.") + std::to_string(l) + "." + leaf + ".weight");
+        const std::string module = hf_module_name(model, block_prefix(n, l) + leaf + ".weight");
         ZT_ASSIGN_OR_RETURN(const int g, matching_group(a.groups_of_modules, module, kActs));
         const int b = g < 0 ? 0 : a.groups_of_modules[static_cast<size_t>(g)].bits;
         if (bits >= 0 && b != bits) {

@@ -24,7 +24,7 @@ enum class Family { kGpt2, kLlama, kLlamaTied };
 GptConfig tiny_model(Family f = Family::kGpt2) {
   GptConfig c;
   if (f != Family::kGpt2) {
-    c.family = ModelFamily::kLlama;
+    c.set_family(ModelFamily::kLlama);
     c.n_kv_head = 2;  // tp = 2 holds one kv head and two query heads per rank
     c.intermediate_size = 48;
     c.tie_word_embeddings = f == Family::kLlamaTied;

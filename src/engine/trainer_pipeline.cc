@@ -7,6 +7,7 @@
 
 #include "core/timer.h"
 #include "engine/trainer.h"
+#include "nn/param_names.h"
 
 namespace zt {
 
@@ -19,7 +20,7 @@ Status Trainer::reduce_tied_grads() {
   if (tied_ == nullptr || states_->full_grads() == nullptr || !options_.model.tied_head()) return Status::OK();
   const ParamTable& table = model_->param_table();
   // The embedding matrix (first stage) or the head's copy of it (last stage): one name for both.
-  const TensorSpec& wte = table.at(table.find(options_.model.is_llama() ? "embed_tokens.weight" : "wte.weight"));
+  const TensorSpec& wte = table.at(table.find(std::string(param_names(options_.model.family()).embed) + ".weight"));
   return tied_->all_reduce(states_->full_grads() + wte.offset, wte.numel, CommDType::kF32)->wait();
 }
 

@@ -32,27 +32,27 @@ class Carver {
 
 struct Dims {
   size_t B, T, BT, C, Cl, NHl, Vl, tp;
-  size_t F;     // the rank's MLP width: 4C/tp (GPT-2) or intermediate_size/tp (Llama)
-  size_t KVl;   // Llama: the rank's k and v rows (kv heads x head size)
+  size_t F;     // the rank's MLP width, mlp_width()/tp
+  size_t KVl;   // the rank's k and v rows (kv heads x head size)
   size_t HD;    // head size
-  bool llama;
+  bool layernorm, swiglu, split_qkv, rotary;
 };
 
 template <typename A>
 void carve_internals(BlockActivationsT<A>* b, const Dims& d, Carver* c) {
-  b->ln1 = c->take<A>(d.BT * d.C);
-  if (!d.llama) b->ln1_mean = c->stats(d.BT);
-  b->ln1_rstd = c->stats(d.BT);
+  b->norm1 = c->take<A>(d.BT * d.C);
+  if (d.layernorm) b->norm1_mean = c->stats(d.BT);
+  b->norm1_rstd = c->stats(d.BT);
   b->qkv = c->take<A>(d.BT * 3 * d.Cl);
   b->att = c->take<A>(d.B * d.NHl * d.T * d.T);
-  b->atty = c->take<A>(d.BT * d.Cl);
-  b->res2 = c->take<A>(d.BT * d.C);
-  b->ln2 = c->take<A>(d.BT * d.C);
-  if (!d.llama) b->ln2_mean = c->stats(d.BT);
-  b->ln2_rstd = c->stats(d.BT);
-  b->fch = c->take<A>(d.BT * d.F);
-  if (d.llama) b->up = c->take<A>(d.BT * d.F);
-  b->fch_gelu = c->take<A>(d.BT * d.F);
+  b->att_out = c->take<A>(d.BT * d.Cl);
+  b->res_attn = c->take<A>(d.BT * d.C);
+  b->norm2 = c->take<A>(d.BT * d.C);
+  if (d.layernorm) b->norm2_mean = c->stats(d.BT);
+  b->norm2_rstd = c->stats(d.BT);
+  b->mlp_in = c->take<A>(d.BT * d.F);
+  if (d.swiglu) b->mlp_up = c->take<A>(d.BT * d.F);
+  b->mlp_act = c->take<A>(d.BT * d.F);
 }
 
 template <typename A>
@@ -80,15 +80,15 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
       if (!b.checkpointed) carve_internals(&b, d, c);
       // The output stays whole unless the next block is checkpointed and partitioned.
       const bool live = rotate && l + 1 < end && checkpointed(l + 1);
-      if (!live) b.res3 = c->take<A>(d.BT * d.C);
+      if (!live) b.output = c->take<A>(d.BT * d.C);
       // Its input is the previous block's live output: keep this rank's slice of it, or stash it.
       if (b.checkpointed && partitioned && l > first) b.saved_input_part = c->take<A>(d.BT * d.C / d.tp);
       b.stashed_input = b.checkpointed && stash && l > first;
     }
     if (lay.head) {
-      g.lnf = c->take<A>(d.BT * d.C);
-      if (!d.llama) g.lnf_mean = c->stats(d.BT);
-      g.lnf_rstd = c->stats(d.BT);
+      g.norm_f = c->take<A>(d.BT * d.C);
+      if (d.layernorm) g.norm_f_mean = c->stats(d.BT);
+      g.norm_f_rstd = c->stats(d.BT);
       g.logits = c->take<A>(d.BT * d.Vl);
       g.losses = c->stats(d.BT);
       g.xent_stats = c->stats(2 * d.BT);
@@ -96,25 +96,26 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
   }
   a->saved_bytes = c->used();
   s.dresidual = c->take<A>(d.BT * d.C);
-  s.dln = c->take<A>(d.BT * d.C);
+  s.dnorm = c->take<A>(d.BT * d.C);
   s.dqkv = c->take<A>(d.BT * 3 * d.Cl);
-  s.dfch = c->take<A>(d.BT * d.F);
-  if (d.tp > 1 || d.llama) s.tp_partial = c->stats(d.BT * d.C);
+  s.dmlp = c->take<A>(d.BT * d.F);
+  const bool shared_inputs = d.split_qkv || d.swiglu;  // input gradients summed in fp32
+  if (d.tp > 1 || shared_inputs) s.tp_partial = c->stats(d.BT * d.C);
   if (d.tp > 1) {
     s.tp_rows = c->stats(d.tp * d.BT);
     s.tp_row_sums = c->stats(2 * d.BT);
   }
-  if (d.llama) {
-    s.dup = c->take<A>(d.BT * d.F);
+  if (d.swiglu) s.dmlp_up = c->take<A>(d.BT * d.F);
+  if (d.split_qkv) {
     s.q = c->take<A>(d.BT * d.Cl);
     s.k = c->take<A>(d.BT * d.KVl);
     s.v = c->take<A>(d.BT * d.KVl);
-    s.grad_tmp = c->stats(d.BT * d.C);
-    s.freqs = c->stats(d.T * d.HD);
   }
+  if (shared_inputs) s.grad_tmp = c->stats(d.BT * d.C);
+  if (d.rotary) s.freqs = c->stats(d.T * d.HD);
   if (any_ckpt) {
     carve_internals(&s.recompute, d, c);
-    s.recompute.res3 = c->take<A>(d.BT * d.C);
+    s.recompute.output = c->take<A>(d.BT * d.C);
   }
   if (rotate && any_ckpt) {
     s.live[0] = c->take<A>(d.BT * d.C);
@@ -124,7 +125,7 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
   if (routing) {
     s.route_rows = c->take<A>(d.BT * d.C);
     s.route_grad = c->take<A>(d.BT * d.C);
-    if (d.llama) s.route_freqs = c->stats(d.BT * d.HD);
+    if (d.rotary) s.route_freqs = c->stats(d.BT * d.HD);
     s.route_branch = c->take<A>(d.BT * d.C);
     s.route_f32 = c->stats(d.BT * d.C);
   }
@@ -134,7 +135,7 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
     for (GptActivationsT<A>& g : a->slots) {
       for (int l = first; l < end; ++l) {
         BlockActivationsT<A>& b = g.blocks[static_cast<size_t>(l)];
-        if (b.res3 == nullptr) b.res3 = s.live[l % 2];
+        if (b.output == nullptr) b.output = s.live[l % 2];
       }
     }
   }
@@ -143,11 +144,11 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
     for (int l = first; l < end; ++l) {
       BlockActivationsT<A>& b = g.blocks[static_cast<size_t>(l)];
       if (!b.checkpointed) continue;
-      A* res3 = b.res3;
+      A* output = b.output;
       A* part = b.saved_input_part;
       const bool stashed = b.stashed_input;
       b = s.recompute;
-      b.res3 = res3;
+      b.output = output;
       b.checkpointed = true;
       b.saved_input_part = part;
       b.stashed_input = stashed;
@@ -166,8 +167,11 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
   d.NHl = static_cast<size_t>(cfg.n_head) / tp;
   d.Vl = static_cast<size_t>(cfg.padded_vocab()) / tp;
   d.tp = tp;
-  d.llama = cfg.is_llama();
-  d.F = (d.llama ? static_cast<size_t>(cfg.intermediate_size) : 4 * d.C) / tp;
+  d.layernorm = !cfg.rms_norm();
+  d.swiglu = cfg.swiglu();
+  d.split_qkv = !cfg.fused_qkv;
+  d.rotary = cfg.rotary();
+  d.F = static_cast<size_t>(cfg.mlp_width()) / tp;
   d.KVl = static_cast<size_t>(cfg.kv_dim()) / tp;
   d.HD = static_cast<size_t>(cfg.head_size());
   return d;

@@ -12,10 +12,11 @@
 // same two live buffers rotate, and the input of every checkpointed block after the
 // first goes to the stash instead of the arena (stashed_input).
 //
-// The Llama family (config.is_llama()) uses the same structure under GPT-2's names: ln1/ln2
-// hold the RMSNorm outputs (no means), qkv the rotated q with each rank's kv heads repeated
-// for its query heads, fch the gate projection, up the up projection and fch_gelu
-// silu(gate) * up; the MLP width F is 4C/tp for GPT-2 and intermediate_size/tp for Llama.
+// Slots are named by their role in the block; the config's knobs decide which exist: norm
+// means for LayerNorm only, mlp_up (and the scratch's dmlp_up) for SwiGLU, the separate q,
+// k, v scratch for unfused projections (qkv then holds the rotated q with each rank's kv
+// heads repeated for its query heads), RoPE tables for rotary positions. F, the rank's MLP
+// width, is mlp_width()/tp.
 //
 // A is the activation storage (float, or half_t for bf16/f16 compute): every activation
 // and activation gradient is A; LayerNorm statistics, losses and cross-entropy statistics
@@ -33,20 +34,20 @@ namespace zt {
 
 template <typename A>
 struct BlockActivationsT {
-  A* ln1 = nullptr;       // (B, T, C)   LayerNorm 1 output, input of c_attn
-  float* ln1_mean = nullptr;  // (B, T)      GPT-2 only
-  float* ln1_rstd = nullptr;  // (B, T)
+  A* norm1 = nullptr;       // (B, T, C)   the first norm's output, input of the q, k, v projections
+  float* norm1_mean = nullptr;  // (B, T)      LayerNorm only
+  float* norm1_rstd = nullptr;  // (B, T)
   A* qkv = nullptr;       // (B, T, 3Cl)
   A* att = nullptr;       // (B, NHl, T, T) softmax probabilities P (causal; zeros above the diagonal)
-  A* atty = nullptr;      // (B, T, Cl)  attention output, input of attn.c_proj
-  A* res2 = nullptr;      // (B, T, C)   residual after attention
-  A* ln2 = nullptr;       // (B, T, C)
-  float* ln2_mean = nullptr;  // (B, T)
-  float* ln2_rstd = nullptr;  // (B, T)
-  A* fch = nullptr;       // (B, T, F)   c_fc output (GELU input); Llama: gate_proj output
-  A* up = nullptr;        // (B, T, F)   Llama only: up_proj output
-  A* fch_gelu = nullptr;  // (B, T, F)   GELU output, input of mlp.c_proj; Llama: silu(gate) * up
-  A* res3 = nullptr;      // (B, T, C)   the block's output
+  A* att_out = nullptr;      // (B, T, Cl)  attention output, input of attn_out
+  A* res_attn = nullptr;      // (B, T, C)   residual after attention
+  A* norm2 = nullptr;       // (B, T, C)
+  float* norm2_mean = nullptr;  // (B, T)
+  float* norm2_rstd = nullptr;  // (B, T)
+  A* mlp_in = nullptr;       // (B, T, F)   mlp_in's output (the GELU input, or SwiGLU's gate)
+  A* mlp_up = nullptr;    // (B, T, F)   SwiGLU only: mlp_up's output
+  A* mlp_act = nullptr;  // (B, T, F)   GELU(mlp_in) or silu(mlp_in) * mlp_up: input of mlp_out
+  A* output = nullptr;      // (B, T, C)   the block's output
   // Checkpointed blocks only.
   bool checkpointed = false;
   A* saved_input_part = nullptr;  // (B*T*C/tp) this rank's slice of the input (partitioned), else null
@@ -58,9 +59,9 @@ template <typename A>
 struct GptActivationsT {
   A* encoded = nullptr;  // (B, T, C) the stage input: embedding output, or received from the previous stage
   std::vector<BlockActivationsT<A>> blocks;  // indexed by global block id; blocks of other stages stay empty
-  A* lnf = nullptr;         // (B, T, C)
-  float* lnf_mean = nullptr;    // (B, T)
-  float* lnf_rstd = nullptr;    // (B, T)
+  A* norm_f = nullptr;         // (B, T, C)
+  float* norm_f_mean = nullptr;    // (B, T)
+  float* norm_f_rstd = nullptr;    // (B, T)
   A* logits = nullptr;      // (B, T, Vl); overwritten in place by dlogits during backward
   float* losses = nullptr;      // (B, T)
   float* xent_stats = nullptr;  // (B, T, 2) max and log-sum-exp per row, saved for the backward
@@ -70,11 +71,11 @@ struct GptActivationsT {
 template <typename A>
 struct GptScratchT {
   A* dresidual = nullptr;  // (B, T, C) gradient flowing down the residual stream
-  A* dln = nullptr;        // (B, T, C) gradient of a LayerNorm output / of atty
+  A* dnorm = nullptr;        // (B, T, C) gradient of a norm's output / of att_out
   A* dqkv = nullptr;       // (B, T, 3Cl)
-  A* dfch = nullptr;       // (B, T, F)
-  // Llama only.
-  A* dup = nullptr;         // (B, T, F) the up projection's gradient
+  A* dmlp = nullptr;       // (B, T, F)
+  // Unfused attention and SwiGLU only.
+  A* dmlp_up = nullptr;         // (B, T, F) the up projection's gradient
   A* q = nullptr;           // (B, T, Cl) q before packing, then dq
   A* k = nullptr;           // (B, T, KVl) k before packing, then dk
   A* v = nullptr;           // (B, T, KVl) v before packing, then dv
@@ -82,7 +83,7 @@ struct GptScratchT {
   float* freqs = nullptr;     // (T, HD/2, 2) RoPE cos/sin
   float* tp_partial = nullptr;  // (B, T, C) fp32 sums across tp ranks: row-parallel partials,
                                 // the embedding's partial rows, 16-bit gradients being all-reduced
-                                // (GPT-2: tp > 1 only; Llama: always, its input gradients sum in fp32)
+                                // (also without tp when several projections share an input: their input gradients sum in fp32)
   float* tp_rows = nullptr;         // (tp, B, T) per-row maxima of the vocab-parallel softmax (tp > 1)
   float* tp_row_sums = nullptr;     // (B, T, 2) sum of exp and target logit, all-reduced (tp > 1)
   BlockActivationsT<A> recompute;       // internals of the checkpointed block being recomputed
@@ -91,7 +92,7 @@ struct GptScratchT {
   // Block routing (block_route.h) only.
   A* route_rows = nullptr;     // (B, kept, C) a routed block's input rows, then its output rows
   A* route_grad = nullptr;     // (B, kept, C) the output gradient of those rows, then their input gradient
-  float* route_freqs = nullptr;  // Llama: (B, kept, HD) RoPE cos/sin at the kept positions
+  float* route_freqs = nullptr;  // rotary: (B, kept, HD) RoPE cos/sin at the kept positions
   A* route_branch = nullptr;     // (B, T, C) a scaled block's branch output, or its scaled gradient
   float* route_f32 = nullptr;    // (B, T, C) the same in fp32, being scaled
 };

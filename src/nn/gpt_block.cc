@@ -1,7 +1,7 @@
-// The transformer block (pre-LN GPT-2), forward and backward, with Megatron's tensor
-// parallelism (column-parallel c_attn and c_fc after copy_to_tp, row-parallel attn.c_proj
-// and mlp.c_proj followed by reduce_from_tp) and activation checkpointing (a
-// checkpointed block recomputes its internals from its saved input in backward).
+// The transformer block, forward and backward, with Megatron's tensor parallelism
+// (column-parallel input projections after copy_to_tp, row-parallel attn_out and mlp_out
+// followed by reduce_from_tp) and activation checkpointing (a checkpointed block recomputes
+// its internals from its saved input in backward).
 #include "core/check.h"
 #include "kernels/cpu/fake_quant.h"
 #include "nn/gpt_model_impl.h"
@@ -9,68 +9,28 @@
 
 namespace zt {
 
-// out = residual + bias + inp @ W^T for a row-parallel linear: without tensor parallelism
-// one fused GEMM; with it (float models only), the rank's partial product is summed over
-// ranks first.
-template <typename A>
-Status GptModelImpl<A>::row_parallel_forward(A* out, const A* inp, const A* weight, const A* bias, const A* residual,
-                                             int64_t N, int in_dim) {
-  const int C = config_.n_embd;
-  if (branch_scale_ != 1.0f) {  // out = residual + scale * (inp @ W^T + bias); tp = 1 (set_routes)
-    GptScratchT<A>& s = arena_.scratch;
-    k_.linear_forward(s.route_branch, inp, weight, bias, nullptr, N, in_dim, C);
-    k_.to_f32(s.route_f32, s.route_branch, N * C);
-    f32_.scale(s.route_f32, branch_scale_, N * C);
-    k_.bias_residual(out, residual, s.route_f32, nullptr, N, C);
-    return Status::OK();
-  }
-  if (!tp()) {
-    k_.linear_forward(out, inp, weight, bias, residual, N, in_dim, C);
-    return Status::OK();
-  }
-  float* partial = arena_.scratch.tp_partial;  // summed in fp32
-  k_.linear_partial(partial, inp, weight, N, in_dim, C);
-  ZT_RETURN_IF_ERROR(reduce_from_tp_forward(options_.tp, partial, static_cast<size_t>(N) * C));
-  k_.bias_residual(out, residual, partial, bias, N, C);
-  reduce_from_tp_backward();
-  return Status::OK();
-}
-
-template <typename A>
-Status GptModelImpl<A>::column_parallel_backward(A* dinp, float* dweight, float* dbias, const A* dout, const A* inp,
-                                                 const A* weight, int64_t N, int C, int OC) {
-  if (!tp()) {
-    k_.linear_backward(dinp, dweight, dbias, dout, inp, weight, N, C, OC);
-    return Status::OK();
-  }
-  float* partial = arena_.scratch.tp_partial;
-  k_.linear_backward_partial(partial, dweight, dbias, dout, inp, weight, N, C, OC);
-  ZT_RETURN_IF_ERROR(copy_to_tp_backward(options_.tp, partial, static_cast<size_t>(N) * C));
-  k_.from_f32(dinp, partial, N * C);
-  return Status::OK();
-}
-
+// Pre-norm block, every configuration (the steps by knob are in gpt_layers.cc):
+//   h   = x + attn_out(attention(qkv(norm1(x))))
+//   out = h + mlp_out(act(mlp_in(norm2(h))))
 template <typename A>
 Status GptModelImpl<A>::block_forward(int l, const A* res_in, const BlockActivationsT<A>& a) {
-  if (config_.is_llama()) return llama_block_forward(l, res_in, a);
   const int P = options_.layout.tp_size;
-  const int C = config_.n_embd, Cl = C / P, NHl = config_.n_head / P;
+  const int C = config_.n_embd, Cl = C / P, NHl = config_.n_head / P, Fl = config_.mlp_width() / P;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
   const BlockWeightsT<A>& w = w_.blocks[static_cast<size_t>(l)];
-  k_.layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, res_in, w.ln1w, w.ln1b, BT, C);
+  norm_forward(a.norm1, a.norm1_mean, a.norm1_rstd, res_in, w.norm1_w, w.norm1_b, BT);
   copy_to_tp_forward();
-  quantize_input(l, 0, a.ln1, BT, C);
-  k_.linear_forward(a.qkv, a.ln1, w.qkvw, w.qkvb, nullptr, BT, C, 3 * Cl);
-  k_.attention_forward(a.atty, a.att, a.qkv, B_, T_, Cl, NHl);
-  quantize_input(l, 1, a.atty, BT, Cl);
-  ZT_RETURN_IF_ERROR(row_parallel_forward(a.res2, a.atty, w.attprojw, w.attprojb, res_in, BT, Cl));
-  k_.layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln2w, w.ln2b, BT, C);
+  quantize_input(l, 0, a.norm1, BT, C);
+  qkv_forward(w, a, BT);
+  k_.attention_forward(a.att_out, a.att, a.qkv, B_, T_, Cl, NHl);
+  quantize_input(l, 1, a.att_out, BT, Cl);
+  ZT_RETURN_IF_ERROR(row_parallel_forward(a.res_attn, a.att_out, w.attn_out_w, w.attn_out_b, res_in, BT, Cl));
+  norm_forward(a.norm2, a.norm2_mean, a.norm2_rstd, a.res_attn, w.norm2_w, w.norm2_b, BT);
   copy_to_tp_forward();
-  quantize_input(l, 2, a.ln2, BT, C);
-  k_.linear_forward(a.fch, a.ln2, w.fcw, w.fcb, nullptr, BT, C, 4 * Cl);
-  k_.gelu_forward(a.fch_gelu, a.fch, BT * 4 * Cl);
-  quantize_input(l, 3, a.fch_gelu, BT, 4 * Cl);
-  return row_parallel_forward(a.res3, a.fch_gelu, w.fcprojw, w.fcprojb, a.res2, BT, 4 * Cl);
+  quantize_input(l, 2, a.norm2, BT, C);
+  mlp_in_forward(w, a, BT);
+  quantize_input(l, 3, a.mlp_act, BT, Fl);
+  return row_parallel_forward(a.output, a.mlp_act, w.mlp_out_w, w.mlp_out_b, a.res_attn, BT, Fl);
 }
 
 template <typename A>
@@ -166,42 +126,37 @@ const A* GptModelImpl<A>::branch_grad(const A* dres, int64_t n) {
 }
 
 template <typename A>
-Status GptModelImpl<A>::block_backward(int l, const BlockActivationsT<A>& act, const A* res_in) {
-  if (config_.is_llama()) return llama_block_backward(l, act, res_in);
+Status GptModelImpl<A>::block_backward(int l, const BlockActivationsT<A>& a, const A* res_in) {
   const int P = options_.layout.tp_size;
-  const int C = config_.n_embd, Cl = C / P, NHl = config_.n_head / P;
+  const int C = config_.n_embd, Cl = C / P, NHl = config_.n_head / P, Fl = config_.mlp_width() / P;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
   const BlockWeightsT<A>& w = w_.blocks[static_cast<size_t>(l)];
   const BlockWeightsT<float>& dw = dw_.blocks[static_cast<size_t>(l)];
   GptScratchT<A>& s = arena_.scratch;
-  const BlockActivationsT<A>* a = &act;
-  A* dres = s.dresidual;  // holds dL/d(res3) on entry, dL/d(block input) on exit
-  // MLP: row-parallel c_proj (local backward), column-parallel c_fc (input gradient summed).
+  A* dres = s.dresidual;  // holds dL/d(output) on entry, dL/d(block input) on exit
+  // MLP: row-parallel mlp_out (local backward), column-parallel input side (input gradient summed).
   reduce_from_tp_backward();
-  k_.linear_backward(s.dfch, dw.fcprojw, dw.fcprojb, branch_grad(dres, BT * C), a->fch_gelu, w.fcprojw, BT, 4 * Cl, C);
-  k_.gelu_backward(s.dfch, a->fch, s.dfch, BT * 4 * Cl);
-  ZT_RETURN_IF_ERROR(column_parallel_backward(s.dln, dw.fcw, dw.fcb, s.dfch, a->ln2, w.fcw, BT, C, 4 * Cl));
-  k_.layernorm_backward(dres, dw.ln2w, dw.ln2b, s.dln, a->res2, w.ln2w, a->ln2_mean, a->ln2_rstd, BT, C);
-  // Attention: row-parallel c_proj, the rank's heads, column-parallel c_attn.
+  k_.linear_backward(s.dmlp, dw.mlp_out_w, dw.mlp_out_b, branch_grad(dres, BT * C), a.mlp_act, w.mlp_out_w, BT, Fl, C);
+  ZT_RETURN_IF_ERROR(mlp_in_backward(w, dw, a, BT));
+  norm_backward(dres, dw.norm2_w, dw.norm2_b, s.dnorm, a.res_attn, w.norm2_w, a.norm2_mean, a.norm2_rstd, BT);
+  // Attention: row-parallel attn_out, the rank's heads, column-parallel q, k, v.
   reduce_from_tp_backward();
-  k_.linear_backward(s.dln, dw.attprojw, dw.attprojb, branch_grad(dres, BT * C), a->atty, w.attprojw, BT, Cl, C);
-  k_.attention_backward(s.dqkv, s.dln, a->qkv, a->att, B_, T_, Cl, NHl);
-  ZT_RETURN_IF_ERROR(column_parallel_backward(s.dln, dw.qkvw, dw.qkvb, s.dqkv, a->ln1, w.qkvw, BT, C, 3 * Cl));
-  k_.layernorm_backward(dres, dw.ln1w, dw.ln1b, s.dln, res_in, w.ln1w, a->ln1_mean, a->ln1_rstd, BT, C);
+  k_.linear_backward(s.dnorm, dw.attn_out_w, dw.attn_out_b, branch_grad(dres, BT * C), a.att_out, w.attn_out_w, BT, Cl,
+                     C);
+  k_.attention_backward(s.dqkv, s.dnorm, a.qkv, a.att, B_, T_, Cl, NHl);
+  ZT_RETURN_IF_ERROR(qkv_backward(w, dw, a, BT));
+  norm_backward(dres, dw.norm1_w, dw.norm1_b, s.dnorm, res_in, w.norm1_w, a.norm1_mean, a.norm1_rstd, BT);
   return Status::OK();
 }
 
 #define ZT_INSTANTIATE_BLOCKS(A)                                                                      \
-  template Status GptModelImpl<A>::row_parallel_forward(A*, const A*, const A*, const A*, const A*, int64_t, int); \
   template Status GptModelImpl<A>::block_forward(int, const A*, const BlockActivationsT<A>&);           \
   template Status GptModelImpl<A>::forward_block(int);                                                  \
   template Status GptModelImpl<A>::recompute(int, const A**);                                           \
   template Status GptModelImpl<A>::backward_block(int);                                                 \
   template Status GptModelImpl<A>::block_backward(int, const BlockActivationsT<A>&, const A*);          \
   template const A* GptModelImpl<A>::branch_grad(const A*, int64_t);                                     \
-  template void GptModelImpl<A>::quantize_input(int, int, A*, int64_t, int);                             \
-  template Status GptModelImpl<A>::column_parallel_backward(A*, float*, float*, const A*, const A*, const A*, int64_t, \
-                                                            int, int);
+  template void GptModelImpl<A>::quantize_input(int, int, A*, int64_t, int);
 ZT_INSTANTIATE_BLOCKS(float)
 ZT_INSTANTIATE_BLOCKS(half_t)
 #undef ZT_INSTANTIATE_BLOCKS

@@ -35,10 +35,10 @@ void GptModelImpl<A>::scatter_rows(A* out, const A* in, const BlockRoute& r, int
   }
 }
 
-// Llama: the RoPE table rows of the kept positions, per sequence (rope() reads them).
+// Rotary positions: the RoPE table rows of the kept positions, per sequence (rope() reads them).
 template <typename A>
 void GptModelImpl<A>::fill_route_freqs(const BlockRoute& r) {
-  if (!config_.is_llama()) return;
+  if (!config_.rotary()) return;
   const size_t hd = static_cast<size_t>(config_.head_size());
   GptScratchT<A>& s = arena_.scratch;
   for (size_t i = 0; i < r.positions.size(); ++i) {
@@ -71,7 +71,7 @@ Status GptModelImpl<A>::routed_forward(int l, const BlockRoute& r, const A* res_
                                       ": routed blocks cannot keep partitioned or disk-stashed checkpoints");
   }
   if (r.skip) {
-    backend_.copy(a.res3, res_in, all * sizeof(A));
+    backend_.copy(a.output, res_in, all * sizeof(A));
     return Status::OK();
   }
   GptScratchT<A>& s = arena_.scratch;
@@ -82,11 +82,11 @@ Status GptModelImpl<A>::routed_forward(int l, const BlockRoute& r, const A* res_
   active_route_ = &r;
   const Status st = block_forward(l, s.route_rows, a);
   active_route_ = nullptr;
-  backend_.copy(s.route_rows, a.res3, static_cast<size_t>(B_) * r.kept * C * sizeof(A));
+  backend_.copy(s.route_rows, a.output, static_cast<size_t>(B_) * r.kept * C * sizeof(A));
   T_ = T;
   ZT_RETURN_IF_ERROR(st);
-  backend_.copy(a.res3, res_in, all * sizeof(A));
-  scatter_rows(a.res3, s.route_rows, r, T, C);
+  backend_.copy(a.output, res_in, all * sizeof(A));
+  scatter_rows(a.output, s.route_rows, r, T, C);
   return Status::OK();
 }
 

@@ -1,4 +1,4 @@
-// GptConfig validation and parameter counting.
+// GptConfig: the family presets, validation and parameter counting.
 #include "nn/gpt_config.h"
 
 #include <cmath>
@@ -29,18 +29,29 @@ Status GptConfig::validate() const {
   if (vocab_size > 2147483647 / 2) {
     return Status::InvalidArgument("model.vocab_size: too large");
   }
-  if (!is_llama()) return Status::OK();
-  ZT_RETURN_IF_ERROR(positive("intermediate_size", intermediate_size));
+  if (intermediate_size < 0 || (swiglu() && intermediate_size == 0)) {
+    ZT_RETURN_IF_ERROR(positive("intermediate_size", intermediate_size));
+  }
   if (n_kv_head < 0 || n_head % kv_heads() != 0) {
     return Status::InvalidArgument("model.num_key_value_heads: " + std::to_string(n_kv_head) +
                                    " does not divide num_attention_heads=" + std::to_string(n_head));
   }
+  if (fused_qkv && (kv_heads() != n_head || rotary())) {
+    return Status::InvalidArgument(std::string("model.") + (rotary() ? "positions" : "num_key_value_heads") +
+                                   ": a fused qkv projection computes neither rotary positions nor grouped-query "
+                                   "attention; use separate q, k, v projections");
+  }
+  if (rms_norm() && !(rms_norm_eps > 0.0f)) {
+    return Status::InvalidArgument("model.rms_norm_eps: expected a positive number, got " + std::to_string(rms_norm_eps));
+  }
+  return validate_rotary();
+}
+
+Status GptConfig::validate_rotary() const {
+  if (!rotary()) return Status::OK();
   if (head_size() % 2 != 0) {
     return Status::InvalidArgument("model.hidden_size: the head dimension " + std::to_string(head_size()) +
                                    " (hidden_size / num_attention_heads) must be even for rotary embeddings");
-  }
-  if (!(rms_norm_eps > 0.0f)) {
-    return Status::InvalidArgument("model.rms_norm_eps: expected a positive number, got " + std::to_string(rms_norm_eps));
   }
   if (!(rope_theta > 0.0)) {
     return Status::InvalidArgument("model.rope_theta: expected a positive number, got " + std::to_string(rope_theta));
@@ -83,36 +94,65 @@ std::vector<double> GptConfig::rope_inv_freq() const {
   return inv;
 }
 
+void GptConfig::set_family(ModelFamily f) {
+  family_ = f;
+  const bool llama = f == ModelFamily::kLlama;
+  norm = llama ? NormKind::kRmsNorm : NormKind::kLayerNorm;
+  mlp = llama ? MlpKind::kSwiGlu : MlpKind::kGelu;
+  positions = llama ? PositionKind::kRotary : PositionKind::kLearned;
+  fused_qkv = qkv_bias = out_bias = mlp_bias = tie_word_embeddings = scaled_residual_init = !llama;
+}
+
+int64_t GptConfig::block_matmul_weights() const {
+  const int64_t C = n_embd, KV = kv_dim(), I = mlp_width();
+  return 2 * C * C + 2 * KV * C + (swiglu() ? 3 : 2) * C * I;
+}
+
+int64_t GptConfig::block_parameters() const {
+  const int64_t C = n_embd, KV = kv_dim(), I = mlp_width();
+  const int64_t norms = (rms_norm() ? 2 : 4) * C;
+  const int64_t qkv_biases = qkv_bias ? C + 2 * KV : 0;
+  const int64_t mlp_biases = mlp_bias ? I * (swiglu() ? 2 : 1) + C : 0;
+  return norms + block_matmul_weights() + qkv_biases + (out_bias ? C : 0) + mlp_biases;
+}
+
+int64_t GptConfig::position_parameters() const {
+  return rotary() ? 0 : static_cast<int64_t>(n_positions) * n_embd;
+}
+
 int64_t GptConfig::num_parameters() const {
-  const int64_t C = n_embd, L = n_layer;
-  if (is_llama()) {
-    const int64_t I = intermediate_size, KV = kv_dim(), V = vocab_size;
-    const int64_t per_block = 2 * C + 2 * C * C + 2 * KV * C + 3 * C * I;
-    return V * C * (tie_word_embeddings ? 1 : 2) + L * per_block + C;
-  }
-  const int64_t per_block = 2 * C + (3 * C * C + 3 * C) + (C * C + C) + 2 * C + (4 * C * C + 4 * C) + (4 * C * C + C);
-  return static_cast<int64_t>(vocab_size) * C + static_cast<int64_t>(n_positions) * C + L * per_block + 2 * C;
+  const int64_t C = n_embd, V = vocab_size;
+  const int64_t final_norm = (rms_norm() ? 1 : 2) * C;
+  return V * C * (tie_word_embeddings ? 1 : 2) + position_parameters() + n_layer * block_parameters() + final_norm;
 }
 
 double GptConfig::flops_per_token(int T) const {
   const double L = n_layer, C = n_embd, V = vocab_size;
-  if (is_llama()) {  // the LM head is a matmul whether tied or not; embedding lookups are not
-    const double I = intermediate_size, KV = kv_dim();
-    return 6.0 * (L * (2.0 * C * C + 2.0 * KV * C + 3.0 * C * I) + V * C) + 12.0 * L * C * T;
-  }
-  return 6.0 * (12.0 * L * C * C + V * C) + 12.0 * L * C * T;
+  return 6.0 * (L * static_cast<double>(block_matmul_weights()) + V * C) + 12.0 * L * C * T;
 }
 
 std::string GptConfig::to_string() const {
   char buf[160];
   std::snprintf(buf, sizeof(buf), "n_layer=%d n_head=%d n_embd=%d vocab_size=%d (padded %d) n_positions=%d",
                 n_layer, n_head, n_embd, vocab_size, padded_vocab(), n_positions);
-  if (!is_llama()) return buf;
+  if (family_ != ModelFamily::kLlama) return buf;
   char llama[200];
   std::snprintf(llama, sizeof(llama), " family=llama intermediate_size=%d num_key_value_heads=%d rms_norm_eps=%g "
                 "rope_theta=%g tie_word_embeddings=%s", intermediate_size, kv_heads(), static_cast<double>(rms_norm_eps),
                 rope_theta, tie_word_embeddings ? "true" : "false");
   return std::string(buf) + llama;
+}
+
+bool GptConfig::same_model(const GptConfig& o) const {
+  const bool shape = n_layer == o.n_layer && n_head == o.n_head && n_embd == o.n_embd && vocab_size == o.vocab_size &&
+                     n_positions == o.n_positions && family_ == o.family_ && mlp_width() == o.mlp_width() &&
+                     kv_heads() == o.kv_heads();
+  const bool knobs = norm == o.norm && mlp == o.mlp && positions == o.positions && fused_qkv == o.fused_qkv &&
+                     qkv_bias == o.qkv_bias && out_bias == o.out_bias && mlp_bias == o.mlp_bias &&
+                     tie_word_embeddings == o.tie_word_embeddings && scaled_residual_init == o.scaled_residual_init;
+  const bool norm_eps = !rms_norm() || rms_norm_eps == o.rms_norm_eps;
+  const bool rope = !rotary() || (rope_theta == o.rope_theta && rope_scaling == o.rope_scaling);
+  return shape && knobs && norm_eps && rope;
 }
 
 GptConfig GptConfig::gpt2_small() { return GptConfig{}; }

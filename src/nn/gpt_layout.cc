@@ -16,14 +16,14 @@ Status GptLayout::validate(const GptConfig& c) const {
     return Status::InvalidArgument("/parallel/tp: " + std::to_string(tp_size) + " does not divide n_head=" +
                                    std::to_string(c.n_head));
   }
-  if (c.is_llama() && c.kv_heads() % tp_size != 0) {
+  if (c.kv_heads() % tp_size != 0) {
     return Status::InvalidArgument("/parallel/tp: " + std::to_string(tp_size) + " does not divide num_key_value_heads=" +
                                    std::to_string(c.kv_heads()) + "; each tensor-parallel rank holds whole kv heads "
                                    "(Megatron and Meta's rule), so tp must divide the kv heads");
   }
-  if (c.is_llama() && c.intermediate_size % tp_size != 0) {
+  if (c.mlp_width() % tp_size != 0) {
     return Status::InvalidArgument("/parallel/tp: " + std::to_string(tp_size) + " does not divide intermediate_size=" +
-                                   std::to_string(c.intermediate_size));
+                                   std::to_string(c.mlp_width()));
   }
   if (c.padded_vocab() % tp_size != 0) {
     return Status::InvalidArgument("/parallel/tp: " + std::to_string(tp_size) + " does not divide the padded vocabulary " +

@@ -161,53 +161,36 @@ GptModelImpl<A>::GptModelImpl(const GptConfig& config, const GptModelOptions& op
                                             options.stash != nullptr, options.block_routing);
   w_.blocks.resize(static_cast<size_t>(config.n_layer));
   dw_.blocks.resize(static_cast<size_t>(config.n_layer));
-  lw_.blocks.resize(static_cast<size_t>(config.n_layer));
-  ldw_.blocks.resize(static_cast<size_t>(config.n_layer));
-  if (config.is_llama()) {
+  if (config.rotary()) {
     f32_.rope_table(arena_.scratch.freqs, options.max_seq, config.head_size(), config.rope_inv_freq().data());
   }
 }
 
 template <typename A>
 void GptModelImpl<A>::bind(void* params, float* grads) {
-  if (config_.is_llama()) {
-    lw_ = bind_llama_weights(config_, table_, static_cast<A*>(params));
-    ldw_ = bind_llama_weights(config_, table_, grads);
-    return;
-  }
   w_ = bind_gpt_weights(config_, table_, static_cast<A*>(params));
   dw_ = bind_gpt_weights(config_, table_, grads);
 }
 
 template <typename A>
 void GptModelImpl<A>::bind_layer(int layer, void* params_at, float* grads_at) {
-  if (config_.is_llama()) {
-    bind_llama_layer(config_, table_, layer, static_cast<A*>(params_at), &lw_);
-    bind_llama_layer(config_, table_, layer, grads_at, &ldw_);
-    return;
-  }
-  bind_gpt_layer(table_, layer, static_cast<A*>(params_at), &w_);
-  bind_gpt_layer(table_, layer, grads_at, &dw_);
+  bind_gpt_layer(config_, table_, layer, static_cast<A*>(params_at), &w_);
+  bind_gpt_layer(config_, table_, layer, grads_at, &dw_);
 }
 
 template <typename A>
 void* GptModelImpl<A>::bound_params(int layer) const {
-  if (config_.is_llama()) {  // embed_tokens, a block's input_layernorm, norm, the tied copy
-    if (layer == kEmbeddingLayer) return lw_.embed;
-    if (layer == tied_head_layer(config_)) return lw_.lm_head;
-    if (layer == config_.n_layer) return lw_.norm;
-    return lw_.blocks[static_cast<size_t>(layer)].in_norm;
-  }
-  // Each layer's first tensor: wte, a block's ln_1.weight, ln_f.weight, the tied wte copy.
-  if (layer == kEmbeddingLayer || layer == tied_head_layer(config_)) return w_.wte;
-  if (layer == config_.n_layer) return w_.lnfw;
-  return w_.blocks[static_cast<size_t>(layer)].ln1w;
+  // Each layer's first tensor: the embedding, a block's norm1 weight, the final norm, the tied copy.
+  if (layer == kEmbeddingLayer) return w_.embed;
+  if (layer == tied_head_layer(config_)) return w_.lm_head;
+  if (layer == config_.n_layer) return w_.norm_f_w;
+  return w_.blocks[static_cast<size_t>(layer)].norm1_w;
 }
 
 template <typename A>
 const A* GptModelImpl<A>::block_input(int layer) const {
   if (layer == options_.layout.first_block) return slot().encoded;
-  return slot().blocks[static_cast<size_t>(layer - 1)].res3;
+  return slot().blocks[static_cast<size_t>(layer - 1)].output;
 }
 
 template <typename A>
@@ -220,25 +203,23 @@ template <typename A>
 Status GptModelImpl<A>::forward_embedding(const int32_t* tokens, int B, int T) {
   ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
   begin_stage(B, T);
-  if (config_.is_llama()) return llama_forward_embedding(tokens);
-  if (!tp()) {
-    k_.encoder_forward(slot().encoded, tokens, w_.wte, w_.wpe, B, T, config_.n_embd);
+  if (!tp()) {  // learned positions are added here (null for rotary ones)
+    k_.encoder_forward(slot().encoded, tokens, w_.embed, w_.positions, B, T, config_.n_embd);
     return Status::OK();
   }
-  return vocab_parallel_embedding_forward(k_, options_.tp, slot().encoded, arena_.scratch.tp_partial, tokens, w_.wte,
-                                          w_.wpe, B, T, config_.n_embd, vocab_slice(config_, options_.layout));
+  return vocab_parallel_embedding_forward(k_, options_.tp, slot().encoded, arena_.scratch.tp_partial, tokens, w_.embed,
+                                          w_.positions, B, T, config_.n_embd, vocab_slice(config_, options_.layout));
 }
 
 template <typename A>
 Status GptModelImpl<A>::forward_head() {
   ZT_CHECK(options_.layout.head, "this stage does not hold the head");
-  if (config_.is_llama()) return llama_forward_head();
   const int C = config_.n_embd, Vl = config_.padded_vocab() / options_.layout.tp_size;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
   GptActivationsT<A>& a = slot();
-  k_.layernorm_forward(a.lnf, a.lnf_mean, a.lnf_rstd, block_input(config_.n_layer), w_.lnfw, w_.lnfb, BT, C);
+  norm_forward(a.norm_f, a.norm_f_mean, a.norm_f_rstd, block_input(config_.n_layer), w_.norm_f_w, w_.norm_f_b, BT);
   copy_to_tp_forward();
-  k_.linear_forward(a.logits, a.lnf, w_.wte, nullptr, nullptr, BT, C, Vl);  // the tied LM head (this rank's vocabulary)
+  k_.linear_forward(a.logits, a.norm_f, w_.lm_head, nullptr, nullptr, BT, C, Vl);  // this rank's vocabulary
   return Status::OK();
 }
 
@@ -278,21 +259,19 @@ Status GptModelImpl<A>::backward_head(const int32_t* targets, float dloss) {
     k_.vocab_xent_backward(dlogits, a.logits, a.xent_stats, targets, dloss, BT, vocab_slice(config_, options_.layout));
   }
   backend_.zero(s.dresidual, sizeof(A) * static_cast<size_t>(BT) * C);
-  if (config_.is_llama()) return llama_backward_head(dlogits);
-  ZT_RETURN_IF_ERROR(column_parallel_backward(s.dln, dw_.wte, nullptr, dlogits, a.lnf, w_.wte, BT, C, Vl));
-  k_.layernorm_backward(s.dresidual, dw_.lnfw, dw_.lnfb, s.dln, block_input(config_.n_layer), w_.lnfw, a.lnf_mean,
-                        a.lnf_rstd, BT, C);
+  ZT_RETURN_IF_ERROR(column_parallel_backward(s.dnorm, dw_.lm_head, nullptr, dlogits, a.norm_f, w_.lm_head, BT, C, Vl));
+  norm_backward(s.dresidual, dw_.norm_f_w, dw_.norm_f_b, s.dnorm, block_input(config_.n_layer), w_.norm_f_w,
+                a.norm_f_mean, a.norm_f_rstd, BT);
   return Status::OK();
 }
 
 template <typename A>
 void GptModelImpl<A>::backward_embedding(const int32_t* tokens) {
   ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
-  if (config_.is_llama()) return llama_backward_embedding(tokens);
   if (!tp()) {
-    k_.encoder_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd);
+    k_.encoder_backward(dw_.embed, dw_.positions, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd);
   } else {
-    k_.vocab_embedding_backward(dw_.wte, dw_.wpe, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd,
+    k_.vocab_embedding_backward(dw_.embed, dw_.positions, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd,
                                 vocab_slice(config_, options_.layout));
   }
 }

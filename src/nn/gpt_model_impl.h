@@ -3,9 +3,9 @@
 // computes goes through k_, an ActivationOps<A>, tensor parallelism included: what is
 // summed across tp ranks (row-parallel partials, the embedding's rows, input gradients)
 // is summed in fp32 in the scratch's tp_partial, then rounded to A once.
-// The Llama family runs in the same class (one arena, checkpointing, pipeline slots and
-// tensor parallelism for both): its weights bind to lw_/ldw_, and its block, embedding and
-// head math is in llama_model.cc, chosen by config.is_llama().
+// One class computes every configuration: each step of the block (the norm, the q/k/v
+// projections with or without RoPE and grouped-query packing, the GELU or SwiGLU MLP)
+// follows the config's knobs (gpt_layers.cc), never its family.
 // Internal to nn/: the engine sees GptModel only.
 // Thread-safety: as GptModel.
 #pragma once
@@ -16,7 +16,7 @@
 
 #include "nn/gpt_activations.h"
 #include "nn/gpt_model.h"
-#include "nn/llama_params.h"
+#include "nn/gpt_params.h"
 
 namespace zt {
 
@@ -62,7 +62,7 @@ class GptModelImpl final : public GptModel {
   void gather_rows(A* out, const A* in, const BlockRoute& r, int T, size_t width) const;
   void scatter_rows(A* out, const A* in, const BlockRoute& r, int T, size_t width) const;
   void fill_route_freqs(const BlockRoute& r);
-  // Llama's RoPE on x (B_, T_, NH heads), at the active route's positions when one is set.
+  // RoPE on x (B_, T_, NH heads), at the active route's positions when one is set.
   void rope(A* x, int NH, bool backward);
   // Activation quantization of linear slot `slot`'s input x (rows x width), per token.
   void quantize_input(int layer, int slot, A* x, int64_t rows, int width);
@@ -73,30 +73,36 @@ class GptModelImpl final : public GptModel {
   Status column_parallel_backward(A* dinp, float* dweight, float* dbias, const A* dout, const A* inp,
                                   const A* weight, int64_t N, int C, int OC);
   bool tp() const { return options_.layout.tp_size > 1; }
-  // Llama (llama_model.cc).
-  Status llama_block_forward(int layer, const A* res_in, const BlockActivationsT<A>& a);
-  Status llama_block_backward(int layer, const BlockActivationsT<A>& a, const A* res_in);
-  Status llama_forward_embedding(const int32_t* tokens);
-  Status llama_forward_head();
-  Status llama_backward_head(A* dlogits);
-  void llama_backward_embedding(const int32_t* tokens);
-  // dinp (N, C) = the sum of each column-parallel layer's input gradient (dout_i @ weight_i),
-  // summed in fp32 (over tp ranks too) and rounded to A once; dweight_i +=.
+  // The block's steps by knob (gpt_layers.cc). norm_*: LayerNorm or RMSNorm over C.
+  void norm_forward(A* out, float* mean, float* rstd, const A* x, const A* w, const A* b, int64_t N);
+  void norm_backward(A* dx, float* dw, float* db, const A* dout, const A* x, const A* w, const float* mean,
+                     const float* rstd, int64_t N);
+  // a.qkv from a.norm1: the fused projection, or q, k, v, RoPE and grouped-query packing.
+  void qkv_forward(const BlockWeightsT<A>& w, const BlockActivationsT<A>& a, int64_t N);
+  // s.dnorm = the input gradient of the q, k, v projections from s.dqkv; their weight grads +=.
+  Status qkv_backward(const BlockWeightsT<A>& w, const BlockWeightsT<float>& dw, const BlockActivationsT<A>& a,
+                      int64_t N);
+  // a.mlp_act from a.norm2: GELU(mlp_in) or silu(gate) * up.
+  void mlp_in_forward(const BlockWeightsT<A>& w, const BlockActivationsT<A>& a, int64_t N);
+  // s.dnorm from s.dmlp (the gradient of mlp_act); the input projections' grads +=.
+  Status mlp_in_backward(const BlockWeightsT<A>& w, const BlockWeightsT<float>& dw, const BlockActivationsT<A>& a,
+                         int64_t N);
+  // dinp (N, C) = the sum of each column-parallel layer's input gradient (dout_i @ weight_i);
+  // dweight_i, dbias_i +=. One layer: column_parallel_backward. Several (q, k, v; gate, up):
+  // summed in fp32 (over tp ranks too) and rounded to A once.
   struct ColumnGrad {
     float* dweight;
+    float* dbias;
     const A* dout;
     const A* weight;
     int out_dim;
   };
-  Status llama_column_backward(A* dinp, const A* inp, std::initializer_list<ColumnGrad> layers, int64_t N);
-  // The kv heads' gradients (s.k, s.v) from the packed dqkv: each sums its rep query heads'.
+  Status column_backward(A* dinp, const A* inp, std::initializer_list<ColumnGrad> layers, int64_t N);
 
   const ActivationOps<A>& k_;
   const KernelOps& f32_;  // vocab_xent_finish (fp32 in every precision)
   GptWeightsT<A> w_;       // bound parameter views
   GptWeightsT<float> dw_;  // bound gradient views
-  LlamaWeightsT<A> lw_;       // Llama: bound parameter views
-  LlamaWeightsT<float> ldw_;  // Llama: bound gradient views
   GptActivationArenaT<A> arena_;
   std::vector<float> loss_host_;  // the last loss() call's per-token losses, copied to the host
   const BlockRoute* active_route_ = nullptr;  // the routed block being computed (rope())

@@ -1,4 +1,6 @@
-// GPT-2 parameter table, binding and initialisation.
+// The parameter table, binding and initialisation: one walk over a config's tensors by
+// role (visit_*), used both to build the table and to bind views into an arena, so the
+// two cannot disagree.
 #include "nn/gpt_params.h"
 
 #include <algorithm>
@@ -6,80 +8,134 @@
 #include <string>
 
 #include "core/check.h"
-#include "nn/param_spec.h"
 #include "core/rng.h"
 #include "core/threads.h"
-#include "nn/llama_params.h"
+#include "nn/param_names.h"
+#include "nn/param_spec.h"
 
 namespace zt {
 
+namespace {
+
+constexpr float kStd = 0.02f;
+
+// One tensor as the walk yields it: its full name, global shape, init and tensor-parallel cut
+// (tp_dim -1: replicated).
+struct ParamDef {
+  std::string name;
+  std::vector<int64_t> shape;
+  InitKind init;
+  float std = 0.0f;
+  int tp_dim = -1;
+  int tp_groups = 1;
+  int init_rows = -1;  // rows drawn from the init (vocabulary matrices: the real vocabulary)
+};
+
+// The walk over one layer: f(def, slot) per tensor, in table order. Slot is the view the
+// tensor binds to.
+template <typename W, typename F>
+class LayerWalk {
+ public:
+  LayerWalk(const GptConfig& c, F& f) : c_(c), n_(param_names(c.family())), f_(f) {}
+
+  void norm(const std::string& name, W*& w, W*& b) {
+    const int64_t C = c_.n_embd;
+    f_(ParamDef{name + ".weight", {C}, InitKind::kOnes}, w);
+    if (!c_.rms_norm()) f_(ParamDef{name + ".bias", {C}, InitKind::kZeros}, b);
+  }
+  // A linear layer (out, in); column-parallel (tp_dim 0) layers slice their bias too.
+  void linear(const std::string& name, int64_t out, int64_t in, bool bias, int tp_dim, float std, W*& w, W*& b,
+              int groups = 1) {
+    f_(ParamDef{name + ".weight", {out, in}, InitKind::kNormal, std, tp_dim, groups}, w);
+    if (bias) f_(ParamDef{name + ".bias", {out}, InitKind::kZeros, 0.0f, tp_dim == 0 ? 0 : -1, groups}, b);
+  }
+  void vocab_matrix(const char* name, W*& w) {
+    f_(ParamDef{std::string(name) + ".weight", {c_.padded_vocab(), c_.n_embd}, InitKind::kNormal, kStd, 0, 1,
+                c_.vocab_size},
+       w);
+  }
+
+  void embedding(GptWeightsT<W>& w) {
+    vocab_matrix(n_.embed, w.embed);
+    if (!c_.rotary()) {
+      f_(ParamDef{std::string(n_.positions) + ".weight", {c_.n_positions, c_.n_embd}, InitKind::kNormal, kStd}, w.positions);
+    }
+  }
+  void block(int l, BlockWeightsT<W>& b);
+  void head(GptWeightsT<W>& w) {
+    norm(n_.norm_f, w.norm_f_w, w.norm_f_b);
+    if (!c_.tied_head()) vocab_matrix(n_.lm_head, w.lm_head);
+  }
+  void tied_copy(GptWeightsT<W>& w) { vocab_matrix(n_.embed, w.lm_head); }
+
+ private:
+  const GptConfig& c_;
+  const ParamNames& n_;
+  F& f_;
+};
+
+template <typename W, typename F>
+void LayerWalk<W, F>::block(int l, BlockWeightsT<W>& b) {
+  const int64_t C = c_.n_embd, KV = c_.kv_dim(), I = c_.mlp_width();
+  const float out_std = c_.scaled_residual_init ? kStd / std::sqrt(2.0f * static_cast<float>(c_.n_layer)) : kStd;
+  const std::string p = block_prefix(n_, l);
+  norm(p + n_.norm1, b.norm1_w, b.norm1_b);
+  if (c_.fused_qkv) {
+    linear(p + n_.qkv, 3 * C, C, c_.qkv_bias, 0, kStd, b.qkv_w, b.qkv_b, 3);
+  } else {
+    linear(p + n_.q, C, C, c_.qkv_bias, 0, kStd, b.q_w, b.q_b);
+    linear(p + n_.k, KV, C, c_.qkv_bias, 0, kStd, b.k_w, b.k_b);
+    linear(p + n_.v, KV, C, c_.qkv_bias, 0, kStd, b.v_w, b.v_b);
+  }
+  linear(p + n_.attn_out, C, C, c_.out_bias, 1, out_std, b.attn_out_w, b.attn_out_b);
+  norm(p + n_.norm2, b.norm2_w, b.norm2_b);
+  linear(p + n_.mlp_in, I, C, c_.mlp_bias, 0, kStd, b.mlp_in_w, b.mlp_in_b);
+  if (c_.swiglu()) linear(p + n_.mlp_up, I, C, c_.mlp_bias, 0, kStd, b.mlp_up_w, b.mlp_up_b);
+  linear(p + n_.mlp_out, C, I, c_.mlp_bias, 1, out_std, b.mlp_out_w, b.mlp_out_b);
+}
+
+// Walks `layer` (a layer id of the table) with f.
+template <typename W, typename F>
+void walk_layer(const GptConfig& c, int layer, GptWeightsT<W>& w, F f) {
+  LayerWalk<W, F> walk(c, f);
+  if (layer == kEmbeddingLayer) {
+    walk.embedding(w);
+  } else if (layer == tied_head_layer(c)) {
+    walk.tied_copy(w);
+  } else if (layer == c.n_layer) {
+    walk.head(w);
+  } else {
+    walk.block(layer, w.blocks[static_cast<size_t>(layer)]);
+  }
+}
+
+}  // namespace
+
 ParamTable build_gpt_param_table(const GptConfig& cfg, const GptLayout& lay) {
-  if (cfg.is_llama()) return build_llama_param_table(cfg, lay);
-  const int64_t C = cfg.n_embd;
-  const float kStd = 0.02f;
-  const float proj_std = kStd / std::sqrt(2.0f * static_cast<float>(cfg.n_layer));
   ParamTable table;
   table.set_tp(lay.tp_rank, lay.tp_size);
-  auto wte = [&](int layer) {
-    TensorSpec w = param_spec("wte.weight", {cfg.padded_vocab(), C}, layer, InitKind::kNormal, kStd);
-    w.init_rows = cfg.vocab_size;
-    return tp_slice(w, lay, 0);
+  GptWeightsT<float> none;
+  none.blocks.resize(static_cast<size_t>(cfg.n_layer));
+  auto add = [&](int layer) {
+    walk_layer(cfg, layer, none, [&](const ParamDef& d, float*&) {
+      TensorSpec s = param_spec(d.name, d.shape, layer, d.init, d.std);
+      s.init_rows = d.init_rows;
+      table.add(d.tp_dim >= 0 ? tp_slice(std::move(s), lay, d.tp_dim, d.tp_groups) : std::move(s));
+    });
   };
-  if (lay.embedding) {
-    table.add(wte(kEmbeddingLayer));
-    table.add(param_spec("wpe.weight", {cfg.n_positions, C}, kEmbeddingLayer, InitKind::kNormal, kStd));
-  }
-  for (int l = lay.first_block; l < lay.end(cfg); ++l) {
-    const std::string p = "h." + std::to_string(l) + ".";
-    table.add(param_spec(p + "ln_1.weight", {C}, l, InitKind::kOnes));
-    table.add(param_spec(p + "ln_1.bias", {C}, l, InitKind::kZeros));
-    table.add(tp_slice(param_spec(p + "attn.c_attn.weight", {3 * C, C}, l, InitKind::kNormal, kStd), lay, 0, 3));
-    table.add(tp_slice(param_spec(p + "attn.c_attn.bias", {3 * C}, l, InitKind::kZeros), lay, 0, 3));
-    table.add(tp_slice(param_spec(p + "attn.c_proj.weight", {C, C}, l, InitKind::kNormal, proj_std), lay, 1));
-    table.add(param_spec(p + "attn.c_proj.bias", {C}, l, InitKind::kZeros));
-    table.add(param_spec(p + "ln_2.weight", {C}, l, InitKind::kOnes));
-    table.add(param_spec(p + "ln_2.bias", {C}, l, InitKind::kZeros));
-    table.add(tp_slice(param_spec(p + "mlp.c_fc.weight", {4 * C, C}, l, InitKind::kNormal, kStd), lay, 0));
-    table.add(tp_slice(param_spec(p + "mlp.c_fc.bias", {4 * C}, l, InitKind::kZeros), lay, 0));
-    table.add(tp_slice(param_spec(p + "mlp.c_proj.weight", {C, 4 * C}, l, InitKind::kNormal, proj_std), lay, 1));
-    table.add(param_spec(p + "mlp.c_proj.bias", {C}, l, InitKind::kZeros));
-  }
+  if (lay.embedding) add(kEmbeddingLayer);
+  for (int l = lay.first_block; l < lay.end(cfg); ++l) add(l);
   if (lay.head) {
-    table.add(param_spec("ln_f.weight", {C}, cfg.n_layer, InitKind::kOnes));
-    table.add(param_spec("ln_f.bias", {C}, cfg.n_layer, InitKind::kZeros));
-    if (lay.has_tied_copy()) table.add(wte(tied_head_layer(cfg)));
+    add(cfg.n_layer);
+    if (lay.has_tied_copy() && cfg.tied_head()) add(tied_head_layer(cfg));
   }
   return table;
 }
 
 template <typename W>
-void bind_gpt_layer(const ParamTable& table, int layer, W* layer_base, GptWeightsT<W>* w) {
-  auto at = [&](const std::string& name) { return param_in_layer(table, layer, layer_base, name); };
-  const int n_layer = static_cast<int>(w->blocks.size());
-  if (layer == kEmbeddingLayer) {
-    w->wte = at("wte.weight");
-    w->wpe = at("wpe.weight");
-  } else if (layer == n_layer + 1) {  // the LM head's copy of wte on a last pipeline stage
-    w->wte = at("wte.weight");
-  } else if (layer == n_layer) {
-    w->lnfw = at("ln_f.weight");
-    w->lnfb = at("ln_f.bias");
-  } else {
-    const std::string p = "h." + std::to_string(layer) + ".";
-    BlockWeightsT<W>& b = w->blocks[static_cast<size_t>(layer)];
-    b.ln1w = at(p + "ln_1.weight");
-    b.ln1b = at(p + "ln_1.bias");
-    b.qkvw = at(p + "attn.c_attn.weight");
-    b.qkvb = at(p + "attn.c_attn.bias");
-    b.attprojw = at(p + "attn.c_proj.weight");
-    b.attprojb = at(p + "attn.c_proj.bias");
-    b.ln2w = at(p + "ln_2.weight");
-    b.ln2b = at(p + "ln_2.bias");
-    b.fcw = at(p + "mlp.c_fc.weight");
-    b.fcb = at(p + "mlp.c_fc.bias");
-    b.fcprojw = at(p + "mlp.c_proj.weight");
-    b.fcprojb = at(p + "mlp.c_proj.bias");
-  }
+void bind_gpt_layer(const GptConfig& cfg, const ParamTable& table, int layer, W* layer_base, GptWeightsT<W>* w) {
+  walk_layer(cfg, layer, *w, [&](const ParamDef& d, W*& slot) { slot = param_in_layer(table, layer, layer_base, d.name); });
+  if (layer == kEmbeddingLayer && cfg.tied_head()) w->lm_head = w->embed;
 }
 
 template <typename W>
@@ -87,13 +143,13 @@ GptWeightsT<W> bind_gpt_weights(const GptConfig& cfg, const ParamTable& table, W
   GptWeightsT<W> w;
   w.blocks.resize(static_cast<size_t>(cfg.n_layer));
   for (int layer : table.layers()) {
-    bind_gpt_layer(table, layer, base == nullptr ? nullptr : base + table.layer_range(layer).begin, &w);
+    bind_gpt_layer(cfg, table, layer, base == nullptr ? nullptr : base + table.layer_range(layer).begin, &w);
   }
   return w;
 }
 
-template void bind_gpt_layer<float>(const ParamTable&, int, float*, GptWeightsT<float>*);
-template void bind_gpt_layer<half_t>(const ParamTable&, int, half_t*, GptWeightsT<half_t>*);
+template void bind_gpt_layer<float>(const GptConfig&, const ParamTable&, int, float*, GptWeightsT<float>*);
+template void bind_gpt_layer<half_t>(const GptConfig&, const ParamTable&, int, half_t*, GptWeightsT<half_t>*);
 template GptWeightsT<float> bind_gpt_weights<float>(const GptConfig&, const ParamTable&, float*);
 template GptWeightsT<half_t> bind_gpt_weights<half_t>(const GptConfig&, const ParamTable&, half_t*);
 

@@ -1,4 +1,4 @@
-// The Llama family in GptModel (nn/llama_model.cc): parameter count and table, finite
+// The Llama preset in GptModel (nn/gpt_layers.cc): parameter count and table, finite
 // differences through every tensor for grouped-query, multi-query and tied models, padding
 // invariance, the tensor-parallel refusals, and llama3 rope scaling against HF's formula.
 // The PyTorch oracle is tests/oracle/llama_oracle_test.cc; every parallel mode's exactness
@@ -24,15 +24,9 @@ namespace {
 
 
 GptConfig tiny_llama(int n_kv_head, bool tied) {
-  GptConfig c;
-  c.family = ModelFamily::kLlama;
-  c.n_layer = 2;
-  c.n_head = 4;
+  GptConfig c = testing::shaped_config(2, 4, 32, 61, 16, ModelFamily::kLlama);
   c.n_kv_head = n_kv_head;
-  c.n_embd = 32;
   c.intermediate_size = 48;
-  c.vocab_size = 61;
-  c.n_positions = 16;
   c.rms_norm_eps = 1e-5f;
   c.rope_theta = 10000.0;
   c.tie_word_embeddings = tied;

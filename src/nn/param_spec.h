@@ -1,4 +1,4 @@
-// Helpers shared by every model family's parameter table (gpt_params.cc, llama_params.cc):
+// Helpers of the parameter table (gpt_params.cc):
 // building a TensorSpec, its tensor-parallel slice, and finding a named tensor inside a bound layer's buffer.
 // Thread-safety: pure functions.
 #pragma once

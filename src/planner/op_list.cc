@@ -65,68 +65,57 @@ Widths widths(const GptConfig& c, const GptLayout& l, int B, int T) {
   w.HD = c.head_size();
   w.NKVl = c.kv_heads() / P;
   w.KVl = w.NKVl * w.HD;
-  w.Il = (c.is_llama() ? c.intermediate_size : 4 * c.n_embd) / P;
+  w.Il = c.mlp_width() / P;
   w.Vl = c.padded_vocab() / P;
   return w;
 }
 
-void block_forward(const GptConfig& c, const Widths& w, int B, int T, std::vector<OpCall>* out) {
-  if (!c.is_llama()) {
-    out->push_back(op(OpKind::kLayerNormForward, w.BT, w.C));
-    out->push_back(op(OpKind::kLinearForward, w.BT, w.C, 3 * w.Cl));
-    out->push_back(op(OpKind::kAttentionForward, B, T, w.Cl, w.NHl));
-    out->push_back(op(OpKind::kLinearForward, w.BT, w.Cl, w.C));
-    out->push_back(op(OpKind::kLayerNormForward, w.BT, w.C));
-    out->push_back(op(OpKind::kLinearForward, w.BT, w.C, w.Il));
-    out->push_back(op(OpKind::kGeluForward, w.BT * w.Il));
-    out->push_back(op(OpKind::kLinearForward, w.BT, w.Il, w.C));
+OpKind norm(const GptConfig& c, bool forward) {
+  if (c.rms_norm()) return forward ? OpKind::kRmsNormForward : OpKind::kRmsNormBackward;
+  return forward ? OpKind::kLayerNormForward : OpKind::kLayerNormBackward;
+}
+
+// The q, k, v projections: one fused GEMM, or three (q, then k and v over the kv heads).
+void qkv_ops(const GptConfig& c, const Widths& w, OpKind linear, std::vector<OpCall>* out) {
+  if (c.fused_qkv) {
+    out->push_back(op(linear, w.BT, w.C, 3 * w.Cl));
     return;
   }
-  out->push_back(op(OpKind::kRmsNormForward, w.BT, w.C));
-  out->push_back(op(OpKind::kLinearForward, w.BT, w.C, w.Cl));
-  out->push_back(op(OpKind::kLinearForward, w.BT, w.C, w.KVl));
-  out->push_back(op(OpKind::kLinearForward, w.BT, w.C, w.KVl));
-  out->push_back(op(OpKind::kRopeForward, B, T, w.NHl, w.HD));
-  out->push_back(op(OpKind::kRopeForward, B, T, w.NKVl, w.HD));
+  for (int64_t rows : {w.Cl, w.KVl, w.KVl}) out->push_back(op(linear, w.BT, w.C, rows));
+}
+
+// RoPE on q and k (rotary positions only).
+void rope_ops(const GptConfig& c, const Widths& w, int B, int T, OpKind rope, std::vector<OpCall>* out) {
+  if (!c.rotary()) return;
+  out->push_back(op(rope, B, T, w.NHl, w.HD));
+  out->push_back(op(rope, B, T, w.NKVl, w.HD));
+}
+
+// The block's kernel calls in the model's order (nn/gpt_block.cc), each step by its knob.
+void block_forward(const GptConfig& c, const Widths& w, int B, int T, std::vector<OpCall>* out) {
+  out->push_back(op(norm(c, true), w.BT, w.C));
+  qkv_ops(c, w, OpKind::kLinearForward, out);
+  rope_ops(c, w, B, T, OpKind::kRopeForward, out);
   out->push_back(op(OpKind::kAttentionForward, B, T, w.Cl, w.NHl));
   out->push_back(op(OpKind::kLinearForward, w.BT, w.Cl, w.C));
-  out->push_back(op(OpKind::kRmsNormForward, w.BT, w.C));
+  out->push_back(op(norm(c, true), w.BT, w.C));
   out->push_back(op(OpKind::kLinearForward, w.BT, w.C, w.Il));
-  out->push_back(op(OpKind::kLinearForward, w.BT, w.C, w.Il));
-  out->push_back(op(OpKind::kSwigluForward, w.BT * w.Il));
+  if (c.swiglu()) out->push_back(op(OpKind::kLinearForward, w.BT, w.C, w.Il));
+  out->push_back(op(c.swiglu() ? OpKind::kSwigluForward : OpKind::kGeluForward, w.BT * w.Il));
   out->push_back(op(OpKind::kLinearForward, w.BT, w.Il, w.C));
 }
 
 void block_backward(const GptConfig& c, const Widths& w, int B, int T, std::vector<OpCall>* out) {
-  if (!c.is_llama()) {
-    out->push_back(op(OpKind::kLinearBackward, w.BT, w.Il, w.C));
-    out->push_back(op(OpKind::kGeluBackward, w.BT * w.Il));
-    out->push_back(op(OpKind::kLinearBackward, w.BT, w.C, w.Il));
-    out->push_back(op(OpKind::kLayerNormBackward, w.BT, w.C));
-    out->push_back(op(OpKind::kLinearBackward, w.BT, w.Cl, w.C));
-    out->push_back(op(OpKind::kAttentionBackward, B, T, w.Cl, w.NHl));
-    out->push_back(op(OpKind::kLinearBackward, w.BT, w.C, 3 * w.Cl));
-    out->push_back(op(OpKind::kLayerNormBackward, w.BT, w.C));
-    return;
-  }
   out->push_back(op(OpKind::kLinearBackward, w.BT, w.Il, w.C));
-  out->push_back(op(OpKind::kSwigluBackward, w.BT * w.Il));
+  out->push_back(op(c.swiglu() ? OpKind::kSwigluBackward : OpKind::kGeluBackward, w.BT * w.Il));
   out->push_back(op(OpKind::kLinearBackward, w.BT, w.C, w.Il));
-  out->push_back(op(OpKind::kLinearBackward, w.BT, w.C, w.Il));
-  out->push_back(op(OpKind::kRmsNormBackward, w.BT, w.C));
+  if (c.swiglu()) out->push_back(op(OpKind::kLinearBackward, w.BT, w.C, w.Il));
+  out->push_back(op(norm(c, false), w.BT, w.C));
   out->push_back(op(OpKind::kLinearBackward, w.BT, w.Cl, w.C));
   out->push_back(op(OpKind::kAttentionBackward, B, T, w.Cl, w.NHl));
-  out->push_back(op(OpKind::kRopeBackward, B, T, w.NHl, w.HD));
-  out->push_back(op(OpKind::kRopeBackward, B, T, w.NKVl, w.HD));
-  out->push_back(op(OpKind::kLinearBackward, w.BT, w.C, w.Cl));
-  out->push_back(op(OpKind::kLinearBackward, w.BT, w.C, w.KVl));
-  out->push_back(op(OpKind::kLinearBackward, w.BT, w.C, w.KVl));
-  out->push_back(op(OpKind::kRmsNormBackward, w.BT, w.C));
-}
-
-OpKind norm(const GptConfig& c, bool forward) {
-  if (c.is_llama()) return forward ? OpKind::kRmsNormForward : OpKind::kRmsNormBackward;
-  return forward ? OpKind::kLayerNormForward : OpKind::kLayerNormBackward;
+  rope_ops(c, w, B, T, OpKind::kRopeBackward, out);
+  qkv_ops(c, w, OpKind::kLinearBackward, out);
+  out->push_back(op(norm(c, false), w.BT, w.C));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The kernel calls of one training micro-batch on one rank, as the planner's unit of
 // compute: each OpCall names a backend kernel (backend/activation_ops.h, kernel_ops.h) and
 // the shape it is called with, so a measured time per (kernel, shape) (calibration.h)
-// prices the whole pass. The lists mirror nn/gpt_block.cc, nn/llama_model.cc and
+// prices the whole pass. The lists mirror nn/gpt_block.cc, nn/gpt_layers.cc and
 // nn/gpt_model.cc call for call for the GEMMs, attention, norms and activations; the
 // tensor-parallel variants (linear_partial, linear_backward_partial, the vocabulary-
 // parallel embedding and cross-entropy) are priced as the plain kernel of the same shape,

@@ -32,7 +32,7 @@ TEST(OpList, Gpt2GemmFlopsAreTwiceTheWeightsPerToken) {
 
 TEST(OpList, LlamaCountsGqaAndSwiglu) {
   GptConfig c = gpt(2, 64, 8, 128);
-  c.family = ModelFamily::kLlama;
+  c.set_family(ModelFamily::kLlama);
   c.n_kv_head = 2;
   c.intermediate_size = 160;
   const double kv = 2 * 8.0, per_block = 2 * 64.0 * 64 + 2 * 64.0 * kv + 3 * 64.0 * 160;

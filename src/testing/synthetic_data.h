@@ -13,31 +13,30 @@
 
 namespace zt::testing {
 
-// The tiny GPT the unit tests train: 2 layers, 2 heads, 16 channels, 23 tokens, 8 positions.
-inline GptConfig tiny_gpt_config() {
+// A config of `family`'s preset knobs with the given shape.
+inline GptConfig shaped_config(int n_layer, int n_head, int n_embd, int vocab, int positions,
+                               ModelFamily family = ModelFamily::kGpt2) {
   GptConfig c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 16;
-  c.vocab_size = 23;
-  c.n_positions = 8;
+  c.set_family(family);
+  c.n_layer = n_layer;
+  c.n_head = n_head;
+  c.n_embd = n_embd;
+  c.vocab_size = vocab;
+  c.n_positions = positions;
   return c;
 }
+
+// The tiny GPT the unit tests train: 2 layers, 2 heads, 16 channels, 23 tokens, 8 positions.
+inline GptConfig tiny_gpt_config() { return shaped_config(2, 2, 16, 23, 8); }
 
 // A tiny model of either family: GPT-2, or a grouped-query Llama (2 kv heads, the given
 // intermediate size, untied head) of the same width.
 inline GptConfig tiny_config(bool llama, int n_layer, int n_embd, int vocab, int positions, int intermediate) {
-  GptConfig c;
+  GptConfig c = shaped_config(n_layer, 4, n_embd, vocab, positions, llama ? ModelFamily::kLlama : ModelFamily::kGpt2);
   if (llama) {
-    c.family = ModelFamily::kLlama;
     c.n_kv_head = 2;
     c.intermediate_size = intermediate;
   }
-  c.n_layer = n_layer;
-  c.n_head = 4;
-  c.n_embd = n_embd;
-  c.vocab_size = vocab;
-  c.n_positions = positions;
   return c;
 }
 

@@ -28,6 +28,9 @@
 namespace zt {
 namespace {
 
+// One block, two heads, width 8: the smallest GPT-2 the HF writers take.
+GptConfig one_block_config() { return testing::shaped_config(1, 2, 8, 11, 4); }
+
 using testing::read_text;
 
 std::string source_dir() {
@@ -104,7 +107,7 @@ TEST(HfInterop, ExportInBf16OrFp16RoundsOnceAndImportsBackExactly) {
   char tmpl[] = "/tmp/zt_hf_XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;
-  const GptConfig c{.n_layer = 1, .n_head = 2, .n_embd = 8, .vocab_size = 11, .n_positions = 4};
+  const GptConfig c = one_block_config();
   const ParamTable table = build_gpt_param_table(c);
   std::vector<float> params = testing::random_vector(table.numel(), 3);
   for (const auto& [st, dt, name] : {std::tuple{StDType::kBF16, DType::kBF16, "bfloat16"},
@@ -132,7 +135,7 @@ TEST(HfInterop, ImportRefusesWhatItCannotRepresent) {
   char tmpl[] = "/tmp/zt_hf_XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;
-  const GptConfig c{.n_layer = 1, .n_head = 2, .n_embd = 8, .vocab_size = 11, .n_positions = 4};
+  const GptConfig c = one_block_config();
   const ParamTable table = build_gpt_param_table(c);
   std::vector<float> params(table.numel(), 0.5f);
   ASSERT_TRUE(export_hf_gpt2(c, table, params.data(), dir + "/ok").ok());

@@ -132,7 +132,7 @@ TEST_F(HfLlamaCli, ImportThenTrainInitAndExportShardedThroughTheBinary) {
   // The configuration the import recorded is one zerotrain's parser takes, for this model.
   auto ckpt = open_checkpoint(dir_ + "/ckpt");
   ASSERT_TRUE(ckpt.ok()) << ckpt.status().to_string();
-  EXPECT_TRUE(ckpt->manifest.model.is_llama());
+  EXPECT_TRUE(ckpt->manifest.model.family() == ModelFamily::kLlama);
   auto parsed = parse_config(ckpt->manifest.config);
   ASSERT_TRUE(parsed.ok()) << parsed.status().to_string() << "\n" << ckpt->manifest.config.dump(2);
   EXPECT_TRUE(parsed->model.same_model(ckpt->manifest.model)) << parsed->model.to_string();

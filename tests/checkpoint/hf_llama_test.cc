@@ -19,15 +19,21 @@
 #include "nn/gpt_params.h"
 #include "testing/gradcheck.h"
 #include "testing/launch.h"
+#include "testing/synthetic_data.h"
 #include "testing/temp_dir_test.h"
 
 namespace zt {
 namespace {
 
 GptConfig tiny_llama(bool tied, int padded_vocab) {
-  return GptConfig{.family = ModelFamily::kLlama, .n_layer = 2, .n_head = 4, .n_embd = 32, .vocab_size = 61,
-                   .n_positions = 64, .padded_vocab_size = padded_vocab, .intermediate_size = 48, .n_kv_head = 2,
-                   .rms_norm_eps = 1e-6f, .rope_theta = 500000.0, .tie_word_embeddings = tied, .rope_scaling = {}};
+  GptConfig c = testing::shaped_config(2, 4, 32, 61, 64, ModelFamily::kLlama);
+  c.padded_vocab_size = padded_vocab;
+  c.intermediate_size = 48;
+  c.n_kv_head = 2;
+  c.rms_norm_eps = 1e-6f;
+  c.rope_theta = 500000.0;
+  c.tie_word_embeddings = tied;
+  return c;
 }
 
 // Every file of a directory, by name.
@@ -131,6 +137,42 @@ TEST_F(HfLlama, FilesAreHuggingFacesNamesOrderAndConfig) {
   EXPECT_FALSE(st->has("lm_head.weight"));
   EXPECT_TRUE(st->has("model.embed_tokens.weight"));
   EXPECT_EQ(st->metadata(), (std::map<std::string, std::string>{{"format", "pt"}}));
+}
+
+// attention_bias and mlp_bias are the model's bias knobs: each projection's bias follows its
+// weight in HF's order, and export -> import keeps the knobs and every tensor.
+TEST_F(HfLlama, AttentionAndMlpBiasesRoundTrip) {
+  GptConfig c = tiny_llama(false, 0);
+  c.qkv_bias = c.out_bias = c.mlp_bias = true;
+  const ParamTable table = build_gpt_param_table(c);
+  EXPECT_EQ(table.numel(), static_cast<size_t>(c.num_parameters()));
+  const std::vector<HfName> names = hf_llama_names(c);
+  ASSERT_EQ(names.size(), 2u + 2u * 16u + 1u);
+  EXPECT_EQ(names[2].hf, "model.layers.0.self_attn.q_proj.bias");
+  EXPECT_EQ(names[14].hf, "model.layers.0.mlp.down_proj.bias");
+  const std::vector<float> params = testing::random_vector(table.numel(), 5);
+  ASSERT_TRUE(export_hf_llama(c, table, params.data(), dir_, {}).ok());
+  const Json cfg = Json::parse(testing::read_text(dir_ + "/config.json"));
+  EXPECT_EQ(cfg["attention_bias"], true);
+  EXPECT_EQ(cfg["mlp_bias"], true);
+  auto back = read_hf_model(dir_);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_TRUE(back->config.same_model(c));
+  EXPECT_EQ(back->params, params);
+  GptConfig qwen_like = c;  // q/k/v biases without an o_proj bias: not a LlamaConfig
+  qwen_like.out_bias = false;
+  const ParamTable qt = build_gpt_param_table(qwen_like);
+  const std::vector<float> qp(qt.numel(), 0.0f);
+  EXPECT_EQ(export_hf_llama(qwen_like, qt, qp.data(), dir_ + "/q", {}).message(),
+            "export: LlamaConfig's attention_bias covers q, k, v and o together; this model has q/k/v biases without "
+            "an o_proj bias");
+  GptConfig layernorm = tiny_llama(false, 0);  // knobs no HF config expresses
+  layernorm.norm = NormKind::kLayerNorm;
+  const ParamTable lt = build_gpt_param_table(layernorm);
+  const std::vector<float> lp(lt.numel(), 0.0f);
+  EXPECT_EQ(export_hf_model(layernorm, lt, lp.data(), dir_ + "/l", {}).message(),
+            "export: this model's architecture knobs are not LlamaForCausalLM's (norm, MLP, positions, qkv layout, "
+            "biases, tied head): HF has no form for it");
 }
 
 TEST_F(HfLlama, RopeScalingAndV5RopeParametersRoundTrip) {
@@ -242,9 +284,7 @@ TEST_F(HfLlamaRefusals, ConfigNamesTheFileAndTheKey) {
   EXPECT_EQ(with("rope_scaling", {{"type", "dynamic"}, {"factor", 2.0}}).find(config_ + ": /rope_scaling/type: "), 0u);
   EXPECT_EQ(with("head_dim", 16), config_ + ": /head_dim: 16 is not hidden_size / num_attention_heads = 32 / 4; "
                                             "zerotrain's attention has no separate head_dim");
-  EXPECT_EQ(with("attention_bias", true), config_ + ": /attention_bias: is true; zerotrain's Llama has no biases (not "
-                                                    "supported yet)");
-  EXPECT_EQ(with("mlp_bias", true).find(config_ + ": /mlp_bias: is true"), 0u);
+  EXPECT_EQ(with("attention_bias", "yes"), config_ + ": /attention_bias: expected true or false, got \"yes\"");
   EXPECT_EQ(with("hidden_act", "gelu"), config_ + ": /hidden_act: is \"gelu\"; zerotrain's Llama MLP is SwiGLU with silu");
   EXPECT_EQ(with("model_type", "mistral"), config_ + ": /model_type is \"mistral\"; zerotrain imports \"gpt2\" and "
                                                      "\"llama\" models");

@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
   o.model.padded_vocab_size = padded;
   o.model.n_positions = seq;
   if (kv_heads > 0) {
-    o.model.family = zt::ModelFamily::kLlama;
+    o.model.set_family(zt::ModelFamily::kLlama);
     o.model.n_kv_head = kv_heads;
     o.model.intermediate_size = intermediate > 0 ? intermediate : 3 * embd;
   }

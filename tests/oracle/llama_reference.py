@@ -69,13 +69,13 @@ def repeat_kv(x, n_rep):
 
 
 class Attention(nn.Module):
-    def __init__(self, C, nh, nkv, theta):
+    def __init__(self, C, nh, nkv, theta, bias=False):
         super().__init__()
         self.nh, self.nkv, self.hd, self.theta = nh, nkv, C // nh, theta
-        self.q_proj = nn.Linear(C, nh * self.hd, bias=False)
-        self.k_proj = nn.Linear(C, nkv * self.hd, bias=False)
-        self.v_proj = nn.Linear(C, nkv * self.hd, bias=False)
-        self.o_proj = nn.Linear(nh * self.hd, C, bias=False)
+        self.q_proj = nn.Linear(C, nh * self.hd, bias=bias)
+        self.k_proj = nn.Linear(C, nkv * self.hd, bias=bias)
+        self.v_proj = nn.Linear(C, nkv * self.hd, bias=bias)
+        self.o_proj = nn.Linear(nh * self.hd, C, bias=bias)
 
     def forward(self, x, positions=None):
         B, T, C = x.shape
@@ -95,11 +95,11 @@ class Attention(nn.Module):
 
 
 class Mlp(nn.Module):
-    def __init__(self, C, I):
+    def __init__(self, C, I, bias=False):
         super().__init__()
-        self.gate_proj = nn.Linear(C, I, bias=False)
-        self.up_proj = nn.Linear(C, I, bias=False)
-        self.down_proj = nn.Linear(I, C, bias=False)
+        self.gate_proj = nn.Linear(C, I, bias=bias)
+        self.up_proj = nn.Linear(C, I, bias=bias)
+        self.down_proj = nn.Linear(I, C, bias=bias)
 
     def forward(self, x):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
@@ -110,9 +110,10 @@ class Block(nn.Module):
         super().__init__()
         C = cfg["hidden_size"]
         self.input_layernorm = RMSNorm(C, cfg["rms_norm_eps"])
-        self.self_attn = Attention(C, cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["rope_theta"])
+        self.self_attn = Attention(C, cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["rope_theta"],
+                                   cfg.get("attention_bias", False))
         self.post_attention_layernorm = RMSNorm(C, cfg["rms_norm_eps"])
-        self.mlp = Mlp(C, cfg["intermediate_size"])
+        self.mlp = Mlp(C, cfg["intermediate_size"], cfg.get("mlp_bias", False))
 
     def forward(self, x, positions=None, scale=1.0):
         x = x + self.self_attn(self.input_layernorm(x), positions) * scale

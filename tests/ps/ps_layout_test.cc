@@ -4,11 +4,12 @@
 
 #include "nn/gpt_params.h"
 #include "parallel/param_server/ps_layout.h"
+#include "testing/synthetic_data.h"
 
 namespace zt {
 namespace {
 
-GptConfig small() { return GptConfig{.n_layer = 3, .n_head = 4, .n_embd = 32, .vocab_size = 97, .n_positions = 16}; }
+GptConfig small() { return testing::shaped_config(3, 4, 32, 97, 16); }
 
 TEST(PsLayout, RolesAndBalancedShards) {
   const ParamTable table = build_gpt_param_table(small());

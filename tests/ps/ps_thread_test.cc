@@ -26,7 +26,7 @@ constexpr int kVocab = 61, kSeq = 8, kMicro = 2;
 PsModelOptions tiny_model(bool llama = false) {
   PsModelOptions o;
   if (llama) {
-    o.model.family = ModelFamily::kLlama;
+    o.model.set_family(ModelFamily::kLlama);
     o.model.n_kv_head = 2;
     o.model.intermediate_size = 64;
   }

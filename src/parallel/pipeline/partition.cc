@@ -17,11 +17,11 @@ StatusOr<std::vector<int>> partition_stages(const GptConfig& c, int S, StagePart
     for (int s = 0; s < S; ++s) bounds[static_cast<size_t>(s) + 1] = bounds[static_cast<size_t>(s)] + L / S + (s < L % S ? 1 : 0);
     return bounds;
   }
-  const int64_t C = c.n_embd, KV = c.kv_dim(), I = c.intermediate_size;
+  const int64_t C = c.n_embd;
   // A block's weights, which are also its matmul work per token (x 6 for training).
-  const int64_t block = c.is_llama() ? 2 * C + 2 * C * C + 2 * KV * C + 3 * C * I : 12 * C * C + 13 * C;
+  const int64_t block = c.block_parameters();
   const int64_t vocab = static_cast<int64_t>(c.padded_vocab()) * C;
-  const int64_t positions = c.is_llama() ? 0 : static_cast<int64_t>(c.n_positions) * C;  // Llama: no wpe
+  const int64_t positions = c.position_parameters();
   // Per-stage load beyond its blocks: parameters held, or matmul work per token.
   const int64_t first_extra = method == StagePartition::kFlops ? 0 : vocab + positions;
   const int64_t last_extra = method == StagePartition::kFlops ? vocab : (S > 1 ? vocab : 0) + 2 * C;

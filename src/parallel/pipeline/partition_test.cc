@@ -36,7 +36,7 @@ TEST(StagePartition, FlopsCountsLlamaBlocksAndHead) {
   // 32000 x 768 = 24,576,000 (~3.5 blocks). Two stages of 12 blocks: 8 + (4 + head) is
   // 56.6M vs 52.9M; 7 + (5 + head) 49.6M vs 60.0M; so 8 / 4.
   GptConfig c;
-  c.family = ModelFamily::kLlama;
+  c.set_family(ModelFamily::kLlama);
   c.n_layer = 12;
   c.n_head = 12;
   c.n_embd = 768;

@@ -1,0 +1,24 @@
+// The GPT-2 (HF GPT2LMHeadModel) and Llama (HF LlamaForCausalLM) name tables.
+#include "nn/param_names.h"
+
+namespace zt {
+
+namespace {
+
+// Roles a family's HF model lacks get names in its style, so any knob setting has a table
+// (such a model trains and checkpoints; its HF export refuses it).
+constexpr ParamNames kGpt2 = {"transformer.", "wte", "wpe", "h.", "ln_1", "attn.c_attn", "attn.q_proj", "attn.k_proj",
+                              "attn.v_proj", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_up", "mlp.c_proj", "ln_f",
+                              "lm_head"};
+constexpr ParamNames kLlama = {"model.", "embed_tokens", "embed_positions", "layers.", "input_layernorm",
+                               "self_attn.qkv_proj", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                               "self_attn.o_proj", "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj",
+                               "mlp.down_proj", "norm", "lm_head"};
+
+}  // namespace
+
+const ParamNames& param_names(ModelFamily family) { return family == ModelFamily::kLlama ? kLlama : kGpt2; }
+
+std::string block_prefix(const ParamNames& names, int layer) { return names.block + std::to_string(layer) + "."; }
+
+}  // namespace zt

@@ -1,0 +1,39 @@
+// A family's tensor names: the one place where GPT-2's and Llama's HuggingFace names live.
+// The model's tensors are defined by role (nn/gpt_params.h); a ParamNames maps each role to
+// the name the family's HF checkpoints use, without the module prefix (hf_prefix: GPT-2's
+// "transformer.", Llama's "model."). Every role has a name in every table; a config's
+// knobs decide which roles exist (a fused qkv, or q, k, v; an up projection for SwiGLU;
+// biases). Adding a family (Qwen2: Llama's names plus q/k/v biases) adds a table here.
+#pragma once
+
+#include <string>
+
+#include "nn/gpt_config.h"
+
+namespace zt {
+
+struct ParamNames {
+  const char* hf_prefix;  // the HF module prefix of every name but lm_head
+  const char* embed;      // token embedding (also the tied LM head)
+  const char* positions;  // learned position table
+  const char* block;      // block prefix, followed by the block index and "."
+  const char* norm1;      // the attention's input norm
+  const char* qkv;        // fused q, k, v projection
+  const char* q;
+  const char* k;
+  const char* v;
+  const char* attn_out;   // attention output projection
+  const char* norm2;      // the MLP's input norm
+  const char* mlp_in;     // GELU's input projection, or SwiGLU's gate
+  const char* mlp_up;     // SwiGLU's up projection
+  const char* mlp_out;    // the MLP's output projection
+  const char* norm_f;     // the final norm
+  const char* lm_head;    // an untied LM head
+};
+
+const ParamNames& param_names(ModelFamily family);
+
+// "h.3." / "layers.3.": block `layer`'s name prefix.
+std::string block_prefix(const ParamNames& names, int layer);
+
+}  // namespace zt

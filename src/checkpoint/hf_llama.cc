@@ -30,10 +30,20 @@ std::vector<std::string> layer_tensors(const GptConfig& m) {
     out.push_back(std::string(module) + ".weight");
     if (bias) out.push_back(std::string(module) + ".bias");
   };
-  for (const char* t : kAttention) add(t, m.qkv_bias);
+  for (const char* t : kAttention) add(t, std::string(t) == "self_attn.o_proj" ? m.out_bias : m.qkv_bias);
   for (const char* t : kMlp) add(t, m.mlp_bias);
   for (const char* t : kNorms) add(t, false);
   return out;
+}
+
+// The HF class of a Llama-style family: Llama, or Qwen2 (Llama with q/k/v biases).
+struct HfArch {
+  const char* model_type;
+  const char* architecture;
+};
+
+HfArch hf_arch(ModelFamily f) {
+  return f == ModelFamily::kQwen2 ? HfArch{"qwen2", "Qwen2ForCausalLM"} : HfArch{"llama", "LlamaForCausalLM"};
 }
 
 bool is_vocab_tensor(const std::string& zt_name) { return zt_name == "embed_tokens.weight" || zt_name == "lm_head.weight"; }
@@ -55,13 +65,13 @@ int need_int(JsonReader& r, const char* key, int hi) {
   return static_cast<int>(r.integer(key, 1, 1, hi));
 }
 
-void check_architecture(JsonReader& r) {
+void check_architecture(JsonReader& r, const HfArch& want) {
   const std::string type = r.string("model_type", "");
   const std::vector<std::string> arch = r.strings("architectures");
-  if (!type.empty() && type != "llama") {
-    r.fail("model_type", "is \"" + type + "\"; this reader takes Llama models (model_type \"llama\")");
-  } else if (type.empty() && std::find(arch.begin(), arch.end(), "LlamaForCausalLM") == arch.end()) {
-    r.fail("architectures", "names no LlamaForCausalLM, and model_type is missing");
+  if (!type.empty() && type != want.model_type) {
+    r.fail("model_type", "is \"" + type + "\"; this reader takes model_type \"" + want.model_type + "\"");
+  } else if (type.empty() && std::find(arch.begin(), arch.end(), want.architecture) == arch.end()) {
+    r.fail("architectures", std::string("names no ") + want.architecture + ", and model_type is missing");
   }
 }
 
@@ -114,7 +124,7 @@ Status read_weights(const HfWeights& w, HfModel* m) {
     const std::string zt = zt_name_of(name);
     const int idx = zt.empty() ? -1 : m->table.find(zt);
     if (idx < 0) {
-      return Status::InvalidArgument(w.file_of(name) + ": tensor " + name + " is not part of the LlamaForCausalLM that " +
+      return Status::InvalidArgument(w.file_of(name) + ": tensor " + name + " is not part of the " + hf_arch(m->config.family()).architecture + " that " +
                                      w.config_path() + " describes");
     }
     const TensorSpec& s = m->table.at(idx);
@@ -145,31 +155,38 @@ std::vector<HfName> hf_llama_names(const GptConfig& m) {
 
 Json hf_llama_config_json(const GptConfig& m, StDType dtype) {
   Json j = llama_fields_json(m);
-  const Json rest = {{"architectures", {"LlamaForCausalLM"}},
-                     {"model_type", "llama"},
-                     {"hidden_size", m.n_embd},
-                     {"num_hidden_layers", m.n_layer},
-                     {"num_attention_heads", m.n_head},
-                     {"head_dim", m.head_size()},
-                     {"hidden_act", "silu"},
-                     {"max_position_embeddings", m.n_positions},
-                     {"vocab_size", m.vocab_size},
-                     {"rope_scaling", rope_scaling_json(m.rope_scaling)},
-                     {"attention_bias", m.qkv_bias},
-                     {"attention_dropout", 0.0},
-                     {"mlp_bias", m.mlp_bias},
-                     {"initializer_range", 0.02},
-                     {"pretraining_tp", 1},
-                     {"use_cache", true},
-                     {"torch_dtype", hf_torch_dtype(dtype)}};
+  const HfArch arch = hf_arch(m.family());
+  Json rest = {{"architectures", {arch.architecture}},
+               {"model_type", arch.model_type},
+               {"hidden_size", m.n_embd},
+               {"num_hidden_layers", m.n_layer},
+               {"num_attention_heads", m.n_head},
+               {"head_dim", m.head_size()},
+               {"hidden_act", "silu"},
+               {"max_position_embeddings", m.n_positions},
+               {"vocab_size", m.vocab_size},
+               {"rope_scaling", rope_scaling_json(m.rope_scaling)},
+               {"attention_bias", m.qkv_bias},
+               {"attention_dropout", 0.0},
+               {"mlp_bias", m.mlp_bias},
+               {"initializer_range", 0.02},
+               {"pretraining_tp", 1},
+               {"use_cache", true},
+               {"torch_dtype", hf_torch_dtype(dtype)}};
+  if (m.family() == ModelFamily::kQwen2) {  // Qwen2Config: no bias keys, no sliding window
+    for (const char* k : {"attention_bias", "mlp_bias", "pretraining_tp"}) rest.erase(k);
+    rest["use_sliding_window"] = false;
+    rest["sliding_window"] = nullptr;
+    rest["max_window_layers"] = m.n_layer;
+  }
   j.update(rest);
   return j;
 }
 
 Status export_hf_llama(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
                        const HfExportOptions& options) {
-  ZT_CHECK(model.family() == ModelFamily::kLlama, "export_hf_llama takes a Llama model");
-  if (model.qkv_bias != model.out_bias) {
+  ZT_CHECK(model.family() != ModelFamily::kGpt2, "export_hf_llama takes a Llama or Qwen2 model");
+  if (model.family() == ModelFamily::kLlama && model.qkv_bias != model.out_bias) {
     return Status::InvalidArgument(std::string("export: LlamaConfig's attention_bias covers q, k, v and o together; "
                                                "this model has ") +
                                    (model.qkv_bias ? "q/k/v biases without an o_proj bias" : "an o_proj bias without q/k/v biases"));
@@ -192,12 +209,12 @@ Status export_hf_llama(const GptConfig& model, const ParamTable& table, const fl
   return write_file_atomic(dir + "/config.json", hf_llama_config_json(model, options.dtype).dump(2) + "\n");
 }
 
-StatusOr<GptConfig> parse_hf_llama_config(const Json& j, const std::string& label) {
+StatusOr<GptConfig> parse_hf_llama_config(const Json& j, const std::string& label, ModelFamily family) {
   if (!j.is_object()) return Status::InvalidArgument(label + ": not a JSON object");
   JsonReader r(j, "");
-  check_architecture(r);
+  check_architecture(r, hf_arch(family));
   GptConfig c;
-  c.set_family(ModelFamily::kLlama);
+  c.set_family(family);
   c.n_embd = need_int(r, "hidden_size", 1 << 20);
   c.intermediate_size = need_int(r, "intermediate_size", 1 << 24);
   c.n_layer = need_int(r, "num_hidden_layers", 1 << 16);
@@ -207,7 +224,10 @@ StatusOr<GptConfig> parse_hf_llama_config(const Json& j, const std::string& labe
   c.n_kv_head = static_cast<int>(r.integer("num_key_value_heads", c.n_head, 1, 1 << 16));
   c.rms_norm_eps = static_cast<float>(r.number("rms_norm_eps", 1e-6, 1e-30, 1.0));
   c.tie_word_embeddings = r.boolean("tie_word_embeddings", false);
-  read_llama_biases(r, &c);
+  if (family == ModelFamily::kLlama) read_llama_biases(r, &c);
+  if (r.boolean("use_sliding_window", false)) {
+    r.fail("use_sliding_window", "is true; zerotrain's attention is full causal attention (no sliding window)");
+  }
   read_rope(r, &c);
   if (r.status().ok()) check_refusals(r, c);
   Status s = r.status();
@@ -216,11 +236,11 @@ StatusOr<GptConfig> parse_hf_llama_config(const Json& j, const std::string& labe
   return c;
 }
 
-StatusOr<HfModel> read_hf_llama(const std::string& path) {
+StatusOr<HfModel> read_hf_llama(const std::string& path, ModelFamily family) {
   ZT_ASSIGN_OR_RETURN(const HfWeights w, HfWeights::open(path));
   ZT_ASSIGN_OR_RETURN(const Json j, read_hf_config_json(w.config_path()));
   HfModel m;
-  ZT_ASSIGN_OR_RETURN(m.config, parse_hf_llama_config(j, w.config_path()));
+  ZT_ASSIGN_OR_RETURN(m.config, parse_hf_llama_config(j, w.config_path(), family));
   m.table = build_gpt_param_table(m.config, GptLayout{});
   m.params.assign(m.table.numel(), 0.0f);
   ZT_RETURN_IF_ERROR(read_weights(w, &m));

@@ -36,10 +36,13 @@ Json hf_llama_config_json(const GptConfig& model, StDType dtype = StDType::kF32)
 
 // A Llama GptConfig (no padding) from a parsed config.json; InvalidArgument naming
 // `label` and the key's JSON path for a missing, mistyped or unsupported value.
-StatusOr<GptConfig> parse_hf_llama_config(const Json& config, const std::string& label);
+// family: kLlama (LlamaForCausalLM) or kQwen2 (Qwen2ForCausalLM: Llama's names and keys,
+// q/k/v biases, no attention_bias/mlp_bias keys, use_sliding_window refused when true).
+StatusOr<GptConfig> parse_hf_llama_config(const Json& config, const std::string& label,
+                                          ModelFamily family = ModelFamily::kLlama);
 
 // path: a model directory, its model.safetensors or its model.safetensors.index.json.
-StatusOr<HfModel> read_hf_llama(const std::string& path);
+StatusOr<HfModel> read_hf_llama(const std::string& path, ModelFamily family = ModelFamily::kLlama);
 
 // HF's state-dict names of `model` in state-dict order, each with zerotrain's name.
 struct HfName {

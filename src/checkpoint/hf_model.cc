@@ -16,13 +16,15 @@ StatusOr<ModelFamily> family_of(const Json& j, const std::string& label) {
     const std::string t = type->is_string() ? type->get<std::string>() : type->dump();
     if (t == "gpt2") return ModelFamily::kGpt2;
     if (t == "llama") return ModelFamily::kLlama;
+    if (t == "qwen2") return ModelFamily::kQwen2;
     return Status::InvalidArgument(label + ": /model_type is " + type->dump() +
-                                   "; zerotrain imports \"gpt2\" and \"llama\" models");
+                                   "; zerotrain imports \"gpt2\", \"llama\" and \"qwen2\" models");
   }
   const auto arch = j.find("architectures");
   if (arch == j.end() || !arch->is_array()) return ModelFamily::kGpt2;
   for (const Json& a : *arch) {
     if (a.is_string() && a.get<std::string>() == "LlamaForCausalLM") return ModelFamily::kLlama;
+    if (a.is_string() && a.get<std::string>() == "Qwen2ForCausalLM") return ModelFamily::kQwen2;
   }
   return ModelFamily::kGpt2;
 }
@@ -35,7 +37,7 @@ StatusOr<HfModel> read_hf_model(const std::string& path) {
   const std::string config = hf_config_path(path);
   ZT_ASSIGN_OR_RETURN(const Json j, read_hf_config_json(config));
   ZT_ASSIGN_OR_RETURN(const ModelFamily family, family_of(j, config));
-  return family == ModelFamily::kLlama ? read_hf_llama(path) : read_hf_gpt2(path);
+  return family == ModelFamily::kGpt2 ? read_hf_gpt2(path) : read_hf_llama(path, family);
 }
 
 namespace {
@@ -45,13 +47,16 @@ namespace {
 Status check_hf_expressible(const GptConfig& m) {
   GptConfig preset = m;
   preset.set_family(m.family());
-  const bool llama = m.family() == ModelFamily::kLlama;
+  const ModelFamily f = m.family();
+  const bool biases = f == ModelFamily::kLlama ||  // attention_bias, mlp_bias: any
+                      (m.qkv_bias == preset.qkv_bias && m.out_bias == preset.out_bias && m.mlp_bias == preset.mlp_bias);
   const bool same = m.norm == preset.norm && m.mlp == preset.mlp && m.positions == preset.positions &&
                     m.fused_qkv == preset.fused_qkv && m.scaled_residual_init == preset.scaled_residual_init &&
-                    (llama || (m.qkv_bias && m.out_bias && m.mlp_bias && m.tie_word_embeddings));
+                    biases && (f != ModelFamily::kGpt2 || m.tie_word_embeddings);
   if (same) return Status::OK();
-  return Status::InvalidArgument(std::string("export: this model's architecture knobs are not ") +
-                                 (llama ? "LlamaForCausalLM's" : "GPT2LMHeadModel's") +
+  const char* arch = f == ModelFamily::kLlama ? "LlamaForCausalLM's" : f == ModelFamily::kQwen2 ? "Qwen2ForCausalLM's"
+                                                                                                 : "GPT2LMHeadModel's";
+  return Status::InvalidArgument(std::string("export: this model's architecture knobs are not ") + arch +
                                  " (norm, MLP, positions, qkv layout, biases, tied head): HF has no form for it");
 }
 
@@ -60,7 +65,7 @@ Status check_hf_expressible(const GptConfig& m) {
 Status export_hf_model(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
                        const HfExportOptions& options) {
   ZT_RETURN_IF_ERROR(check_hf_expressible(model));
-  if (model.family() == ModelFamily::kLlama) return export_hf_llama(model, table, params, dir, options);
+  if (model.family() != ModelFamily::kGpt2) return export_hf_llama(model, table, params, dir, options);
   return export_hf_gpt2(model, table, params, dir, options);
 }
 

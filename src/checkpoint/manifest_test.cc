@@ -252,7 +252,7 @@ TEST(Manifest, ModelFamilyErrorsNameTheKey) {
   };
   Json bad = llama;
   bad["family"] = "mistral";
-  EXPECT_EQ(error(bad), "m.json: /model/family: expected one of \"gpt2\", \"llama\", got \"mistral\"");
+  EXPECT_EQ(error(bad), "m.json: /model/family: expected one of \"gpt2\", \"llama\", \"qwen2\", got \"mistral\"");
   bad = llama;
   bad.erase("rope_theta");
   EXPECT_EQ(error(bad), "m.json: /model/rope_theta: is missing");

@@ -66,8 +66,10 @@ Json llama_fields_json(const GptConfig& m) {
             {"rope_theta", m.rope_theta},
             {"tie_word_embeddings", m.tie_word_embeddings}};
   if (!m.rope_scaling.type.empty()) j["rope_scaling"] = rope_scaling_json(m.rope_scaling);
-  if (m.qkv_bias) j["attention_bias"] = true;  // written only when set: older files read unchanged
-  if (m.mlp_bias) j["mlp_bias"] = true;
+  // Llama's optional biases, written only when set (older files read unchanged); Qwen2's
+  // q/k/v biases are its preset's.
+  if (m.family() == ModelFamily::kLlama && m.qkv_bias) j["attention_bias"] = true;
+  if (m.family() == ModelFamily::kLlama && m.mlp_bias) j["mlp_bias"] = true;
   return j;
 }
 
@@ -82,21 +84,21 @@ Json manifest_model_json(const GptConfig& m) {
             {"n_embd", m.n_embd},
             {"vocab_size", m.vocab_size},
             {"n_positions", m.n_positions}};
-  if (m.family() != ModelFamily::kLlama) return j;
-  j["family"] = "llama";
+  if (m.family() == ModelFamily::kGpt2) return j;
+  j["family"] = family_name(m.family());
   j.update(llama_fields_json(m));
   return j;
 }
 
 void read_manifest_model(JsonReader& r, GptConfig* g) {
-  const std::string family = r.choice("family", "gpt2", {"gpt2", "llama"});
-  g->set_family(family == "llama" ? ModelFamily::kLlama : ModelFamily::kGpt2);
+  const std::string family = r.choice("family", "gpt2", {"gpt2", "llama", "qwen2"});
+  g->set_family(family_of_name(family));
   g->n_layer = need_int(r, "n_layer", 1, 1 << 16);
   g->n_head = need_int(r, "n_head", 1, 1 << 16);
   g->n_embd = need_int(r, "n_embd", 1, 1 << 20);
   g->vocab_size = need_int(r, "vocab_size", 1, 1 << 30);
   g->n_positions = need_int(r, "n_positions", 1, 1 << 24);
-  if (g->family() != ModelFamily::kLlama) return;  // Llama keys in a GPT-2 object stay unknown: refused
+  if (g->family() == ModelFamily::kGpt2) return;  // Llama keys in a GPT-2 object stay unknown: refused
   g->intermediate_size = need_int(r, "intermediate_size", 1, 1 << 24);
   g->n_kv_head = need_int(r, "num_key_value_heads", 1, 1 << 16);
   // Written by float_json: the double read back narrows to the float written.
@@ -109,15 +111,15 @@ void read_manifest_model(JsonReader& r, GptConfig* g) {
     read_rope_scaling(*s, &g->rope_scaling);
     s->done();
   }
-  read_llama_biases(r, g);
+  if (g->family() == ModelFamily::kLlama) read_llama_biases(r, g);
 }
 
 Json config_model_json(const GptConfig& m) {
-  if (m.family() != ModelFamily::kLlama) {
+  if (m.family() == ModelFamily::kGpt2) {
     return {{"n_layer", m.n_layer}, {"n_head", m.n_head}, {"n_embd", m.n_embd}, {"vocab_size", m.vocab_size},
             {"n_positions", m.n_positions}};
   }
-  Json j = {{"family", "llama"},
+  Json j = {{"family", family_name(m.family())},
             {"num_hidden_layers", m.n_layer},
             {"num_attention_heads", m.n_head},
             {"hidden_size", m.n_embd},

@@ -18,31 +18,35 @@ namespace {
 
 struct Preset {
   const char* name;
-  bool llama;
+  ModelFamily family;
   int n_layer, n_head, n_embd;
-  // Llama only.
+  // Llama and Qwen2 only.
   int n_kv_head, intermediate, vocab, positions;
   double theta;
   bool tied;
 };
 
+constexpr ModelFamily kG = ModelFamily::kGpt2, kL = ModelFamily::kLlama;
+
 // GPT-2: HF gpt2* config.json. Llama: llama2.c's README (stories*; 42M's hidden size from
 // train.py's multiple_of=32), HuggingFaceTB/SmolLM-*, TinyLlama-1.1B and meta-llama/Llama-3.2-1B
-// config.json (shapes in /work/shared/llama-notes.md section 3).
+// config.json (shapes in /work/shared/llama-notes.md section 3). Qwen2: Qwen/Qwen2.5-0.5B's
+// config.json (rms_norm_eps 1e-6).
 constexpr Preset kPresets[] = {
-    {"gpt2", false, 12, 12, 768, 0, 0, 0, 0, 0, false},
-    {"gpt2-medium", false, 24, 16, 1024, 0, 0, 0, 0, 0, false},
-    {"gpt2-large", false, 36, 20, 1280, 0, 0, 0, 0, 0, false},
-    {"gpt2-xl", false, 48, 25, 1600, 0, 0, 0, 0, 0, false},
-    {"tiny", false, 2, 2, 64, 0, 0, 0, 0, 0, false},
-    {"small", false, 4, 4, 256, 0, 0, 0, 0, 0, false},
-    {"stories15M", true, 6, 6, 288, 6, 768, 32000, 256, 1e4, true},
-    {"stories42M", true, 8, 8, 512, 8, 1376, 32000, 1024, 1e4, true},
-    {"stories110M", true, 12, 12, 768, 12, 2048, 32000, 1024, 1e4, true},
-    {"SmolLM-135M", true, 30, 9, 576, 3, 1536, 49152, 2048, 1e4, true},
-    {"SmolLM-360M", true, 32, 15, 960, 5, 2560, 49152, 2048, 1e4, true},
-    {"TinyLlama-1.1B", true, 22, 32, 2048, 4, 5632, 32000, 2048, 1e4, false},
-    {"Llama-3.2-1B", true, 16, 32, 2048, 8, 8192, 128256, 131072, 5e5, true},
+    {"gpt2", kG, 12, 12, 768, 0, 0, 0, 0, 0, false},
+    {"gpt2-medium", kG, 24, 16, 1024, 0, 0, 0, 0, 0, false},
+    {"gpt2-large", kG, 36, 20, 1280, 0, 0, 0, 0, 0, false},
+    {"gpt2-xl", kG, 48, 25, 1600, 0, 0, 0, 0, 0, false},
+    {"tiny", kG, 2, 2, 64, 0, 0, 0, 0, 0, false},
+    {"small", kG, 4, 4, 256, 0, 0, 0, 0, 0, false},
+    {"stories15M", kL, 6, 6, 288, 6, 768, 32000, 256, 1e4, true},
+    {"stories42M", kL, 8, 8, 512, 8, 1376, 32000, 1024, 1e4, true},
+    {"stories110M", kL, 12, 12, 768, 12, 2048, 32000, 1024, 1e4, true},
+    {"SmolLM-135M", kL, 30, 9, 576, 3, 1536, 49152, 2048, 1e4, true},
+    {"SmolLM-360M", kL, 32, 15, 960, 5, 2560, 49152, 2048, 1e4, true},
+    {"TinyLlama-1.1B", kL, 22, 32, 2048, 4, 5632, 32000, 2048, 1e4, false},
+    {"Llama-3.2-1B", kL, 16, 32, 2048, 8, 8192, 128256, 131072, 5e5, true},
+    {"Qwen2.5-0.5B", ModelFamily::kQwen2, 24, 14, 896, 2, 4864, 151936, 32768, 1e6, true},
 };
 
 // One field under two names: the value of whichever is given (dflt when neither).
@@ -66,8 +70,9 @@ void apply_preset(const Preset& p, GptConfig* m) {
   m->n_layer = p.n_layer;
   m->n_head = p.n_head;
   m->n_embd = p.n_embd;
-  if (!p.llama) return;
-  m->set_family(ModelFamily::kLlama);
+  if (p.family == ModelFamily::kGpt2) return;
+  m->set_family(p.family);
+  if (p.family == ModelFamily::kQwen2) m->rms_norm_eps = 1e-6f;
   m->n_kv_head = p.n_kv_head;
   m->intermediate_size = p.intermediate;
   m->vocab_size = p.vocab;
@@ -104,16 +109,22 @@ void parse_llama_fields(JsonReader& r, GptConfig* m) {
   m->rms_norm_eps = static_cast<float>(r.number("rms_norm_eps", m->rms_norm_eps, 1e-12, 1.0));
   m->rope_theta = r.number("rope_theta", m->rope_theta, 1e-6, 1e12);
   m->tie_word_embeddings = r.boolean("tie_word_embeddings", m->tie_word_embeddings);
-  // HF LlamaConfig: attention_bias on q, k, v and o; mlp_bias on gate, up and down.
-  m->qkv_bias = m->out_bias = r.boolean("attention_bias", m->qkv_bias);
-  m->mlp_bias = r.boolean("mlp_bias", m->mlp_bias);
+  // HF LlamaConfig: attention_bias on q, k, v and o; mlp_bias on gate, up and down. Qwen2's
+  // biases are its architecture (q, k, v): Qwen2Config has neither key.
+  for (const char* k : {"attention_bias", "mlp_bias"}) {
+    if (m->family() == ModelFamily::kQwen2 && r.has(k)) r.fail(k, "is a Llama key; Qwen2 has q/k/v biases and no others");
+  }
+  if (m->family() == ModelFamily::kLlama) {
+    m->qkv_bias = m->out_bias = r.boolean("attention_bias", m->qkv_bias);
+    m->mlp_bias = r.boolean("mlp_bias", m->mlp_bias);
+  }
   parse_rope_scaling(r, &m->rope_scaling);
 }
 
 void refuse_llama_keys(JsonReader& r) {
   for (const char* k : {"intermediate_size", "num_key_value_heads", "rms_norm_eps", "rope_theta", "rope_scaling",
                         "tie_word_embeddings", "attention_bias", "mlp_bias"}) {
-    if (r.has(k)) r.fail(k, "is a Llama key; set \"family\": \"llama\" (or a Llama preset) to use it");
+    if (r.has(k)) r.fail(k, "is a Llama key; set \"family\": \"llama\" or \"qwen2\" (or such a preset) to use it");
   }
 }
 
@@ -128,14 +139,12 @@ void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* m) {
   JsonReader r = root.object_or_empty("model");
   const std::string preset = r.choice("preset", "", {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "tiny", "small",
                                                      "stories15M", "stories42M", "stories110M", "SmolLM-135M",
-                                                     "SmolLM-360M", "TinyLlama-1.1B", "Llama-3.2-1B"});
+                                                     "SmolLM-360M", "TinyLlama-1.1B", "Llama-3.2-1B", "Qwen2.5-0.5B"});
   const Preset* p = find_preset(preset);
   if (p != nullptr) apply_preset(*p, m);
-  const std::string family = r.choice("family", m->family() == ModelFamily::kLlama ? "llama" : "gpt2", {"gpt2", "llama"});
-  if (p != nullptr && p->llama != (family == "llama")) {
-    r.fail("family", "\"" + family + "\" contradicts the preset \"" + preset + "\"");
-  }
-  const ModelFamily f = family == "llama" ? ModelFamily::kLlama : ModelFamily::kGpt2;
+  const std::string family = r.choice("family", family_name(m->family()), {"gpt2", "llama", "qwen2"});
+  const ModelFamily f = family_of_name(family);
+  if (p != nullptr && p->family != f) r.fail("family", "\"" + family + "\" contradicts the preset \"" + preset + "\"");
   if (f != m->family()) m->set_family(f);  // a preset has set its family's knobs already
   m->n_layer = static_cast<int>(synonym(r, "n_layer", "num_hidden_layers", m->n_layer, 1, 1024));
   m->n_head = static_cast<int>(synonym(r, "n_head", "num_attention_heads", m->n_head, 1, 1024));
@@ -143,7 +152,7 @@ void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* m) {
   m->vocab_size = static_cast<int>(r.integer("vocab_size", m->vocab_size, 1, 1 << 24));
   m->n_positions = static_cast<int>(synonym(r, "n_positions", "max_position_embeddings", m->n_positions, 1, 1 << 24));
   m->padded_vocab_size = static_cast<int>(r.integer("padded_vocab_size", 0, 0, 1 << 24));
-  if (m->family() == ModelFamily::kLlama) {
+  if (m->family() != ModelFamily::kGpt2) {
     parse_llama_fields(r, m);
   } else {
     refuse_llama_keys(r);

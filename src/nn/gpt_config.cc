@@ -94,13 +94,22 @@ std::vector<double> GptConfig::rope_inv_freq() const {
   return inv;
 }
 
+const char* family_name(ModelFamily f) {
+  return f == ModelFamily::kLlama ? "llama" : f == ModelFamily::kQwen2 ? "qwen2" : "gpt2";
+}
+
+ModelFamily family_of_name(const std::string& name) {
+  return name == "llama" ? ModelFamily::kLlama : name == "qwen2" ? ModelFamily::kQwen2 : ModelFamily::kGpt2;
+}
+
 void GptConfig::set_family(ModelFamily f) {
   family_ = f;
-  const bool llama = f == ModelFamily::kLlama;
+  const bool llama = f != ModelFamily::kGpt2;
   norm = llama ? NormKind::kRmsNorm : NormKind::kLayerNorm;
   mlp = llama ? MlpKind::kSwiGlu : MlpKind::kGelu;
   positions = llama ? PositionKind::kRotary : PositionKind::kLearned;
   fused_qkv = qkv_bias = out_bias = mlp_bias = tie_word_embeddings = scaled_residual_init = !llama;
+  qkv_bias = !llama || f == ModelFamily::kQwen2;
 }
 
 int64_t GptConfig::block_matmul_weights() const {
@@ -135,10 +144,10 @@ std::string GptConfig::to_string() const {
   char buf[160];
   std::snprintf(buf, sizeof(buf), "n_layer=%d n_head=%d n_embd=%d vocab_size=%d (padded %d) n_positions=%d",
                 n_layer, n_head, n_embd, vocab_size, padded_vocab(), n_positions);
-  if (family_ != ModelFamily::kLlama) return buf;
-  char llama[200];
-  std::snprintf(llama, sizeof(llama), " family=llama intermediate_size=%d num_key_value_heads=%d rms_norm_eps=%g "
-                "rope_theta=%g tie_word_embeddings=%s", intermediate_size, kv_heads(), static_cast<double>(rms_norm_eps),
+  if (family_ == ModelFamily::kGpt2) return buf;
+  char llama[220];
+  std::snprintf(llama, sizeof(llama), " family=%s intermediate_size=%d num_key_value_heads=%d rms_norm_eps=%g "
+                "rope_theta=%g tie_word_embeddings=%s", family_name(family_), intermediate_size, kv_heads(), static_cast<double>(rms_norm_eps),
                 rope_theta, tie_word_embeddings ? "true" : "false");
   return std::string(buf) + llama;
 }

@@ -19,7 +19,11 @@
 namespace zt {
 
 // The preset and HuggingFace name table a config came from; never an architecture switch.
-enum class ModelFamily { kGpt2, kLlama };
+enum class ModelFamily { kGpt2, kLlama, kQwen2 };
+// "gpt2", "llama", "qwen2": the family's name in configs, manifests and HF's model_type.
+const char* family_name(ModelFamily f);
+// The family family_name(f) names; GPT-2 for any other string (callers validate the choice).
+ModelFamily family_of_name(const std::string& name);
 enum class NormKind { kLayerNorm, kRmsNorm };     // LayerNorm carries a bias; RMSNorm uses rms_norm_eps
 enum class MlpKind { kGelu, kSwiGlu };            // tanh-GELU(in(x)), or silu(gate(x)) * up(x)
 enum class PositionKind { kLearned, kRotary };    // a wpe table added to the embedding, or RoPE on q and k
@@ -63,8 +67,9 @@ struct GptConfig {
 
   ModelFamily family() const { return family_; }
   // The family's preset knobs: GPT-2 (LayerNorm, GELU, learned positions, fused qkv with
-  // biases, tied head, scaled init) or Llama (RMSNorm, SwiGLU, rotary, separate q/k/v, no
-  // biases, untied head as HF LlamaConfig defaults). Shape fields are left as they are.
+  // biases, tied head, scaled init), Llama (RMSNorm, SwiGLU, rotary, separate q/k/v, no
+  // biases, untied head as HF LlamaConfig defaults) or Qwen2 (Llama's, plus q/k/v biases).
+  // Shape fields are left as they are.
   void set_family(ModelFamily f);
 
   int padded_vocab() const { return padded_vocab_size > 0 ? padded_vocab_size : vocab_size; }

@@ -17,7 +17,8 @@ constexpr ParamNames kLlama = {"model.", "embed_tokens", "embed_positions", "lay
 
 }  // namespace
 
-const ParamNames& param_names(ModelFamily family) { return family == ModelFamily::kLlama ? kLlama : kGpt2; }
+// Qwen2ForCausalLM uses LlamaForCausalLM's names (its q/k/v biases are ".bias" beside each weight).
+const ParamNames& param_names(ModelFamily family) { return family == ModelFamily::kGpt2 ? kGpt2 : kLlama; }
 
 std::string block_prefix(const ParamNames& names, int layer) { return names.block + std::to_string(layer) + "."; }
 

@@ -175,6 +175,37 @@ TEST_F(HfLlama, AttentionAndMlpBiasesRoundTrip) {
             "biases, tied head): HF has no form for it");
 }
 
+// Qwen2 is the Llama knobs plus q/k/v biases, under Llama's names: it exports as
+// Qwen2ForCausalLM (no attention_bias / mlp_bias keys) and imports back to the same model.
+TEST_F(HfLlama, Qwen2RoundTripsAsQwen2ForCausalLM) {
+  GptConfig c = tiny_llama(true, 0);
+  c.set_family(ModelFamily::kQwen2);
+  c.tie_word_embeddings = true;
+  const ParamTable table = build_gpt_param_table(c);
+  const std::vector<HfName> names = hf_llama_names(c);
+  ASSERT_EQ(names.size(), 1u + 2u * 12u + 1u);  // tied: no lm_head
+  EXPECT_EQ(names[2].hf, "model.layers.0.self_attn.q_proj.bias");
+  EXPECT_EQ(names[7].hf, "model.layers.0.self_attn.o_proj.weight");
+  EXPECT_EQ(names[8].hf, "model.layers.0.mlp.gate_proj.weight");
+  const std::vector<float> params = testing::random_vector(table.numel(), 9);
+  ASSERT_TRUE(export_hf_model(c, table, params.data(), dir_, {}).ok());
+  const Json cfg = Json::parse(testing::read_text(dir_ + "/config.json"));
+  EXPECT_EQ(cfg["architectures"], Json::array({"Qwen2ForCausalLM"}));
+  EXPECT_EQ(cfg["model_type"], "qwen2");
+  EXPECT_EQ(cfg["use_sliding_window"], false);
+  EXPECT_FALSE(cfg.contains("attention_bias"));
+  auto back = read_hf_model(dir_);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->config.family(), ModelFamily::kQwen2);
+  EXPECT_TRUE(back->config.same_model(c));
+  EXPECT_EQ(back->params, params);
+  Json sliding = cfg;
+  sliding["use_sliding_window"] = true;
+  EXPECT_EQ(parse_hf_llama_config(sliding, "config.json", ModelFamily::kQwen2).status().message(),
+            "config.json: /use_sliding_window: is true; zerotrain's attention is full causal attention (no sliding "
+            "window)");
+}
+
 TEST_F(HfLlama, RopeScalingAndV5RopeParametersRoundTrip) {
   GptConfig c = tiny_llama(true, 0);
   c.rope_scaling = RopeScaling{"llama3", 32.0, 1.0, 4.0, 8192};
@@ -286,8 +317,8 @@ TEST_F(HfLlamaRefusals, ConfigNamesTheFileAndTheKey) {
                                             "zerotrain's attention has no separate head_dim");
   EXPECT_EQ(with("attention_bias", "yes"), config_ + ": /attention_bias: expected true or false, got \"yes\"");
   EXPECT_EQ(with("hidden_act", "gelu"), config_ + ": /hidden_act: is \"gelu\"; zerotrain's Llama MLP is SwiGLU with silu");
-  EXPECT_EQ(with("model_type", "mistral"), config_ + ": /model_type is \"mistral\"; zerotrain imports \"gpt2\" and "
-                                                     "\"llama\" models");
+  EXPECT_EQ(with("model_type", "mistral"), config_ + ": /model_type is \"mistral\"; zerotrain imports \"gpt2\", "
+                                                     "\"llama\" and \"qwen2\" models");
   EXPECT_EQ(with("num_key_value_heads", 3).find(config_ + ": model.num_key_value_heads: 3 does not divide"), 0u);
   EXPECT_EQ(with("hidden_size", "32"), config_ + ": /hidden_size: expected an integer 1..1048576, got \"32\"");
   Json j = good_config_;

@@ -69,12 +69,13 @@ def repeat_kv(x, n_rep):
 
 
 class Attention(nn.Module):
-    def __init__(self, C, nh, nkv, theta, bias=False):
+    def __init__(self, C, nh, nkv, theta, bias=False, qkv_bias=False):
+        """bias: HF LlamaConfig.attention_bias (q, k, v and o); qkv_bias: Qwen2's (q, k, v only)."""
         super().__init__()
         self.nh, self.nkv, self.hd, self.theta = nh, nkv, C // nh, theta
-        self.q_proj = nn.Linear(C, nh * self.hd, bias=bias)
-        self.k_proj = nn.Linear(C, nkv * self.hd, bias=bias)
-        self.v_proj = nn.Linear(C, nkv * self.hd, bias=bias)
+        self.q_proj = nn.Linear(C, nh * self.hd, bias=bias or qkv_bias)
+        self.k_proj = nn.Linear(C, nkv * self.hd, bias=bias or qkv_bias)
+        self.v_proj = nn.Linear(C, nkv * self.hd, bias=bias or qkv_bias)
         self.o_proj = nn.Linear(nh * self.hd, C, bias=bias)
 
     def forward(self, x, positions=None):
@@ -111,7 +112,7 @@ class Block(nn.Module):
         C = cfg["hidden_size"]
         self.input_layernorm = RMSNorm(C, cfg["rms_norm_eps"])
         self.self_attn = Attention(C, cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["rope_theta"],
-                                   cfg.get("attention_bias", False))
+                                   cfg.get("attention_bias", False), cfg.get("model_type") == "qwen2")
         self.post_attention_layernorm = RMSNorm(C, cfg["rms_norm_eps"])
         self.mlp = Mlp(C, cfg["intermediate_size"], cfg.get("mlp_bias", False))
 
@@ -158,7 +159,8 @@ def read_hf_export(d):
 def hf_weights(cfg, workdir):
     """The export's tensors under this file's parameter names, after checking config.json."""
     hf_cfg = json.load(open(os.path.join(workdir, "hf", "config.json")))
-    assert hf_cfg["architectures"] == ["LlamaForCausalLM"] and hf_cfg["model_type"] == "llama", hf_cfg
+    arch = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM"}[cfg.get("model_type", "llama")]
+    assert hf_cfg["architectures"] == [arch] and hf_cfg["model_type"] == cfg.get("model_type", "llama"), hf_cfg
     for key, want in cfg.items():
         assert hf_cfg[key] == want, (key, hf_cfg[key], want)
     weights = read_hf_export(os.path.join(workdir, "hf"))

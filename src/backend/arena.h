@@ -8,7 +8,7 @@
 
 #include <cstddef>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 #include "core/check.h"
 
 namespace zt {

@@ -13,8 +13,8 @@
 #include <string>
 
 #include "backend/arena.h"
-#include "backend/dtype.h"
-#include "backend/kernel_ops.h"
+#include "tensor/dtype.h"
+#include "kernels/kernel_ops.h"
 #include "core/status.h"
 
 namespace zt {

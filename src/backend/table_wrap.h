@@ -9,7 +9,7 @@
 // thread-safe as the hook.
 #pragma once
 
-#include "backend/kernel_ops.h"
+#include "kernels/kernel_ops.h"
 
 #define ZT_ACTIVATION_OPS_ENTRIES(X)                                                                          \
   X(linear_forward) X(linear_backward) X(attention_forward) X(attention_backward) X(encoder_forward)          \

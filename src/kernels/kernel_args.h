@@ -1,5 +1,5 @@
 // Argument types shared by every device's kernels and the backend's ops table
-// (backend/kernel_ops.h): GEMM transposes, the per-step scalars of the optimizer
+// (kernels/kernel_ops.h): GEMM transposes, the per-step scalars of the optimizer
 // updates, and a tensor-parallel rank's vocabulary slice. Device-neutral plain values.
 #pragma once
 

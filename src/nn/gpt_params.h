@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 #include "nn/gpt_config.h"
 #include "nn/gpt_layout.h"
 #include "tensor/tensor_spec.h"

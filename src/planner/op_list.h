@@ -1,5 +1,5 @@
 // The kernel calls of one training micro-batch on one rank, as the planner's unit of
-// compute: each OpCall names a backend kernel (backend/activation_ops.h, kernel_ops.h) and
+// compute: each OpCall names a backend kernel (kernels/activation_ops.h, kernels/kernel_ops.h) and
 // the shape it is called with, so a measured time per (kernel, shape) (calibration.h)
 // prices the whole pass. The lists mirror nn/gpt_block.cc, nn/gpt_layers.cc and
 // nn/gpt_model.cc call for call for the GEMMs, attention, norms and activations; the

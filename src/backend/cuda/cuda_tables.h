@@ -9,7 +9,7 @@
 // Thread-safety: immutable tables.
 #pragma once
 
-#include "backend/kernel_ops.h"
+#include "kernels/kernel_ops.h"
 
 namespace zt::cuda {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 #include "kernels/kernel_args.h"
 
 namespace zt {

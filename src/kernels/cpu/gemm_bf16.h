@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 #include "core/status.h"
 #include "kernels/kernel_args.h"
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 #include "kernels/cpu/elementwise.h"
 #include "tensor/half_bits.h"  // f16_bits_to_f32, f32_to_f16_bits: one value each
 

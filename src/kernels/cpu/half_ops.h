@@ -1,4 +1,4 @@
-// The CPU mixed-precision activation tables (ActivationOps<half_t>, backend/activation_ops.h):
+// The CPU mixed-precision activation tables (ActivationOps<half_t>, kernels/activation_ops.h):
 // one for bf16 storage, one for f16 storage. Every kernel widens its 16-bit inputs to
 // fp32 (exact), runs the existing fp32 kernel (cpu_kernels(), attention, encoder, linear)
 // and rounds each 16-bit output once (nearest even, half_convert.h).
@@ -30,8 +30,8 @@
 
 #include <cstdint>
 
-#include "backend/activation_ops.h"
-#include "backend/dtype.h"
+#include "kernels/activation_ops.h"
+#include "tensor/dtype.h"
 
 namespace zt {
 

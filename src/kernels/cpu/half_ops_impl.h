@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backend/activation_ops.h"
-#include "backend/dtype.h"
+#include "kernels/activation_ops.h"
+#include "tensor/dtype.h"
 #include "kernels/cpu/half_convert.h"
 #include "kernels/cpu/half_ops.h"
 

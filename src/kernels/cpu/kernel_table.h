@@ -35,7 +35,7 @@ struct KernelTable {
   void (*lamb_moments)(const float* p, const float* g, float* m, float* v, int64_t n, const LambArgs& args,
                        LambSums* sums);
   void (*lamb_apply)(float* p, const float* m, const float* v, int64_t n, const LambArgs& args);
-  // The Llama layers (impl/rmsnorm_impl.h, impl/swiglu_impl.h); contracts in backend/activation_ops.h.
+  // The Llama layers (impl/rmsnorm_impl.h, impl/swiglu_impl.h); contracts in kernels/activation_ops.h.
   void (*rmsnorm_forward)(float* out, float* rstd, const float* inp, const float* weight, int64_t N, int C,
                           float eps);
   void (*rmsnorm_backward)(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 
 namespace zt {
 

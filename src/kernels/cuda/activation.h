@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 
 namespace zt::cuda {
 

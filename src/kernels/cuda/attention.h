@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 #include "core/status.h"
 #include "kernels/cuda/gemm_lt.h"
 

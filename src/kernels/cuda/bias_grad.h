@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 
 namespace zt::cuda {
 

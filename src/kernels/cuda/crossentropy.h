@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 #include "kernels/cuda/cpu_order.h"
 
 namespace zt::cuda {

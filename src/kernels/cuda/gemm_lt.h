@@ -22,7 +22,7 @@
 #include <string>
 #include <tuple>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 #include "core/status.h"
 
 namespace zt::cuda {
@@ -80,7 +80,7 @@ class LtGemm {
 Matmul column_major(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, DType ab, DType cd, const void* A,
                     int64_t lda, const void* B, int64_t ldb, void* D, int64_t ldd);
 
-// Row-major helpers in the kernel table's terms (backend/activation_ops.h), t the storage
+// Row-major helpers in the kernel table's terms (kernels/activation_ops.h), t the storage
 // type of activations and weights:
 // out (N, OC) = residual (may be null) + bias (may be null) + inp (N, C) @ weight (OC, C)^T.
 Status linear_forward(LtGemm& lt, DType t, void* out, const void* inp, const void* weight, const void* bias,

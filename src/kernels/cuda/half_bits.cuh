@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 #include "tensor/half_bits.h"
 
 namespace zt::cuda {

@@ -1,5 +1,5 @@
 // LayerNorm and RMSNorm on the GPU, forward and backward, for fp32 and the 16-bit
-// storages (contracts: backend/activation_ops.h). The per-row work reproduces the CPU
+// storages (contracts: kernels/activation_ops.h). The per-row work reproduces the CPU
 // kernels of the order's ISA bit for bit (cpu_order.h, lane_order.cuh: W lanes per row,
 // the same operations, fused where the CPU fuses): outputs, mean/rstd and the input
 // gradient. The weight and bias gradients sum over rows in column_reduce.cuh's fixed
@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 #include "kernels/cuda/cpu_order.h"
 
 namespace zt::cuda {

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "backend/kernel_ops.h"
+#include "kernels/kernel_ops.h"
 #include "comm/process_group.h"
 #include "core/status.h"
 

@@ -9,7 +9,7 @@
 // Thread-safety: immutable value.
 #pragma once
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 
 #include <cstddef>
 #include <vector>

@@ -1,6 +1,6 @@
 // RMSNorm forward/backward over rows of C (HF LlamaRMSNorm), templated on an ISA struct S.
 // Included inside a per-ISA namespace by kernels_<isa>.cc; the contract is ActivationOps'
-// rmsnorm_forward/backward (backend/activation_ops.h). With r = 1 / sqrt(mean(x^2) + eps)
+// rmsnorm_forward/backward (kernels/activation_ops.h). With r = 1 / sqrt(mean(x^2) + eps)
 // (eps inside the square root, fp32 statistics) and u = weight * dout:
 //   y = (x * r) * weight,  dx += r * (u - x * r^2 * mean(u * x)),  dweight += sum_rows dout * x * r.
 // Every reduction has a fixed order, independent of thread count: rows are independent,

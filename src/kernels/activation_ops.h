@@ -8,13 +8,13 @@
 // - LayerNorm and RMSNorm statistics, RoPE's cos/sin table, per-token losses and the
 //   cross-entropy's (max, log-sum-exp) are fp32; every reduction (GEMM sums, LayerNorm moments, softmax, cross-entropy)
 //   accumulates in fp32 and each A output is rounded once (round to nearest even).
-// Conventions as KernelOps (backend/kernel_ops.h): outputs first, then inputs, then sizes.
+// Conventions as KernelOps (kernels/kernel_ops.h): outputs first, then inputs, then sizes.
 // Thread-safety: tables are immutable; each kernel parallelises internally.
 #pragma once
 
 #include <cstdint>
 
-#include "backend/dtype.h"
+#include "tensor/dtype.h"
 #include "kernels/kernel_args.h"
 
 namespace zt {

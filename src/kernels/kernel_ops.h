@@ -7,15 +7,15 @@
 // accumulate (+=) so gradient accumulation is free; activation gradients are assigned,
 // except on the residual stream (layernorm's dinp accumulates). Shapes in comments use
 // N rows, C channels, OC output channels, V real classes, Vp padded classes.
-// The mixed-precision tables are ActivationOps<half_t> (backend/activation_ops.h), which
+// The mixed-precision tables are ActivationOps<half_t> (kernels/activation_ops.h), which
 // a bf16/f16 Backend returns from half_ops() next to this f32 table.
 // Thread-safety: tables are immutable; each kernel parallelises internally.
 #pragma once
 
 #include <cstdint>
 
-#include "backend/activation_ops.h"
-#include "backend/dtype.h"
+#include "kernels/activation_ops.h"
+#include "tensor/dtype.h"
 #include "kernels/kernel_args.h"
 
 namespace zt {

@@ -189,6 +189,8 @@ class Trainer {
   // This stage's forward (with the loss on the last) and backward of micro-batch mb, B x T.
   Status stage_forward(const std::vector<MicroBatch>& mbs, int mb, int B, int T, double* loss_sum);
   Status stage_backward(const std::vector<MicroBatch>& mbs, int mb, float dloss);
+  // A pipeline receive into `into` from stage `from`, its wait counted as pipeline wait.
+  Status stage_recv(void* into, size_t bytes, int from, int tag, StepStats* stats);
   // Without pipelining: forward, loss and backward of each micro-batch (B x T) in turn.
   Status run_micro_batches(const std::vector<MicroBatch>& mbs, int B, int T, float dloss, double* loss_sum,
                            StepStats* stats);

@@ -68,6 +68,13 @@ Status Trainer::stage_backward(const std::vector<MicroBatch>& mbs, int mb, float
   return Status::OK();
 }
 
+Status Trainer::stage_recv(void* into, size_t bytes, int from, int tag, StepStats* stats) {
+  Stopwatch w;
+  ZT_RETURN_IF_ERROR(pp_->recv(into, bytes, from, tag)->wait());
+  stats->pipeline_wait_s += w.seconds();
+  return Status::OK();
+}
+
 Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, double* loss_sum, StepStats* stats) {
   GptModel& m = *model_;
   const int S = pp_->size(), s = pp_->rank(), M = static_cast<int>(mbs.size());
@@ -80,13 +87,10 @@ Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, do
     const size_t k = static_cast<size_t>(slot);
     if (mb >= 0) m.set_slot(slot);
     switch (in.op) {
-      case PipeOp::kRecvActivation: {
+      case PipeOp::kRecvActivation:
         ZT_RETURN_IF_ERROR(settle(act_sent[k]));  // the slot's previous output has left
-        Stopwatch w;
-        ZT_RETURN_IF_ERROR(pp_->recv(m.stage_input(), bytes, s - 1, activation_tag(mb))->wait());
-        stats->pipeline_wait_s += w.seconds();
+        ZT_RETURN_IF_ERROR(stage_recv(m.stage_input(), bytes, s - 1, activation_tag(mb), stats));
         break;
-      }
       case PipeOp::kForward: {
         ZT_RETURN_IF_ERROR(settle(act_sent[k]));
         Stopwatch w;
@@ -97,12 +101,9 @@ Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, do
       case PipeOp::kSendActivation:
         act_sent[k] = pp_->send(m.stage_output(), bytes, s + 1, activation_tag(mb));
         break;
-      case PipeOp::kRecvGrad: {
-        Stopwatch w;
-        ZT_RETURN_IF_ERROR(pp_->recv(m.stage_output_grad(), bytes, s + 1, grad_tag(mb))->wait());
-        stats->pipeline_wait_s += w.seconds();
+      case PipeOp::kRecvGrad:
+        ZT_RETURN_IF_ERROR(stage_recv(m.stage_output_grad(), bytes, s + 1, grad_tag(mb), stats));
         break;
-      }
       case PipeOp::kBackward: {
         Stopwatch w;
         ZT_RETURN_IF_ERROR(stage_backward(mbs, mb, dloss));

@@ -55,94 +55,99 @@ void carve_internals(BlockActivationsT<A>* b, const Dims& d, Carver* c) {
   b->mlp_act = c->take<A>(d.BT * d.F);
 }
 
+// What the layout and options decide about the arena: which blocks are checkpointed, and
+// whether their outputs rotate in two live buffers (partitioned or stashed checkpoints).
+struct CarvePlan {
+  int first, end;
+  std::vector<bool> ckpt;  // per global block
+  bool partitioned, stash, rotate, any_ckpt, routing;
+  bool checkpointed(int l) const { return !ckpt.empty() && l < end && ckpt[static_cast<size_t>(l)]; }
+};
+
+CarvePlan plan_of(const GptConfig& cfg, const GptLayout& lay, const Dims& d, const std::vector<bool>& ckpt,
+                  bool partition, bool stash, bool routing) {
+  CarvePlan p{lay.first_block, lay.end(cfg), ckpt, partition && d.tp > 1, stash, false, false, routing};
+  ZT_CHECK(!(p.partitioned && stash), "partitioned checkpoints and an activation stash do not combine");
+  p.rotate = p.partitioned || stash;  // outputs feeding a checkpointed block rotate in two live buffers
+  for (int l = p.first; l < p.end; ++l) p.any_ckpt = p.any_ckpt || p.checkpointed(l);
+  return p;
+}
+
+// One in-flight micro-batch's saved activations.
 template <typename A>
-void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay, const Dims& d, int slots,
-           const std::vector<bool>& ckpt, bool partition, bool stash, bool routing, Carver* c) {
-  const int first = lay.first_block, end = lay.end(cfg);
-  auto checkpointed = [&](int l) { return !ckpt.empty() && l < end && ckpt[static_cast<size_t>(l)]; };
-  const bool any_ckpt = [&] {
-    for (int l = first; l < end; ++l) {
-      if (checkpointed(l)) return true;
-    }
-    return false;
-  }();
-  const bool partitioned = partition && d.tp > 1;
-  ZT_CHECK(!(partitioned && stash), "partitioned checkpoints and an activation stash do not combine");
-  const bool rotate = partitioned || stash;  // outputs feeding a checkpointed block rotate in two live buffers
-  GptScratchT<A>& s = a->scratch;
-  a->slots.assign(static_cast<size_t>(slots), GptActivationsT<A>{});
-  for (GptActivationsT<A>& g : a->slots) {
-    g.encoded = c->take<A>(d.BT * d.C);
-    g.blocks.assign(static_cast<size_t>(cfg.n_layer), BlockActivationsT<A>{});
-    for (int l = first; l < end; ++l) {
-      BlockActivationsT<A>& b = g.blocks[static_cast<size_t>(l)];
-      b.checkpointed = checkpointed(l);
-      if (!b.checkpointed) carve_internals(&b, d, c);
-      // The output stays whole unless the next block is checkpointed and partitioned.
-      const bool live = rotate && l + 1 < end && checkpointed(l + 1);
-      if (!live) b.output = c->take<A>(d.BT * d.C);
-      // Its input is the previous block's live output: keep this rank's slice of it, or stash it.
-      if (b.checkpointed && partitioned && l > first) b.saved_input_part = c->take<A>(d.BT * d.C / d.tp);
-      b.stashed_input = b.checkpointed && stash && l > first;
-    }
-    if (lay.head) {
-      g.norm_f = c->take<A>(d.BT * d.C);
-      if (d.layernorm) g.norm_f_mean = c->stats(d.BT);
-      g.norm_f_rstd = c->stats(d.BT);
-      g.logits = c->take<A>(d.BT * d.Vl);
-      g.losses = c->stats(d.BT);
-      g.xent_stats = c->stats(2 * d.BT);
-    }
+void carve_slot(GptActivationsT<A>* g, const GptConfig& cfg, const GptLayout& lay, const Dims& d, const CarvePlan& p,
+                Carver* c) {
+  g->encoded = c->take<A>(d.BT * d.C);
+  g->blocks.assign(static_cast<size_t>(cfg.n_layer), BlockActivationsT<A>{});
+  for (int l = p.first; l < p.end; ++l) {
+    BlockActivationsT<A>& b = g->blocks[static_cast<size_t>(l)];
+    b.checkpointed = p.checkpointed(l);
+    if (!b.checkpointed) carve_internals(&b, d, c);
+    // The output stays whole unless the next block is checkpointed and partitioned.
+    const bool live = p.rotate && l + 1 < p.end && p.checkpointed(l + 1);
+    if (!live) b.output = c->take<A>(d.BT * d.C);
+    // Its input is the previous block's live output: keep this rank's slice of it, or stash it.
+    if (b.checkpointed && p.partitioned && l > p.first) b.saved_input_part = c->take<A>(d.BT * d.C / d.tp);
+    b.stashed_input = b.checkpointed && p.stash && l > p.first;
   }
-  a->saved_bytes = c->used();
-  s.dresidual = c->take<A>(d.BT * d.C);
-  s.dnorm = c->take<A>(d.BT * d.C);
-  s.dqkv = c->take<A>(d.BT * 3 * d.Cl);
-  s.dmlp = c->take<A>(d.BT * d.F);
+  if (lay.head) {
+    g->norm_f = c->take<A>(d.BT * d.C);
+    if (d.layernorm) g->norm_f_mean = c->stats(d.BT);
+    g->norm_f_rstd = c->stats(d.BT);
+    g->logits = c->take<A>(d.BT * d.Vl);
+    g->losses = c->stats(d.BT);
+    g->xent_stats = c->stats(2 * d.BT);
+  }
+}
+
+// The backward's scratch, shared by every slot; the knobs decide which buffers exist.
+template <typename A>
+void carve_scratch(GptScratchT<A>* s, const Dims& d, const CarvePlan& p, Carver* c) {
+  s->dresidual = c->take<A>(d.BT * d.C);
+  s->dnorm = c->take<A>(d.BT * d.C);
+  s->dqkv = c->take<A>(d.BT * 3 * d.Cl);
+  s->dmlp = c->take<A>(d.BT * d.F);
   const bool shared_inputs = d.split_qkv || d.swiglu;  // input gradients summed in fp32
-  if (d.tp > 1 || shared_inputs) s.tp_partial = c->stats(d.BT * d.C);
+  if (d.tp > 1 || shared_inputs) s->tp_partial = c->stats(d.BT * d.C);
   if (d.tp > 1) {
-    s.tp_rows = c->stats(d.tp * d.BT);
-    s.tp_row_sums = c->stats(2 * d.BT);
+    s->tp_rows = c->stats(d.tp * d.BT);
+    s->tp_row_sums = c->stats(2 * d.BT);
   }
-  if (d.swiglu) s.dmlp_up = c->take<A>(d.BT * d.F);
+  if (d.swiglu) s->dmlp_up = c->take<A>(d.BT * d.F);
   if (d.split_qkv) {
-    s.q = c->take<A>(d.BT * d.Cl);
-    s.k = c->take<A>(d.BT * d.KVl);
-    s.v = c->take<A>(d.BT * d.KVl);
+    s->q = c->take<A>(d.BT * d.Cl);
+    s->k = c->take<A>(d.BT * d.KVl);
+    s->v = c->take<A>(d.BT * d.KVl);
   }
-  if (shared_inputs) s.grad_tmp = c->stats(d.BT * d.C);
-  if (d.rotary) s.freqs = c->stats(d.T * d.HD);
-  if (any_ckpt) {
-    carve_internals(&s.recompute, d, c);
-    s.recompute.output = c->take<A>(d.BT * d.C);
+  if (shared_inputs) s->grad_tmp = c->stats(d.BT * d.C);
+  if (d.rotary) s->freqs = c->stats(d.T * d.HD);
+  if (p.any_ckpt) {
+    carve_internals(&s->recompute, d, c);
+    s->recompute.output = c->take<A>(d.BT * d.C);
   }
-  if (rotate && any_ckpt) {
-    s.live[0] = c->take<A>(d.BT * d.C);
-    s.live[1] = c->take<A>(d.BT * d.C);
-    if (partitioned) s.gathered_input = c->take<A>(d.BT * d.C);
+  if (p.rotate && p.any_ckpt) {
+    s->live[0] = c->take<A>(d.BT * d.C);
+    s->live[1] = c->take<A>(d.BT * d.C);
+    if (p.partitioned) s->gathered_input = c->take<A>(d.BT * d.C);
   }
-  if (routing) {
-    s.route_rows = c->take<A>(d.BT * d.C);
-    s.route_grad = c->take<A>(d.BT * d.C);
-    if (d.rotary) s.route_freqs = c->stats(d.BT * d.HD);
-    s.route_branch = c->take<A>(d.BT * d.C);
-    s.route_f32 = c->stats(d.BT * d.C);
+  if (p.routing) {
+    s->route_rows = c->take<A>(d.BT * d.C);
+    s->route_grad = c->take<A>(d.BT * d.C);
+    if (d.rotary) s->route_freqs = c->stats(d.BT * d.HD);
+    s->route_branch = c->take<A>(d.BT * d.C);
+    s->route_f32 = c->stats(d.BT * d.C);
   }
-  a->scratch_bytes = c->used() - a->saved_bytes;
-  // Outputs feeding partitioned or stashed checkpointed blocks alternate between the two live buffers.
-  if (rotate && any_ckpt) {
-    for (GptActivationsT<A>& g : a->slots) {
-      for (int l = first; l < end; ++l) {
-        BlockActivationsT<A>& b = g.blocks[static_cast<size_t>(l)];
-        if (b.output == nullptr) b.output = s.live[l % 2];
-      }
-    }
-  }
-  // Checkpointed blocks compute their internals in the shared recompute set.
+}
+
+// Outputs feeding partitioned or stashed checkpointed blocks alternate between the two live
+// buffers; checkpointed blocks compute their internals in the shared recompute set.
+template <typename A>
+void point_shared(GptActivationArenaT<A>* a, const CarvePlan& p) {
+  const GptScratchT<A>& s = a->scratch;
   for (GptActivationsT<A>& g : a->slots) {
-    for (int l = first; l < end; ++l) {
+    for (int l = p.first; l < p.end; ++l) {
       BlockActivationsT<A>& b = g.blocks[static_cast<size_t>(l)];
+      if (p.rotate && p.any_ckpt && b.output == nullptr) b.output = s.live[l % 2];
       if (!b.checkpointed) continue;
       A* output = b.output;
       A* part = b.saved_input_part;
@@ -154,6 +159,18 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
       b.stashed_input = stashed;
     }
   }
+}
+
+template <typename A>
+void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay, const Dims& d, int slots,
+           const std::vector<bool>& ckpt, bool partition, bool stash, bool routing, Carver* c) {
+  const CarvePlan p = plan_of(cfg, lay, d, ckpt, partition, stash, routing);
+  a->slots.assign(static_cast<size_t>(slots), GptActivationsT<A>{});
+  for (GptActivationsT<A>& g : a->slots) carve_slot(&g, cfg, lay, d, p, c);
+  a->saved_bytes = c->used();
+  carve_scratch(&a->scratch, d, p, c);
+  a->scratch_bytes = c->used() - a->saved_bytes;
+  point_shared(a, p);
 }
 
 Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq) {

@@ -1,17 +1,18 @@
 // zerotrain's answer to DeepSpeed's autotuner; see autotune.h.
+
+
 #include "cli/autotune.h"
-
-#include <algorithm>
-#include <cstdio>
-#include <filesystem>
-
 #include "cli/doctor_probes.h"
 #include "cli/plan_eval.h"
 #include "cli/run_inputs.h"
 #include "cli/run_setup.h"
 #include "core/timer.h"
+#include "engine/rank_sync.h"
 #include "io/atomic_file.h"
 #include "io/filesystem.h"
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
 
 namespace zt {
 
@@ -117,8 +118,7 @@ Status trial(const AutotuneRun& run, Experiment* e) {
     ZT_RETURN_IF_ERROR(t->step(as_micro_batches(batches)).status());
     if (step + 1 >= a.start_profile_step) timed += sw.seconds();
   }
-  double total = timed;
-  if (run.groups != nullptr) ZT_RETURN_IF_ERROR(run.groups->world->all_reduce(&total, 1, CommDType::kF64)->wait());
+  ZT_ASSIGN_OR_RETURN(const double total, sum_over_ranks(run.groups != nullptr ? run.groups->world : nullptr, timed));
   e->latency_s = total / run.grid->world_size() / static_cast<double>(a.end_profile_step - a.start_profile_step + 1);
   e->throughput = static_cast<double>(cfg.batch.train_batch_size) / e->latency_s;
   return Status::OK();

@@ -1,30 +1,30 @@
 // `zerotrain calibrate`; see calibrate_command.h.
+
+
+
+
 #include "cli/calibrate_command.h"
-
-#include <CLI/CLI.hpp>
-
-#include <memory>
-
-#include <algorithm>
-#include <cstdio>
-#include <map>
-#include <memory>
-#include <set>
-
 #include "cli/exit_status.h"
 #include "cli/run_inputs.h"
 #include "cli/run_setup.h"
-#include "comm/gather_bytes.h"
 #include "comm/mpi_world.h"
 #include "core/cpu_features.h"
 #include "core/cpu_info.h"
 #include "core/memory_stats.h"
 #include "core/threads.h"
 #include "engine/memory_estimate.h"
+#include "engine/rank_sync.h"
 #include "engine/trainer.h"
 #include "planner/calibration.h"
 #include "planner/comm_probe.h"
 #include "planner/op_timer.h"
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <memory>
+#include <set>
 
 namespace zt {
 
@@ -82,9 +82,7 @@ std::map<std::string, double> median_over_passes(const std::vector<OpCall>& list
 // Each sample's maximum over the world's ranks (all ranks timed the same calls together).
 StatusOr<std::vector<double>> slowest_rank(ProcessGroup& world, const std::vector<double>& samples) {
   const size_t n = samples.size(), P = static_cast<size_t>(world.size());
-  std::vector<double> all(n * P, 0.0);  // [rank][sample], summed: each rank fills its own row
-  std::copy(samples.begin(), samples.end(), all.begin() + static_cast<std::ptrdiff_t>(n * static_cast<size_t>(world.rank())));
-  ZT_RETURN_IF_ERROR(world.all_reduce(all.data(), all.size(), CommDType::kF64)->wait());
+  ZT_ASSIGN_OR_RETURN(const std::vector<double> all, rows_of_ranks(&world, samples));  // [rank][sample]
   std::vector<double> out(n, 0.0);
   for (size_t r = 0; r < P; ++r) {
     for (size_t k = 0; k < n; ++k) out[k] = std::max(out[k], all[r * n + k]);
@@ -110,7 +108,7 @@ StatusOr<ComputeTable> measure_compute(const CalibrateArgs& a, ProcessGroup* wor
   to.min_reps = 1;
   if (world != nullptr) {  // every rank's call at once; the count is fixed so all agree
     to.min_seconds = 0;
-    to.sync = [world] { (void)world->barrier()->wait(); };
+    to.sync = [world] { (void)all_ranks_ready(world); };
   }
   const std::vector<OpCall> list = calls(a, ms);
   std::vector<double> samples(list.size() * static_cast<size_t>(passes));  // [pass][call]
@@ -160,11 +158,9 @@ StatusOr<double> process_base(DType dt, ProcessGroup* world) {
 StatusOr<std::string> link_of(ProcessGroup& world) {
   char name[256] = {0};
   gethostname(name, sizeof(name) - 1);
-  ZT_ASSIGN_OR_RETURN(const std::vector<std::string> hosts, gather_bytes(&world, name, 0));
-  std::string link = std::set<std::string>(hosts.begin(), hosts.end()).size() > 1 ? "inter" : "intra";
-  char flag = link == "inter" ? 1 : 0;
-  ZT_RETURN_IF_ERROR(world.broadcast(&flag, 1, 0)->wait());
-  return std::string(flag ? "inter" : "intra");
+  ZT_ASSIGN_OR_RETURN(const std::vector<std::string> hosts, strings_at_root(&world, name));
+  ZT_ASSIGN_OR_RETURN(const bool inter, root_decides(&world, std::set<std::string>(hosts.begin(), hosts.end()).size() > 1));
+  return std::string(inter ? "inter" : "intra");
 }
 
 void print_summary(const Calibration& c, const ComputeTable* t, const std::string& link, const std::string& path) {

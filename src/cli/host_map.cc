@@ -1,12 +1,12 @@
 // The job's host map (see host_map.h).
 #include "cli/host_map.h"
+#include "engine/rank_sync.h"
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <map>
 
-#include "comm/gather_bytes.h"
 
 namespace zt {
 
@@ -55,7 +55,7 @@ std::string format_host_map(const std::vector<std::string>& host_of_rank, const 
 StatusOr<std::string> describe_host_map(ProcessGroup* world) {
   const RankPlacement me = rank_placement();
   if (world == nullptr) return format_host_map({me.host}, me.source);
-  ZT_ASSIGN_OR_RETURN(const std::vector<std::string> hosts, gather_bytes(world, me.host, 0));
+  ZT_ASSIGN_OR_RETURN(const std::vector<std::string> hosts, strings_at_root(world, me.host));
   if (world->rank() != 0) return std::string();
   return format_host_map(hosts, me.source);
 }

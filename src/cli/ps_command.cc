@@ -3,31 +3,32 @@
 // (rank 0), checkpoint (weights only) and sample (the first worker). Every rank runs it;
 // a failure while running aborts the whole job, since peers would otherwise wait on the
 // failed rank until their deadlines.
+
+
 #include "backend/backend.h"
-#include "cli/ps_command.h"
-
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <optional>
-
 #include "checkpoint/sharded_save.h"
-#include "core/version.h"
 #include "cli/demo.h"
 #include "cli/exit_status.h"
 #include "cli/progress.h"
+#include "cli/ps_command.h"
 #include "cli/run_inputs.h"
 #include "comm/mpi_world.h"
 #include "config/config.h"
 #include "core/cpu_features.h"
+#include "core/threads.h"
 #include "core/timer.h"
+#include "core/version.h"
 #include "data/dataset.h"
 #include "data/tokenizer.h"
+#include "engine/rank_sync.h"
 #include "engine/sampling.h"
 #include "io/filesystem.h"
-#include "core/threads.h"
 #include "nn/gpt_model.h"
 #include "parallel/param_server/ps_job.h"
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 
 namespace zt {
 
@@ -193,7 +194,7 @@ int run_param_server_train(const TrainCommandArgs& args, const Json& root) {
   if (cfg.training.threads > 0) set_num_threads(cfg.training.threads);
   auto tok = prepare_inputs(&cfg, args.config_path.empty(), rank == 0);
   if (!tok.ok()) return report_error(tok.status(), kExitBadInput);
-  if (Status s = mpi->world().barrier()->wait(); !s.ok()) return report_error(s, kExitFailure);  // demo data ready
+  if (Status s = all_ranks_ready(&mpi->world()); !s.ok()) return report_error(s, kExitFailure);  // demo data ready
   auto data = open_datasets(cfg);
   if (!data.ok()) return report_error(data.status(), kExitBadInput);
   if (rank == 0) print_ps_banner(cfg, pso, *data->train, world_size);

@@ -1,15 +1,16 @@
 // Per-rank figures gathered with one all-reduce of a rank-indexed table.
-#include "cli/run_report.h"
 
-#include <cstdio>
-#include <vector>
 
 #include "cli/estimate_command.h"
+#include "cli/run_report.h"
 #include "core/cpu_features.h"
 #include "core/cpu_info.h"
 #include "core/memory_stats.h"
 #include "core/threads.h"
+#include "engine/rank_sync.h"
 #include "io/atomic_file.h"
+#include <cstdio>
+#include <vector>
 
 namespace zt {
 
@@ -98,9 +99,9 @@ std::string comm_lines(const std::vector<double>& table, int N) {
 
 StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g, Json* ranks) {
   const int N = g.size(), rank = g.rank();
-  std::vector<double> table(static_cast<size_t>(N) * kFields, 0.0);
-  fill_row(trainer, table.data() + static_cast<size_t>(rank) * kFields);
-  ZT_RETURN_IF_ERROR(g.all_reduce(table.data(), table.size(), CommDType::kF64)->wait());
+  std::vector<double> row(kFields, 0.0);
+  fill_row(trainer, row.data());
+  ZT_ASSIGN_OR_RETURN(const std::vector<double> table, rows_of_ranks(&g, row));
   if (rank != 0) return std::string();
   if (ranks != nullptr) *ranks = ranks_json(table, N);
   return N == 1 ? memory_lines(table, N) : memory_lines(table, N) + comm_lines(table, N);

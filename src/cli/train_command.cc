@@ -1,33 +1,27 @@
 // The training run behind `zerotrain train`, on one process or on every rank of an
 // mpirun job (data parallel, any ZeRO stage). Rank 0 prints and writes; every rank trains.
-#include "cli/train_command.h"
 
-#include <CLI/CLI.hpp>
 
-#include <memory>
 
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <optional>
 
+#include "backend/peak.h"
 #include "cli/autotune.h"
+#include "cli/comms_logger.h"
 #include "cli/demo.h"
 #include "cli/exit_status.h"
+#include "cli/flops_profiler.h"
+#include "cli/host_map.h"
 #include "cli/metrics_csv.h"
 #include "cli/monitors.h"
-#include "cli/comms_logger.h"
-#include "cli/flops_profiler.h"
 #include "cli/progress.h"
+#include "cli/ps_command.h"
 #include "cli/run_checkpoints.h"
 #include "cli/run_inputs.h"
-#include "cli/ps_command.h"
 #include "cli/run_report.h"
 #include "cli/run_setup.h"
+#include "cli/train_command.h"
 #include "cli/train_observer.h"
-#include "cli/host_map.h"
 #include "comm/mpi_world.h"
-#include "backend/peak.h"
 #include "config/config.h"
 #include "core/cpu_features.h"
 #include "core/threads.h"
@@ -36,10 +30,17 @@
 #include "data/dataset.h"
 #include "data/tokenizer.h"
 #include "engine/parallel_setup.h"
+#include "engine/rank_sync.h"
 #include "engine/sampling.h"
 #include "engine/trainer.h"
 #include "engine/training_loop.h"
 #include "io/filesystem.h"
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
 
 namespace zt {
 
@@ -112,7 +113,7 @@ Next open_inputs(Session* s, const TrainCommandArgs& args, const Json& root) {
   if (!tok.ok()) return report_error(tok.status(), kExitBadInput);
   s->tok = std::move(tok).value();
   Status st;
-  if (s->groups.world != nullptr && !(st = s->groups.world->barrier()->wait()).ok()) return report_error(st, kExitFailure);
+  if (!(st = all_ranks_ready(s->groups.world)).ok()) return report_error(st, kExitFailure);  // demo data ready
   auto data = open_datasets(s->cfg);
   if (!data.ok()) return report_error(data.status(), kExitBadInput);
   s->data = std::move(data).value();

@@ -54,25 +54,14 @@ void half_layernorm_backward(half_t* dinp, float* dweight, float* dbias, const h
 template <DType D>
 void half_gelu_forward(half_t* out, const half_t* inp, int64_t count) {
   const KernelTable& k = cpu_kernels();
-  float* x = half_scratch(0, kHalfFlatChunk);
-  for_each_chunk(count, kHalfFlatChunk, [&](int64_t i0, int64_t n) {
-    half_to_f32(D, x, inp + i0, n);
-    k.gelu_forward(x, x, n);
-    f32_to_half(D, out + i0, x, n);
-  });
+  half_flat<D, 1, 1>(count, {inp}, {{{out, 0}}}, [&](const auto& x, int64_t n) { k.gelu_forward(x[0], x[0], n); });
 }
 
 template <DType D>
 void half_gelu_backward(half_t* dinp, const half_t* inp, const half_t* dout, int64_t count) {
   const KernelTable& k = cpu_kernels();
-  float* x = half_scratch(0, kHalfFlatChunk);
-  float* d = half_scratch(1, kHalfFlatChunk);
-  for_each_chunk(count, kHalfFlatChunk, [&](int64_t i0, int64_t n) {
-    half_to_f32(D, x, inp + i0, n);
-    half_to_f32(D, d, dout + i0, n);
-    k.gelu_backward(d, x, d, n);
-    f32_to_half(D, dinp + i0, d, n);
-  });
+  half_flat<D, 2, 1>(count, {inp, dout}, {{{dinp, 1}}},
+                     [&](const auto& x, int64_t n) { k.gelu_backward(x[1], x[0], x[1], n); });
 }
 
 template <DType D>

@@ -5,8 +5,10 @@
 // Thread-safety: scratch is thread_local; everything else is pure.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "kernels/activation_ops.h"
 #include "tensor/dtype.h"
@@ -28,6 +30,22 @@ constexpr int64_t kHalfFlatChunk = int64_t{1} << 18;
 template <typename F>
 void for_each_chunk(int64_t N, int64_t chunk_rows, F&& f) {
   for (int64_t r0 = 0; r0 < N; r0 += chunk_rows) f(r0, N - r0 < chunk_rows ? N - r0 : chunk_rows);
+}
+
+// The 16-bit form of an fp32 elementwise kernel: chunk by chunk, input i is widened into
+// scratch slot i, f(x, n) runs the fp32 kernel on x[0..NIn) in place, and each output
+// (pointer, slot) is narrowed from its slot. Every 16-bit elementwise kernel of the tables
+// is this adapter over the f32 table's kernel, so both compute the same fp32 values.
+template <DType D, size_t NIn, size_t NOut, typename F>
+void half_flat(int64_t count, const std::array<const half_t*, NIn>& in, const std::array<std::pair<half_t*, int>, NOut>& out,
+               F&& f) {
+  std::array<float*, NIn> x;
+  for (size_t i = 0; i < NIn; ++i) x[i] = half_scratch(static_cast<int>(i), kHalfFlatChunk);
+  for_each_chunk(count, kHalfFlatChunk, [&](int64_t i0, int64_t n) {
+    for (size_t i = 0; i < NIn; ++i) half_to_f32(D, x[i], in[i] + i0, n);
+    f(x, n);
+    for (const auto& [p, slot] : out) f32_to_half(D, p + i0, x[static_cast<size_t>(slot)], n);
+  });
 }
 
 // Fillers, one per file: each sets its fields of *ops for ops->compute.

@@ -89,31 +89,17 @@ void half_rope_backward(half_t* dinp, const half_t* dout, const float* freqs, in
 template <DType D>
 void half_swiglu_forward(half_t* out, const half_t* gate, const half_t* up, int64_t count) {
   const KernelTable& k = cpu_kernels();
-  float* g = half_scratch(0, kHalfFlatChunk);
-  float* u = half_scratch(1, kHalfFlatChunk);
-  for_each_chunk(count, kHalfFlatChunk, [&](int64_t i0, int64_t n) {
-    half_to_f32(D, g, gate + i0, n);
-    half_to_f32(D, u, up + i0, n);
-    k.swiglu_forward(g, g, u, n);
-    f32_to_half(D, out + i0, g, n);
-  });
+  half_flat<D, 2, 1>(count, {gate, up}, {{{out, 0}}},
+                     [&](const auto& x, int64_t n) { k.swiglu_forward(x[0], x[0], x[1], n); });
 }
 
 template <DType D>
 void half_swiglu_backward(half_t* dgate, half_t* dup, const half_t* dout, const half_t* gate, const half_t* up,
                           int64_t count) {
   const KernelTable& k = cpu_kernels();
-  float* d = half_scratch(0, kHalfFlatChunk);
-  float* g = half_scratch(1, kHalfFlatChunk);
-  float* u = half_scratch(2, kHalfFlatChunk);
-  for_each_chunk(count, kHalfFlatChunk, [&](int64_t i0, int64_t n) {
-    half_to_f32(D, d, dout + i0, n);
-    half_to_f32(D, g, gate + i0, n);
-    half_to_f32(D, u, up + i0, n);
-    k.swiglu_backward(g, u, d, g, u, n);  // in place in fp32: dgate over gate, dup over up
-    f32_to_half(D, dgate + i0, g, n);
-    f32_to_half(D, dup + i0, u, n);
-  });
+  // In place in fp32: dgate over gate (slot 1), dup over up (slot 2).
+  half_flat<D, 3, 2>(count, {dout, gate, up}, {{{dgate, 1}, {dup, 2}}},
+                     [&](const auto& x, int64_t n) { k.swiglu_backward(x[1], x[2], x[0], x[1], x[2], n); });
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
-// `zerotrain doctor`: runs the probes (cli/doctor_probes.h, core/cpu_info.h,
-// kernels/cpu/gemm_path.h) section by section, prints each fact as soon as it is known,
+// `zerotrain doctor`: runs the probes (cli/doctor_probes.h, core/cpu_info.h, and the CPU
+// backend's self-description, backend/cpu/cpu_probes.h) section by section, prints each fact as soon as it is known,
 // and sorts what it found into warnings (printed, exit 0) and problems (exit 1). Each
 // warning and problem names the value it saw and what to do about it.
 // Invariant: nothing here aborts on a bad environment: ZT_GEMM and ZT_ISA are read
 // through their Status-returning selectors, and gemm_path() (which aborts on a bad
-// ZT_GEMM) is reached only through sgemm when select_gemm_path() succeeded.
+// ZT_GEMM) is reached only through sgemm when gemm_path_report().selected is OK.
 #include "cli/doctor_command.h"
 
 #include <CLI/CLI.hpp>
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cli/doctor_cuda.h"
+#include "backend/cpu/cpu_probes.h"
 #include "cli/doctor_probes.h"
 #include "cli/exit_status.h"
 #include "core/allocator.h"
@@ -30,9 +31,6 @@
 #include "core/memory_stats.h"
 #include "core/threads.h"
 #include "core/version.h"
-#include "kernels/cpu/fma_peak.h"
-#include "kernels/cpu/gemm_path.h"
-#include "kernels/cpu/half_convert.h"
 
 namespace zt {
 
@@ -82,7 +80,6 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-const char* library_name(GemmLibrary l) { return l == GemmLibrary::kOpenBlas ? "openblas" : "onednn"; }
 
 // The ISA of an OpenBLAS core's kernels, in words ("scalar" would undersell SSE3).
 std::string core_isa_words(Isa isa) { return isa == Isa::kScalar ? "pre-AVX2, no FMA" : isa_name(isa); }
@@ -136,11 +133,11 @@ void report_amx(const CpuInfo& c, Report* r) {
   }
 }
 
-void report_openblas(const GemmPath& p, Report* r) {
+void report_openblas(const GemmPathReport& p, Report* r) {
   std::string text = p.openblas_version + " core=" + p.openblas_core +
                      (p.openblas_core_forced ? " (forced by OPENBLAS_CORETYPE=" + env_or("OPENBLAS_CORETYPE", "") + ")"
                                              : " (detected)");
-  if (p.openblas_sound()) {
+  if (p.openblas_sound) {
     text += ", sound: its kernels use " + core_isa_words(p.openblas_core_isa) + " on a CPU with " +
             isa_name(p.cpu_isa);
   } else {
@@ -148,22 +145,22 @@ void report_openblas(const GemmPath& p, Report* r) {
             isa_name(p.cpu_isa) + " (OPENBLAS_CORETYPE=" + p.suggested_core + " matches)";
   }
   r->fact("openblas", text);
-  if (p.uses_slow_core()) {
+  if (p.uses_slow_core) {
     r->problem("GEMMs run on OpenBLAS's " + p.openblas_core + " kernels (" + core_isa_words(p.openblas_core_isa) +
                "), older than this " + isa_name(p.cpu_isa) + " CPU, because ZT_GEMM=openblas: unset ZT_GEMM " +
                "(zerotrain then routes around the old core through oneDNN) or set OPENBLAS_CORETYPE=" +
                p.suggested_core);
-  } else if (!p.warning().empty()) {
-    r->warn(p.warning());
+  } else if (!p.warning.empty()) {
+    r->warn(p.warning);
   }
 }
 
-void report_gemm_speed(const GemmPath& p, const DoctorOptions& options, Report* r) {
+void report_gemm_speed(const GemmPathReport& p, const DoctorOptions& options, Report* r) {
   const GemmSpeed s = measure_gemm_speed(kGemmN, options.gemm_seconds);
-  const double peak = measure_fma_peak_gflops(num_threads(), options.gemm_seconds);
+  const double peak = measure_fma_peak(num_threads(), options.gemm_seconds);
   const std::string n = std::to_string(kGemmN);
-  std::string text = "X.W^T " + fixed(s.forward_gflops, 1) + " GFLOP/s (" + library_name(p.forward) + "), dY.W " +
-                     fixed(s.backward_gflops, 1) + " GFLOP/s (" + library_name(p.backward) + ") on " + n + "^3";
+  std::string text = "X.W^T " + fixed(s.forward_gflops, 1) + " GFLOP/s (" + p.forward_library + "), dY.W " +
+                     fixed(s.backward_gflops, 1) + " GFLOP/s (" + p.backward_library + ") on " + n + "^3";
   if (peak > 0.0) {
     text += " = " + fixed(100.0 * s.forward_gflops / peak, 0) + "% / " + fixed(100.0 * s.backward_gflops / peak, 0) +
             "% of the measured FMA peak " + fixed(peak, 1) + " GFLOP/s (" + std::to_string(num_threads()) +
@@ -180,8 +177,7 @@ void report_gemm_speed(const GemmPath& p, const DoctorOptions& options, Report* 
   }
   const bool bf16_native = s.bf16_impl.find("fallback") == std::string::npos && s.bf16_gflops > 0.0;
   const char* conversions = !active_isa_status().ok() ? "unknown (ZT_ISA is invalid)"
-                            : f16_uses_f16c()           ? "F16C"
-                                                        : "scalar";
+                                                        : f16_conversion_name();
   r->fact("fp16 compute", std::string("f16 storage, GEMMs widened to fp32 (oneDNN 2.6 has no f16 matmul for this CPU); "
                                       "conversions ") + conversions);
   if (!bf16_native) {
@@ -191,14 +187,13 @@ void report_gemm_speed(const GemmPath& p, const DoctorOptions& options, Report* 
 }
 
 void report_gemm(const DoctorOptions& options, Report* r) {
-  StatusOr<GemmPath> selected = select_gemm_path();
-  const bool valid = selected.ok();
-  const GemmPath p = valid ? selected.value() : gemm_path_for(GemmPolicy::kAuto);
+  const GemmPathReport p = gemm_path_report();
+  const bool valid = p.selected.ok();
   if (valid) {
-    r->fact("gemm path", p.describe());
+    r->fact("gemm path", p.describe);
   } else {
-    r->fact("gemm path", "ZT_GEMM is invalid; with ZT_GEMM unset it would be: " + p.describe());
-    r->problem(selected.status().message() + "; unset ZT_GEMM (auto) or set it to one of those");
+    r->fact("gemm path", "ZT_GEMM is invalid; with ZT_GEMM unset it would be: " + p.describe);
+    r->problem(p.selected.message() + "; unset ZT_GEMM (auto) or set it to one of those");
   }
   report_openblas(p, r);
   const std::string cap = env_or("ONEDNN_MAX_CPU_ISA", env_or("DNNL_MAX_CPU_ISA", "").c_str());

@@ -3,8 +3,6 @@
 // creates a file removes it before returning, whatever happened in between.
 #include "cli/doctor_probes.h"
 
-#include <dnnl.h>
-#include <dnnl_debug.h>
 #include <fcntl.h>
 #include <linux/io_uring.h>
 #include <mpi.h>
@@ -25,9 +23,6 @@
 #include <vector>
 
 #include "core/timer.h"
-#include "kernels/cpu/elementwise.h"
-#include "kernels/cpu/gemm.h"
-#include "kernels/cpu/gemm_bf16.h"
 
 namespace zt {
 
@@ -118,20 +113,6 @@ std::string find_in_path(const char* name) {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return "";
-}
-
-// Best-of-repetitions GFLOP/s of run() doing one n^3 GEMM, after one warm-up call.
-template <typename Run>
-double best_gflops(int n, double seconds, const Run& run) {
-  run();  // warm-up: thread pools, packing buffers, primitive creation
-  double best = 1e30;
-  Stopwatch total;
-  do {
-    Stopwatch sw;
-    run();
-    best = std::min(best, sw.seconds());
-  } while (total.seconds() < seconds);
-  return 2.0 * n * n * n / best / 1e9;
 }
 
 }  // namespace
@@ -231,42 +212,6 @@ std::string mpi_transports() {
     }
   }
   return out;
-}
-
-std::string onednn_isa() {
-  const char* name = dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa());
-  if (name == nullptr) return "unknown";
-  const std::string s(name);
-  return s.rfind("cpu_isa_", 0) == 0 ? s.substr(8) : s;
-}
-
-GemmSpeed measure_gemm_speed(int n, double seconds) {
-  const size_t size = static_cast<size_t>(n) * n;
-  std::vector<float> a(size), b(size), c(size);
-  for (size_t i = 0; i < size; ++i) {
-    a[i] = 0.01f * static_cast<float>(i % 13);
-    b[i] = 0.02f * static_cast<float>(i % 7);
-  }
-  GemmSpeed s;
-  s.forward_gflops = best_gflops(n, seconds / 3, [&] {
-    sgemm(Trans::kNo, Trans::kYes, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
-  });
-  s.backward_gflops = best_gflops(n, seconds / 3, [&] {
-    sgemm(Trans::kNo, Trans::kNo, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
-  });
-  StatusOr<std::string> impl = bf16_gemm_impl(n, n, n);
-  if (!impl.ok()) {
-    s.bf16_impl = impl.status().message();
-    return s;
-  }
-  s.bf16_impl = impl.value();
-  std::vector<bf16_t> ah(size), bh(size);
-  cast_f32_to_bf16(ah.data(), a.data(), static_cast<int64_t>(size));
-  cast_f32_to_bf16(bh.data(), b.data(), static_cast<int64_t>(size));
-  s.bf16_gflops = best_gflops(n, seconds / 3, [&] {
-    gemm_bf16(Trans::kNo, Trans::kYes, n, n, n, 1.0f, ah.data(), n, bh.data(), n, 0.0f, c.data(), n);
-  });
-  return s;
 }
 
 }  // namespace zt

@@ -47,20 +47,4 @@ std::string mpi_library_version();
 // "ompi_info not found" when it is not on PATH.
 std::string mpi_transports();
 
-// The widest ISA oneDNN will dispatch ("avx512_core_bf16"; DNNL_MAX_CPU_ISA caps it).
-std::string onednn_isa();
-
-// Best-of-repetitions GFLOP/s of an n^3 sgemm (zt::sgemm, so through gemm_path()) in the
-// forward pattern X.W^T and the backward pattern dY.W, each timed for about seconds/2
-// after one warm-up call; and the same X.W^T with bf16 operands and fp32 accumulation
-// (kernels/cpu/gemm_bf16.h, what mixed precision will run), with oneDNN's implementation
-// name. REQUIRES: gemm_path_status().ok(), n >= 1.
-struct GemmSpeed {
-  double forward_gflops = 0.0;
-  double backward_gflops = 0.0;
-  double bf16_gflops = 0.0;
-  std::string bf16_impl;  // e.g. "brg:avx512_core_bf16"; or why there is none
-};
-GemmSpeed measure_gemm_speed(int n, double seconds);
-
 }  // namespace zt

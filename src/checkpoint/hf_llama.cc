@@ -11,28 +11,26 @@
 #include "io/filesystem.h"
 #include "io/json_reader.h"
 #include "nn/gpt_params.h"
+#include "nn/param_names.h"
 
 namespace zt {
 
 namespace {
 
-// One decoder layer's modules in HF's state-dict order (LlamaDecoderLayer registers
-// self_attn, mlp, input_layernorm, post_attention_layernorm); each linear's bias follows its
-// weight when the config has one (attention_bias: the four attention projections;
-// mlp_bias: the three MLP ones).
-constexpr const char* kAttention[] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"};
-constexpr const char* kMlp[] = {"mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"};
-constexpr const char* kNorms[] = {"input_layernorm", "post_attention_layernorm"};
-
+// One decoder layer's tensors in HF's state-dict order (LlamaDecoderLayer registers
+// self_attn, mlp, input_layernorm, post_attention_layernorm), named by the model's name
+// table; each linear's bias follows its weight when the config has one.
 std::vector<std::string> layer_tensors(const GptConfig& m) {
+  const ParamNames& n = param_names(m.family());
   std::vector<std::string> out;
   auto add = [&](const char* module, bool bias) {
     out.push_back(std::string(module) + ".weight");
     if (bias) out.push_back(std::string(module) + ".bias");
   };
-  for (const char* t : kAttention) add(t, std::string(t) == "self_attn.o_proj" ? m.out_bias : m.qkv_bias);
-  for (const char* t : kMlp) add(t, m.mlp_bias);
-  for (const char* t : kNorms) add(t, false);
+  for (const char* t : {n.q, n.k, n.v}) add(t, m.qkv_bias);
+  add(n.attn_out, m.out_bias);
+  for (const char* t : {n.mlp_in, n.mlp_up, n.mlp_out}) add(t, m.mlp_bias);
+  for (const char* t : {n.norm1, n.norm2}) add(t, false);
   return out;
 }
 

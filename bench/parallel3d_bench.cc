@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   o.schedule.base_lr = 1e-4;
   o.micro_batches = accum;
   o.pipe_schedule = schedule == "gpipe" ? zt::PipeScheduleKind::kGPipe : zt::PipeScheduleKind::k1F1B;
-  o.zero.reduce_bucket_elems = 6'250'000;
+  o.zero.reduce.bucket_elems = 6'250'000;
   if (ckpt) o.checkpoint.assign(static_cast<size_t>(layers), true);
   o.layout = zt::layout_for_rank(o.model, grid, rank, zt::StagePartition::kFlops).value();
   auto created = zt::Trainer::create(o, world ? &groups : nullptr);

@@ -58,7 +58,7 @@ int run_allreduce(const Args& a, zt::MpiWorld& mpi) {
   zt::ProcessGroup& dp = mpi.world();
   zt::TrainerOptions o;
   static_cast<zt::GptTrainingOptions&>(o) = training_options(a);
-  o.zero.reduce_bucket_elems = static_cast<size_t>(a.bucket);
+  o.zero.reduce.bucket_elems = static_cast<size_t>(a.bucket);
   auto created = zt::Trainer::create(o, &dp);
   if (!created.ok()) return fail(created.status());
   zt::Trainer& t = *created.value();

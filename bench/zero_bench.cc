@@ -57,10 +57,10 @@ int main(int argc, char** argv) {
   o.seq_len = seq;
   o.schedule.base_lr = 1e-4;
   o.zero.stage = static_cast<zt::ZeroStage>(stage);
-  o.zero.reduce_bucket_elems = static_cast<size_t>(bucket);
+  o.zero.reduce.bucket_elems = static_cast<size_t>(bucket);
   o.zero.allgather_bucket_elems = static_cast<size_t>(bucket);
-  o.zero.prefetch_elems = static_cast<size_t>(prefetch);
-  o.zero.overlap_comm = true;
+  o.zero.fetch.prefetch_elems = static_cast<size_t>(prefetch);
+  o.zero.reduce.overlap = true;
   auto created = zt::Trainer::create(o, &dp);
   if (!created.ok()) {
     std::fprintf(stderr, "%s\n", created.status().to_string().c_str());

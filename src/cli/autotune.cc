@@ -47,7 +47,7 @@ int64_t largest_fitting_micro(const AutotuneRun& run, int64_t limit) {
   cl.procs_per_host = run.grid->world_size();
   cl.mem_per_host = mem.known ? static_cast<double>(mem.available) : 0.0;
   auto fits = [&](int64_t m) {
-    auto cfg = load_run_config(experiment_root(run.cfg->resolved, run.cfg->zero.stage, m, 1, run.cfg->parallel.dp),
+    auto cfg = load_run_config(experiment_root(run.cfg->resolved, static_cast<int>(run.cfg->zero.stage), m, 1, run.cfg->parallel.dp),
                                run.grid->world_size());
     auto e = cfg.ok() ? evaluate_layout(*cfg, cl, nullptr) : StatusOr<LayoutEval>(cfg.status());
     return e.ok() && e->fits;
@@ -86,7 +86,7 @@ std::vector<Experiment> experiments(const AutotuneRun& run) {
   max_mbs = *std::max_element(micros.begin(), micros.end());
   const int64_t per_rank = a.max_train_batch_size > 0 ? a.max_train_batch_size / dp : max_mbs * std::max<int64_t>(1, c.batch.grad_accum);
   std::vector<Experiment> out;
-  for (int stage : a.stages.empty() ? std::vector<int>{c.zero.stage} : a.stages) {
+  for (int stage : a.stages.empty() ? std::vector<int>{static_cast<int>(c.zero.stage)} : a.stages) {
     for (int64_t m : micros) {
       Experiment e;
       e.stage = stage;

@@ -42,7 +42,7 @@ void print_header(const ZtConfig& cfg, int world) {
   std::printf("model: %s, %.2f M parameters; %d ranks = dp %d x pp %d x tp %d; ZeRO stage %d; micro-batch %lld x %d "
               "tokens\n",
               cfg.model.to_string().c_str(), cfg.model.num_parameters() / 1e6, world, cfg.parallel.dp, cfg.parallel.pp,
-              cfg.parallel.tp, cfg.zero.stage, static_cast<long long>(cfg.batch.micro_batch), cfg.data.seq_len);
+              cfg.parallel.tp, static_cast<int>(cfg.zero.stage), static_cast<long long>(cfg.batch.micro_batch), cfg.data.seq_len);
   std::printf("%-6s %-14s %12s %12s %12s %12s %12s %12s %12s\n", "rank", "dp/pp/tp", "params", "parameters",
               "gradients", "optimizer", "activations", "buffers<=", "total<=");
 }
@@ -81,7 +81,7 @@ StatusOr<std::pair<double, double>> print_memory(const ZtConfig& cfg, int world,
 Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) {
   Json j = {{"world", cl.world()}, {"hosts", cl.hosts}, {"procs_per_host", cl.procs_per_host},
             {"threads_per_rank", cl.threads_per_rank}, {"dp", cfg.parallel.dp}, {"pp", cfg.parallel.pp},
-            {"tp", cfg.parallel.tp}, {"zero_stage", cfg.zero.stage}, {"micro_batch", cfg.batch.micro_batch},
+            {"tp", cfg.parallel.tp}, {"zero_stage", static_cast<int>(cfg.zero.stage)}, {"micro_batch", cfg.batch.micro_batch},
             {"grad_accum", cfg.batch.grad_accum}, {"base_bytes", e.base_bytes}, {"data_bytes", e.data_bytes},
             {"rank_bytes_max", e.rank_bytes_max}, {"host_bytes_max", e.host_bytes_max}, {"fits", e.fits}};
   if (e.timed) {

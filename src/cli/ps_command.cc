@@ -37,7 +37,7 @@ namespace {
 // The configuration resolved for S servers and W = world - S workers (the data-parallel size).
 StatusOr<ZtConfig> load_ps_config(const TrainCommandArgs& a, const Json& root, int world) {
   ZT_ASSIGN_OR_RETURN(ZtConfig c, parse_config(root));
-  const ParameterServerConfig& ps = c.parameter_server;
+  const PsOptions& ps = c.parameter_server.options;
   auto no = [](const std::string& ptr, const std::string& why) { return Status::Unimplemented(ptr + ": " + why); };
   if (!a.resume.empty()) return no("--resume", "continuing parameter-server training is not supported yet");
   if (!a.init.empty()) return no("--init", "starting parameter-server training from saved weights is not supported yet");
@@ -48,7 +48,7 @@ StatusOr<ZtConfig> load_ps_config(const TrainCommandArgs& a, const Json& root, i
     return no(c.parallel.pp > 1 ? "/parallel/pp" : "/parallel/tp",
               "parameter-server workers hold the whole model; pipeline and tensor parallelism do not combine with it");
   }
-  if (c.zero.stage != 0) {
+  if (c.zero.stage != ZeroStage::kNone) {
     return no("/zero_optimization/stage", "parameter-server training shards the optimizer state over the servers "
                                           "itself; use stage 0");
   }
@@ -67,19 +67,6 @@ PsModelOptions ps_model_options(const ZtConfig& c) {
   PsModelOptions o;
   static_cast<GptTrainingOptions&>(o) = gpt_training_options(c);
   o.grad_accum = static_cast<int>(c.batch.grad_accum);
-  return o;
-}
-
-PsOptions ps_options(const ZtConfig& c) {
-  const ParameterServerConfig& p = c.parameter_server;
-  PsOptions o;
-  o.servers = p.servers;
-  o.mode = ps_mode_from_name(p.mode).value();  // parse_config allowed only these names
-  o.staleness = p.staleness;
-  o.bucket_elems = static_cast<size_t>(p.bucket_size > 0 ? p.bucket_size : c.zero.reduce_bucket_size);
-  o.deadline_s = p.deadline_s > 0 ? p.deadline_s : c.parallel.comm_timeout_s;
-  o.slow_worker_rank = p.slow_worker_rank;
-  o.slow_worker_delay_ms = p.slow_worker_delay_ms;
   return o;
 }
 
@@ -180,7 +167,7 @@ int run_param_server_train(const TrainCommandArgs& args, const Json& root) {
                                               "runs on the CPU only; use device cpu"),
                         kExitBadInput);
   }
-  const PsOptions pso = ps_options(cfg);
+  const PsOptions pso = cfg.parameter_server.options;
   if (Status v = validate_ps_job(pso, world_size); !v.ok()) return report_error(v, kExitBadInput);
   CommOptions co;
   co.timeout_s = cfg.parallel.comm_timeout_s;

@@ -76,9 +76,7 @@ GptTrainingOptions gpt_training_options(const ZtConfig& c) {
   o.seed = c.training.seed;
   const DType compute = c.precision.bf16 ? DType::kBF16 : c.precision.fp16 ? DType::kF16 : DType::kF32;
   o.backend = backend_for(c.device, compute).value();  // every cpu dtype exists; cuda was resolved with the config
-  const PrecisionConfig& p = c.precision;
-  o.loss_scaler = LossScalerOptions{p.fp16_loss_scale,        p.fp16_initial_scale_power, p.fp16_loss_scale_window,
-                                    p.fp16_hysteresis,        p.fp16_consecutive_hysteresis, p.fp16_min_loss_scale};
+  o.loss_scaler = c.precision.loss_scaler;
   return o;
 }
 

@@ -17,7 +17,7 @@ Status cuda_refusal(const ZtConfig& c, int world) {
     return Status::Unimplemented("/training/device: \"cuda\" with " + std::to_string(world) + " ranks: several ranks on "
                                  "CUDA need NCCL, which is not built yet (issue 29); run one process, or device cpu");
   }
-  if (c.zero.offload_optimizer.device == "nvme" || c.zero.offload_param.device == "nvme") {
+  if (c.zero.offload.optimizer_device == OffloadDevice::kNvme || c.zero.offload.param_device == OffloadDevice::kNvme) {
     return Status::Unimplemented("/zero_optimization/offload_optimizer: NVMe offload with device cuda is not built yet "
                                  "(issue 29); use device cpu for it");
   }
@@ -91,24 +91,9 @@ static size_t largest_tensor(const GptConfig& model) {
 TrainerOptions trainer_options(const ZtConfig& c) {
   TrainerOptions o;
   static_cast<GptTrainingOptions&>(o) = gpt_training_options(c);
-  o.zero.stage = static_cast<ZeroStage>(c.zero.stage);
-  // DeepSpeed allows 0: every layer is then a bucket of its own.
-  o.zero.reduce_bucket_elems = static_cast<size_t>(std::max<int64_t>(1, c.zero.reduce_bucket_size));
-  o.zero.allgather_bucket_elems = static_cast<size_t>(std::max<int64_t>(1, c.zero.allgather_bucket_size));
-  o.zero.overlap_comm = c.zero.overlap_comm;
-  o.zero.prefetch_elems = static_cast<size_t>(c.zero.stage3_prefetch_bucket_size);
-  o.zero.persistence_threshold = static_cast<size_t>(c.zero.stage3_param_persistence_threshold);
+  o.zero = c.zero;  // parsed into the modules' own options (parallel/data/zero_options.h)
   OffloadOptions& f = o.zero.offload;
-  f.optimizer = c.zero.offload_optimizer.device == "nvme";
-  f.params = c.zero.offload_param.device == "nvme" && c.zero.stage == 3;  // ignored below stage 3 (a note says so)
-  f.optimizer_path = c.zero.offload_optimizer.nvme_path;
-  f.param_path = c.zero.offload_param.nvme_path.empty() ? f.optimizer_path : c.zero.offload_param.nvme_path;
-  f.sub_group_size = c.zero.sub_group_size > 0 ? static_cast<size_t>(c.zero.sub_group_size) : largest_tensor(c.model);
-  f.pin_memory = c.zero.offload_optimizer.pin_memory;
-  f.param_buffer_count = static_cast<int>(c.zero.offload_param.buffer_count);
-  f.param_buffer_size = static_cast<size_t>(c.zero.offload_param.buffer_size);
-  f.max_in_cpu = static_cast<size_t>(c.zero.offload_param.max_in_cpu);
-  f.aio = c.aio;
+  if (f.sub_group_size == 0) f.sub_group_size = largest_tensor(c.model);  // DeepSpeed's 0: per tensor
   o.pipe_schedule = c.parallel.pipeline_schedule == "gpipe" ? PipeScheduleKind::kGPipe : PipeScheduleKind::k1F1B;
   o.micro_batches = static_cast<int>(c.batch.grad_accum);
   o.checkpoint = checkpointed_blocks(c.activation_checkpointing, c.model.n_layer);

@@ -124,7 +124,7 @@ Next open_inputs(Session* s, const TrainCommandArgs& args, const Json& root) {
   if (!best.ok()) return report_error(best.status(), kExitBadInput);
   auto tuned = load_run_config(*best, s->world_size);
   if (!tuned.ok()) return report_error(tuned.status(), kExitBadInput);
-  s->cfg.zero.stage = tuned->zero.stage;
+  s->cfg.zero = tuned->zero;  // the tuned stage with its stage-dependent defaults
   s->cfg.batch = tuned->batch;
   s->cfg.source = tuned->source;
   return std::nullopt;
@@ -158,11 +158,11 @@ void print_banner(const Session& s, const std::string& host_map) {
   std::printf("batch: %lld sequences = micro-batch %lld x accumulation %lld x data-parallel %d; ZeRO stage %d; "
               "%lld steps; %d threads per rank; %s\n",
               static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
-              static_cast<long long>(cfg.batch.grad_accum), cfg.parallel.dp, cfg.zero.stage,
+              static_cast<long long>(cfg.batch.grad_accum), cfg.parallel.dp, static_cast<int>(cfg.zero.stage),
               static_cast<long long>(cfg.training.steps), num_threads(), isa_name(active_isa()));
   std::printf("backend: %s\n", trainer.backend().describe().c_str());
   print_config_notes(cfg);
-  if (cfg.zero.offload_optimizer.device == "cpu" || cfg.zero.offload_param.device == "cpu") {
+  if (cfg.zero.offload.optimizer_device == OffloadDevice::kCpu || cfg.zero.offload.param_device == OffloadDevice::kCpu) {
     std::printf("offload: device \"cpu\" asked for; on a CPU-only run the optimizer state and parameters already "
                 "live in host memory, so nothing is moved\n");
   }
@@ -178,11 +178,10 @@ void print_banner(const Session& s, const std::string& host_map) {
 void print_run_shape(const Session& s) {
   const ZtConfig& cfg = s.cfg;
   if (const LossScaler* ls = s.trainer->loss_scaler()) {
-    const PrecisionConfig& p = cfg.precision;
+    const LossScalerOptions& p = cfg.precision.loss_scaler;
     if (ls->dynamic()) {
       std::printf("fp16 loss scale: dynamic, now %g (initial 2^%d, window %lld, hysteresis %d, min %g)\n", ls->scale(),
-                  p.fp16_initial_scale_power, static_cast<long long>(p.fp16_loss_scale_window), p.fp16_hysteresis,
-                  p.fp16_min_loss_scale);
+                  p.initial_scale_power, static_cast<long long>(p.loss_scale_window), p.hysteresis, p.min_loss_scale);
     } else {
       std::printf("fp16 loss scale: static %g\n", ls->scale());
     }

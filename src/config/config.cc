@@ -2,6 +2,7 @@
 #include "config/config.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "config/key_tables.h"
 #include "config/sections.h"
@@ -28,7 +29,7 @@ StatusOr<ZtConfig> parse_config(const Json& given, const AutoContext& ctx) {
   parse_scheduler(r, &c);
   parse_zero(r, &c.zero);
   parse_precision(r, &c.precision);
-  parse_aio(r, &c.aio);
+  parse_aio(r, &c.zero.offload.aio);
   parse_monitors(r, &c.tensorboard, &c.csv_monitor);
   parse_profilers(r, &c.comms_logger, &c.flops_profiler);
   parse_activation_checkpointing(r, &c.activation_checkpointing);
@@ -45,7 +46,10 @@ StatusOr<ZtConfig> parse_config(const Json& given, const AutoContext& ctx) {
     const Json::json_pointer ptr(k.pointer);
     if (root.contains(ptr) && !root.at(ptr).is_null()) c.notes.push_back(std::string(k.pointer) + ": no effect here: " + k.why);
   }
-  if (c.zero.sub_group_size == 0) {
+  PsOptions& ps = c.parameter_server.options;  // its unset sizes follow the data-parallel ones
+  if (ps.bucket_elems == 0) ps.bucket_elems = c.zero.reduce.bucket_elems;
+  if (ps.deadline_s == 0.0) ps.deadline_s = c.parallel.comm_timeout_s;
+  if (c.zero.offload.sub_group_size == 0) {
     c.notes.push_back("/zero_optimization/sub_group_size: 0 -> one sub-group per parameter tensor, as DeepSpeed reads "
                       "it: offloaded optimizer state streams in chunks of the largest tensor");
   }
@@ -135,9 +139,8 @@ static Status resolve_batch_numbers(BatchConfig* b, int dp) {
 }
 
 void add_run_notes(ZtConfig* c) {
-  const std::string& par = c->zero.offload_param.device;
-  if (par != "none" && c->zero.stage != 3) {
-    c->notes.push_back("/zero_optimization/offload_param: ignored at stage " + std::to_string(c->zero.stage) +
+  if (c->zero.offload.param_device != OffloadDevice::kNone && c->zero.stage != ZeroStage::kParameters) {
+    c->notes.push_back("/zero_optimization/offload_param: ignored at stage " + std::to_string(static_cast<int>(c->zero.stage)) +
                        ", as DeepSpeed ignores it: parameters are offloaded under ZeRO-3 only");
   }
   const ActivationCheckpointConfig& ac = c->activation_checkpointing;
@@ -189,18 +192,19 @@ std::vector<bool> checkpointed_blocks(const ActivationCheckpointConfig& a, int n
 // The offload blocks' combinations (paths are checked when the swap files are made).
 static Status check_offload(const ZtConfig& c) {
   const std::string zo = "/zero_optimization/";
-  const OffloadConfig& opt = c.zero.offload_optimizer;
-  const OffloadConfig& par = c.zero.offload_param;
-  if (par.device == "nvme" && c.zero.stage == 3 && opt.device != "nvme") {
+  const OffloadOptions& f = c.zero.offload;
+  const bool opt_nvme = f.optimizer_device == OffloadDevice::kNvme, par_nvme = f.param_device == OffloadDevice::kNvme;
+  if (par_nvme && c.zero.stage == ZeroStage::kParameters && !opt_nvme) {
     return Status::Unimplemented(zo + "offload_param/device: \"nvme\" needs offload_optimizer.device \"nvme\" too: "
                                  "zerotrain swaps the parameter shard in the optimizer's chunks");
   }
-  for (const auto& [key, o] : {std::pair{"offload_optimizer", &opt}, std::pair{"offload_param", &par}}) {
-    if (o->device == "nvme" && o->nvme_path.empty()) {
+  for (const auto& [key, nvme, path] : {std::tuple{"offload_optimizer", opt_nvme, &f.optimizer_path},
+                                        std::tuple{"offload_param", par_nvme, &f.param_path}}) {
+    if (nvme && path->empty()) {
       return Status::InvalidArgument(zo + key + "/nvme_path: device \"nvme\" needs a path (an existing directory)");
     }
   }
-  if ((opt.device == "nvme" || par.device == "nvme") && c.parameter_server.enabled) {
+  if ((opt_nvme || par_nvme) && c.parameter_server.enabled) {
     return Status::Unimplemented(zo + "offload_optimizer/device: \"nvme\" with the parameter server is not supported: "
                                  "the servers hold the optimizer state");
   }
@@ -219,8 +223,8 @@ Status check_supported(const ZtConfig& c) {
                      "every server to agree; use bf16");
     }
   }
-  if (c.parallel.pp > 1 && c.zero.stage >= 2) {
-    return no("/zero_optimization/stage", std::to_string(c.zero.stage) + " with parallel.pp > 1: ZeRO-2/3 would "
+  if (c.parallel.pp > 1 && shards_gradients(c.zero.stage)) {
+    return no("/zero_optimization/stage", std::to_string(static_cast<int>(c.zero.stage)) + " with parallel.pp > 1: ZeRO-2/3 would "
               "re-partition gradients and parameters for every micro-batch of the pipeline schedule (DeepSpeed "
               "refuses it too); use stage 0 or 1");
   }

@@ -21,9 +21,12 @@
 #include "nn/gpt_config.h"
 #include "optim/adamw.h"
 #include "optim/lamb_options.h"
+#include "optim/loss_scaler.h"
 #include "optim/lr_schedule.h"
 #include "optim/optimizer.h"
 #include "optim/sgd.h"
+#include "parallel/data/zero_options.h"
+#include "parallel/param_server/ps_options.h"
 
 namespace zt {
 
@@ -39,33 +42,6 @@ struct BatchConfig {
   bool train_batch_size_auto = false;
   bool micro_batch_auto = false;
   bool grad_accum_auto = false;
-};
-
-// zero_optimization.offload_optimizer / offload_param (DeepSpeed's offload_config.py).
-struct OffloadConfig {
-  std::string device = "none";  // none | cpu | nvme
-  std::string nvme_path;
-  int64_t buffer_count = 4;     // offload_param: 5
-  bool pin_memory = true;
-  int64_t buffer_size = 100'000'000;  // offload_param only (elements)
-  int64_t max_in_cpu = 1'000'000'000; // offload_param only (elements)
-};
-
-// zero_optimization (DeepSpeed's DeepSpeedZeroConfig defaults; sizes in elements).
-struct ZeroConfig {
-  int stage = 0;
-  bool overlap_comm = false;  // DeepSpeed: true for stage 3 unless set
-  bool contiguous_gradients = true;
-  bool reduce_scatter = true;
-  int64_t reduce_bucket_size = 500'000'000;
-  int64_t allgather_bucket_size = 500'000'000;
-  int64_t stage3_prefetch_bucket_size = 50'000'000;
-  int64_t stage3_param_persistence_threshold = 100'000;
-  int64_t stage3_max_live_parameters = 1'000'000'000;
-  int64_t stage3_max_reuse_distance = 1'000'000'000;
-  int64_t sub_group_size = 1'000'000'000;
-  OffloadConfig offload_optimizer;
-  OffloadConfig offload_param;
 };
 
 // DeepSpeed's tensorboard / csv_monitor blocks (monitor/config.py defaults). Rank 0
@@ -99,12 +75,7 @@ struct FlopsProfilerConfig {
 struct PrecisionConfig {
   bool fp16 = false;
   bool bf16 = false;
-  double fp16_loss_scale = 0.0;  // 0 = dynamic
-  int fp16_initial_scale_power = 16;
-  int64_t fp16_loss_scale_window = 1000;
-  int fp16_hysteresis = 2;
-  bool fp16_consecutive_hysteresis = false;
-  double fp16_min_loss_scale = 1.0;
+  LossScalerOptions loss_scaler;  // the fp16 section's scaler keys, into the scaler's own options (optim/loss_scaler.h)
 };
 
 // DeepSpeed's activation_checkpointing section. Checkpointing is on when the section
@@ -159,16 +130,11 @@ struct ParallelConfig {
 };
 
 // zerotrain's "parameter_server" section (issue 7): S server ranks and W worker ranks
-// instead of all-reduce (parallel/param_server/ps_options.h; ps_section.cc documents the keys).
+// instead of all-reduce, parsed into the parameter server's own options
+// (parallel/param_server/ps_options.h; ps_section.cc documents the keys).
 struct ParameterServerConfig {
-  bool enabled = false;       // the section is present and "enabled" is not false
-  int servers = 1;
-  std::string mode = "sync";  // sync | async | bounded
-  int64_t staleness = 0;      // bounded: steps a worker may run ahead of the slowest (0 = sync)
-  int64_t bucket_size = 0;    // elements per gradient push; 0 = zero_optimization.reduce_bucket_size
-  double deadline_s = 0.0;    // 0 = parallel.comm_timeout_s
-  int slow_worker_rank = -1;  // test hook "test_slow_worker": {"rank", "delay_ms"}
-  double slow_worker_delay_ms = 0.0;
+  bool enabled = false;  // the section is present and "enabled" is not false
+  PsOptions options;     // bucket_elems and deadline_s resolved by parse_config when unset
 };
 
 // DeepSpeed's `autotuning` block (autotuning/config.py), answered by zerotrain's planner
@@ -204,10 +170,9 @@ struct ZtConfig {
   double gradient_clipping = 1.0;
   int64_t steps_per_print = 0;  // 0 = DeepSpeed's None
   bool wall_clock_breakdown = false;
-  ZeroConfig zero;
+  ZeroOptions zero;  // zero_optimization, parsed into the modules' own options (parallel/data/zero_options.h)
   PrecisionConfig precision;
   ActivationCheckpointConfig activation_checkpointing;
-  AioConfig aio;  // DeepSpeed's "aio" block: the NVMe offload I/O
   MonitorConfig tensorboard;
   MonitorConfig csv_monitor;
   CommsLoggerConfig comms_logger;

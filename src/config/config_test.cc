@@ -105,12 +105,12 @@ TEST(Config, UnsupportedFeaturesAreRefusedNamingTheKey) {
       {"device": "nvme", "nvme_path": "/tmp", "buffer_count": 8, "pin_memory": false}},
       "aio": {"block_size": 262144, "queue_depth": 16, "intra_op_parallelism": 2, "single_submit": true}})", &c).ok());
   EXPECT_TRUE(check_supported(c).ok());
-  EXPECT_EQ(c.zero.sub_group_size, 1000000);
-  EXPECT_FALSE(c.zero.offload_optimizer.pin_memory);
-  EXPECT_EQ(c.aio.block_size, 262144u);
-  EXPECT_EQ(c.aio.queue_depth, 16);
-  EXPECT_EQ(c.aio.thread_count, 2);
-  EXPECT_TRUE(c.aio.single_submit);
+  EXPECT_EQ(c.zero.offload.sub_group_size, 1000000u);
+  EXPECT_FALSE(c.zero.offload.pin_memory);
+  EXPECT_EQ(c.zero.offload.aio.block_size, 262144u);
+  EXPECT_EQ(c.zero.offload.aio.queue_depth, 16);
+  EXPECT_EQ(c.zero.offload.aio.thread_count, 2);
+  EXPECT_TRUE(c.zero.offload.aio.single_submit);
   expect_error(R"({"aio": {"block_size": 1000}})",
                "/aio/block_size: must be a multiple of 4096 bytes (O_DIRECT alignment), got 1000");
   expect_error(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme", "ratio": 0.5}}})",
@@ -148,11 +148,11 @@ TEST(Config, DeepSpeedDefaults) {
   EXPECT_DOUBLE_EQ(c.adamw.lr, 1e-3);
   EXPECT_DOUBLE_EQ(c.adamw.weight_decay, 0.0);  // FusedAdam's default
   EXPECT_DOUBLE_EQ(c.adamw.beta2, 0.999);
-  EXPECT_EQ(c.zero.stage, 0);
-  EXPECT_FALSE(c.zero.overlap_comm);
-  EXPECT_EQ(c.zero.reduce_bucket_size, 500000000);
+  EXPECT_EQ(c.zero.stage, ZeroStage::kNone);
+  EXPECT_FALSE(c.zero.reduce.overlap);
+  EXPECT_EQ(c.zero.reduce.bucket_elems, 500000000u);
   ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 3, "reduce_bucket_size": 5e8}})", &c).ok());
-  EXPECT_TRUE(c.zero.overlap_comm);  // DeepSpeed turns overlap on for stage 3
+  EXPECT_TRUE(c.zero.reduce.overlap);  // DeepSpeed turns overlap on for stage 3
   EXPECT_EQ(c.model.vocab_size, 50257);
   ASSERT_TRUE(parse_text(R"({"data": {"tokenizer": "byte"}})", &c).ok());
   EXPECT_EQ(c.model.vocab_size, 257);

@@ -53,53 +53,87 @@ void parse_batch(JsonReader& root, BatchConfig* b) {
   read("gradient_accumulation_steps", &b->grad_accum, &b->grad_accum_auto);
 }
 
-static void parse_offload(JsonReader& zero, const char* key, OffloadConfig* o, bool param) {
-  auto r = zero.object(key);
+static OffloadDevice offload_device(JsonReader& r) {
+  const std::string d = r.choice("device", "none", {"none", "cpu", "nvme"});
+  return d == "nvme" ? OffloadDevice::kNvme : d == "cpu" ? OffloadDevice::kCpu : OffloadDevice::kNone;
+}
+
+// offload_optimizer: into the model states' OffloadOptions (defaults there).
+static void parse_offload_optimizer(JsonReader& zero, OffloadOptions* o) {
+  auto r = zero.object("offload_optimizer");
   if (!r) return;
-  o->device = r->choice("device", "none", {"none", "cpu", "nvme"});
-  o->nvme_path = r->string("nvme_path", "");
-  o->buffer_count = r->integer("buffer_count", param ? 5 : 4, 1, kMaxInt);
-  o->pin_memory = r->boolean("pin_memory", true);
-  if (param) {
-    o->buffer_size = r->integer("buffer_size", 100'000'000, 1, kMaxInt);
-    o->max_in_cpu = r->integer("max_in_cpu", 1'000'000'000, 0, kMaxInt);
-  } else {
-    // zerotrain's swapper always reads ahead and writes behind (DeepSpeed's pipelined
-    // swapper); fast_init changes only how DeepSpeed builds its first swap files.
-    r->boolean("pipeline_read", false);
-    r->boolean("pipeline_write", false);
-    r->boolean("fast_init", false);
-    if (r->number("ratio", 1.0, 0.0, 1.0) != 1.0) refuse(*r, "ratio");
-    r->boolean("super_offload", false);
-    r->number("cpuadam_cores_perc", 0.8, 0.0, 1.0);
-  }
+  o->optimizer_device = offload_device(*r);
+  o->optimizer_path = r->string("nvme_path", "");
+  r->integer("buffer_count", 4, 1, kMaxInt);  // DeepSpeed's swap buffers; zerotrain's swapper sizes its own
+  o->pin_memory = r->boolean("pin_memory", o->pin_memory);
+  // zerotrain's swapper always reads ahead and writes behind (DeepSpeed's pipelined
+  // swapper); fast_init changes only how DeepSpeed builds its first swap files.
+  r->boolean("pipeline_read", false);
+  r->boolean("pipeline_write", false);
+  r->boolean("fast_init", false);
+  if (r->number("ratio", 1.0, 0.0, 1.0) != 1.0) refuse(*r, "ratio");
+  r->boolean("super_offload", false);
+  r->number("cpuadam_cores_perc", 0.8, 0.0, 1.0);
   r->done();
 }
 
-void parse_zero(JsonReader& root, ZeroConfig* z) {
-  auto r = root.object("zero_optimization");
+// offload_param: the same OffloadOptions' parameter part.
+static void parse_offload_param(JsonReader& zero, OffloadOptions* o) {
+  auto r = zero.object("offload_param");
   if (!r) return;
-  z->stage = static_cast<int>(r->integer("stage", 0, 0, 3));
-  accept_aliases(*r, "/zero_optimization/");
-  z->overlap_comm = r->boolean("overlap_comm", z->stage == 3);
-  z->contiguous_gradients = r->boolean("contiguous_gradients", true);
-  z->reduce_scatter = r->boolean("reduce_scatter", true);
-  z->reduce_bucket_size = r->integer("reduce_bucket_size", 500'000'000, 0, kMaxInt);
-  z->allgather_bucket_size = r->integer("allgather_bucket_size", 500'000'000, 0, kMaxInt);
+  o->param_device = offload_device(*r);
+  o->param_path = r->string("nvme_path", "");
+  o->param_buffer_count = static_cast<int>(r->integer("buffer_count", o->param_buffer_count, 1, kMaxInt));
+  r->boolean("pin_memory", true);  // the optimizer block's pin_memory sizes the one staging area
+  o->param_buffer_size = static_cast<size_t>(r->integer("buffer_size", o->param_buffer_size, 1, kMaxInt));
+  o->max_in_cpu = static_cast<size_t>(r->integer("max_in_cpu", o->max_in_cpu, 0, kMaxInt));
+  r->done();
+}
+
+// The keys the modules read go straight into their options (parallel/data/zero_options.h),
+// whose values before the call are the defaults.
+static void parse_zero_modules(JsonReader& r, ZeroOptions* z) {
+  z->reduce.overlap = r.boolean("overlap_comm", z->stage == ZeroStage::kParameters);  // DeepSpeed's rule
+  // DeepSpeed allows 0: every layer is then a bucket of its own.
+  auto elems = [&](const char* key, size_t dflt) {
+    return static_cast<size_t>(std::max<int64_t>(1, r.integer(key, static_cast<int64_t>(dflt), 0, kMaxInt)));
+  };
+  z->reduce.bucket_elems = elems("reduce_bucket_size", z->reduce.bucket_elems);
+  z->allgather_bucket_elems = elems("allgather_bucket_size", z->allgather_bucket_elems);
   // The unprefixed spellings were moved here by apply_aliases (normalize.h).
-  z->stage3_prefetch_bucket_size = r->integer("stage3_prefetch_bucket_size", 50'000'000, 0, kMaxInt);
-  z->stage3_param_persistence_threshold = r->integer("stage3_param_persistence_threshold", 100'000, 0, kMaxInt);
-  z->stage3_max_live_parameters = r->integer("stage3_max_live_parameters", 1'000'000'000, 0, kMaxInt);
+  ParamFetcherOptions& f = z->fetch;
+  f.prefetch_elems = static_cast<size_t>(r.integer("stage3_prefetch_bucket_size", static_cast<int64_t>(f.prefetch_elems), 0, kMaxInt));
+  f.persistence_threshold = static_cast<size_t>(
+      r.integer("stage3_param_persistence_threshold", static_cast<int64_t>(f.persistence_threshold), 0, kMaxInt));
+  // 0: DeepSpeed makes every parameter tensor a sub-group of its own (cli/run_setup.cc).
+  z->offload.sub_group_size =
+      static_cast<size_t>(r.integer("sub_group_size", static_cast<int64_t>(z->offload.sub_group_size), 0, kMaxInt));
+  parse_offload_optimizer(r, &z->offload);
+  parse_offload_param(r, &z->offload);
+  z->offload.optimizer = z->offload.optimizer_device == OffloadDevice::kNvme;
+  // DeepSpeed reads offload_param under ZeRO-3 only (add_run_notes says so below it).
+  z->offload.params = z->offload.param_device == OffloadDevice::kNvme && z->stage == ZeroStage::kParameters;
+}
+
+void parse_zero(JsonReader& root, ZeroOptions* z) {
+  auto r = root.object("zero_optimization");
+  if (!r) {
+    z->reduce.overlap = false;  // DeepSpeed's overlap_comm at its default stage 0
+    return;
+  }
+  z->stage = static_cast<ZeroStage>(r->integer("stage", 0, 0, 3));
+  accept_aliases(*r, "/zero_optimization/");
+  parse_zero_modules(*r, z);
+  r->integer("stage3_max_live_parameters", 1'000'000'000, 0, kMaxInt);
   // -1: never keep a gathered parameter for reuse (DeepSpeed's older configs write it).
-  z->stage3_max_reuse_distance = r->integer("stage3_max_reuse_distance", 1'000'000'000, -1, kMaxInt);
-  // 0: DeepSpeed makes every parameter tensor a sub-group of its own (run_setup.cc).
-  z->sub_group_size = r->integer("sub_group_size", 1'000'000'000, 0, kMaxInt);
+  r->integer("stage3_max_reuse_distance", 1'000'000'000, -1, kMaxInt);
   r->integer("stage3_model_persistence_threshold", kMaxInt, 0, kMaxInt);
   r->integer("stage3_module_granularity_threshold", 0, 0, kMaxInt);
   // Implementation knobs with no effect on results in zerotrain's flat-buffer design
   // (gradients are always contiguous, parameters always fetched by all-gather).
-  for (const char* k : {"allgather_partitions", "use_multi_rank_bucket_allreduce", "load_from_fp32_weights",
-                        "ignore_unused_parameters", "memory_efficient_linear", "stage3_use_all_reduce_for_fetch_params",
+  for (const char* k : {"contiguous_gradients", "reduce_scatter", "allgather_partitions",
+                        "use_multi_rank_bucket_allreduce", "load_from_fp32_weights", "ignore_unused_parameters",
+                        "memory_efficient_linear", "stage3_use_all_reduce_for_fetch_params",
                         "stage3_allgather_sequential", "log_trace_cache_warnings",
                         "stage3_gather_16bit_weights_on_model_save", "round_robin_gradients"}) {
     r->boolean(k, true);
@@ -111,8 +145,6 @@ void parse_zero(JsonReader& root, ZeroConfig* z) {
   }
   if (r->integer("zero_hpz_partition_size", 1, 1, kMaxInt) != 1) refuse(*r, "zero_hpz_partition_size");
   if (r->integer("mics_shard_size", -1, -1, kMaxInt) != -1) refuse(*r, "mics_shard_size");
-  parse_offload(*r, "offload_optimizer", &z->offload_optimizer, false);
-  parse_offload(*r, "offload_param", &z->offload_param, true);
   r->done();
 }
 
@@ -159,13 +191,13 @@ void parse_profilers(JsonReader& root, CommsLoggerConfig* comms, FlopsProfilerCo
 
 void parse_aio(JsonReader& root, AioConfig* a) {
   if (auto aio = root.object("aio")) {  // NVMe I/O tuning; only used with NVMe offload
-    a->block_size = static_cast<size_t>(aio->integer("block_size", 1048576, 1, kMaxInt));
-    a->queue_depth = static_cast<int>(aio->integer("queue_depth", 8, 1, 4096));
+    a->block_size = static_cast<size_t>(aio->integer("block_size", static_cast<int64_t>(a->block_size), 1, kMaxInt));
+    a->queue_depth = static_cast<int>(aio->integer("queue_depth", a->queue_depth, 1, 4096));
     // thread_count is the documented name, intra_op_parallelism the one DeepSpeed's code reads.
-    const int64_t intra = aio->integer("intra_op_parallelism", 1, 1, 64);
+    const int64_t intra = aio->integer("intra_op_parallelism", a->thread_count, 1, 64);
     a->thread_count = static_cast<int>(aio->integer("thread_count", intra, 1, 64));
-    a->single_submit = aio->boolean("single_submit", false);
-    a->overlap_events = aio->boolean("overlap_events", true);
+    a->single_submit = aio->boolean("single_submit", a->single_submit);
+    a->overlap_events = aio->boolean("overlap_events", a->overlap_events);
     if (aio->boolean("use_gds", false)) refuse(*aio, "use_gds");
     if (a->block_size % kIoAlign != 0) {
       aio->fail("block_size", "must be a multiple of " + std::to_string(kIoAlign) + " bytes (O_DIRECT alignment), got " +
@@ -187,12 +219,13 @@ void parse_precision(JsonReader& root, PrecisionConfig* p) {
   if (auto f = root.object("fp16")) {
     p->fp16 = f->boolean("enabled", false);
     f->boolean("auto_cast", false);
-    p->fp16_loss_scale = f->number("loss_scale", 0.0, 0.0, kInf);
-    p->fp16_initial_scale_power = static_cast<int>(f->integer("initial_scale_power", 16, 0, 64));
-    p->fp16_loss_scale_window = f->integer("loss_scale_window", 1000, 1, kMaxInt);
-    p->fp16_hysteresis = static_cast<int>(f->integer("hysteresis", 2, 1, kMaxInt));
-    p->fp16_consecutive_hysteresis = f->boolean("consecutive_hysteresis", false);
-    p->fp16_min_loss_scale = f->number("min_loss_scale", 1.0, 0.0, kInf);
+    LossScalerOptions& s = p->loss_scaler;  // its defaults are the scaler's own
+    s.loss_scale = f->number("loss_scale", s.loss_scale, 0.0, kInf);
+    s.initial_scale_power = static_cast<int>(f->integer("initial_scale_power", s.initial_scale_power, 0, 64));
+    s.loss_scale_window = f->integer("loss_scale_window", s.loss_scale_window, 1, kMaxInt);
+    s.hysteresis = static_cast<int>(f->integer("hysteresis", s.hysteresis, 1, kMaxInt));
+    s.consecutive_hysteresis = f->boolean("consecutive_hysteresis", s.consecutive_hysteresis);
+    s.min_loss_scale = f->number("min_loss_scale", s.min_loss_scale, 0.0, kInf);
     f->boolean("fp16_master_weights_and_grads", false);
     f->choice("opt_level", "O2", {"O0", "O1", "O2", "O3"});  // inert (key_tables.h)
     f->done();

@@ -104,9 +104,9 @@ TEST(Auto, ResolvesHuggingFaceKeysAndSaysSo) {
   EXPECT_EQ(c->schedule.total_num_steps, 77);
   EXPECT_EQ(c->schedule.warmup_max_lr, 1e-3);
   EXPECT_EQ(c->schedule.warmup_num_steps, 0);
-  EXPECT_EQ(c->zero.reduce_bucket_size, 64 * 64);
-  EXPECT_EQ(c->zero.stage3_prefetch_bucket_size, static_cast<int64_t>(0.9 * 64 * 64));
-  EXPECT_EQ(c->zero.stage3_param_persistence_threshold, 640);
+  EXPECT_EQ(c->zero.reduce.bucket_elems, 64u * 64);
+  EXPECT_EQ(c->zero.fetch.prefetch_elems, static_cast<size_t>(0.9 * 64 * 64));
+  EXPECT_EQ(c->zero.fetch.persistence_threshold, 640u);
   EXPECT_EQ(c->notes.size(), 12u);
   EXPECT_EQ(c->notes[0].rfind("/optimizer/params/lr: \"auto\" -> 0.001", 0), 0u) << c->notes[0];
 }
@@ -136,9 +136,9 @@ TEST(Aliases, LegacyNamesMapWithANote) {
     "cpu_offload_use_pin_memory": false, "stage3_gather_fp16_weights_on_model_save": true, "max_live_parameters": 5}})");
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   EXPECT_TRUE(c->precision.bf16);
-  EXPECT_EQ(c->zero.offload_optimizer.device, "cpu");
-  EXPECT_FALSE(c->zero.offload_optimizer.pin_memory);
-  EXPECT_EQ(c->zero.stage3_max_live_parameters, 5);
+  EXPECT_EQ(c->zero.offload.optimizer_device, OffloadDevice::kCpu);
+  EXPECT_FALSE(c->zero.offload.pin_memory);
+  EXPECT_EQ(c->resolved["zero_optimization"]["stage3_max_live_parameters"], 5);
   EXPECT_EQ(c->notes.size(), 7u);  // 5 mappings; the 16-bit gather and max_live_parameters have no effect here
   EXPECT_EQ(c->resolved["zero_optimization"]["offload_optimizer"]["device"], "cpu");
   EXPECT_FALSE(c->resolved["zero_optimization"].contains("cpu_offload"));
@@ -147,7 +147,7 @@ TEST(Aliases, LegacyNamesMapWithANote) {
 TEST(Aliases, BooleanZeroAndBothNamesGiven) {
   auto on = config(R"({"zero_optimization": true})");
   ASSERT_TRUE(on.ok());
-  EXPECT_EQ(on->zero.stage, 1);
+  EXPECT_EQ(on->zero.stage, ZeroStage::kOptimizer);
   auto both = config(R"({"bf16": {"enabled": true}, "bfloat16": {"enabled": true}})");
   ASSERT_FALSE(both.ok());
   EXPECT_NE(both.status().to_string().find("/bfloat16: given together with its modern name /bf16"), std::string::npos);

@@ -12,22 +12,24 @@
 
 namespace zt::config_sections {
 
-void parse_parameter_server(JsonReader& root, ParameterServerConfig* ps) {
+void parse_parameter_server(JsonReader& root, ParameterServerConfig* c) {
   std::optional<JsonReader> r = root.object("parameter_server");
   if (!r) return;
-  ps->enabled = r->boolean("enabled", true);
-  ps->servers = static_cast<int>(r->integer("servers", 1, 1, 1 << 20));
-  ps->mode = r->choice("mode", "sync", {"sync", "async", "bounded"});
+  c->enabled = r->boolean("enabled", true);
+  PsOptions* ps = &c->options;
+  ps->servers = static_cast<int>(r->integer("servers", ps->servers, 1, 1 << 20));
+  const std::string mode = r->choice("mode", ps_mode_name(ps->mode), {"sync", "async", "bounded"});
+  if (StatusOr<PsMode> m = ps_mode_from_name(mode); m.ok()) ps->mode = *m;  // choice allowed only these names
   if (r->has("staleness")) {
-    ps->staleness = r->integer("staleness", 0, 0, 1 << 30);
-    if (r->status().ok() && ps->mode != "bounded") {
-      r->fail("staleness", "applies to mode \"bounded\" only; mode is \"" + ps->mode + "\"");
+    ps->staleness = r->integer("staleness", ps->staleness, 0, 1 << 30);
+    if (r->status().ok() && ps->mode != PsMode::kBounded) {
+      r->fail("staleness", "applies to mode \"bounded\" only; mode is \"" + mode + "\"");
     }
-  } else if (r->status().ok() && ps->mode == "bounded") {
+  } else if (r->status().ok() && ps->mode == PsMode::kBounded) {
     r->fail("staleness", "required with mode \"bounded\": the steps a worker may run ahead of the slowest");
   }
-  ps->bucket_size = r->integer("bucket_size", 0, 0, INT64_MAX);
-  ps->deadline_s = r->number("deadline_s", 0.0, 0.0, 1e9);
+  ps->bucket_elems = static_cast<size_t>(r->integer("bucket_size", static_cast<int64_t>(ps->bucket_elems), 0, INT64_MAX));
+  ps->deadline_s = r->number("deadline_s", ps->deadline_s, 0.0, 1e9);
   if (std::optional<JsonReader> slow = r->object("test_slow_worker")) {
     if (!slow->has("rank") || !slow->has("delay_ms")) {
       slow->fail(slow->has("rank") ? "delay_ms" : "rank", "required in test_slow_worker");

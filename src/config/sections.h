@@ -11,7 +11,7 @@ namespace zt::config_sections {
 void parse_batch(JsonReader& root, BatchConfig* batch);
 void parse_optimizer(JsonReader& root, ZtConfig* c);
 void parse_scheduler(JsonReader& root, ZtConfig* c);
-void parse_zero(JsonReader& root, ZeroConfig* zero);
+void parse_zero(JsonReader& root, ZeroOptions* zero);
 void parse_precision(JsonReader& root, PrecisionConfig* p);
 // DeepSpeed's monitors: "tensorboard" and "csv_monitor" (monitor/config.py).
 void parse_monitors(JsonReader& root, MonitorConfig* tensorboard, MonitorConfig* csv);

@@ -32,9 +32,9 @@ size_t optimizer_bytes_per_element(const TrainerOptions& o) {
 // most the rank's layers again: the backward's fetches start while the forward's are held).
 size_t buffer_bound(const TrainerOptions& o, const ParamTable& table) {
   size_t b = 0;
-  if (shards_gradients(o.zero.stage)) b += GradReducer::max_buffer_bytes(table, o.zero.reduce_bucket_elems);
+  if (shards_gradients(o.zero.stage)) b += GradReducer::max_buffer_bytes(table, o.zero.reduce.bucket_elems);
   if (shards_parameters(o.zero.stage)) {
-    const size_t window = std::min(o.zero.prefetch_elems, table.numel());
+    const size_t window = std::min(o.zero.fetch.prefetch_elems, table.numel());
     b += (table.numel() + window) * dtype_size(backend_or_cpu(o.backend).compute_dtype());
   }
   return b;
@@ -70,7 +70,7 @@ void estimate_offload(const TrainerOptions& o, const ParamTable& table, ElementR
     const size_t lo = std::max(r.begin, shard.begin), hi = std::min(r.end, shard.end);
     if (lo >= hi) continue;
     max_part = std::max(max_part, hi - lo);
-    if (r.size() < o.zero.persistence_threshold || hi - shard.begin <= cached) continue;  // not read from disk
+    if (r.size() < o.zero.fetch.persistence_threshold || hi - shard.begin <= cached) continue;  // not read from disk
     const int fetches = layer == kEmbeddingLayer ? 2 : layer == o.model.n_layer ? 1 : 2;  // see ParamFetcher
     per_micro += static_cast<size_t>(fetches) * (hi - lo) * cs;
   }

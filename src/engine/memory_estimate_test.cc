@@ -23,10 +23,10 @@ TrainerOptions options(ZeroStage stage, OptimizerKind opt, bool checkpoint) {
   o.optimizer = opt;
   o.sgd.momentum = 0.9;
   o.zero.stage = stage;
-  o.zero.reduce_bucket_elems = 700;
+  o.zero.reduce.bucket_elems = 700;
   o.zero.allgather_bucket_elems = 700;
-  o.zero.prefetch_elems = 1400;
-  o.zero.persistence_threshold = 100;
+  o.zero.fetch.prefetch_elems = 1400;
+  o.zero.fetch.persistence_threshold = 100;
   if (checkpoint) o.checkpoint.assign(static_cast<size_t>(o.model.n_layer), true);
   return o;
 }
@@ -65,7 +65,7 @@ TEST(MemoryEstimate, MatchesTheTrainersArenasAtEveryStage) {
   // DeepSpeed's default prefetch window (5e7 elements) holds the whole tiny model: ZeRO-3
   // then prefetches the backward's layers while the forward's are still held.
   TrainerOptions wide = options(ZeroStage::kParameters, OptimizerKind::kAdamW, false);
-  wide.zero.prefetch_elems = 50'000'000;
+  wide.zero.fetch.prefetch_elems = 50'000'000;
   expect_estimate_matches(2, wide);
 }
 

@@ -181,7 +181,7 @@ Status Trainer::init_states(Status pending) {
   so.offload = options_.zero.offload;
   so.offload.world_rank = world_->rank();
   so.allgather_bucket_elems = options_.zero.allgather_bucket_elems;
-  so.fetch = ParamFetcherOptions{options_.zero.prefetch_elems, options_.zero.persistence_threshold};
+  so.fetch = options_.zero.fetch;
   so.seed = options_.seed;
   so.backend = &backend_;
   // Creating the states may fail on one rank only (memory, a full or unwritable swap
@@ -196,7 +196,9 @@ Status Trainer::init_states(Status pending) {
   }
   states_ = std::move(created).value();
   ZT_RETURN_IF_ERROR(states_->publish());
-  GradReducerOptions ro{so.stage, options_.zero.reduce_bucket_elems, options_.zero.overlap_comm, &backend_};
+  GradReducerOptions ro = options_.zero.reduce;
+  ro.stage = so.stage;
+  ro.backend = &backend_;
   reducer_ = std::make_unique<GradReducer>(table, partition_, dp_, ro, states_->full_grads(), states_->grad_shard());
   states_->bind(model_.get());
   return Status::OK();

@@ -31,6 +31,7 @@
 #include "optim/optimizer.h"
 #include "optim/sgd.h"
 #include "parallel/data/grad_reducer.h"
+#include "parallel/data/zero_options.h"
 #include "parallel/grid.h"
 #include "parallel/pipeline/schedule.h"
 #include "parallel/offload/activation_swap.h"
@@ -38,16 +39,6 @@
 #include "parallel/zero/partition.h"
 
 namespace zt {
-
-struct ZeroOptions {
-  ZeroStage stage = ZeroStage::kNone;
-  size_t reduce_bucket_elems = 500'000'000;     // reduce_bucket_size
-  size_t allgather_bucket_elems = 500'000'000;  // allgather_bucket_size
-  bool overlap_comm = true;
-  size_t prefetch_elems = 50'000'000;           // stage3_prefetch_bucket_size
-  size_t persistence_threshold = 100'000;       // stage3_param_persistence_threshold
-  OffloadOptions offload;                       // offload_optimizer / offload_param with device nvme
-};
 
 struct TrainerOptions : GptTrainingOptions {
   ZeroOptions zero;

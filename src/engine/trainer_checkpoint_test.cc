@@ -53,9 +53,9 @@ TrainerOptions options(const Layout& l, int global_micro_batches) {
   o.seq_len = 8;
   o.schedule.base_lr = 3e-3;
   o.zero.stage = l.stage;
-  o.zero.reduce_bucket_elems = 3000;
+  o.zero.reduce.bucket_elems = 3000;
   o.zero.allgather_bucket_elems = 3000;
-  o.zero.persistence_threshold = 0;
+  o.zero.fetch.persistence_threshold = 0;
   o.micro_batches = global_micro_batches / l.dp;
   return o;
 }

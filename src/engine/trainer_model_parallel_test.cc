@@ -73,7 +73,7 @@ Result train(const Layout3D& s, int steps) {
     o.seq_len = 8;
     o.schedule.base_lr = 3e-3;
     o.zero.stage = s.stage;
-    o.zero.reduce_bucket_elems = 5000;
+    o.zero.reduce.bucket_elems = 5000;
     o.zero.allgather_bucket_elems = 5000;
     o.pipe_schedule = s.schedule;
     o.micro_batches = s.micro_batches;

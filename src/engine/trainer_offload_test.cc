@@ -49,10 +49,10 @@ class TrainerOffload : public ::testing::Test {
     o.schedule.base_lr = 1e-2;
     o.backend = backend_for(Device::kCpu, c.dtype).value();
     o.zero.stage = c.stage;
-    o.zero.reduce_bucket_elems = 20000;
+    o.zero.reduce.bucket_elems = 20000;
     o.zero.allgather_bucket_elems = 20000;
-    o.zero.prefetch_elems = 40000;
-    o.zero.persistence_threshold = 0;
+    o.zero.fetch.prefetch_elems = 40000;
+    o.zero.fetch.persistence_threshold = 0;
     OffloadOptions& f = o.zero.offload;
     f.optimizer = off != Off::kNone;
     f.params = off == Off::kParams;

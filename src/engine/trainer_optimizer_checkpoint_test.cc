@@ -69,9 +69,9 @@ TrainerOptions options(const Case& c, DType dtype, ZeroStage stage) {
   o.onebit.local_step_clipper = 2;
   o.schedule.base_lr = 1e-3;
   o.zero.stage = stage;
-  o.zero.reduce_bucket_elems = 3000;
+  o.zero.reduce.bucket_elems = 3000;
   o.zero.allgather_bucket_elems = 3000;
-  o.zero.persistence_threshold = 0;
+  o.zero.fetch.persistence_threshold = 0;
   o.backend = backend_for(Device::kCpu, dtype).value();
   o.loss_scaler.initial_scale_power = 12;
   return o;

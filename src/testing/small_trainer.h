@@ -21,10 +21,10 @@ inline TrainerOptions small_trainer(const GptConfig& model, ZeroStage stage) {
   o.seq_len = 8;
   o.schedule.base_lr = 1e-2;
   o.zero.stage = stage;
-  o.zero.reduce_bucket_elems = 4000;
+  o.zero.reduce.bucket_elems = 4000;
   o.zero.allgather_bucket_elems = 4000;
-  o.zero.prefetch_elems = 8000;
-  o.zero.persistence_threshold = 0;
+  o.zero.fetch.prefetch_elems = 8000;
+  o.zero.fetch.persistence_threshold = 0;
   return o;
 }
 

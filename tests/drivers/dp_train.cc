@@ -114,11 +114,11 @@ int main(int argc, char** argv) {
   o.schedule.base_lr = lr;
   o.gradient_clipping = 1.0;
   o.zero.stage = static_cast<zt::ZeroStage>(stage);
-  o.zero.reduce_bucket_elems = static_cast<size_t>(bucket);
+  o.zero.reduce.bucket_elems = static_cast<size_t>(bucket);
   o.zero.allgather_bucket_elems = static_cast<size_t>(bucket);
-  o.zero.overlap_comm = overlap != 0;
-  o.zero.prefetch_elems = static_cast<size_t>(prefetch);
-  o.zero.persistence_threshold = static_cast<size_t>(persist);
+  o.zero.reduce.overlap = overlap != 0;
+  o.zero.fetch.prefetch_elems = static_cast<size_t>(prefetch);
+  o.zero.fetch.persistence_threshold = static_cast<size_t>(persist);
   o.pipe_schedule = schedule == "gpipe" ? zt::PipeScheduleKind::kGPipe : zt::PipeScheduleKind::k1F1B;
   o.micro_batches = accum;
   if (ckpt) o.checkpoint.assign(static_cast<size_t>(layers), true);

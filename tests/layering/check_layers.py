@@ -2,7 +2,7 @@
 """Include layering of src/: every #include "folder/..." must point down the layers.
 
   core (0) <- io, tensor, comm (1) <- kernels (2) <- backend (3) <- optim (4)
-  <- nn, data (5) <- config, parallel (6) <- checkpoint (7) <- engine (8) <- planner (9) <- cli, testing (10)
+  <- nn, data (5) <- parallel (6) <- config, checkpoint (7) <- engine (8) <- planner (9) <- cli, testing (10)
 
 A file may include its own folder and any folder of a lower layer; there are no exceptions
 (kernels implement the tables declared in kernels/, over tensor/'s dtypes; backends wrap
@@ -29,8 +29,8 @@ RANK = {
     "backend": 3,
     "optim": 4,
     "nn": 5, "data": 5,
-    "config": 6, "parallel": 6,
-    "checkpoint": 7,
+    "parallel": 6,
+    "config": 7, "checkpoint": 7,
     "engine": 8,
     "planner": 9,
     "cli": 10, "testing": 10,

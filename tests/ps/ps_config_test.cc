@@ -29,21 +29,22 @@ TEST(PsConfig, DefaultsAndEveryKey) {
   auto d = parse(R"({"parameter_server": {}})");
   ASSERT_TRUE(d.ok()) << d.status().to_string();
   EXPECT_TRUE(d->parameter_server.enabled);
-  EXPECT_EQ(d->parameter_server.servers, 1);
-  EXPECT_EQ(d->parameter_server.mode, "sync");
-  EXPECT_EQ(d->parameter_server.staleness, 0);
-  EXPECT_EQ(d->parameter_server.bucket_size, 0);
-  EXPECT_EQ(d->parameter_server.deadline_s, 0.0);
-  EXPECT_EQ(d->parameter_server.slow_worker_rank, -1);
+  const PsOptions& dp = d->parameter_server.options;
+  EXPECT_EQ(dp.servers, 1);
+  EXPECT_EQ(dp.mode, PsMode::kSync);
+  EXPECT_EQ(dp.staleness, 0);
+  EXPECT_EQ(dp.bucket_elems, d->zero.reduce.bucket_elems);  // unset: the data-parallel reduce bucket
+  EXPECT_EQ(dp.deadline_s, d->parallel.comm_timeout_s);     // unset: the communication timeout
+  EXPECT_EQ(dp.slow_worker_rank, -1);
   auto c = parse(R"({"parameter_server": {"enabled": true, "servers": 2, "mode": "bounded", "staleness": 3,
                      "bucket_size": 100000, "deadline_s": 30,
                      "test_slow_worker": {"rank": 4, "delay_ms": 25.5}}})");
   ASSERT_TRUE(c.ok()) << c.status().to_string();
-  const ParameterServerConfig& p = c->parameter_server;
+  const PsOptions& p = c->parameter_server.options;
   EXPECT_EQ(p.servers, 2);
-  EXPECT_EQ(p.mode, "bounded");
+  EXPECT_EQ(p.mode, PsMode::kBounded);
   EXPECT_EQ(p.staleness, 3);
-  EXPECT_EQ(p.bucket_size, 100000);
+  EXPECT_EQ(p.bucket_elems, 100000u);
   EXPECT_EQ(p.deadline_s, 30.0);
   EXPECT_EQ(p.slow_worker_rank, 4);
   EXPECT_EQ(p.slow_worker_delay_ms, 25.5);

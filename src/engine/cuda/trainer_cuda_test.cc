@@ -43,9 +43,9 @@ TrainerOptions tiny(Device device, DType dtype, bool llama) {
   o.seq_len = 16;
   o.micro_batches = 2;
   o.schedule.base_lr = 3e-3;
-  o.zero.reduce_bucket_elems = 5000;
+  o.zero.reduce.bucket_elems = 5000;
   o.zero.allgather_bucket_elems = 5000;
-  o.zero.persistence_threshold = 100;
+  o.zero.fetch.persistence_threshold = 100;
   o.backend = backend_for(device, dtype).value();
   o.loss_scaler.initial_scale_power = 12;  // fp16 only
   return o;

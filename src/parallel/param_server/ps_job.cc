@@ -8,22 +8,6 @@
 
 namespace zt {
 
-const char* ps_mode_name(PsMode mode) {
-  switch (mode) {
-    case PsMode::kSync: return "sync";
-    case PsMode::kAsync: return "async";
-    case PsMode::kBounded: return "bounded";
-  }
-  return "?";
-}
-
-StatusOr<PsMode> ps_mode_from_name(const std::string& name) {
-  for (PsMode m : {PsMode::kSync, PsMode::kAsync, PsMode::kBounded}) {
-    if (name == ps_mode_name(m)) return m;
-  }
-  return Status::InvalidArgument("parameter-server mode \"" + name + "\": expected sync, async or bounded");
-}
-
 Status validate_ps_job(const PsOptions& o, int world) {
   const std::string S = std::to_string(o.servers), N = std::to_string(world);
   if (o.servers < 1) return Status::InvalidArgument("/parameter_server/servers: " + S + " must be at least 1");

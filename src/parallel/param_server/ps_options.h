@@ -31,10 +31,13 @@ struct PsOptions {
   int servers = 1;
   PsMode mode = PsMode::kSync;
   int64_t staleness = 0;              // kBounded: steps a worker may lead the slowest
-  size_t bucket_elems = 500'000'000;  // gradient push granularity (elements)
+  // Gradient push granularity (elements). 0 = not set: config/ makes it the data-parallel
+  // reduce bucket (zero_optimization.reduce_bucket_size); a job refuses 0.
+  size_t bucket_elems = 0;
   // A worker silent this long after receiving its parameters, or a server silent 1.5x
-  // this long, stops the job with a message naming it.
-  double deadline_s = 600.0;
+  // this long, stops the job with a message naming it. 0 = not set: config/ makes it
+  // parallel.comm_timeout_s; a job refuses 0.
+  double deadline_s = 0.0;
   int slow_worker_rank = -1;          // test hook: this world rank sleeps ...
   double slow_worker_delay_ms = 0.0;  // ... this long at the start of every step
 

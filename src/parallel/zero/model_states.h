@@ -49,11 +49,18 @@
 
 namespace zt {
 
-// DeepSpeed's zero_optimization.offload_optimizer / offload_param with device "nvme"
-// (device "cpu" is where a CPU run's states already are: nothing to do).
+// DeepSpeed's offload_optimizer / offload_param "device". kCpu is where a CPU run's states
+// already are: nothing to do (the banner says so).
+enum class OffloadDevice { kNone, kCpu, kNvme };
+
+// DeepSpeed's zero_optimization.offload_optimizer / offload_param. The devices are what the
+// config asked for; `optimizer` and `params` are what is swapped to NVMe (config/ sets
+// them with the devices: params only at stage 3, where DeepSpeed reads offload_param).
 struct OffloadOptions {
-  bool optimizer = false;          // offload_optimizer.device == nvme
-  bool params = false;             // offload_param.device == nvme (stage 3, with optimizer)
+  OffloadDevice optimizer_device = OffloadDevice::kNone;  // offload_optimizer.device
+  OffloadDevice param_device = OffloadDevice::kNone;      // offload_param.device
+  bool optimizer = false;          // the optimizer state is swapped: optimizer_device kNvme
+  bool params = false;             // the parameter shard is swapped: param_device kNvme at stage 3
   std::string optimizer_path;      // offload_optimizer.nvme_path
   std::string param_path;          // offload_param.nvme_path
   size_t sub_group_size = 1'000'000'000;  // elements per swapped chunk
@@ -69,7 +76,8 @@ struct ModelStatesOptions {
   ZeroStage stage = ZeroStage::kNone;
   std::vector<std::string> optimizer_state;     // the optimizer's per-element arrays (state_names())
   OffloadOptions offload;
-  size_t allgather_bucket_elems = 500'000'000;  // stages 1-2: parameter all-gather bucket
+  static constexpr size_t kAllgatherBucketElems = 500'000'000;  // DeepSpeed's allgather_bucket_size
+  size_t allgather_bucket_elems = kAllgatherBucketElems;        // stages 1-2: parameter all-gather bucket
   ParamFetcherOptions fetch;                    // stage 3
   uint64_t seed = 1234;                         // parameter initialisation
   const Backend* backend = nullptr;             // null = cpu_backend()

@@ -15,6 +15,7 @@
 #include "backend/arena.h"
 #include "tensor/dtype.h"
 #include "kernels/kernel_ops.h"
+#include "comm/memory_domain.h"
 #include "core/status.h"
 
 namespace zt {
@@ -53,6 +54,9 @@ class Backend {
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) const { copy(host_dst, src, bytes); }
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) const { copy(dst, host_src, bytes); }
   virtual void synchronize() const {}
+  // The domain of this backend's arenas for the process groups that move them
+  // (comm/memory_domain.h; ProcessGroup::set_memory_domain); null: host memory.
+  virtual MemoryDomain* memory_domain() const { return nullptr; }
 
  protected:
   friend class Arena;

@@ -238,6 +238,52 @@ void CommEngine::finish(Entry& entry, Status status) {
   entry.work->complete(std::move(status), t);
 }
 
+bool CommEngine::advance(std::deque<std::unique_ptr<Entry>>& fresh, std::vector<std::unique_ptr<Entry>>& active) {
+  // The tasks touch the callers' buffers only here and in the cancels, inside the group's
+  // memory domain (comm/memory_domain.h); never while the loop sleeps.
+  DomainAccess access(domain_.load());
+  bool progressed = !fresh.empty();
+  for (auto& e : fresh) {  // start in issue order
+    e->started = now_seconds();
+    Status s = e->task->start(e->info);
+    if (!s.ok()) {
+      finish(*e, std::move(s));
+    } else {
+      active.push_back(std::move(e));
+    }
+  }
+  fresh.clear();
+  for (size_t i = 0; i < active.size();) {
+    bool done = false, moved = false;
+    Status s = active[i]->task->progress(&done, &moved);
+    if (!s.ok() || done) {
+      progressed = true;
+      finish(*active[i], std::move(s));
+      active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      progressed |= moved;
+      ++i;
+    }
+  }
+  return progressed;
+}
+
+void CommEngine::expire(std::vector<std::unique_ptr<Entry>>& active, double t, double timeout_s) {
+  for (size_t i = 0; i < active.size();) {
+    const double elapsed = t - active[i]->started;
+    if (elapsed <= timeout_s) {
+      ++i;
+      continue;
+    }
+    const std::string msg = timeout_message(config_.rank, config_.group, active[i]->info, elapsed, timeout_s);
+    if (config_.policy == DeadlinePolicy::kAbortJob && config_.abort_job) config_.abort_job(msg);
+    DomainAccess access(domain_.load());
+    active[i]->task->cancel();
+    finish(*active[i], Status::DeadlineExceeded(msg));
+    active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
 void CommEngine::loop() {
   // Sleeps of tens of microseconds must stay that short: the default 50 us timer slack
   // would stretch each one.
@@ -258,6 +304,7 @@ void CommEngine::loop() {
       fresh.swap(queue_);
     }
     if (abandon) {  // withdraw everything, then let the caller free its buffers
+      DomainAccess access(domain_.load());
       for (auto& e : active) {
         e->task->cancel();
         finish(*e, *abandon);
@@ -270,45 +317,10 @@ void CommEngine::loop() {
       abandoned_cv_.notify_all();
       continue;
     }
-    bool progressed = !fresh.empty();
-    for (auto& e : fresh) {  // start in issue order
-      e->started = now_seconds();
-      Status s = e->task->start(e->info);
-      if (!s.ok()) {
-        finish(*e, std::move(s));
-      } else {
-        active.push_back(std::move(e));
-      }
-    }
-    fresh.clear();
-    for (size_t i = 0; i < active.size();) {
-      bool done = false, moved = false;
-      Status s = active[i]->task->progress(&done, &moved);
-      if (!s.ok() || done) {
-        progressed = true;
-        finish(*active[i], std::move(s));
-        active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
-      } else {
-        progressed |= moved;
-        ++i;
-      }
-    }
+    bool progressed = advance(fresh, active);
     if (active.empty()) continue;
     const double t = now_seconds();
-    if (timeout_s > 0.0) {
-      for (size_t i = 0; i < active.size();) {
-        const double elapsed = t - active[i]->started;
-        if (elapsed <= timeout_s) {
-          ++i;
-          continue;
-        }
-        const std::string msg = timeout_message(config_.rank, config_.group, active[i]->info, elapsed, timeout_s);
-        if (config_.policy == DeadlinePolicy::kAbortJob && config_.abort_job) config_.abort_job(msg);
-        active[i]->task->cancel();
-        finish(*active[i], Status::DeadlineExceeded(msg));
-        active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
-      }
-    }
+    if (timeout_s > 0.0) expire(active, t, timeout_s);
     if (progressed) {
       last_progress = t;
     } else if (t - last_progress < spin_s) {

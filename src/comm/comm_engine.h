@@ -9,6 +9,7 @@
 // started, progressed and cancelled only on the communication thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -109,6 +110,9 @@ class CommEngine {
   WorkHandle submit(OpInfo info, std::unique_ptr<CommTask> task);
   void set_step(int64_t step);
   void set_phase(const char* phase) { phase_ = phase; }
+  // The domain the communication thread enters while it starts, progresses or cancels
+  // tasks (ProcessGroup::set_memory_domain).
+  void set_memory_domain(MemoryDomain* domain) { domain_.store(domain); }
   CommStats stats() const { return recorder_->snapshot(); }
   void reset_stats() { recorder_->reset(); }
   // kFailWork: cancels every queued and in-flight operation, failing its Work with `why`,
@@ -122,6 +126,11 @@ class CommEngine {
  private:
   struct Entry;
   void loop();
+  // Starts the fresh tasks and progresses the active ones, inside the memory domain;
+  // true when something moved.
+  bool advance(std::deque<std::unique_ptr<Entry>>& fresh, std::vector<std::unique_ptr<Entry>>& active);
+  // Fails the active tasks past their deadline (time t).
+  void expire(std::vector<std::unique_ptr<Entry>>& active, double t, double timeout_s);
   void finish(Entry& entry, Status status);
 
   EngineConfig config_;
@@ -136,6 +145,7 @@ class CommEngine {
   int64_t next_seq_ = 1;                      // issuing thread only
   int64_t step_ = -1;                         // issuing thread only
   const char* phase_ = nullptr;               // issuing thread only
+  std::atomic<MemoryDomain*> domain_{nullptr};  // set by the issuing thread, read by the loop
   std::thread thread_;
 };
 

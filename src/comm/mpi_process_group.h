@@ -50,6 +50,7 @@ class MpiProcessGroup final : public ProcessGroup {
 
   void set_step(int64_t step) override { engine_->set_step(step); }
   void set_phase(const char* phase) override { engine_->set_phase(phase); }
+  void set_memory_domain(MemoryDomain* domain) override { engine_->set_memory_domain(domain); }
   CommStats stats() const override { return engine_->stats(); }
   void reset_stats() override { engine_->reset_stats(); }
   void abandon(const Status& why) override;  // abort_mpi_job(why): MPI requests cannot be withdrawn

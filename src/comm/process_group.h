@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/memory_domain.h"
 #include "core/status.h"
 
 namespace zt {
@@ -122,6 +123,10 @@ class ProcessGroup {
   // What the caller is doing (a static string such as "checkpoint save"), named by
   // timeout messages; null clears it.
   virtual void set_phase(const char* phase) { (void)phase; }
+  // Where the buffers of the operations issued from now on live (null: host memory, the
+  // default). The group reads and writes them only inside the domain's access
+  // (comm/memory_domain.h). Set by the backend's user before the first such operation.
+  virtual void set_memory_domain(MemoryDomain* domain) { (void)domain; }
   virtual CommStats stats() const = 0;
   virtual void reset_stats() = 0;
 

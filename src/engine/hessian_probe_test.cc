@@ -86,11 +86,15 @@ TEST_F(HessianProbeTest, BlockEigenvaluesMatchTheDenseHessianAloneAndOnTwoZero3R
   auto single = Trainer::create(to);
   ASSERT_TRUE(single.ok()) << single.status().to_string();
   Trainer& t = **single;
-  for (const TensorSpec& s : t.param_table().specs()) {  // larger weights: a Hessian well away from zero
-    if (s.init == InitKind::kNormal) for (size_t i = 0; i < s.numel; ++i) t.params()[s.offset + i] *= 10.0f;
+  // Larger weights: a Hessian well away from zero (through the backend: its arenas may
+  // not be host memory).
+  std::vector<float> params(t.param_table().numel());
+  t.backend().copy_to_host(params.data(), t.params().data(), params.size() * sizeof(float));
+  for (const TensorSpec& s : t.param_table().specs()) {
+    if (s.init == InitKind::kNormal) for (size_t i = 0; i < s.numel; ++i) params[s.offset + i] *= 10.0f;
   }
+  t.backend().copy_from_host(t.params().data(), params.data(), params.size() * sizeof(float));
   const testing::SyntheticStep batch = testing::synthetic_step(61, 8, 2, 2, 0, 1, 0, 3);
-  std::vector<float> params(t.params().data(), t.params().data() + t.param_table().numel());
   HessianProbe probe(to.model, 2, 8, nullptr);
   auto est = trainer_block_eigenvalues(t, &probe, batch.micro_batches(), o);
   ASSERT_TRUE(est.ok()) << est.status().to_string();

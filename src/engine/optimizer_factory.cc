@@ -37,6 +37,10 @@ StatusOr<std::unique_ptr<Optimizer>> make_optimizer(const TrainerOptions& o, con
                                                     ElementRange owned, ProcessGroup* dp, bool pipelined) {
   ZT_RETURN_IF_ERROR(check_layout(o, pipelined));
   const Backend& backend = backend_or_cpu(o.backend);
+  if (onebit(o.optimizer) && !backend.host()) {
+    return Status::Unimplemented("/optimizer/type: the 1-bit optimizers compress in host code over host memory; the " +
+                                 backend.describe() + " backend's memory is not: use Adam, AdamW, Lamb or SGD there");
+  }
   switch (o.optimizer) {
     case OptimizerKind::kAdamW: {
       ZT_ASSIGN_OR_RETURN(auto opt, AdamW::create(table, owned, o.adamw, backend, /*own_state=*/false));

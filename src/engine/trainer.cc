@@ -94,6 +94,10 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     t->tied_ = groups->tied;
   }
   if (t->world_ == nullptr) t->world_ = dp;
+  // The groups move this backend's arenas inside its memory domain (comm/memory_domain.h).
+  for (ProcessGroup* g : {t->world_, t->dp_, t->pp_, t->tp_, t->tied_}) {
+    if (g != nullptr) g->set_memory_domain(t->backend_.memory_domain());
+  }
   ZT_RETURN_IF_ERROR(t->validate_parallel());
   if (t->backend_.compute_dtype() == DType::kF16) {
     ZT_RETURN_IF_ERROR(LossScaler::validate(options.loss_scaler));
@@ -150,7 +154,7 @@ Status Trainer::create_activation_swap(GptModelOptions* mo) {
                        static_cast<size_t>(options_.model.n_embd) * dtype_size(backend_.compute_dtype());
   const std::string path = options_.activation_swap_dir + "/zerotrain." + std::to_string(::getpid()) + ".rank" +
                            std::to_string(world_->rank()) + ".activations.swp";
-  ZT_ASSIGN_OR_RETURN(stash_, ActivationSwap::create(act_io_.get(), path, mo->slots, options_.model.n_layer, bytes));
+  ZT_ASSIGN_OR_RETURN(stash_, ActivationSwap::create(backend_, act_io_.get(), path, mo->slots, options_.model.n_layer, bytes));
   mo->stash = stash_.get();
   return Status::OK();
 }

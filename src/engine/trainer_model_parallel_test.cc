@@ -92,7 +92,8 @@ Result train(const Layout3D& s, int steps) {
       }
     }
     const size_t i = static_cast<size_t>(rank);
-    r.grads[i].assign(t->grads().data(), t->grads().data() + t->grads().size());
+    r.grads[i].resize(t->grads().size());  // through the backend: its arenas may not be host memory
+    t->backend().copy_to_host(r.grads[i].data(), t->grads().data(), t->grads().size() * sizeof(float));
     r.memory[i] = t->memory();
     r.numel[i] = t->param_table().numel();
     return Status::OK();

@@ -5,7 +5,11 @@
 // successor is checkpointed rotate between two live buffers, so the arena no longer
 // holds one input per checkpointed block.
 // Protocol, per pipeline slot: forward saves block l's input after using it; backward
-// hints prefetch(l) ahead and load(l) returns the input, valid until the next load().
+// hints prefetch(l) ahead and load(l) copies the input back into a buffer of the model's.
+// Device contract: `data` and `dst` are backend memory, crossed only by the backend's
+// explicit copies (Backend::copy_to_host / copy_from_host), which are ordered with the
+// backend's kernels: save's copy-out comes before any later kernel that overwrites data,
+// and load's copy-in before any later kernel that reads dst. Host code never reads them.
 // Thread-safety: the training thread only.
 #pragma once
 
@@ -18,13 +22,12 @@ namespace zt {
 class ActivationStash {
  public:
   virtual ~ActivationStash() = default;
-  // Keeps a copy of `bytes` at data as the input of `block` in `slot` (data may be
-  // overwritten as soon as this returns).
+  // Keeps a copy of `bytes` at data as the input of `block` in `slot`.
   virtual Status save(int slot, int block, const void* data, size_t bytes) = 0;
   // Starts bringing back what save(slot, block) kept.
   virtual void prefetch(int slot, int block) = 0;
-  // The saved bytes, verified; valid until the next load().
-  virtual StatusOr<const void*> load(int slot, int block) = 0;
+  // Copies the saved bytes, verified, to dst (as many bytes as save kept).
+  virtual Status load(int slot, int block, void* dst) = 0;
 };
 
 }  // namespace zt

@@ -128,7 +128,7 @@ void carve_scratch(GptScratchT<A>* s, const Dims& d, const CarvePlan& p, Carver*
   if (p.rotate && p.any_ckpt) {
     s->live[0] = c->take<A>(d.BT * d.C);
     s->live[1] = c->take<A>(d.BT * d.C);
-    if (p.partitioned) s->gathered_input = c->take<A>(d.BT * d.C);
+    if (p.partitioned || p.stash) s->gathered_input = c->take<A>(d.BT * d.C);
   }
   if (p.routing) {
     s->route_rows = c->take<A>(d.BT * d.C);

@@ -88,7 +88,7 @@ struct GptScratchT {
   float* tp_row_sums = nullptr;     // (B, T, 2) sum of exp and target logit, all-reduced (tp > 1)
   BlockActivationsT<A> recompute;       // internals of the checkpointed block being recomputed
   A* live[2] = {nullptr, nullptr};  // (B, T, C) rotating outputs of partitioned checkpointed blocks
-  A* gathered_input = nullptr;      // (B, T, C) a partitioned checkpoint input, all-gathered
+  A* gathered_input = nullptr;      // (B, T, C) a checkpoint input brought back: all-gathered, or loaded from the stash
   // Block routing (block_route.h) only.
   A* route_rows = nullptr;     // (B, kept, C) a routed block's input rows, then its output rows
   A* route_grad = nullptr;     // (B, kept, C) the output gradient of those rows, then their input gradient

@@ -69,8 +69,8 @@ Status GptModelImpl<A>::recompute(int l, const A** res_in) {
     *res_in = s.gathered_input;
   }
   if (a.stashed_input) {
-    ZT_ASSIGN_OR_RETURN(const void* in, options_.stash->load(slot_, l));
-    *res_in = static_cast<const A*>(in);
+    ZT_RETURN_IF_ERROR(options_.stash->load(slot_, l, s.gathered_input));
+    *res_in = s.gathered_input;
     if (slot().blocks[static_cast<size_t>(l - 1)].stashed_input) options_.stash->prefetch(slot_, l - 1);  // next in backward
   }
   return block_forward(l, *res_in, s.recompute);

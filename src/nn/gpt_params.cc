@@ -197,4 +197,14 @@ void init_params(const ParamTable& table, float* params, uint64_t seed) {
   init_params_range(table, {0, table.numel()}, params, seed);
 }
 
+void init_params_into(const Backend& backend, const ParamTable& table, ElementRange range, float* dst, uint64_t seed) {
+  constexpr size_t kChunk = size_t{1} << 22;
+  std::vector<float> host(std::min(kChunk, range.size()));
+  for (size_t at = range.begin; at < range.end; at += kChunk) {
+    const size_t n = std::min(kChunk, range.end - at);
+    init_params_range(table, {at, at + n}, host.data(), seed);
+    backend.copy_from_host(dst + (at - range.begin), host.data(), n * sizeof(float));
+  }
+}
+
 }  // namespace zt

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/backend.h"
 #include "tensor/dtype.h"
 #include "nn/gpt_config.h"
 #include "nn/gpt_layout.h"
@@ -96,5 +97,9 @@ void init_params(const ParamTable& table, float* params, uint64_t seed);
 // The same values as init_params, but only for the elements in `range`, written to
 // `out` (range.size() floats): each rank of a sharded run initialises just its shard.
 void init_params_range(const ParamTable& table, ElementRange range, float* out, uint64_t seed);
+
+// init_params_range's values for `range`, written into `backend`'s memory at dst through
+// host chunks of at most 4 Mi floats (host code never writes an arena directly).
+void init_params_into(const Backend& backend, const ParamTable& table, ElementRange range, float* dst, uint64_t seed);
 
 }  // namespace zt

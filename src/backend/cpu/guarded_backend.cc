@@ -63,6 +63,13 @@ size_t page_round(size_t bytes) {
   return (bytes + page - 1) / page * page;
 }
 
+// The process groups' access: a communication thread moves arena data with them open.
+class GuardDomain final : public MemoryDomain {
+ public:
+  void enter() override { Guard::get().open(); }
+  void exit() override { Guard::get().close(); }
+};
+
 // The guarded backend's hook: every table call runs with the arenas open.
 struct Opened {
   explicit Opened(int /*entry*/) {}
@@ -104,6 +111,10 @@ class GuardedBackend final : public Backend {
     std::memset(dst, 0, bytes);
   }
   void copy_to_host(void* dst, const void* src, size_t bytes) const override { copy(dst, src, bytes); }
+  MemoryDomain* memory_domain() const override {
+    static GuardDomain domain;
+    return &domain;
+  }
   void copy_from_host(void* dst, const void* src, size_t bytes) const override { copy(dst, src, bytes); }
 
  protected:

@@ -5,8 +5,11 @@
 // model, the optimizer's host code, a checkpoint) faults at once, as it would on a GPU.
 // The results are the CPU backend's, bit for bit: the same kernels run on the same bytes.
 // Tests select it with ZT_TEST_BACKEND=guarded (backend_for and cpu_backend() then return
-// it for the CPU); only single-process runs are meaningful (a communication thread reading
-// arena memory faults too, until process groups take the device contract).
+// it for the CPU). Process groups move arena data inside its memory domain
+// (memory_domain(), comm/memory_domain.h), so in-process ranks (ThreadWorld) run on it
+// too; MPI ranks do not (the MPI library may touch the pages outside the domain).
+// Limit: the pages are open to every thread while any kernel, copy or transfer runs, so a
+// host read that overlaps one goes unseen; one that does not faults.
 // Thread-safety: the unlock scope nests and is shared by threads (a counted lock).
 #pragma once
 

@@ -10,8 +10,9 @@
 
 namespace zt {
 
-StatusOr<std::unique_ptr<ActivationSwap>> ActivationSwap::create(IoEngine* io, const std::string& path, int slots,
-                                                                 int blocks, size_t max_bytes) {
+StatusOr<std::unique_ptr<ActivationSwap>> ActivationSwap::create(const Backend& backend, IoEngine* io,
+                                                                 const std::string& path, int slots, int blocks,
+                                                                 size_t max_bytes) {
   ZT_ASSIGN_OR_RETURN(std::unique_ptr<ScratchFile> file, ScratchFile::create(path));
   const size_t stride = round_up_io(std::max<size_t>(max_bytes, 1));
   const size_t entries = static_cast<size_t>(slots) * static_cast<size_t>(blocks);
@@ -19,7 +20,7 @@ StatusOr<std::unique_ptr<ActivationSwap>> ActivationSwap::create(IoEngine* io, c
     return Status::IOError("cannot reserve " + std::to_string(stride * entries) + " bytes for activation swap file " +
                            path + ": " + std::strerror(rc));
   }
-  std::unique_ptr<ActivationSwap> s(new ActivationSwap(io, std::move(file), blocks, stride, entries));
+  std::unique_ptr<ActivationSwap> s(new ActivationSwap(backend, io, std::move(file), blocks, stride, entries));
   s->buffers_.resize(kBuffers);
   for (Buffer& b : s->buffers_) {
     ZT_ASSIGN_OR_RETURN(b.mem, IoBuffer::allocate(stride, false, "an activation swap buffer"));
@@ -63,8 +64,8 @@ Status ActivationSwap::save(int slot, int block, const void* data, size_t bytes)
     ZT_RETURN_IF_ERROR(s);
   }
   ZT_ASSIGN_OR_RETURN(Buffer* b, take());
-  std::memcpy(b->mem.data(), data, bytes);
-  sums_[static_cast<size_t>(k)] = checksum64(data, bytes);
+  backend_.copy_to_host(b->mem.data(), data, bytes);
+  sums_[static_cast<size_t>(k)] = checksum64(b->mem.data(), bytes);
   sizes_[static_cast<size_t>(k)] = bytes;
   b->state = Buffer::kWriting;
   b->key = k;
@@ -82,7 +83,7 @@ void ActivationSwap::start_read(Buffer* b, int k) {
 
 void ActivationSwap::prefetch(int slot, int block) {
   const int k = key(slot, block);
-  if (find(k, Buffer::kReading) != nullptr || find(k, Buffer::kHanded) != nullptr) return;
+  if (find(k, Buffer::kReading) != nullptr) return;
   if (Buffer* pending = find(k, Buffer::kWriting)) {
     const Status s = io_->wait(pending->ticket);
     pending->state = Buffer::kFree;
@@ -99,10 +100,7 @@ void ActivationSwap::prefetch(int slot, int block) {
   start_read(b.value(), k);
 }
 
-StatusOr<const void*> ActivationSwap::load(int slot, int block) {
-  for (Buffer& b : buffers_) {
-    if (b.state == Buffer::kHanded) b.state = Buffer::kFree;
-  }
+Status ActivationSwap::load(int slot, int block, void* dst) {
   if (!deferred_.ok()) return std::exchange(deferred_, Status::OK());
   const int k = key(slot, block);
   Buffer* b = find(k, Buffer::kReading);
@@ -117,16 +115,16 @@ StatusOr<const void*> ActivationSwap::load(int slot, int block) {
   }
   const Status s = io_->wait(b->ticket);
   b->ticket = nullptr;
-  b->state = s.ok() ? Buffer::kHanded : Buffer::kFree;
+  b->state = Buffer::kFree;  // copied in below, or failed
   ZT_RETURN_IF_ERROR(s);
   const size_t bytes = sizes_[static_cast<size_t>(k)];
   if (const uint64_t got = checksum64(b->mem.data(), bytes); got != sums_[static_cast<size_t>(k)]) {
-    b->state = Buffer::kFree;
     return Status::Corruption("activation swap file " + file_->path() + ": block " + std::to_string(block) +
                               " of slot " + std::to_string(slot) + " read back with checksum " + checksum_hex(got) +
                               ", but " + checksum_hex(sums_[static_cast<size_t>(k)]) + " was written");
   }
-  return static_cast<const void*>(b->mem.data());
+  backend_.copy_from_host(dst, b->mem.data(), bytes);
+  return Status::OK();
 }
 
 }  // namespace zt

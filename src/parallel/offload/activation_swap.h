@@ -2,10 +2,10 @@
 // CPU machine). One scratch file holds a fixed-size entry per (pipeline slot, block); a
 // save copies the input into one of a few aligned buffers and writes it behind the
 // forward; backward reads an entry back ahead of its block (prefetch) and verifies its
-// XXH3 checksum before handing it out, so a changed byte is an error, never a silent
-// wrong gradient.
+// XXH3 checksum before copying it in, so a changed byte is an error, never a silent
+// wrong gradient. The model's memory is crossed only by the backend's copies.
 // Invariants: at most one write per entry in flight; a read of an entry waits for its
-// write; the buffer handed out by load() is not reused before the next load().
+// write.
 // Thread-safety: the training thread only.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "io/async_io.h"
 #include "nn/activation_stash.h"
 
@@ -21,34 +22,36 @@ namespace zt {
 class ActivationSwap final : public ActivationStash {
  public:
   // slots x blocks entries of at most max_bytes each, in `path` (created, unlinked).
-  static StatusOr<std::unique_ptr<ActivationSwap>> create(IoEngine* io, const std::string& path, int slots, int blocks,
-                                                          size_t max_bytes);
+  static StatusOr<std::unique_ptr<ActivationSwap>> create(const Backend& backend, IoEngine* io, const std::string& path,
+                                                          int slots, int blocks, size_t max_bytes);
   Status save(int slot, int block, const void* data, size_t bytes) override;
   void prefetch(int slot, int block) override;
-  StatusOr<const void*> load(int slot, int block) override;
+  Status load(int slot, int block, void* dst) override;
 
   size_t buffer_bytes() const;
   size_t disk_bytes() const { return stride_ * sums_.size(); }
-  // Buffers for writes behind, one read ahead and the one handed out.
+  // Buffers for writes behind, one read ahead and the one being copied in.
   static constexpr int kBuffers = 4;
   static size_t buffer_bytes_for(size_t max_bytes) { return kBuffers * round_up_io(max_bytes); }
 
  private:
   struct Buffer {
     IoBuffer mem;
-    enum { kFree, kWriting, kReading, kHanded } state = kFree;
+    enum { kFree, kWriting, kReading } state = kFree;
     int key = -1;
     IoTicket ticket;
     uint64_t order = 0;  // when its write started
   };
-  ActivationSwap(IoEngine* io, std::unique_ptr<ScratchFile> file, int blocks, size_t stride, size_t entries)
-      : io_(io), file_(std::move(file)), blocks_(blocks), stride_(stride), sums_(entries, 0), sizes_(entries, 0) {}
+  ActivationSwap(const Backend& backend, IoEngine* io, std::unique_ptr<ScratchFile> file, int blocks, size_t stride,
+                 size_t entries)
+      : backend_(backend), io_(io), file_(std::move(file)), blocks_(blocks), stride_(stride), sums_(entries, 0), sizes_(entries, 0) {}
   int key(int slot, int block) const { return slot * blocks_ + block; }
   // A free buffer, finishing the oldest write if none is free.
   StatusOr<Buffer*> take();
   Buffer* find(int key, int state);
   void start_read(Buffer* b, int key);
 
+  const Backend& backend_;
   IoEngine* io_;
   std::unique_ptr<ScratchFile> file_;
   int blocks_;

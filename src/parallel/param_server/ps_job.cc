@@ -51,7 +51,7 @@ StatusOr<PsGroups> make_ps_groups(MpiWorld& mpi, const PsOptions& options, const
 namespace {
 
 // A worker's units until the job's sample budget is spent, then its closing figures.
-Status run_worker(PsWorker& worker, PsWorkerHooks* hooks, bool keep_params, size_t numel, PsRankReport* mine,
+Status run_worker(PsWorker& worker, PsWorkerHooks* hooks, bool keep_params, PsRankReport* mine,
                   PsRunResult* result) {
   while (true) {
     ZT_ASSIGN_OR_RETURN(const int64_t unit, worker.next_unit());
@@ -66,7 +66,7 @@ Status run_worker(PsWorker& worker, PsWorkerHooks* hooks, bool keep_params, size
   if (!hooks->validation.empty()) {
     ZT_ASSIGN_OR_RETURN(mine->val_loss, worker.evaluate(hooks->validation));
   }
-  if (keep_params) result->final_params.assign(worker.params(), worker.params() + numel);
+  if (keep_params) result->final_params = worker.host_params();
   return Status::OK();
 }
 
@@ -100,7 +100,7 @@ StatusOr<PsRunResult> run_ps_rank(const PsModelOptions& model, const PsOptions& 
     if (rank == 0) result.records = server->step_records();
   } else {
     ZT_ASSIGN_OR_RETURN(auto worker, PsWorker::create(model, options, layout, groups.ps, groups.role));
-    if (Status s = run_worker(*worker, hooks, keep_params, layout.numel(), &mine, &result); !s.ok()) {
+    if (Status s = run_worker(*worker, hooks, keep_params, &mine, &result); !s.ok()) {
       return abandon_role(groups, std::move(s));
     }
   }

@@ -48,8 +48,11 @@ StatusOr<std::unique_ptr<PsServer>> PsServer::create(const PsModelOptions& model
   }
   const ParamTable table = build_gpt_param_table(model.model);
   const Backend& backend = backend_or_cpu(model.backend);
+  for (ProcessGroup* g : {ps, servers}) {  // they move this backend's arenas (comm/memory_domain.h)
+    if (g != nullptr) g->set_memory_domain(backend.memory_domain());
+  }
   ZT_ASSIGN_OR_RETURN(s->params_, backend.allocate(s->range_.size(), DType::kF32, "the server's parameter shard"));
-  init_params_range(table, s->range_, s->params_.data(), model.seed);
+  init_params_into(backend, table, s->range_, s->params_.data(), model.seed);
   s->slices_ = layout.reply_slices(s->index_);
   for (const ElementRange& r : s->slices_) {
     if (model.optimizer == OptimizerKind::kAdamW) {

@@ -156,7 +156,7 @@ Status PsServer::send_replies(bool* moved) {
     for (const WorkHandle& w : p.reply_works) ZT_RETURN_IF_ERROR(w->wait());
     p.reply_works.clear();
     fill_reply(p, kPullParams, c);
-    std::memcpy(p.snapshot.data(), params_.data(), params_.bytes());  // the shard moves on with the next push
+    backend_or_cpu(model_.backend).copy_to_host(p.snapshot.data(), params_.data(), params_.bytes());  // the shard moves on with the next push
     p.reply_works.push_back(ps_->send(&p.reply, sizeof(PullHeader), p.rank, kTagPullHeader));
     for (size_t k = 0; k < slices_.size(); ++k) send_slice(p, k, p.snapshot.data());
     p.owes_reply = false;

@@ -37,6 +37,9 @@ StatusOr<std::unique_ptr<PsWorker>> PsWorker::create(const PsModelOptions& model
   }
   std::unique_ptr<PsWorker> w(new PsWorker(model, options, layout, ps, workers));
   const Backend& backend = backend_or_cpu(model.backend);
+  for (ProcessGroup* g : {ps, workers}) {  // they move this backend's arenas (comm/memory_domain.h)
+    if (g != nullptr) g->set_memory_domain(backend.memory_domain());
+  }
   GptModelOptions mo;
   mo.backend = &backend;
   mo.max_batch = model.micro_batch;
@@ -45,7 +48,7 @@ StatusOr<std::unique_ptr<PsWorker>> PsWorker::create(const PsModelOptions& model
   const ParamTable& table = w->model_->param_table();
   ZT_ASSIGN_OR_RETURN(w->params_, backend.allocate(table.numel(), DType::kF32, "the worker's parameters"));
   ZT_ASSIGN_OR_RETURN(w->grads_, backend.allocate(table.numel(), DType::kF32, "the worker's gradients"));
-  init_params(table, w->params_.data(), model.seed);  // the servers start from the same values
+  init_params_into(backend, table, {0, table.numel()}, w->params_.data(), model.seed);  // the servers' values too
   if (backend.compute_dtype() == DType::kF16) {
     return Status::Unimplemented("fp16 with the parameter server is not supported yet: skipping a step on an "
                                  "overflow needs every server to agree; use bf16");
@@ -317,7 +320,7 @@ StatusOr<PsWorkerStep> PsWorker::step(const std::vector<MicroBatch>& micro_batch
     send_step_header(s);
   }
   commit_.loss_sum = loss_sum;
-  commit_.sumsq = mode_ == PsMode::kSync ? 0.0 : sum_of_squares(grads_.data(), grads_.size());
+  commit_.sumsq = mode_ == PsMode::kSync ? 0.0 : sum_of_squares(grads_.data(), grads_.size(), model_backend().ops());
   commit_.counted = local;
   for (int s = 0; s < layout_.servers(); ++s) {
     sends_.emplace_back(s, ps_->send(&commit_, sizeof(PushCommit), s, kTagCommit));

@@ -64,7 +64,12 @@ class PsWorker {
   StatusOr<double> evaluate(const std::vector<MicroBatch>& batches);
 
   const ParamTable& param_table() const { return model_->param_table(); }
-  const float* params() const { return params_.data(); }
+  // The worker's fp32 parameters, copied out of the backend's memory.
+  std::vector<float> host_params() const {
+    std::vector<float> out(params_.size());
+    model_backend().copy_to_host(out.data(), params_.data(), params_.bytes());
+    return out;
+  }
   const PsWorkerStats& stats() const { return stats_; }
 
  private:

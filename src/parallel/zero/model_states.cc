@@ -44,6 +44,7 @@ StatusOr<std::unique_ptr<ModelStates>> ModelStates::create_local(const ParamTabl
                                                                  const ModelStatesOptions& o) {
   ZT_RETURN_IF_ERROR(validate_offload(o.stage, o.offload));
   std::unique_ptr<ModelStates> s(new ModelStates(partition, dp, o));
+  dp->set_memory_domain(s->backend().memory_domain());  // the group moves these arenas (comm/memory_domain.h)
   ZT_RETURN_IF_ERROR(s->allocate(table, n_layer));
   return s;
 }
@@ -72,8 +73,8 @@ Status ModelStates::allocate(const ParamTable& table, int n_layer) {
   }
   ZT_RETURN_IF_ERROR(make_store());
   const uint64_t seed = options_.seed;
-  if (master_ < 0 && !params_.empty()) init_backend_params(table, {0, table.numel()}, params_.data(), seed);
-  if (master_ < 0 && !param_shard_.empty()) init_backend_params(table, shard_, param_shard_.data(), seed);
+  if (master_ < 0 && !params_.empty()) init_params_into(backend(), table, {0, table.numel()}, params_.data(), seed);
+  if (master_ < 0 && !param_shard_.empty()) init_params_into(backend(), table, shard_, param_shard_.data(), seed);
   // Every array of the store from the seed (the optimizer's state from zero), and the
   // compute copy from the master.
   ZT_RETURN_IF_ERROR(store_->stream(flags(false), flags(true), [&](size_t begin, size_t n, void* const* arrays) {
@@ -81,23 +82,11 @@ Status ModelStates::allocate(const ParamTable& table, int n_layer) {
       if (static_cast<int>(a) != master_ && static_cast<int>(a) != param16_) backend().zero(arrays[a], n * sizeof(float));
     }
     float* p = fp32_params(begin, arrays);
-    if (master_ >= 0) init_backend_params(table, {owned_.begin + begin, owned_.begin + begin + n}, p, seed);
+    if (master_ >= 0) init_params_into(backend(), table, {owned_.begin + begin, owned_.begin + begin + n}, p, seed);
     write_compute(begin, n, p, arrays);
     return Status::OK();
   }));
   return make_fetcher(table, n_layer);
-}
-
-// init_params_range's values for `range`, written into backend memory at dst through
-// host chunks of at most 4 Mi floats (host code never writes an arena directly).
-void ModelStates::init_backend_params(const ParamTable& table, ElementRange range, float* dst, uint64_t seed) {
-  constexpr size_t kChunk = size_t{1} << 22;
-  std::vector<float> host(std::min(kChunk, range.size()));
-  for (size_t at = range.begin; at < range.end; at += kChunk) {
-    const size_t n = std::min(kChunk, range.end - at);
-    init_params_range(table, {at, at + n}, host.data(), seed);
-    backend().copy_from_host(dst + (at - range.begin), host.data(), n * sizeof(float));
-  }
 }
 
 float* ModelStates::fp32_params(size_t begin, void* const* arrays) {

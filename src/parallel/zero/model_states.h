@@ -180,7 +180,6 @@ class ModelStates {
   // Chunk [begin, begin + n) of the owned range in the store: the fp32 parameters the
   // optimizer updates, and their cast (or copy) into the compute copy.
   float* fp32_params(size_t begin, void* const* arrays);
-  void init_backend_params(const ParamTable& table, ElementRange range, float* dst, uint64_t seed);
   void write_compute(size_t begin, size_t n, const float* params, void* const* arrays);
   // Stages 1-2 all-gather the compute copy (16-bit or fp32) in buckets.
   Status gather_compute();

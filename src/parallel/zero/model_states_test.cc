@@ -75,8 +75,11 @@ TEST(ModelStates, FinishStepAndGatherGiveEveryRankTheOwnersValues) {
     const Status st = run_ranks(kRanks, [&](int rank) -> Status {
       auto group = world.group(rank);
       ZT_ASSIGN_OR_RETURN(auto m, ModelStates::create(table, partition, group.get(), 2, at(static_cast<ZeroStage>(s))));
-      float* p = m->owned_params();
-      for (size_t i = 0; i < m->owned_range().size(); ++i) p[i] *= static_cast<float>(rank + 2);
+      std::vector<float> p(m->owned_range().size());  // through the backend: arenas may not be host memory
+      const Backend& b = cpu_backend();
+      b.copy_to_host(p.data(), m->owned_params(), p.size() * sizeof(float));
+      for (float& x : p) x *= static_cast<float>(rank + 2);
+      b.copy_from_host(m->owned_params(), p.data(), p.size() * sizeof(float));
       ZT_RETURN_IF_ERROR(m->finish_step());
       return m->gather_params(gathered[static_cast<size_t>(rank)].data());
     });

@@ -1,12 +1,13 @@
 // The row-wise and elementwise half kernels (LayerNorm, GELU, cross-entropy) and the
-// casts: widen a chunk, run the ISA-dispatched fp32 kernel from cpu_kernels(), round the
-// chunk's outputs once. Rows are independent in every fp32 kernel here and the LayerNorm
+// casts: each is the half_rows or half_flat adapter over the ISA-dispatched fp32 kernel
+// from cpu_kernels() (widen a chunk, run it, round the chunk's outputs once). Rows are independent in every fp32 kernel here and the LayerNorm
 // parameter gradients sum rows in row order, so chunking changes no bit of any result.
 // Outputs may alias inputs chunk for chunk (gelu_backward's dinp = dout,
 // crossentropy_backward's dlogits = logits): a chunk is widened before it is written.
 #include <cstdint>
 
 #include "kernels/cpu/half_ops_impl.h"
+#include "kernels/cpu/half_rows.h"
 #include "kernels/cpu/kernel_table.h"
 
 namespace zt {
@@ -15,40 +16,18 @@ namespace {
 
 template <DType D>
 void half_layernorm_forward(half_t* out, float* mean, float* rstd, const half_t* inp, const half_t* weight,
-                       const half_t* bias, int64_t N, int C) {
-  const KernelTable& k = cpu_kernels();
-  const int64_t rows = half_chunk_rows(2 * static_cast<int64_t>(C));
-  float* wb = half_scratch(0, 2 * static_cast<size_t>(C));
-  float* x = half_scratch(1, static_cast<size_t>(rows) * C);
-  float* y = half_scratch(2, static_cast<size_t>(rows) * C);
-  half_to_f32(D, wb, weight, C);
-  half_to_f32(D, wb + C, bias, C);
-  for_each_chunk(N, rows, [&](int64_t r0, int64_t n) {
-    half_to_f32(D, x, inp + r0 * C, n * C);
-    k.layernorm_forward(y, mean + r0, rstd + r0, x, wb, wb + C, n, C);
-    f32_to_half(D, out + r0 * C, y, n * C);
-  });
+                            const half_t* bias, int64_t N, int C) {
+  half_rows<D>(N, cpu_kernels().layernorm_forward, HalfOut{out, C}, RowData<float>{mean, 1}, RowData<float>{rstd, 1},
+               HalfIn{inp, C}, HalfWhole{weight, C}, HalfWhole{bias, C}, kChunkRows, C);
 }
 
 // dinp (half) += the input gradient: widened, accumulated by the fp32 kernel, rounded back.
 template <DType D>
 void half_layernorm_backward(half_t* dinp, float* dweight, float* dbias, const half_t* dout, const half_t* inp,
-                        const half_t* weight, const float* mean, const float* rstd, int64_t N, int C) {
-  const KernelTable& k = cpu_kernels();
-  const int64_t rows = half_chunk_rows(3 * static_cast<int64_t>(C));
-  const size_t chunk = static_cast<size_t>(rows) * C;
-  float* w = half_scratch(0, C);
-  float* dx = half_scratch(1, chunk);
-  float* dy = half_scratch(2, chunk);
-  float* x = half_scratch(3, chunk);
-  half_to_f32(D, w, weight, C);
-  for_each_chunk(N, rows, [&](int64_t r0, int64_t n) {
-    half_to_f32(D, dx, dinp + r0 * C, n * C);
-    half_to_f32(D, dy, dout + r0 * C, n * C);
-    half_to_f32(D, x, inp + r0 * C, n * C);
-    k.layernorm_backward(dx, dweight, dbias, dy, x, w, mean + r0, rstd + r0, n, C);
-    f32_to_half(D, dinp + r0 * C, dx, n * C);
-  });
+                             const half_t* weight, const float* mean, const float* rstd, int64_t N, int C) {
+  half_rows<D>(N, cpu_kernels().layernorm_backward, HalfInOut{dinp, dinp, C}, RowData<float>{dweight, 0},
+               RowData<float>{dbias, 0}, HalfIn{dout, C}, HalfIn{inp, C}, HalfWhole{weight, C},
+               RowData<const float>{mean, 1}, RowData<const float>{rstd, 1}, kChunkRows, C);
 }
 
 template <DType D>
@@ -66,27 +45,20 @@ void half_gelu_backward(half_t* dinp, const half_t* inp, const half_t* dout, int
 
 template <DType D>
 void half_crossentropy_forward(float* losses, float* stats, const half_t* logits, const int32_t* targets, int64_t N,
-                          int V, int Vp) {
-  const KernelTable& k = cpu_kernels();
-  const int64_t rows = half_chunk_rows(Vp);
-  float* l = half_scratch(0, static_cast<size_t>(rows) * Vp);
-  for_each_chunk(N, rows, [&](int64_t r0, int64_t n) {
-    half_to_f32(D, l, logits + r0 * Vp, n * Vp);
-    k.crossentropy_forward(losses + r0, stats + 2 * r0, l, targets + r0, n, V, Vp);
-  });
+                               int V, int Vp) {
+  half_rows<D>(N, cpu_kernels().crossentropy_forward, RowData<float>{losses, 1}, RowData<float>{stats, 2},
+               HalfIn{logits, Vp}, RowData<const int32_t>{targets, 1}, kChunkRows, V, Vp);
 }
 
 template <DType D>
 void half_crossentropy_backward(half_t* dlogits, const half_t* logits, const float* stats, const int32_t* targets,
-                           float dloss, int64_t N, int V, int Vp) {
+                                float dloss, int64_t N, int V, int Vp) {
   const KernelTable& k = cpu_kernels();
-  const int64_t rows = half_chunk_rows(Vp);
-  float* l = half_scratch(0, static_cast<size_t>(rows) * Vp);
-  for_each_chunk(N, rows, [&](int64_t r0, int64_t n) {
-    half_to_f32(D, l, logits + r0 * Vp, n * Vp);
-    k.crossentropy_backward(l, l, stats + 2 * r0, targets + r0, dloss, n, V, Vp);  // in place in fp32
-    f32_to_half(D, dlogits + r0 * Vp, l, n * Vp);
-  });
+  auto in_place = [&](float* l, const float* st, const int32_t* tg, int64_t n) {  // in place in fp32
+    k.crossentropy_backward(l, l, st, tg, dloss, n, V, Vp);
+  };
+  half_rows<D>(N, in_place, HalfInOut{logits, dlogits, Vp}, RowData<const float>{stats, 2},
+               RowData<const int32_t>{targets, 1}, kChunkRows);
 }
 
 }  // namespace

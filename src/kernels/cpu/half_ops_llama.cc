@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/half_ops_impl.h"
+#include "kernels/cpu/half_rows.h"
 #include "kernels/cpu/gqa.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/rope.h"
@@ -19,38 +20,16 @@ namespace {
 template <DType D>
 void half_rmsnorm_forward(half_t* out, float* rstd, const half_t* inp, const half_t* weight, int64_t N, int C,
                           float eps) {
-  const KernelTable& k = cpu_kernels();
-  const int64_t rows = half_chunk_rows(2 * static_cast<int64_t>(C));
-  float* w = half_scratch(0, C);
-  float* x = half_scratch(1, static_cast<size_t>(rows) * C);
-  float* y = half_scratch(2, static_cast<size_t>(rows) * C);
-  half_to_f32(D, w, weight, C);
-  for_each_chunk(N, rows, [&](int64_t r0, int64_t n) {
-    half_to_f32(D, x, inp + r0 * C, n * C);
-    k.rmsnorm_forward(y, rstd + r0, x, w, n, C, eps);
-    f32_to_half(D, out + r0 * C, y, n * C);
-  });
+  half_rows<D>(N, cpu_kernels().rmsnorm_forward, HalfOut{out, C}, RowData<float>{rstd, 1}, HalfIn{inp, C},
+               HalfWhole{weight, C}, kChunkRows, C, eps);
 }
 
 // dinp (half) += the input gradient: widened, accumulated by the fp32 kernel, rounded back.
 template <DType D>
 void half_rmsnorm_backward(half_t* dinp, float* dweight, const half_t* dout, const half_t* inp, const half_t* weight,
                            const float* rstd, int64_t N, int C) {
-  const KernelTable& k = cpu_kernels();
-  const int64_t rows = half_chunk_rows(3 * static_cast<int64_t>(C));
-  const size_t chunk = static_cast<size_t>(rows) * C;
-  float* w = half_scratch(0, C);
-  float* dx = half_scratch(1, chunk);
-  float* dy = half_scratch(2, chunk);
-  float* x = half_scratch(3, chunk);
-  half_to_f32(D, w, weight, C);
-  for_each_chunk(N, rows, [&](int64_t r0, int64_t n) {
-    half_to_f32(D, dx, dinp + r0 * C, n * C);
-    half_to_f32(D, dy, dout + r0 * C, n * C);
-    half_to_f32(D, x, inp + r0 * C, n * C);
-    k.rmsnorm_backward(dx, dweight, dy, x, w, rstd + r0, n, C);
-    f32_to_half(D, dinp + r0 * C, dx, n * C);
-  });
+  half_rows<D>(N, cpu_kernels().rmsnorm_backward, HalfInOut{dinp, dinp, C}, RowData<float>{dweight, 0},
+               HalfIn{dout, C}, HalfIn{inp, C}, HalfWhole{weight, C}, RowData<const float>{rstd, 1}, kChunkRows, C);
 }
 
 // The fp32 rotation (forward, or backward when inverse) on chunks of one sequence's positions.

@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/half_ops_impl.h"
+#include "kernels/cpu/half_rows.h"
 #include "kernels/cpu/vocab_parallel_kernels.h"
 
 namespace zt {
@@ -61,12 +62,7 @@ void half_vocab_embedding_backward(float* dwte_l, float* dwpe, const half_t* dou
 
 template <DType D>
 void half_vocab_xent_row_max(float* row_max, const half_t* logits_l, int64_t N, const VocabSlice& v) {
-  const int64_t chunk = half_chunk_rows(v.Vl);
-  float* l = half_scratch(0, static_cast<size_t>(chunk) * v.Vl);
-  for_each_chunk(N, chunk, [&](int64_t r0, int64_t n) {
-    half_to_f32(D, l, logits_l + r0 * v.Vl, n * v.Vl);
-    vocab_xent_row_max(row_max + r0, l, n, v);
-  });
+  half_rows<D>(N, vocab_xent_row_max, RowData<float>{row_max, 1}, HalfIn{logits_l, v.Vl}, kChunkRows, v);
 }
 
 template <DType D>
@@ -87,27 +83,21 @@ void half_vocab_xent_partials(float* stats, float* row_sums, const float* row_ma
 template <DType D>
 void half_vocab_xent_backward(half_t* dlogits_l, const half_t* logits_l, const float* stats, const int32_t* targets,
                               float dloss, int64_t N, const VocabSlice& v) {
-  const int64_t chunk = half_chunk_rows(v.Vl);
-  float* l = half_scratch(0, static_cast<size_t>(chunk) * v.Vl);
-  for_each_chunk(N, chunk, [&](int64_t r0, int64_t n) {
-    half_to_f32(D, l, logits_l + r0 * v.Vl, n * v.Vl);
-    vocab_xent_backward(l, l, stats + 2 * r0, targets + r0, dloss, n, v);  // in place in fp32
-    f32_to_half(D, dlogits_l + r0 * v.Vl, l, n * v.Vl);
-  });
+  auto in_place = [&](float* l, const float* st, const int32_t* tg, int64_t n) {  // in place in fp32
+    vocab_xent_backward(l, l, st, tg, dloss, n, v);
+  };
+  half_rows<D>(N, in_place, HalfInOut{logits_l, dlogits_l, v.Vl}, RowData<const float>{stats, 2},
+               RowData<const int32_t>{targets, 1}, kChunkRows);
 }
 
 template <DType D>
 void half_bias_residual(half_t* out, const half_t* residual, const float* partial, const half_t* bias, int64_t N,
                         int C) {
-  const int64_t chunk = half_chunk_rows(C);
-  float* b = half_scratch(0, static_cast<size_t>(C));
-  float* r = half_scratch(1, static_cast<size_t>(chunk) * C);
-  if (bias != nullptr) half_to_f32(D, b, bias, C);
-  for_each_chunk(N, chunk, [&](int64_t r0, int64_t n) {
-    half_to_f32(D, r, residual + r0 * C, n * C);
-    bias_residual(r, r, partial + r0 * C, bias == nullptr ? nullptr : b, n, C);  // in place in fp32
-    f32_to_half(D, out + r0 * C, r, n * C);
-  });
+  auto in_place = [&](float* r, const float* part, const float* b, int64_t n) {  // in place in fp32
+    bias_residual(r, r, part, b, n, C);
+  };
+  half_rows<D>(N, in_place, HalfInOut{residual, out, C}, RowData<const float>{partial, C}, HalfWhole{bias, C},
+               kChunkRows);
 }
 
 }  // namespace

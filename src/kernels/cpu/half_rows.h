@@ -1,0 +1,126 @@
+// half_rows: the one adapter behind the row-wise 16-bit kernels (with half_flat for the
+// elementwise ones, half_ops_impl.h). It is the 16-bit form of an fp32 row kernel: the rows
+// [0, N) go in chunks, and each argument says its role. The adapter widens what the kernel
+// reads, runs the fp32 kernel on the chunk and narrows what it writes:
+//   HalfIn{p, w}           rows of w 16-bit values the kernel reads (widened per chunk)
+//   HalfOut{p, w}          rows the kernel writes (narrowed after it)
+//   HalfInOut{src, dst, w} rows widened from src, written by the kernel, narrowed into dst
+//                          (src == dst for an accumulated gradient)
+//   HalfWhole{p, n}        n 16-bit values every row reads (a weight): widened once; p may
+//                          be null, and the kernel then gets null
+//   RowData<T>{p, w}       fp32 or int32 data, w per row, read or written in place (p + r0 * w)
+//   kChunkRows             the chunk's row count (the kernel's N)
+//   any other value        passed as it is (C, eps, a vocabulary slice)
+// The kernel is called with one argument per role, in order: a function, or a lambda for
+// kernels that take one buffer twice (in place in fp32).
+// Invariants: the fp32 kernel's rows are independent and its sums over rows run in row
+// order, so chunking changes no bit. Chunks hold half_chunk_rows(sum of the row widths of
+// the chunked 16-bit roles) rows, as the hand-written wrappers before it did. Each 16-bit
+// role takes the next scratch slot (at most kHalfScratchSlots).
+// Thread-safety: the scratch is the calling thread's.
+#pragma once
+
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+
+#include "kernels/cpu/half_ops_impl.h"
+
+namespace zt {
+
+struct HalfIn {
+  const half_t* p;
+  int64_t w;
+  float* x = nullptr;
+};
+struct HalfOut {
+  half_t* p;
+  int64_t w;
+  float* x = nullptr;
+};
+struct HalfInOut {
+  const half_t* src;
+  half_t* dst;
+  int64_t w;
+  float* x = nullptr;
+};
+struct HalfWhole {
+  const half_t* p;
+  int64_t n;
+  float* x = nullptr;
+};
+template <typename T>
+struct RowData {
+  T* p;
+  int64_t w;
+};
+struct ChunkRows {};
+inline constexpr ChunkRows kChunkRows{};
+
+namespace half_rows_detail {
+
+// Floats per row of the chunk's scratch.
+template <typename R>
+int64_t row_floats(const R& r) {
+  if constexpr (std::is_same_v<R, HalfIn> || std::is_same_v<R, HalfOut> || std::is_same_v<R, HalfInOut>) return r.w;
+  return 0;
+}
+
+// Takes scratch (and widens a HalfWhole once).
+template <DType D, typename R>
+void setup(R& r, int* slot, int64_t rows) {
+  if constexpr (std::is_same_v<R, HalfIn> || std::is_same_v<R, HalfOut> || std::is_same_v<R, HalfInOut>) {
+    r.x = half_scratch((*slot)++, static_cast<size_t>(rows * r.w));
+  } else if constexpr (std::is_same_v<R, HalfWhole>) {
+    const int s = (*slot)++;
+    if (r.p != nullptr) {
+      r.x = half_scratch(s, static_cast<size_t>(r.n));
+      half_to_f32(D, r.x, r.p, r.n);
+    }
+  }
+}
+
+template <DType D, typename R>
+void load(R& r, int64_t r0, int64_t n) {
+  if constexpr (std::is_same_v<R, HalfIn>) half_to_f32(D, r.x, r.p + r0 * r.w, n * r.w);
+  if constexpr (std::is_same_v<R, HalfInOut>) half_to_f32(D, r.x, r.src + r0 * r.w, n * r.w);
+}
+
+template <typename R>
+auto arg(R& r, int64_t r0, int64_t n) {
+  if constexpr (std::is_same_v<R, HalfIn> || std::is_same_v<R, HalfOut> || std::is_same_v<R, HalfInOut> ||
+                std::is_same_v<R, HalfWhole>) {
+    return r.x;
+  } else if constexpr (std::is_same_v<R, ChunkRows>) {
+    return n;
+  } else if constexpr (requires { r.p + r0 * r.w; }) {
+    return r.p + r0 * r.w;  // RowData
+  } else {
+    return r;
+  }
+}
+
+template <DType D, typename R>
+void store(R& r, int64_t r0, int64_t n) {
+  if constexpr (std::is_same_v<R, HalfOut>) f32_to_half(D, r.p + r0 * r.w, r.x, n * r.w);
+  if constexpr (std::is_same_v<R, HalfInOut>) f32_to_half(D, r.dst + r0 * r.w, r.x, n * r.w);
+}
+
+}  // namespace half_rows_detail
+
+template <DType D, typename K, typename... R>
+void half_rows(int64_t N, K&& kernel, R... roles) {
+  namespace d = half_rows_detail;
+  std::tuple<R...> t{roles...};
+  const int64_t width = std::apply([](const auto&... r) { return (int64_t{0} + ... + d::row_floats(r)); }, t);
+  const int64_t rows = half_chunk_rows(width > 0 ? width : 1);
+  int slot = 0;
+  std::apply([&](auto&... r) { (d::setup<D>(r, &slot, rows), ...); }, t);
+  for_each_chunk(N, rows, [&](int64_t r0, int64_t n) {
+    std::apply([&](auto&... r) { (d::load<D>(r, r0, n), ...); }, t);
+    std::apply([&](auto&... r) { kernel(d::arg(r, r0, n)...); }, t);
+    std::apply([&](auto&... r) { (d::store<D>(r, r0, n), ...); }, t);
+  });
+}
+
+}  // namespace zt

@@ -105,6 +105,11 @@ struct ActivationOps {
   // dst = src rounded to A (nearest even; NaN stays NaN; f16 overflows to inf): the compute
   // copy of the parameters cast from the fp32 master after each step.
   void (*from_f32)(A* dst, const float* src, int64_t n);
+
+  // Compression's quantize-dequantize of an activation in place: x (n values) in `groups`
+  // equal groups, DeepSpeed's arithmetic in fp32 (kernels/cpu/fake_quant.h), rounded to A
+  // once. Host-memory backends only (compression refuses the others); null elsewhere.
+  void (*fake_quant)(A* x, int64_t n, int64_t groups, int bits, bool symmetric);
 };
 
 }  // namespace zt

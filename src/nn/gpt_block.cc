@@ -3,7 +3,6 @@
 // followed by reduce_from_tp) and activation checkpointing (a checkpointed block recomputes
 // its internals from its saved input in backward).
 #include "core/check.h"
-#include "kernels/cpu/fake_quant.h"
 #include "nn/gpt_model_impl.h"
 #include "nn/tp/tp_mappings.h"
 
@@ -103,15 +102,7 @@ template <typename A>
 void GptModelImpl<A>::quantize_input(int layer, int slot, A* x, int64_t rows, int width) {
   const int bits = act_bits_ == nullptr ? 0 : (*act_bits_)[static_cast<size_t>(layer)][static_cast<size_t>(slot)];
   if (bits == 0) return;
-  const int64_t n = rows * width;
-  if constexpr (std::is_same_v<A, float>) {
-    fake_quant(x, n, rows, bits, act_symmetric_);
-  } else {
-    act_f32_.resize(static_cast<size_t>(n));
-    k_.to_f32(act_f32_.data(), x, n);
-    fake_quant(act_f32_.data(), n, rows, bits, act_symmetric_);
-    k_.from_f32(x, act_f32_.data(), n);
-  }
+  k_.fake_quant(x, rows * width, rows, bits, act_symmetric_);  // one group per row (token)
 }
 
 // The gradient of a branch output: dres itself, or scaled for a scaled block.

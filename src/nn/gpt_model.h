@@ -113,7 +113,7 @@ class GptModel {
   void clear_routes() { routes_.clear(); }  // every slot's blocks whole
   // DeepSpeed's dynamic activation quantization (compression_training): from the next
   // forward on, the input of each linear slot with bits > 0 is quantize-dequantized per
-  // token (kernels/cpu/fake_quant.h, host memory only); null turns it off. `bits` must
+  // token (the table's fake_quant kernel, host memory only); null turns it off. `bits` must
   // outlive its use.
   void set_activation_quant(const std::vector<BlockActBits>* bits, bool symmetric) {
     act_bits_ = bits;

@@ -107,7 +107,6 @@ class GptModelImpl final : public GptModel {
   std::vector<float> loss_host_;  // the last loss() call's per-token losses, copied to the host
   const BlockRoute* active_route_ = nullptr;  // the routed block being computed (rope())
   float branch_scale_ = 1.0f;                 // the block being computed scales its branches by this
-  std::vector<float> act_f32_;                // quantize_input's fp32 copy of a 16-bit input
 };
 
 }  // namespace zt

@@ -12,6 +12,7 @@
 #include "backend/cuda/cuda_backend.h"
 #endif
 #include "core/cpu_features.h"
+#include "kernels/cpu/fake_quant.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/encoder.h"
@@ -76,6 +77,7 @@ KernelOps make_cpu_f32_ops(const KernelTable& k) {
   o.lamb_moments = k.lamb_moments;
   o.lamb_apply = k.lamb_apply;
   o.sgd_step = &sgd_step;
+  o.fake_quant = &fake_quant;
   return o;
 }
 

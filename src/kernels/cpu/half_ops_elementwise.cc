@@ -6,6 +6,8 @@
 // crossentropy_backward's dlogits = logits): a chunk is widened before it is written.
 #include <cstdint>
 
+#include "core/check.h"
+#include "kernels/cpu/fake_quant.h"
 #include "kernels/cpu/half_ops_impl.h"
 #include "kernels/cpu/half_rows.h"
 #include "kernels/cpu/kernel_table.h"
@@ -61,6 +63,16 @@ void half_crossentropy_backward(half_t* dlogits, const half_t* logits, const flo
                RowData<const int32_t>{targets, 1}, kChunkRows);
 }
 
+// Groups are independent in the fp32 kernel, so chunks of whole groups change no bit.
+template <DType D>
+void half_fake_quant(half_t* x, int64_t n, int64_t groups, int bits, bool symmetric) {
+  ZT_CHECK(groups > 0 && n % groups == 0, "fake_quant: %lld elements do not split into %lld groups",
+           static_cast<long long>(n), static_cast<long long>(groups));
+  const int64_t w = n / groups;
+  auto groups_of = [&](float* v, int64_t g) { fake_quant(v, g * w, g, bits, symmetric); };
+  half_rows<D>(groups, groups_of, HalfInOut{x, x, w}, kChunkRows);
+}
+
 }  // namespace
 
 void fill_half_elementwise_ops(ActivationOps<half_t>* ops) {
@@ -70,6 +82,7 @@ void fill_half_elementwise_ops(ActivationOps<half_t>* ops) {
   ops->gelu_backward = ZT_HALF_PICK(ops, half_gelu_backward);
   ops->crossentropy_forward = ZT_HALF_PICK(ops, half_crossentropy_forward);
   ops->crossentropy_backward = ZT_HALF_PICK(ops, half_crossentropy_backward);
+  ops->fake_quant = ZT_HALF_PICK(ops, half_fake_quant);
   const bool bf16 = ops->compute == DType::kBF16;
   ops->to_f32 = bf16 ? &bf16_to_f32 : &f16_to_f32;
   ops->from_f32 = bf16 ? &f32_to_bf16 : &f32_to_f16;

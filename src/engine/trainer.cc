@@ -115,6 +115,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
       t->grad_send_.push_back(std::move(buf));
     }
   }
+  ZT_ASSIGN_OR_RETURN(t->norm_acc_, t->backend_.allocate(2, DType::kF32, "the step's gradient-norm accumulator"));
   ZT_RETURN_IF_ERROR(t->init_states(swap));
   if (options.efficiency.compression.any()) {
     ZT_ASSIGN_OR_RETURN(t->compressor_, Compressor::create(options.efficiency.compression, t->model_->param_table(),
@@ -223,22 +224,30 @@ StatusOr<int64_t> Trainer::all_reduce_sum(ProcessGroup* g, int64_t value) {
 // Every parameter counted once: tensor-parallel copies only on tp rank 0, the last
 // pipeline stage's copy of wte not at all, ZeRO shards each on their owner, and the
 // full gradients of stage 0 only on data-parallel rank 0; then summed over the world.
+double Trainer::read_squares() const {
+  double sq = 0.0;
+  backend_.copy_to_host(&sq, const_cast<Arena&>(norm_acc_).as<double>(), sizeof(double));
+  return sq;
+}
+
 StatusOr<double> Trainer::global_grad_norm() {
   const ZeroStage stage = options_.zero.stage;
   const ElementRange range = states_->owned_range();
   const float* owned = states_->owned_grads();
   const bool model_parallel = pipelined() || options_.layout.tp_size > 1;
+  norm_acc_.zero();
   if (!optimizer_->engine_reduces_gradients()) {  // local gradients: the rms of the ranks' estimates dp x g_r
     const double dp = dp_->size();
-    ZT_ASSIGN_OR_RETURN(const double sq, all_reduce_sum(dp_, sum_of_squares(owned, range.size(), backend_.ops())));
+    add_squares(owned, range.size());
+    ZT_ASSIGN_OR_RETURN(const double sq, all_reduce_sum(dp_, read_squares()));
     return std::sqrt(sq * dp);  // sqrt(sum_r ||dp g_r||^2 / dp)
   }
   if (!model_parallel) {
-    if (stage == ZeroStage::kNone) return l2_norm(owned, range.size(), backend_.ops());  // same sums on every rank
-    ZT_ASSIGN_OR_RETURN(const double sq, all_reduce_sum(dp_, sum_of_squares(owned, range.size(), backend_.ops())));
+    add_squares(owned, range.size());
+    if (stage == ZeroStage::kNone) return std::sqrt(read_squares());  // same sums on every rank
+    ZT_ASSIGN_OR_RETURN(const double sq, all_reduce_sum(dp_, read_squares()));
     return std::sqrt(sq);
   }
-  double sq = 0.0;
   if (stage != ZeroStage::kNone || dp_->rank() == 0) {
     const ParamTable& table = model_->param_table();
     const int tied = tied_head_layer(options_.model);
@@ -246,10 +255,10 @@ StatusOr<double> Trainer::global_grad_norm() {
       if (s.layer == tied) continue;                                          // counted on the first stage
       if (options_.layout.tp_size > 1 && s.tp_dim < 0 && options_.layout.tp_rank != 0) continue;  // replicated
       const size_t lo = std::max(s.offset, range.begin), hi = std::min(s.offset + s.numel, range.end);
-      if (lo < hi) sq += sum_of_squares(owned + (lo - range.begin), hi - lo, backend_.ops());
+      if (lo < hi) add_squares(owned + (lo - range.begin), hi - lo);
     }
   }
-  ZT_ASSIGN_OR_RETURN(sq, all_reduce_sum(world_, sq));
+  ZT_ASSIGN_OR_RETURN(const double sq, all_reduce_sum(world_, read_squares()));
   return std::sqrt(sq);
 }
 

@@ -191,6 +191,10 @@ class Trainer {
   StatusOr<bool> update_parameters(const ScheduleValue& sched, StepStats* stats);
   // The global gradient norm, counting every parameter once across dp, pp and tp.
   StatusOr<double> global_grad_norm();
+  // The step's sum of squares, in backend memory (norm_acc_): added to by the kernel where
+  // the gradients live, read once per step.
+  void add_squares(const float* x, size_t n) { backend_.ops().sum_squares(norm_acc_.as<double>(), x, static_cast<int64_t>(n)); }
+  double read_squares() const;
   StatusOr<double> all_reduce_sum(ProcessGroup* g, double value);
   StatusOr<int64_t> all_reduce_sum(ProcessGroup* g, int64_t value);
   int64_t train_batch_size_of(int64_t local_micro_batches) const;
@@ -204,6 +208,7 @@ class Trainer {
   ProcessGroup* tp_ = nullptr;
   ProcessGroup* tied_ = nullptr;
   std::vector<Arena> grad_send_;  // pipeline: per slot, the input gradient being sent
+  Arena norm_acc_;  // one double (two f32 elements) of backend memory: the step's sum of squares
   Partition partition_;
   std::unique_ptr<IoEngine> act_io_;        // activation swap (declared before the model, which uses it)
   std::unique_ptr<ActivationSwap> stash_;

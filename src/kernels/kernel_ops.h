@@ -45,7 +45,10 @@ struct KernelOps : ActivationOps<float> {
   void (*cast_bf16_to_f32)(float* dst, const bf16_t* src, int64_t n);
 
   // Optimizer.
-  double (*sum_squares)(const float* x, int64_t n);
+  // *acc += sum x^2: acc is one double of the backend's memory, so a step's norm is summed
+  // where the gradients live and read once (the sum itself in double, fixed order, then
+  // one double addition into *acc).
+  void (*sum_squares)(double* acc, const float* x, int64_t n);
   void (*adamw_step)(float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& args);
   // LAMB over one whole tensor (kernel_args.h's LambArgs): lamb_moments updates m and v and
   // adds sum p^2 and sum u^2 into *sums; lamb_apply then does p += neg_step * u.

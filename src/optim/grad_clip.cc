@@ -7,7 +7,11 @@
 
 namespace zt {
 
-double sum_of_squares(const float* x, size_t n, const KernelOps& k) { return k.sum_squares(x, static_cast<int64_t>(n)); }
+double sum_of_squares(const float* x, size_t n, const KernelOps& k) {
+  double acc = 0.0;  // a host double: host-memory backends only
+  k.sum_squares(&acc, x, static_cast<int64_t>(n));
+  return acc;
+}
 
 double l2_norm(const float* x, size_t n, const KernelOps& k) { return std::sqrt(sum_of_squares(x, n, k)); }
 

@@ -30,6 +30,8 @@ namespace zt {
 
 namespace {
 
+void sum_squares_into(double* acc, const float* x, int64_t n) { *acc += cpu_kernels().sum_squares(x, n); }
+
 KernelOps make_cpu_f32_ops(const KernelTable& k) {
   KernelOps o;
   o.compute = DType::kF32;
@@ -72,7 +74,7 @@ KernelOps make_cpu_f32_ops(const KernelTable& k) {
   o.cast_bf16_to_f32 = &cast_bf16_to_f32;
   o.to_f32 = &copy_f32;
   o.from_f32 = &copy_f32;
-  o.sum_squares = k.sum_squares;
+  o.sum_squares = &sum_squares_into;
   o.adamw_step = k.adamw_step;
   o.lamb_moments = k.lamb_moments;
   o.lamb_apply = k.lamb_apply;

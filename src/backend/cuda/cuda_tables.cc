@@ -310,14 +310,10 @@ void scale_f32(float* x, float c, int64_t n) { cuda::scale(x, c, n, st()); }
 void cast_to_bf16(bf16_t* dst, const float* src, int64_t n) { cast_from_f32(DType::kBF16, dst, src, n, st()); }
 void cast_from_bf16(float* dst, const bf16_t* src, int64_t n) { cast_to_f32(DType::kBF16, dst, src, n, st()); }
 
-// The one host-valued result of the step's norm: the device sum, then one copy.
-double sum_squares_f32(const float* x, int64_t n) {
-  auto* ws = static_cast<double*>(ctx().scratch(Scratch::kReduce, 8 * (sum_squares_workspace_doubles(n) + 1)));
-  sum_squares(ws, x, n, ctx().order(), ws + 1, st());
-  double out = 0.0;
-  check_cuda(cudaMemcpyAsync(&out, ws, 8, cudaMemcpyDeviceToHost, st()), "sum_squares");
-  ctx().sync("sum_squares");
-  return out;
+// *acc (device) += the sum, stream-ordered: the step reads its norm once.
+void sum_squares_f32(double* acc, const float* x, int64_t n) {
+  auto* ws = static_cast<double*>(ctx().scratch(Scratch::kReduce, 8 * sum_squares_workspace_doubles(n)));
+  sum_squares(acc, x, n, ctx().order(), ws, st(), /*accumulate=*/true);
 }
 
 void adamw_f32(float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& a) {

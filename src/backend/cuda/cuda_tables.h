@@ -2,8 +2,8 @@
 // ActivationOps<half_t> for bf16 and f16, each entry zerotrain's own CUDA kernel or a
 // cuBLASLt product (kernels/cuda/), queued on the context's stream (cuda_context.h).
 // Host inputs of the contract (tokens, targets, LAMB's running sums) are staged to the
-// device inside the entry; the host-valued results (sum_squares, LAMB's sums) come back
-// through one copy each. Entries for tensor parallelism's vocabulary-parallel pieces
+// device inside the entry. sum_squares adds into a device double the Trainer reads once
+// per step; LAMB's sums still come back through one copy each. Entries for tensor parallelism's vocabulary-parallel pieces
 // are refused by an abort naming the entry: several ranks with device cuda are refused
 // before a model is built (NCCL comes with issue 29).
 // Thread-safety: immutable tables.

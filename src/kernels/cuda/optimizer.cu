@@ -136,10 +136,10 @@ __global__ void sum_squares_kernel(double* partial, const float* x, int64_t n, i
   if (c < nchunks && l == 0) partial[c] = static_cast<double>(s);
 }
 
-__global__ void sum_chunks_kernel(double* out, const double* partial, int64_t nchunks) {
+__global__ void sum_chunks_kernel(double* out, const double* partial, int64_t nchunks, bool accumulate) {
   double total = 0.0;
   for (int64_t c = 0; c < nchunks; ++c) total += partial[c];
-  *out = total;
+  *out = accumulate ? *out + total : total;
 }
 
 int64_t chunks(int64_t n, int64_t chunk) { return (n + chunk - 1) / chunk; }
@@ -181,7 +181,7 @@ void lamb_apply(float* p, const float* m, const float* v, int64_t n, const LambA
 int64_t sum_squares_workspace_doubles(int64_t n) { return chunks(n, kSumSquaresChunk); }
 
 void sum_squares(double* out, const float* x, int64_t n, CpuOrder order, double* workspace,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, bool accumulate) {
   const int64_t nc = chunks(n, kSumSquaresChunk);
   if (nc > 0) {
     with_order(order, [&](auto o) {
@@ -191,7 +191,7 @@ void sum_squares(double* out, const float* x, int64_t n, CpuOrder order, double*
     });
     check_launch("sum_squares");
   }
-  sum_chunks_kernel<<<1, 1, 0, stream>>>(out, workspace, nc);
+  sum_chunks_kernel<<<1, 1, 0, stream>>>(out, workspace, nc, accumulate);
   check_launch("sum_squares (chunks)");
 }
 

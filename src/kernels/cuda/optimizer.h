@@ -36,9 +36,9 @@ void lamb_apply(float* p, const float* m, const float* v, int64_t n, const LambA
 
 // Doubles of device workspace sum_squares needs for n elements.
 int64_t sum_squares_workspace_doubles(int64_t n);
-// *out (device) = sum x^2: float partial sums over fixed 64 Ki chunks in `order`'s lane
-// layout, the chunks added in chunk order in double.
+// *out (device) = sum x^2 (accumulate: *out += it): float partial sums over fixed 64 Ki
+// chunks in `order`'s lane layout, the chunks added in chunk order in double.
 void sum_squares(double* out, const float* x, int64_t n, CpuOrder order, double* workspace,
-                 cudaStream_t stream);
+                 cudaStream_t stream, bool accumulate = false);
 
 }  // namespace zt::cuda

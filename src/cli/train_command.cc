@@ -234,16 +234,13 @@ Next train_steps(Session* s, const TrainCommandArgs& args, LoopResult* out) {
   return std::nullopt;
 }
 
-// The end: a last checkpoint, the run report (collective), then rank 0's summary and sample.
-int finish_run(Session* s, LoopResult r) {
+// The end (the loop saved the last step): the run report (collective), then rank 0's
+// summary and sample.
+int finish_run(Session* s, const LoopResult& r) {
   const ZtConfig& cfg = s->cfg;
   const TrainingConfig& tc = cfg.training;
   Trainer& trainer = *s->trainer;
   Status st;
-  if (tc.save_at_end && trainer.global_step() > r.first_step && r.saved_step != trainer.global_step()) {
-    if (!(st = save_run(trainer, cfg, s->lead)).ok()) return report_error(st, kExitFailure);
-    r.saved_step = trainer.global_step();
-  }
   const bool model_parallel = cfg.parallel.pp > 1 || cfg.parallel.tp > 1;
   std::vector<float> full;
   if (tc.sample_tokens > 0 && !r.stopped && !model_parallel) {

@@ -69,6 +69,12 @@ StatusOr<LoopResult> run_training_loop(const TrainingLoop& loop, StepObserver* o
       r.saved_step = stats.step;
     }
   }
+  // The end of the run: its last step checkpointed (save_at_end), unless it already was.
+  const int64_t last = loop.trainer->global_step();
+  if (tc.save_at_end && last > r.first_step && r.saved_step != last) {
+    ZT_RETURN_IF_ERROR(loop.save());
+    r.saved_step = last;
+  }
   return r;
 }
 

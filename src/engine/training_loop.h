@@ -3,8 +3,8 @@
 // (before the update); the Trainer's step; the validation loss at eval_interval, at the
 // first step run and at the last; every rank's peak RSS when the observer asks for it; the
 // observer; the agreement on a stop signal (any rank's SIGTERM/SIGINT/SIGUSR1 stops every
-// rank after the same step); and the checkpoint cadence (save_interval, and the step a stop
-// was agreed on). Observers (progress, metrics, monitors, profilers) see every step on
+// rank after the same step); and the checkpoint cadence (save_interval, the step a stop was
+// agreed on, and the run's last step with save_at_end). Observers (progress, metrics, monitors, profilers) see every step on
 // every rank and call no collective: what needs one (peak RSS, validation) the loop does.
 // Thread-safety: the training thread; collective over the run's ranks.
 #pragma once

@@ -1,7 +1,6 @@
 // Norms via the backend's sum-of-squares kernel.
 #include "optim/grad_clip.h"
 
-#include <cmath>
 #include <cstdint>
 
 
@@ -12,8 +11,6 @@ double sum_of_squares(const float* x, size_t n, const KernelOps& k) {
   k.sum_squares(&acc, x, static_cast<int64_t>(n));
   return acc;
 }
-
-double l2_norm(const float* x, size_t n, const KernelOps& k) { return std::sqrt(sum_of_squares(x, n, k)); }
 
 double clip_coefficient(double global_norm, double max_norm) {
   if (max_norm <= 0.0) return 1.0;

@@ -10,9 +10,7 @@ namespace zt {
 
 // Host helpers over the kernel, for host-memory backends (their accumulator is a host
 // double; the Trainer sums into backend memory instead, engine/trainer.h add_squares).
-// sqrt of the sum of squares of n floats (fixed-order, thread-count independent).
-double l2_norm(const float* x, size_t n, const KernelOps& k = cpu_backend().ops());
-// Sum of squares of n floats, for norms assembled from shards (ZeRO) by summing.
+// Sum of squares of n floats (fixed-order, thread-count independent).
 double sum_of_squares(const float* x, size_t n, const KernelOps& k = cpu_backend().ops());
 
 // 1.0 when max_norm <= 0 (clipping off) or the norm is already within it.

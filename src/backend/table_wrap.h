@@ -22,7 +22,7 @@
 
 #define ZT_KERNEL_OPS_ENTRIES(X)                                                                              \
   X(gemm) X(vocab_xent_finish) X(rope_table) X(accumulate) X(scale) X(cast_f32_to_bf16) X(cast_bf16_to_f32)  \
-  X(sum_squares) X(adamw_step) X(lamb_moments) X(lamb_apply) X(sgd_step)
+  X(loss_sum) X(sum_squares) X(adamw_step) X(lamb_moments) X(lamb_apply) X(sgd_step)
 
 namespace zt {
 

@@ -116,6 +116,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     }
   }
   ZT_ASSIGN_OR_RETURN(t->norm_acc_, t->backend_.allocate(2, DType::kF32, "the step's gradient-norm accumulator"));
+  t->staging_ = std::make_unique<BatchStaging>(t->backend_);
   ZT_RETURN_IF_ERROR(t->init_states(swap));
   if (options.efficiency.compression.any()) {
     ZT_ASSIGN_OR_RETURN(t->compressor_, Compressor::create(options.efficiency.compression, t->model_->param_table(),
@@ -224,6 +225,12 @@ StatusOr<int64_t> Trainer::all_reduce_sum(ProcessGroup* g, int64_t value) {
 // Every parameter counted once: tensor-parallel copies only on tp rank 0, the last
 // pipeline stage's copy of wte not at all, ZeRO shards each on their owner, and the
 // full gradients of stage 0 only on data-parallel rank 0; then summed over the world.
+double Trainer::staged_loss_sum(size_t n) const {
+  double sum = 0.0;
+  for (const LossSum& l : staging_->read_losses(n)) sum += l.sum;
+  return sum;
+}
+
 double Trainer::read_squares() const {
   double sq = 0.0;
   backend_.copy_to_host(&sq, const_cast<Arena&>(norm_acc_).as<double>(), sizeof(double));
@@ -307,14 +314,15 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
   }
   const int64_t local = static_cast<int64_t>(input.size());
   StepPlan plan = efficiency_.plan(input, B, options_.seq_len, global_step_, dp_->rank() * local, train_batch_size_of(local));
-  const std::vector<MicroBatch>& micro_batches = plan.micro_batches;
+  const std::vector<MicroBatch>& host_batches = plan.micro_batches;
   const int T = step_seq_ = plan.seq_len;
   step_routes_ = std::move(plan.routes);
   int64_t local_count = 0;
-  for (const MicroBatch& mb : micro_batches) {
+  for (const MicroBatch& mb : host_batches) {
     ZT_RETURN_IF_ERROR(model_->validate_batch(lay.embedding ? mb.tokens : nullptr, mb.targets, B, T));
     for (int64_t i = 0; i < static_cast<int64_t>(B) * T; ++i) local_count += mb.targets[i] >= 0;
   }
+  ZT_ASSIGN_OR_RETURN(const std::vector<MicroBatch> micro_batches, staging_->stage(host_batches, int64_t{B} * T));
   for (ProcessGroup* g : {world_, dp_, pp_, tp_, tied_}) {
     if (g != nullptr) g->set_step(global_step_ + 1);
   }
@@ -327,9 +335,9 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
   const uint64_t read0 = disk_read(), written0 = disk_written();
   const size_t modules = static_cast<size_t>(options_.model.n_layer) + 2;
   layer_times_ = LayerTimes{std::vector<double>(modules, 0.0), std::vector<double>(modules, 0.0), 0.0};
-  double loss_sum = 0.0;
-  ZT_RETURN_IF_ERROR(pipelined() ? run_pipeline(micro_batches, dloss, &loss_sum, &stats)
-                                 : run_micro_batches(micro_batches, B, T, dloss, &loss_sum, &stats));
+  ZT_RETURN_IF_ERROR(pipelined() ? run_pipeline(micro_batches, dloss, &stats)
+                                 : run_micro_batches(micro_batches, B, T, dloss, &stats));
+  const double loss_sum = staged_loss_sum(micro_batches.size());
   test_kill_point(global_step_ + 1, world_->rank());
   Stopwatch sw;
   // The loss lives on the last pipeline stage (every tp rank holds it); sum it over the
@@ -376,22 +384,20 @@ StatusOr<double> Trainer::evaluate(const std::vector<MicroBatch>& batches) {
   for (size_t i = 0; i < mine.size(); ++i) {
     ZT_RETURN_IF_ERROR(model_->validate_batch(options_.layout.embedding ? mine[i].tokens : nullptr, mine[i].targets, B, T));
   }
-  if (pipelined()) {
-    for (size_t i = 0; i < mine.size(); ++i) {
-      if (!real[i]) continue;
-      int64_t c = 0;
-      ZT_ASSIGN_OR_RETURN(const double s, evaluate_pipeline({mine[i]}, &c));
-      sum += s;
-      count += c;
+  ZT_ASSIGN_OR_RETURN(const std::vector<MicroBatch> staged, staging_->stage(mine, int64_t{B} * T));
+  for (size_t i = 0; i < staged.size(); ++i) {
+    if (pipelined()) {
+      if (real[i]) ZT_RETURN_IF_ERROR(evaluate_pipeline(staged[i], staging_->loss_slot(i)));
+    } else {
+      ZT_RETURN_IF_ERROR(forward_pass(staged[i], /*with_backward=*/false));
+      ZT_RETURN_IF_ERROR(model_->loss_into(staged[i].targets, staging_->loss_slot(i)));
     }
-  } else {
-    for (size_t i = 0; i < mine.size(); ++i) {
-      ZT_RETURN_IF_ERROR(forward_pass(mine[i], /*with_backward=*/false));
-      ZT_ASSIGN_OR_RETURN(const LossSum l, model_->loss(mine[i].targets));
-      if (!real[i]) continue;
-      sum += l.sum;
-      count += l.count;
-    }
+  }
+  const std::vector<LossSum> losses = staging_->read_losses(staged.size());
+  for (size_t i = 0; i < losses.size(); ++i) {
+    if (!real[i]) continue;
+    sum += losses[i].sum;
+    count += losses[i].count;
   }
   ZT_ASSIGN_OR_RETURN(sum, all_reduce_sum(pp_, sum));
   ZT_ASSIGN_OR_RETURN(count, all_reduce_sum(pp_, count));

@@ -24,6 +24,7 @@
 #include "core/status.h"
 #include "engine/compression.h"
 #include "engine/efficiency.h"
+#include "nn/batch_staging.h"
 #include "nn/gpt_model.h"
 #include "nn/gpt_training.h"
 #include "optim/adamw.h"
@@ -176,16 +177,19 @@ class Trainer {
   Status forward_pass(const MicroBatch& mb, bool with_backward);
   Status backward_pass(const MicroBatch& mb, float dloss);
   // With pipelining (trainer_pipeline.cc): the stage's schedule for all micro-batches.
-  Status run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, double* loss_sum, StepStats* stats);
+  // Micro-batch i's loss goes to staging_'s slot i (read once by the caller).
+  Status run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, StepStats* stats);
   // This stage's forward (with the loss on the last) and backward of micro-batch mb, B x T.
-  Status stage_forward(const std::vector<MicroBatch>& mbs, int mb, int B, int T, double* loss_sum);
+  Status stage_forward(const std::vector<MicroBatch>& mbs, int mb, int B, int T);
   Status stage_backward(const std::vector<MicroBatch>& mbs, int mb, float dloss);
   // A pipeline receive into `into` from stage `from`, its wait counted as pipeline wait.
   Status stage_recv(void* into, size_t bytes, int from, int tag, StepStats* stats);
   // Without pipelining: forward, loss and backward of each micro-batch (B x T) in turn.
-  Status run_micro_batches(const std::vector<MicroBatch>& mbs, int B, int T, float dloss, double* loss_sum,
-                           StepStats* stats);
-  StatusOr<double> evaluate_pipeline(const std::vector<MicroBatch>& batches, int64_t* count);
+  Status run_micro_batches(const std::vector<MicroBatch>& mbs, int B, int T, float dloss, StepStats* stats);
+  // One batch forward through the pipeline, its loss (last stage) into `loss_slot`.
+  Status evaluate_pipeline(const MicroBatch& batch, double* loss_slot);
+  // The sum of the first n staged losses, in micro-batch order (one copy).
+  double staged_loss_sum(size_t n) const;
   Status reduce_tied_grads();
   Status flush_grad_reductions();
   StatusOr<bool> update_parameters(const ScheduleValue& sched, StepStats* stats);
@@ -209,6 +213,7 @@ class Trainer {
   ProcessGroup* tied_ = nullptr;
   std::vector<Arena> grad_send_;  // pipeline: per slot, the input gradient being sent
   Arena norm_acc_;  // one double (two f32 elements) of backend memory: the step's sum of squares
+  std::unique_ptr<BatchStaging> staging_;  // the step's tokens, targets and losses in backend memory
   Partition partition_;
   std::unique_ptr<IoEngine> act_io_;        // activation swap (declared before the model, which uses it)
   std::unique_ptr<ActivationSwap> stash_;

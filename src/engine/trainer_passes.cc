@@ -112,8 +112,7 @@ Status Trainer::backward_pass(const MicroBatch& mb, float dloss) {
   return reduced;
 }
 
-Status Trainer::run_micro_batches(const std::vector<MicroBatch>& mbs, int B, int T, float dloss, double* loss_sum,
-                                  StepStats* stats) {
+Status Trainer::run_micro_batches(const std::vector<MicroBatch>& mbs, int B, int T, float dloss, StepStats* stats) {
   for (size_t i = 0; i < mbs.size(); ++i) {
     const MicroBatch& mb = mbs[i];
     reducer_->begin_micro(i + 1 == mbs.size());
@@ -121,9 +120,8 @@ Status Trainer::run_micro_batches(const std::vector<MicroBatch>& mbs, int B, int
     Stopwatch sw;
     ZT_RETURN_IF_ERROR(forward_pass(mb, /*with_backward=*/true));
     Stopwatch loss_clock;
-    ZT_ASSIGN_OR_RETURN(const LossSum l, model_->loss(mb.targets));
+    ZT_RETURN_IF_ERROR(model_->loss_into(mb.targets, staging_->loss_slot(i)));
     layer_times_.forward_s.back() += loss_clock.seconds();
-    *loss_sum += l.sum;
     stats->forward_s += sw.seconds();
     sw.restart();
     ZT_RETURN_IF_ERROR(backward_pass(mb, dloss));

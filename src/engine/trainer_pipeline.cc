@@ -42,7 +42,7 @@ Status settle(WorkHandle& w) {
 
 }  // namespace
 
-Status Trainer::stage_forward(const std::vector<MicroBatch>& mbs, int mb, int B, int T, double* loss_sum) {
+Status Trainer::stage_forward(const std::vector<MicroBatch>& mbs, int mb, int B, int T) {
   GptModel& m = *model_;
   const GptLayout& lay = options_.layout;
   ZT_RETURN_IF_ERROR(prepare_micro(static_cast<size_t>(mb), B, T));
@@ -54,9 +54,7 @@ Status Trainer::stage_forward(const std::vector<MicroBatch>& mbs, int mb, int B,
   for (int l = lay.first_block; l < lay.end(options_.model); ++l) ZT_RETURN_IF_ERROR(m.forward_block(l));
   if (!lay.head) return Status::OK();
   ZT_RETURN_IF_ERROR(m.forward_head());
-  ZT_ASSIGN_OR_RETURN(const LossSum l, m.loss(mbs[static_cast<size_t>(mb)].targets));
-  *loss_sum += l.sum;
-  return Status::OK();
+  return m.loss_into(mbs[static_cast<size_t>(mb)].targets, staging_->loss_slot(static_cast<size_t>(mb)));
 }
 
 Status Trainer::stage_backward(const std::vector<MicroBatch>& mbs, int mb, float dloss) {
@@ -75,7 +73,7 @@ Status Trainer::stage_recv(void* into, size_t bytes, int from, int tag, StepStat
   return Status::OK();
 }
 
-Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, double* loss_sum, StepStats* stats) {
+Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, StepStats* stats) {
   GptModel& m = *model_;
   const int S = pp_->size(), s = pp_->rank(), M = static_cast<int>(mbs.size());
   const int B = options_.micro_batch, T = step_seq_;
@@ -94,7 +92,7 @@ Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, do
       case PipeOp::kForward: {
         ZT_RETURN_IF_ERROR(settle(act_sent[k]));
         Stopwatch w;
-        ZT_RETURN_IF_ERROR(stage_forward(mbs, mb, B, T, loss_sum));
+        ZT_RETURN_IF_ERROR(stage_forward(mbs, mb, B, T));
         stats->forward_s += w.seconds();
         break;
       }
@@ -134,35 +132,25 @@ Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, do
 }
 
 // One batch forward through the pipeline (validation): stage by stage, no overlap.
-StatusOr<double> Trainer::evaluate_pipeline(const std::vector<MicroBatch>& batches, int64_t* count) {
+Status Trainer::evaluate_pipeline(const MicroBatch& batch, double* loss_slot) {
   GptModel& m = *model_;
   const GptLayout& lay = options_.layout;
-  const int S = pp_->size(), s = pp_->rank();
+  const int s = pp_->rank();
   const int B = options_.micro_batch, T = options_.seq_len;
-  const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * sizeof(float);
-  double sum = 0.0;
+  const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * dtype_size(m.activation_dtype());
+  const int tag = activation_tag(0);
   m.clear_routes();
   m.set_slot(0);
-  for (size_t i = 0; i < batches.size(); ++i) {
-    const int tag = activation_tag(static_cast<int>(i));
-    if (lay.embedding) {
-      ZT_RETURN_IF_ERROR(m.forward_embedding(batches[i].tokens, B, T));
-    } else {
-      ZT_RETURN_IF_ERROR(pp_->recv(m.stage_input(), bytes, s - 1, tag)->wait());
-      m.begin_stage(B, T);
-    }
-    for (int l = lay.first_block; l < lay.end(options_.model); ++l) ZT_RETURN_IF_ERROR(m.forward_block(l));
-    if (lay.head) {
-      ZT_RETURN_IF_ERROR(m.forward_head());
-      ZT_ASSIGN_OR_RETURN(const LossSum l, m.loss(batches[i].targets));
-      sum += l.sum;
-      *count += l.count;
-    } else {
-      ZT_RETURN_IF_ERROR(pp_->send(m.stage_output(), bytes, s + 1, tag)->wait());
-    }
+  if (lay.embedding) {
+    ZT_RETURN_IF_ERROR(m.forward_embedding(batch.tokens, B, T));
+  } else {
+    ZT_RETURN_IF_ERROR(pp_->recv(m.stage_input(), bytes, s - 1, tag)->wait());
+    m.begin_stage(B, T);
   }
-  (void)S;
-  return sum;
+  for (int l = lay.first_block; l < lay.end(options_.model); ++l) ZT_RETURN_IF_ERROR(m.forward_block(l));
+  if (!lay.head) return pp_->send(m.stage_output(), bytes, s + 1, tag)->wait();
+  ZT_RETURN_IF_ERROR(m.forward_head());
+  return m.loss_into(batch.targets, loss_slot);
 }
 
 }  // namespace zt

@@ -44,6 +44,11 @@ struct KernelOps : ActivationOps<float> {
   void (*cast_f32_to_bf16)(bf16_t* dst, const float* src, int64_t n);
   void (*cast_bf16_to_f32)(float* dst, const bf16_t* src, int64_t n);
 
+  // The loss of one micro-batch, into two doubles of backend memory: out[0] = the sum of
+  // losses[i] over i < n whose target is not kIgnoreIndex (in double, i in order), out[1]
+  // = how many there are. The engine reads a step's sums in one copy.
+  void (*loss_sum)(double* out, const float* losses, const int32_t* targets, int64_t n);
+
   // Optimizer.
   // *acc += sum x^2: acc is one double of the backend's memory, so a step's norm is summed
   // where the gradients live and read once (the sum itself in double, fixed order, then
@@ -51,10 +56,11 @@ struct KernelOps : ActivationOps<float> {
   void (*sum_squares)(double* acc, const float* x, int64_t n);
   void (*adamw_step)(float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& args);
   // LAMB over one whole tensor (kernel_args.h's LambArgs): lamb_moments updates m and v and
-  // adds sum p^2 and sum u^2 into *sums; lamb_apply then does p += neg_step * u.
+  // adds sum p^2 and sum u^2 into *sums (backend memory); lamb_apply then does
+  // p += lamb_neg_step(*sums, args) * u, reading the sums where they are.
   void (*lamb_moments)(const float* p, const float* g, float* m, float* v, int64_t n, const LambArgs& args,
                        LambSums* sums);
-  void (*lamb_apply)(float* p, const float* m, const float* v, int64_t n, const LambArgs& args);
+  void (*lamb_apply)(float* p, const float* m, const float* v, int64_t n, const LambArgs& args, const LambSums* sums);
   void (*sgd_step)(float* p, const float* g, float* buf, int64_t n, const SgdArgs& args);
 };
 

@@ -69,6 +69,16 @@ GptModel::GptModel(const GptConfig& config, const GptModelOptions& options)
   ZT_CHECK(options.slots >= 1, "at least one activation slot");
 }
 
+StatusOr<LossSum> GptModel::loss(const int32_t* targets) {
+  if (loss_out_.empty()) {
+    ZT_ASSIGN_OR_RETURN(loss_out_, backend_.allocate(4, DType::kF32, "the loss read-back (two doubles)"));
+  }
+  ZT_RETURN_IF_ERROR(loss_into(targets, loss_out_.as<double>()));
+  double out[2];
+  backend_.copy_to_host(out, loss_out_.as<double>(), sizeof(out));
+  return LossSum{out[0], static_cast<int64_t>(out[1])};
+}
+
 Status GptModel::validate_batch(const int32_t* tokens, const int32_t* targets, int B, int T) const {
   if (B <= 0 || B > options_.max_batch || T <= 0 || T > options_.max_seq) {
     return Status::InvalidArgument("batch of " + std::to_string(B) + " x " + std::to_string(T) +
@@ -224,7 +234,7 @@ Status GptModelImpl<A>::forward_head() {
 }
 
 template <typename A>
-StatusOr<LossSum> GptModelImpl<A>::loss(const int32_t* targets) {
+Status GptModelImpl<A>::loss_into(const int32_t* targets, double* out) {
   const int64_t BT = static_cast<int64_t>(B_) * T_;
   GptActivationsT<A>& a = slot();
   if (!tp()) {
@@ -234,16 +244,8 @@ StatusOr<LossSum> GptModelImpl<A>::loss(const int32_t* targets) {
                                                    arena_.scratch.tp_rows, arena_.scratch.tp_row_sums, a.logits,
                                                    targets, BT, vocab_slice(config_, options_.layout)));
   }
-  // The per-token losses cross to the host once (an explicit copy: they may be device memory).
-  loss_host_.resize(static_cast<size_t>(BT));
-  backend_.copy_to_host(loss_host_.data(), a.losses, static_cast<size_t>(BT) * sizeof(float));
-  LossSum result;
-  for (int64_t i = 0; i < BT; ++i) {
-    if (targets[i] == kIgnoreIndex) continue;
-    result.sum += loss_host_[static_cast<size_t>(i)];
-    ++result.count;
-  }
-  return result;
+  f32_.loss_sum(out, a.losses, targets, BT);
+  return Status::OK();
 }
 
 template <typename A>

@@ -102,7 +102,12 @@ class GptModel {
 
   // Whole-model calls for one micro-batch of B x T tokens (the layout must hold it all).
   Status forward(const int32_t* tokens, int B, int T);
-  virtual StatusOr<LossSum> loss(const int32_t* targets) = 0;  // after forward(); the layout must hold the head
+  // After forward() (the layout must hold the head): the micro-batch's loss into two doubles
+  // of backend memory, out[0] = the sum over counted tokens, out[1] = their count
+  // (KernelOps::loss_sum). The engine reads a step's worth in one copy.
+  virtual Status loss_into(const int32_t* targets, double* out) = 0;
+  // The same, read back at once (tests and tools): one copy per call.
+  StatusOr<LossSum> loss(const int32_t* targets);
   // dloss: d(total loss)/d(each counted token's loss), e.g. 1 / tokens counted in the step.
   Status backward(const int32_t* tokens, const int32_t* targets, float dloss);
 
@@ -153,6 +158,7 @@ class GptModel {
   GptConfig config_;
   GptModelOptions options_;
   const Backend& backend_;
+  Arena loss_out_;  // loss()'s two doubles, allocated on its first call
   ParamTable table_;
   int slot_ = 0;
   int B_ = 0;  // shape of the current micro-batch

@@ -29,7 +29,7 @@ class GptModelImpl final : public GptModel {
   void bind_layer(int layer, void* params_at, float* grads_at) override;
   void* bound_params(int layer) const override;
 
-  StatusOr<LossSum> loss(const int32_t* targets) override;
+  Status loss_into(const int32_t* targets, double* out) override;
   Status forward_embedding(const int32_t* tokens, int B, int T) override;
   Status forward_block(int layer) override;
   Status forward_head() override;
@@ -104,7 +104,6 @@ class GptModelImpl final : public GptModel {
   GptWeightsT<A> w_;       // bound parameter views
   GptWeightsT<float> dw_;  // bound gradient views
   GptActivationArenaT<A> arena_;
-  std::vector<float> loss_host_;  // the last loss() call's per-token losses, copied to the host
   const BlockRoute* active_route_ = nullptr;  // the routed block being computed (rope())
   float branch_scale_ = 1.0f;                 // the block being computed scales its branches by this
 };

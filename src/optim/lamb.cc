@@ -1,5 +1,6 @@
 // LAMB: per-step scalars in double (as AdamW), then per whole tensor the moments kernel,
-// the trust ratio from its double sums, and the apply kernel.
+// which adds its double sums into backend memory, and the apply kernel, which takes the
+// trust ratio from them there. The host reads the sums only when asked (trust_ratios()).
 #include "optim/lamb.h"
 
 #include <algorithm>
@@ -10,13 +11,15 @@
 namespace zt {
 
 Lamb::Lamb(std::vector<TensorPart> tensors, ElementRange range, const LambOptions& options, const Backend& backend,
-           Arena m, Arena v)
+           Arena m, Arena v, Arena sums)
     : options_(options),
+      backend_(backend),
       k_(backend.ops()),
       range_(range),
       tensors_(std::move(tensors)),
       exp_avg_(std::move(m)),
-      exp_avg_sq_(std::move(v)) {}
+      exp_avg_sq_(std::move(v)),
+      sums_(std::move(sums)) {}
 
 StatusOr<std::unique_ptr<Lamb>> Lamb::create(const ParamTable& table, ElementRange range, const LambOptions& options,
                                              const Backend& backend, bool own_state) {
@@ -37,18 +40,23 @@ StatusOr<std::unique_ptr<Lamb>> Lamb::create(const ParamTable& table, ElementRan
   const size_t n = own_state ? range.size() : 0;
   ZT_ASSIGN_OR_RETURN(Arena m, backend.allocate(n, DType::kF32, "LAMB's first moments"));
   ZT_ASSIGN_OR_RETURN(Arena v, backend.allocate(n, DType::kF32, "LAMB's second moments"));
-  return std::unique_ptr<Lamb>(new Lamb(std::move(tensors), range, options, backend, std::move(m), std::move(v)));
+  // Two doubles (four f32 elements) of sums per tensor.
+  ZT_ASSIGN_OR_RETURN(Arena sums, backend.allocate(4 * tensors.size(), DType::kF32, "LAMB's per-tensor sums"));
+  return std::unique_ptr<Lamb>(
+      new Lamb(std::move(tensors), range, options, backend, std::move(m), std::move(v), std::move(sums)));
 }
 
 void Lamb::begin_step(const StepHyper& hyper) {
   ++steps_;
-  coeffs_.clear();
+  sums_.zero();
   const double beta1 = std::isnan(hyper.momentum) ? options_.beta1 : hyper.momentum;
   const double beta2 = options_.beta2;
   const double t = static_cast<double>(steps_);
-  step_size_ = options_.bias_correction ? hyper.lr * std::sqrt(1.0 - std::pow(beta2, t)) / (1.0 - std::pow(beta1, t))
-                                        : hyper.lr;
   LambArgs& a = args_;
+  a.step_size = options_.bias_correction ? hyper.lr * std::sqrt(1.0 - std::pow(beta2, t)) / (1.0 - std::pow(beta1, t))
+                                         : hyper.lr;
+  a.min_coeff = options_.min_coeff;
+  a.max_coeff = options_.max_coeff;
   a.grad_scale = static_cast<float>(hyper.grad_scale);
   a.beta1 = static_cast<float>(beta1);
   a.one_minus_beta1 = static_cast<float>(1.0 - beta1);
@@ -59,7 +67,9 @@ void Lamb::begin_step(const StepHyper& hyper) {
 }
 
 void Lamb::update(size_t offset, size_t n, float* params, const float* grads, float* const* states) {
-  for (const TensorPart& t : tensors_) {
+  auto* sums = sums_.as<LambSums>();
+  for (size_t ti = 0; ti < tensors_.size(); ++ti) {
+    const TensorPart& t = tensors_[ti];
     if (t.end <= offset || t.begin >= offset + n) continue;
     ZT_CHECK(t.begin >= offset && t.end <= offset + n,
              "LAMB::update was given elements [%zu, %zu) of its range, which cut tensor %s [%zu, %zu): the trust "
@@ -69,15 +79,17 @@ void Lamb::update(size_t offset, size_t n, float* params, const float* grads, fl
     const int64_t len = static_cast<int64_t>(t.end - t.begin);
     LambArgs a = args_;
     a.decay = t.decay ? static_cast<float>(options_.weight_decay) : 0.0f;
-    LambSums sums;
-    k_.lamb_moments(params + lo, grads + lo, states[0] + lo, states[1] + lo, len, a, &sums);
-    const double w_norm = std::sqrt(sums.param_sq), u_norm = std::sqrt(sums.update_sq);
-    double coeff = 1.0;
-    if (w_norm != 0.0 && u_norm != 0.0) coeff = std::min(std::max(w_norm / u_norm, options_.min_coeff), options_.max_coeff);
-    coeffs_.push_back(coeff);
-    a.neg_step = static_cast<float>(-(step_size_ * coeff));
-    k_.lamb_apply(params + lo, states[0] + lo, states[1] + lo, len, a);
+    k_.lamb_moments(params + lo, grads + lo, states[0] + lo, states[1] + lo, len, a, sums + ti);
+    k_.lamb_apply(params + lo, states[0] + lo, states[1] + lo, len, a, sums + ti);
   }
+}
+
+std::vector<double> Lamb::trust_ratios() const {
+  std::vector<LambSums> sums(tensors_.size());
+  backend_.copy_to_host(sums.data(), const_cast<Arena&>(sums_).as<LambSums>(), sums.size() * sizeof(LambSums));
+  std::vector<double> out;
+  for (const LambSums& s : sums) out.push_back(lamb_trust_ratio(s, options_.min_coeff, options_.max_coeff));
+  return out;
 }
 
 std::vector<StateTensor> Lamb::state() {

@@ -14,7 +14,8 @@
 // chunks) and the parameter server (reply slices): with none of them the range is the
 // whole arena and the resident state store calls update() once per step.
 // The update is the backend's lamb_moments + lamb_apply kernels (SIMD on the CPU, the
-// same bits on every ISA); the sums of squares are in double.
+// same bits on every ISA); the sums of squares are in double, in backend memory, and the
+// trust ratio is formed from them by lamb_apply, so a step reads nothing back.
 // Thread-safety: one thread calls begin_step/update; the kernels parallelise internally.
 #pragma once
 
@@ -47,8 +48,9 @@ class Lamb final : public Optimizer {
   void set_step_count(int64_t steps) override { steps_ = steps; }
   const char* name() const override { return "LAMB"; }
   const LambOptions& options() const { return options_; }
-  // The trust ratio (coeff) each tensor of the range got in the last update, in table order.
-  const std::vector<double>& trust_ratios() const { return coeffs_; }
+  // The trust ratio (coeff) each tensor of the range got in the last update, in table
+  // order: one copy of the per-tensor sums from backend memory.
+  std::vector<double> trust_ratios() const;
 
  private:
   struct TensorPart {  // one whole tensor of the range, relative to range.begin
@@ -58,17 +60,17 @@ class Lamb final : public Optimizer {
     bool decay;
   };
   Lamb(std::vector<TensorPart> tensors, ElementRange range, const LambOptions& options, const Backend& backend,
-       Arena m, Arena v);
+       Arena m, Arena v, Arena sums);
   LambOptions options_;
+  const Backend& backend_;
   const KernelOps& k_;
   ElementRange range_;
   std::vector<TensorPart> tensors_;
   Arena exp_avg_;     // first moment m, one float per element of range_
   Arena exp_avg_sq_;  // second moment v
   int64_t steps_ = 0;
-  LambArgs args_;            // of the current step (begin_step); decay and neg_step per tensor
-  double step_size_ = 0.0;   // lr (* sqrt(1 - b2^t) / (1 - b1^t)) of the current step
-  std::vector<double> coeffs_;
+  LambArgs args_;  // of the current step (begin_step); decay per tensor
+  Arena sums_;     // backend memory: one LambSums per tensor, zeroed by begin_step
 };
 
 }  // namespace zt

@@ -267,7 +267,8 @@ TEST(Lamb, KernelIsasAndThreadCountsGiveIdenticalBits) {
     a.eps = inside ? 1e-4f : 1e-8f;
     a.eps_inside_sqrt = inside;
     a.decay = 0.01f;
-    a.neg_step = -3e-3f;
+    a.step_size = 3e-3;  // with the trust ratio clamped to 1: a step of -3e-3f
+    a.min_coeff = a.max_coeff = 1.0;
     auto run = [&](Isa isa, int threads, std::vector<float>* p, std::vector<float>* m, std::vector<float>* v,
                    LambSums* sums) {
       *p = p0;
@@ -276,7 +277,7 @@ TEST(Lamb, KernelIsasAndThreadCountsGiveIdenticalBits) {
       const int saved = omp_get_max_threads();
       omp_set_num_threads(threads);
       cpu_kernels_for(isa).lamb_moments(p->data(), g.data(), m->data(), v->data(), n, a, sums);
-      cpu_kernels_for(isa).lamb_apply(p->data(), m->data(), v->data(), n, a);
+      cpu_kernels_for(isa).lamb_apply(p->data(), m->data(), v->data(), n, a, sums);
       omp_set_num_threads(saved);
     };
     std::vector<float> p_ref, m_ref, v_ref;

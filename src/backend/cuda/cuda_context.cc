@@ -76,7 +76,9 @@ void* CudaContext::scratch(Scratch kind, size_t bytes) {
 
 void* CudaContext::stage(Scratch kind, const void* host, size_t bytes) {
   void* d = scratch(kind, bytes);
-  check_cuda(cudaMemcpyAsync(d, host, bytes, cudaMemcpyHostToDevice, stream_), "staging host data");
+  // Default: the engine stages tokens and targets in device memory already (a device-to-
+  // device copy); tests and tools may still hand host arrays.
+  check_cuda(cudaMemcpyAsync(d, host, bytes, cudaMemcpyDefault, stream_), "staging tokens or targets");
   return d;
 }
 

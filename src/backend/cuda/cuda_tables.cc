@@ -320,19 +320,18 @@ void adamw_f32(float* p, const float* g, float* m, float* v, int64_t n, const Ad
   adamw_step(p, g, m, v, n, a, st());
 }
 void sgd_f32(float* p, const float* g, float* buf, int64_t n, const SgdArgs& a) { sgd_step(p, g, buf, n, a, st()); }
-void lamb_apply_f32(float* p, const float* m, const float* v, int64_t n, const LambArgs& a) {
-  lamb_apply(p, m, v, n, a, st());
+void lamb_apply_f32(float* p, const float* m, const float* v, int64_t n, const LambArgs& a, const LambSums* sums) {
+  lamb_apply(p, m, v, n, a, sums, st());
 }
 
 void lamb_moments_f32(const float* p, const float* g, float* m, float* v, int64_t n, const LambArgs& a,
                       LambSums* sums) {
-  const size_t bytes = sizeof(LambSums) + 8 * static_cast<size_t>(lamb_workspace_doubles(n));
-  char* ws = static_cast<char*>(ctx().scratch(Scratch::kReduce, bytes));
-  check_cuda(cudaMemcpyAsync(ws, sums, sizeof(LambSums), cudaMemcpyHostToDevice, st()), "lamb_moments (sums in)");
-  lamb_moments(p, g, m, v, n, a, reinterpret_cast<LambSums*>(ws), reinterpret_cast<double*>(ws + sizeof(LambSums)),
-               st());
-  check_cuda(cudaMemcpyAsync(sums, ws, sizeof(LambSums), cudaMemcpyDeviceToHost, st()), "lamb_moments");
-  ctx().sync("lamb_moments");
+  auto* ws = static_cast<double*>(ctx().scratch(Scratch::kReduce, 8 * static_cast<size_t>(lamb_workspace_doubles(n))));
+  lamb_moments(p, g, m, v, n, a, sums, ws, st());
+}
+
+void loss_sum_f32(double* out, const float* losses, const int32_t* targets, int64_t n) {
+  loss_sum(out, losses, targets, n, st());
 }
 
 }  // namespace
@@ -352,6 +351,7 @@ KernelOps make_cuda_f32_ops() {
   o.adamw_step = &adamw_f32;
   o.lamb_moments = &lamb_moments_f32;
   o.lamb_apply = &lamb_apply_f32;
+  o.loss_sum = &loss_sum_f32;
   o.sgd_step = &sgd_f32;
   return o;
 }

@@ -34,7 +34,7 @@ struct KernelTable {
   void (*adamw_step)(float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& args);
   void (*lamb_moments)(const float* p, const float* g, float* m, float* v, int64_t n, const LambArgs& args,
                        LambSums* sums);
-  void (*lamb_apply)(float* p, const float* m, const float* v, int64_t n, const LambArgs& args);
+  void (*lamb_apply)(float* p, const float* m, const float* v, int64_t n, const LambArgs& args, const LambSums* sums);
   // The Llama layers (impl/rmsnorm_impl.h, impl/swiglu_impl.h); contracts in kernels/activation_ops.h.
   void (*rmsnorm_forward)(float* out, float* rstd, const float* inp, const float* weight, int64_t N, int C,
                           float eps);

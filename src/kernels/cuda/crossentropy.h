@@ -24,4 +24,8 @@ void crossentropy_forward(DType t, CpuOrder o, float* losses, float* stats, cons
 void crossentropy_backward(DType t, CpuOrder o, void* dlogits, const void* logits, const float* stats,
                            const int32_t* targets, float dloss, int64_t N, int V, int Vp, cudaStream_t stream);
 
+// out[0] = the sum of losses over targets != -1 (in double, in index order, as the CPU),
+// out[1] = their count; out: two doubles of device memory.
+void loss_sum(double* out, const float* losses, const int32_t* targets, int64_t n, cudaStream_t stream);
+
 }  // namespace zt::cuda

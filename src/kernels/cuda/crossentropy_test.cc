@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cuda/crossentropy.h"
 #include "testing/cuda_test.h"
@@ -49,6 +50,31 @@ TEST(CudaCrossEntropy, MatchesTheCpuBitForBit) {
       EXPECT_TRUE(same_bits(l.download(), testing::representable(t, rd))) << "dlogits in place " << what;
     }
   }
+}
+
+// A micro-batch's loss sum: the CPU's double sum in index order, bit for bit, and the count
+// of targets that are not ignored.
+TEST(CudaCrossEntropy, LossSumMatchesTheCpuBitForBit) {
+  ZT_REQUIRE_CUDA();
+  const int64_t N = 4099;
+  std::mt19937 rng(9);
+  std::exponential_distribution<float> d(0.3f);
+  std::vector<float> losses(N);
+  std::vector<int32_t> targets(N);
+  for (int64_t i = 0; i < N; ++i) {
+    losses[i] = d(rng);
+    targets[i] = i % 5 == 2 ? -1 : static_cast<int32_t>(rng() % 1000);
+  }
+  DeviceArray<float> dl(losses);
+  DeviceArray<int32_t> dt(targets);
+  DeviceArray<double> out(2);
+  cuda::loss_sum(out.get(), dl.get(), dt.get(), N, nullptr);
+  double want[2];
+  loss_sum(want, losses.data(), targets.data(), N);
+  const std::vector<double> got = out.download();
+  EXPECT_EQ(got[0], want[0]);
+  EXPECT_EQ(got[1], want[1]);
+  EXPECT_EQ(want[1], static_cast<double>(N - (N + 2) / 5));
 }
 
 }  // namespace

@@ -94,10 +94,12 @@ __global__ void lamb_sums_kernel(LambSums* sums, const double* partial, int64_t 
   sums->update_sq = su;
 }
 
-__global__ void lamb_apply_kernel(float* p, const float* m, const float* v, int64_t n, LambArgs a) {
+__global__ void lamb_apply_kernel(float* p, const float* m, const float* v, int64_t n, LambArgs a,
+                                  const LambSums* sums) {
+  const float neg_step = lamb_neg_step(*sums, a);
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     const float pi = p[i];
-    p[i] = vadd(pi, vmul(a.neg_step, lamb_update(pi, m[i], v[i], a)));
+    p[i] = vadd(pi, vmul(neg_step, lamb_update(pi, m[i], v[i], a)));
   }
 }
 
@@ -172,9 +174,10 @@ void lamb_moments(const float* p, const float* g, float* m, float* v, int64_t n,
   check_launch("lamb_moments (sums)");
 }
 
-void lamb_apply(float* p, const float* m, const float* v, int64_t n, const LambArgs& args, cudaStream_t stream) {
+void lamb_apply(float* p, const float* m, const float* v, int64_t n, const LambArgs& args, const LambSums* sums,
+                cudaStream_t stream) {
   if (n <= 0) return;
-  lamb_apply_kernel<<<grid_for(n), kThreads, 0, stream>>>(p, m, v, n, args);
+  lamb_apply_kernel<<<grid_for(n), kThreads, 0, stream>>>(p, m, v, n, args, sums);
   check_launch("lamb_apply");
 }
 

@@ -32,7 +32,9 @@ int64_t lamb_workspace_doubles(int64_t n);
 // lamb_workspace_doubles(n) doubles.
 void lamb_moments(const float* p, const float* g, float* m, float* v, int64_t n, const LambArgs& args, LambSums* sums,
                   double* workspace, cudaStream_t stream);
-void lamb_apply(float* p, const float* m, const float* v, int64_t n, const LambArgs& args, cudaStream_t stream);
+// p += lamb_neg_step(*sums, args) * u; sums: device memory, as lamb_moments left them.
+void lamb_apply(float* p, const float* m, const float* v, int64_t n, const LambArgs& args, const LambSums* sums,
+                cudaStream_t stream);
 
 // Doubles of device workspace sum_squares needs for n elements.
 int64_t sum_squares_workspace_doubles(int64_t n);

@@ -102,9 +102,11 @@ TEST(CudaOptimizer, LambMomentsSumsAndUpdateAreBitIdenticalToTheCpu) {
     EXPECT_EQ(got.update_sq, sums.update_sq) << "sum u^2, eps inside " << inside;
     EXPECT_TRUE(same_bits(dm.download(), m));
     EXPECT_TRUE(same_bits(dv.download(), v));
-    a.neg_step = static_cast<float>(-1e-3 * std::sqrt(sums.param_sq / sums.update_sq));
-    cuda::lamb_apply(dp.get(), dm.get(), dv.get(), static_cast<int64_t>(n), a, nullptr);
-    cpu_kernels().lamb_apply(p.data(), m.data(), v.data(), static_cast<int64_t>(n), a);
+    a.step_size = 1e-3;  // the trust ratio from the sums, as the device read them
+    a.min_coeff = 0.01;
+    a.max_coeff = 10.0;
+    cuda::lamb_apply(dp.get(), dm.get(), dv.get(), static_cast<int64_t>(n), a, dsums.get(), nullptr);
+    cpu_kernels().lamb_apply(p.data(), m.data(), v.data(), static_cast<int64_t>(n), a, &sums);
     EXPECT_TRUE(same_bits(dp.download(), p)) << "eps inside " << inside;
   }
 }

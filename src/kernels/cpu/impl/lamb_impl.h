@@ -1,12 +1,12 @@
 // LAMB (DeepSpeed's FusedLamb, csrc/lamb/fused_lamb_cuda_kernel.cu) over one whole
-// tensor, in two passes around the host's trust ratio. fp32 arithmetic in a fixed
+// tensor, in two passes around the trust ratio (read from the sums by lamb_apply). fp32 arithmetic in a fixed
 // operation order with no fused multiply-add, so every ISA computes the same bits:
 //   lamb_moments: g <- g * grad_scale
 //                 m <- m * b1 + g * (1 - b1)
 //                 v <- v * b2 + ((1 - b2) * g) * g
 //                 u  = m / denom + decay * p,  denom = eps_inside_sqrt ? sqrt(v + eps) : sqrt(v) + eps
 //                 sums += (sum p^2, sum u^2)   (p before the update)
-//   lamb_apply:   p <- p + neg_step * u        (u recomputed from m, v, p exactly as above)
+//   lamb_apply:   p <- p + lamb_neg_step(sums) * u   (u recomputed from m, v, p exactly as above)
 // The sums are ISA- and thread-count-independent as well: every square is exact in double
 // (a float times a float fits in 53 bits), element i of a fixed 16 Ki-element chunk goes
 // to double accumulator (i % 8), the eight are added in a fixed tree and the chunks in
@@ -89,8 +89,10 @@ void lamb_moments_impl(const float* p, const float* g, float* m, float* v, int64
 }
 
 template <class S>
-void lamb_apply_impl(float* p, const float* m, const float* v, int64_t n, const zt::LambArgs& a) {
+void lamb_apply_impl(float* p, const float* m, const float* v, int64_t n, const zt::LambArgs& a,
+                     const zt::LambSums* sums) {
   const int64_t nchunks = (n + kLambChunk - 1) / kLambChunk;
+  const float neg_step = zt::lamb_neg_step(*sums, a);
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < nchunks; ++c) {
     const int64_t lo = c * kLambChunk, hi = (lo + kLambChunk < n) ? lo + kLambChunk : n;
@@ -98,14 +100,14 @@ void lamb_apply_impl(float* p, const float* m, const float* v, int64_t n, const 
     for (; i + S::kWidth <= hi; i += S::kWidth) {
       const auto vp = S::load(p + i);
       const auto u = lamb_update_vec<S>(vp, S::load(m + i), S::load(v + i), a);
-      S::store(p + i, S::add(vp, S::mul(S::set1(a.neg_step), u)));
+      S::store(p + i, S::add(vp, S::mul(S::set1(neg_step), u)));
     }
     if (i < hi) {
       const int k = static_cast<int>(hi - i);
       const auto vp = zt::simd::load_tail<S>(p + i, k, 0.0f);
       const auto u = lamb_update_vec<S>(vp, zt::simd::load_tail<S>(m + i, k, 0.0f),
                                         zt::simd::load_tail<S>(v + i, k, 1.0f), a);
-      zt::simd::store_tail<S>(p + i, S::add(vp, S::mul(S::set1(a.neg_step), u)), k);
+      zt::simd::store_tail<S>(p + i, S::add(vp, S::mul(S::set1(neg_step), u)), k);
     }
   }
 }

@@ -5,7 +5,7 @@
 #include "cli/doctor_probes.h"
 #include "cli/plan_eval.h"
 #include "cli/run_inputs.h"
-#include "cli/run_setup.h"
+#include "engine/run_config.h"
 #include "core/timer.h"
 #include "engine/rank_sync.h"
 #include "io/atomic_file.h"

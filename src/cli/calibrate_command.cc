@@ -6,7 +6,7 @@
 #include "cli/calibrate_command.h"
 #include "cli/exit_status.h"
 #include "cli/run_inputs.h"
-#include "cli/run_setup.h"
+#include "engine/run_config.h"
 #include "comm/mpi_world.h"
 #include "core/cpu_features.h"
 #include "core/cpu_info.h"

@@ -16,7 +16,7 @@
 #include "cli/plan_eval.h"
 #include "cli/ps_command.h"
 #include "cli/run_inputs.h"
-#include "cli/run_setup.h"
+#include "engine/run_config.h"
 #include "core/cpu_info.h"
 #include "core/memory_stats.h"
 #include "engine/memory_estimate.h"

@@ -12,7 +12,7 @@
 #include "cli/exit_status.h"
 #include "cli/plan_eval.h"
 #include "cli/run_inputs.h"
-#include "cli/run_setup.h"
+#include "engine/run_config.h"
 #include "core/memory_stats.h"
 
 namespace zt {

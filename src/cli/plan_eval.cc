@@ -8,7 +8,7 @@
 #include <glob.h>
 #include <sys/stat.h>
 
-#include "cli/run_setup.h"
+#include "engine/run_config.h"
 #include "core/memory_stats.h"
 #include "engine/parallel_setup.h"
 

@@ -21,6 +21,7 @@
 #include "data/dataset.h"
 #include "data/tokenizer.h"
 #include "engine/rank_sync.h"
+#include "engine/run_config.h"
 #include "engine/sampling.h"
 #include "io/filesystem.h"
 #include "nn/gpt_model.h"

@@ -61,25 +61,6 @@ StatusOr<RunData> open_datasets(const ZtConfig& cfg) {
   return d;
 }
 
-GptTrainingOptions gpt_training_options(const ZtConfig& c) {
-  GptTrainingOptions o;
-  o.model = c.model;
-  o.micro_batch = static_cast<int>(c.batch.micro_batch);
-  o.seq_len = c.data.seq_len;
-  o.optimizer = c.optimizer;
-  o.adamw = c.adamw;
-  o.sgd = c.sgd;
-  o.lamb = c.lamb;
-  o.onebit = c.onebit;
-  o.schedule = c.schedule;
-  o.gradient_clipping = c.gradient_clipping;
-  o.seed = c.training.seed;
-  const DType compute = c.precision.bf16 ? DType::kBF16 : c.precision.fp16 ? DType::kF16 : DType::kF32;
-  o.backend = backend_for(c.device, compute).value();  // every cpu dtype exists; cuda was resolved with the config
-  o.loss_scaler = c.precision.loss_scaler;
-  return o;
-}
-
 void print_sample(const ZtConfig& cfg, const Tokenizer& tok, float* full_params) {
   const TrainingConfig& tc = cfg.training;
   std::unique_ptr<GptModel> model = GptModel::create(cfg.model, 1, cfg.data.seq_len);

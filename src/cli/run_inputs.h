@@ -38,8 +38,6 @@ struct RunData {
 // demo files visible to every rank).
 StatusOr<RunData> open_datasets(const ZtConfig& cfg);
 
-// The model, batch shape, optimizer, schedule, clipping and seed of a resolved configuration.
-GptTrainingOptions gpt_training_options(const ZtConfig& cfg);
 
 // Generates cfg.training.sample_tokens tokens from the full parameters and prints them.
 void print_sample(const ZtConfig& cfg, const Tokenizer& tokenizer, float* full_params);

@@ -1,8 +1,13 @@
 // The training run behind `zerotrain train`, on one process or on every rank of an
 // mpirun job (data parallel, any ZeRO stage). Rank 0 prints and writes; every rank trains.
+#include "cli/train_command.h"
 
-
-
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
 
 #include "backend/peak.h"
 #include "cli/autotune.h"
@@ -15,11 +20,9 @@
 #include "cli/monitors.h"
 #include "cli/progress.h"
 #include "cli/ps_command.h"
-#include "cli/run_checkpoints.h"
 #include "cli/run_inputs.h"
 #include "cli/run_report.h"
-#include "cli/run_setup.h"
-#include "cli/train_command.h"
+#include "cli/task_progress.h"
 #include "cli/train_observer.h"
 #include "comm/mpi_world.h"
 #include "config/config.h"
@@ -31,16 +34,13 @@
 #include "data/tokenizer.h"
 #include "engine/parallel_setup.h"
 #include "engine/rank_sync.h"
+#include "engine/run_checkpoints.h"
+#include "engine/run_config.h"
+#include "engine/run_session.h"
 #include "engine/sampling.h"
 #include "engine/trainer.h"
 #include "engine/training_loop.h"
 #include "io/filesystem.h"
-#include <CLI/CLI.hpp>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <memory>
-#include <optional>
 
 namespace zt {
 
@@ -62,47 +62,20 @@ double unigram_entropy(const TokenDataset& d, int vocab) {
   return h;
 }
 
-// Everything one `zerotrain train` run holds, filled step by step by the functions below.
-// Each returns std::nullopt to go on, or the process's exit status.
-struct Session {
-  ZtConfig cfg;
-  RankGrid grid = RankGrid::create(1, 1, 1, 1).value();  // replaced by start_ranks
-  StagePartition partition = StagePartition::kFlops;
-  std::unique_ptr<MpiWorld> mpi;
-  ParallelGroups groups;
-  int world_size = 1, rank = 0;
-  bool lead = true;
+// One `zerotrain train` run: the engine's session (ranks, groups, Trainer) plus what
+// this command adds: the tokenizer, the data and the job's peak. The functions below fill
+// it step by step; each returns std::nullopt to go on, or the process's exit status.
+struct Session : RunSession {
   std::unique_ptr<Tokenizer> tok;
   RunData data;
-  TrainerOptions topts;
-  std::unique_ptr<Trainer> trainer;
-  std::vector<ProcessGroup*> comm_groups;
   double peak = 0.0;  // the job's compute peak (rank 0), FLOP/s
 };
 using Next = std::optional<int>;
 
-// The rank grid and, under mpirun, the MPI world and its groups.
+// The rank grid and, under mpirun, the MPI world and its groups (engine/run_session.h).
 Next start_ranks(Session* s) {
-  const ParallelConfig& p = s->cfg.parallel;
-  s->world_size = p.dp * p.pp * p.tp;
-  auto grid = RankGrid::create(s->world_size, p.tp, p.dp, p.pp);
-  if (!grid.ok()) return report_error(grid.status(), kExitBadInput);
-  s->grid = grid.value();
-  s->partition = stage_partition(s->cfg);
-  if (auto lay = layout_for_rank(s->cfg.model, s->grid, 0, s->partition); !lay.ok()) return report_error(lay.status(), kExitBadInput);
-  if (!launched_by_mpi()) return std::nullopt;
-  CommOptions co;
-  co.timeout_s = p.comm_timeout_s;
-  co.algorithm = p.algorithm;
-  co.ring_chunk_bytes = static_cast<size_t>(p.ring_chunk_bytes);
-  auto world = MpiWorld::init(co);
-  if (!world.ok()) return report_error(world.status(), kExitFailure);
-  s->mpi = std::move(world).value();
-  auto g = make_mpi_groups(*s->mpi, s->grid);
-  if (!g.ok()) return report_error(g.status(), kExitFailure);
-  s->groups = std::move(g).value();
-  s->rank = s->groups.world->rank();
-  s->lead = s->rank == 0;
+  if (Status st = plan_ranks(s); !st.ok()) return report_error(st, kExitBadInput);
+  if (Status st = join_mpi(s); !st.ok()) return report_error(st, kExitFailure);
   return std::nullopt;
 }
 
@@ -132,16 +105,10 @@ Next open_inputs(Session* s, const TrainCommandArgs& args, const Json& root) {
 
 // The Trainer for this rank's part, fresh or restored (--resume, --init).
 Next create_trainer(Session* s, const TrainCommandArgs& args) {
-  s->topts = trainer_options(s->cfg);
-  auto layout = layout_for_rank(s->cfg.model, s->grid, s->rank, s->partition);
-  if (!layout.ok()) return report_error(layout.status(), kExitBadInput);
-  s->topts.layout = layout.value();
-  auto trainer = Trainer::create(s->topts, launched_by_mpi() ? &s->groups : nullptr);
-  if (!trainer.ok()) return report_error(trainer.status(), kExitBadInput);
-  s->trainer = std::move(trainer).value();
-  if (Status st = restore_run(*s->trainer, s->cfg, args, s->lead); !st.ok()) return report_error(st, kExitBadInput);
-  const ParallelGroups& g = s->groups;
-  s->comm_groups = {g.world, g.dp, g.pp, g.tp, g.tied, &s->trainer->dp()};
+  TaskProgress progress("checkpoint load", s->lead && Progress::stdout_is_terminal());
+  const Status st = create_trainer(s, RestoreRequest{args.resume, args.init}, s->lead ? progress.fn() : ProgressFn{});
+  progress.finish();
+  if (!st.ok()) return report_error(st, kExitBadInput);
   return std::nullopt;
 }
 
@@ -199,6 +166,15 @@ void print_run_shape(const Session& s) {
   }
 }
 
+// A checkpoint of the current step, rank 0's shard reported in plain lines (the training
+// status line may be open on the terminal).
+Status save_with_progress(const Session& s) {
+  TaskProgress progress("checkpoint save (rank 0's shard)", /*tty=*/false);
+  const Status st = save_run(*s.trainer, s.cfg, s.lead, s.lead ? progress.fn() : ProgressFn{});
+  progress.finish();
+  return st;
+}
+
 // The loop (engine/training_loop.h), observed by this command's output.
 Next train_steps(Session* s, const TrainCommandArgs& args, LoopResult* out) {
   const ZtConfig& cfg = s->cfg;
@@ -226,7 +202,7 @@ Next train_steps(Session* s, const TrainCommandArgs& args, LoopResult* out) {
   const TrainingLoop loop{&trainer, &cfg, &*s->data.train,
                           s->data.val ? as_micro_batches(s->data.val_batches) : std::vector<MicroBatch>{},
                           s->groups.world, s->comm_groups, s->grid.coord(s->rank).dp,
-                          [s] { return save_run(*s->trainer, s->cfg, s->lead); }};
+                          [s] { return save_with_progress(*s); }};
   auto ran = run_training_loop(loop, &observer);
   if (!ran.ok()) return report_error(ran.status(), kExitFailure);
   *out = ran.value();

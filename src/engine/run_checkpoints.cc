@@ -1,13 +1,11 @@
 // --resume / --init and checkpoint saves for `zerotrain train`.
-#include "cli/run_checkpoints.h"
+#include "engine/run_checkpoints.h"
 
 #include <cstdio>
 
 #include "checkpoint/hf_model.h"
 #include "checkpoint/rank_state.h"
 #include "checkpoint/sharded_load.h"
-#include "cli/progress.h"
-#include "cli/task_progress.h"
 #include "core/cpu_features.h"
 #include "engine/trainer_checkpoint.h"
 #include "core/threads.h"
@@ -40,7 +38,7 @@ std::string layout_text(const CheckpointLayout& l) {
 
 }  // namespace
 
-Status restore_run(Trainer& t, const ZtConfig& cfg, const TrainCommandArgs& args, bool lead) {
+Status restore_run(Trainer& t, const ZtConfig& cfg, const RestoreRequest& args, bool lead, const ProgressFn& progress) {
   if (!args.resume.empty() && !args.init.empty()) {
     return Status::InvalidArgument("--resume and --init exclude each other: --resume continues a run, --init starts one from weights");
   }
@@ -62,10 +60,7 @@ Status restore_run(Trainer& t, const ZtConfig& cfg, const TrainCommandArgs& args
   ZT_ASSIGN_OR_RETURN(const CheckpointRef ckpt, open_checkpoint(path));
   const EngineState& e = ckpt.manifest.engine;
   if (!args.resume.empty()) ZT_RETURN_IF_ERROR(check_resumable(e, cfg, ckpt.dir));
-  TaskProgress progress("checkpoint load", lead && Progress::stdout_is_terminal());
-  ZT_RETURN_IF_ERROR(load_trainer(t, ckpt, /*weights_only=*/args.resume.empty(), lead ? progress.fn() : ProgressFn{})
-                         .status());
-  progress.finish();
+  ZT_RETURN_IF_ERROR(load_trainer(t, ckpt, /*weights_only=*/args.resume.empty(), lead ? progress : ProgressFn{}).status());
   if (!lead) return Status::OK();
   if (!args.init.empty()) {
     std::printf("initialised from the weights of %s (step %lld); optimizer and step start fresh\n", ckpt.dir.c_str(),
@@ -91,16 +86,13 @@ Status restore_run(Trainer& t, const ZtConfig& cfg, const TrainCommandArgs& args
   return Status::OK();
 }
 
-Status save_run(Trainer& t, const ZtConfig& cfg, bool lead) {
+Status save_run(Trainer& t, const ZtConfig& cfg, bool lead, const ProgressFn& progress) {
   TrainerSave save;
   save.save_dir = cfg.training.checkpoint_dir();
   save.keep_last = static_cast<int>(cfg.training.keep_last);
   save.config = cfg.source;
-  // Plain lines: the training status line may be open on the terminal.
-  TaskProgress progress("checkpoint save (rank 0's shard)", /*tty=*/false);
-  if (lead) save.progress = progress.fn();
+  if (lead) save.progress = progress;
   ZT_RETURN_IF_ERROR(save_trainer(t, save));
-  progress.finish();
   if (lead) {
     std::printf("saved checkpoint %s/global_step%lld\n", save.save_dir.c_str(), static_cast<long long>(t.global_step()));
     std::fflush(stdout);

@@ -1,7 +1,6 @@
 // Configuration JSON -> resolved configuration and Trainer options.
-#include "cli/run_setup.h"
+#include "engine/run_config.h"
 
-#include "cli/run_inputs.h"
 #include "nn/gpt_params.h"
 
 #include <algorithm>
@@ -86,6 +85,25 @@ static size_t largest_tensor(const GptConfig& model) {
   size_t most = 1;
   for (const TensorSpec& s : build_gpt_param_table(model).specs()) most = std::max(most, s.numel);
   return most;
+}
+
+GptTrainingOptions gpt_training_options(const ZtConfig& c) {
+  GptTrainingOptions o;
+  o.model = c.model;
+  o.micro_batch = static_cast<int>(c.batch.micro_batch);
+  o.seq_len = c.data.seq_len;
+  o.optimizer = c.optimizer;
+  o.adamw = c.adamw;
+  o.sgd = c.sgd;
+  o.lamb = c.lamb;
+  o.onebit = c.onebit;
+  o.schedule = c.schedule;
+  o.gradient_clipping = c.gradient_clipping;
+  o.seed = c.training.seed;
+  const DType compute = c.precision.bf16 ? DType::kBF16 : c.precision.fp16 ? DType::kF16 : DType::kF32;
+  o.backend = backend_for(c.device, compute).value();  // every cpu dtype exists; cuda was resolved with the config
+  o.loss_scaler = c.precision.loss_scaler;
+  return o;
 }
 
 TrainerOptions trainer_options(const ZtConfig& c) {

@@ -24,6 +24,8 @@ void print_config_notes(const ZtConfig& c);
 // --print-config: the resolved configuration as indented JSON on stdout.
 void print_resolved_config(const ZtConfig& c);
 
+// The model, batch shape, optimizer, schedule, clipping and seed of a resolved configuration.
+GptTrainingOptions gpt_training_options(const ZtConfig& cfg);
 // The Trainer's options for a resolved configuration (the layout is set per rank).
 TrainerOptions trainer_options(const ZtConfig& c);
 

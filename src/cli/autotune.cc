@@ -4,7 +4,7 @@
 #include "cli/autotune.h"
 #include "cli/doctor_probes.h"
 #include "cli/plan_eval.h"
-#include "cli/run_inputs.h"
+#include "engine/run_inputs.h"
 #include "engine/run_config.h"
 #include "core/timer.h"
 #include "engine/rank_sync.h"

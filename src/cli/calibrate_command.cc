@@ -4,8 +4,9 @@
 
 
 #include "cli/calibrate_command.h"
+#include "cli/config_input.h"
 #include "cli/exit_status.h"
-#include "cli/run_inputs.h"
+#include "engine/run_inputs.h"
 #include "engine/run_config.h"
 #include "comm/mpi_world.h"
 #include "core/cpu_features.h"

@@ -12,10 +12,11 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/config_input.h"
 #include "cli/exit_status.h"
 #include "cli/plan_eval.h"
 #include "cli/ps_command.h"
-#include "cli/run_inputs.h"
+#include "engine/run_inputs.h"
 #include "engine/run_config.h"
 #include "core/cpu_info.h"
 #include "core/memory_stats.h"

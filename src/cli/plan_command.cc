@@ -9,9 +9,10 @@
 #include <cstdio>
 #include <map>
 
+#include "cli/config_input.h"
 #include "cli/exit_status.h"
 #include "cli/plan_eval.h"
-#include "cli/run_inputs.h"
+#include "engine/run_inputs.h"
 #include "engine/run_config.h"
 #include "core/memory_stats.h"
 

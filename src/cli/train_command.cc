@@ -12,16 +12,17 @@
 #include "backend/peak.h"
 #include "cli/autotune.h"
 #include "cli/comms_logger.h"
-#include "cli/demo.h"
+#include "cli/config_input.h"
+#include "engine/demo.h"
 #include "cli/exit_status.h"
 #include "cli/flops_profiler.h"
-#include "cli/host_map.h"
+#include "engine/host_map.h"
 #include "cli/metrics_csv.h"
 #include "cli/monitors.h"
 #include "cli/progress.h"
 #include "cli/ps_command.h"
-#include "cli/run_inputs.h"
-#include "cli/run_report.h"
+#include "engine/run_inputs.h"
+#include "cli/run_report_json.h"
 #include "cli/task_progress.h"
 #include "cli/train_observer.h"
 #include "comm/mpi_world.h"
@@ -36,6 +37,7 @@
 #include "engine/rank_sync.h"
 #include "engine/run_checkpoints.h"
 #include "engine/run_config.h"
+#include "engine/run_report.h"
 #include "engine/run_session.h"
 #include "engine/sampling.h"
 #include "engine/trainer.h"
@@ -62,12 +64,10 @@ double unigram_entropy(const TokenDataset& d, int vocab) {
   return h;
 }
 
-// One `zerotrain train` run: the engine's session (ranks, groups, Trainer) plus what
-// this command adds: the tokenizer, the data and the job's peak. The functions below fill
+// One `zerotrain train` run: the engine's session (ranks, groups, inputs, Trainer) plus
+// the job's peak, which this command's output reports. The functions below fill
 // it step by step; each returns std::nullopt to go on, or the process's exit status.
 struct Session : RunSession {
-  std::unique_ptr<Tokenizer> tok;
-  RunData data;
   double peak = 0.0;  // the job's compute peak (rank 0), FLOP/s
 };
 using Next = std::optional<int>;
@@ -82,14 +82,10 @@ Next start_ranks(Session* s) {
 // Tokenizer and data (the demo's prepared by rank 0 first), then DeepSpeed's autotuner.
 Next open_inputs(Session* s, const TrainCommandArgs& args, const Json& root) {
   if (s->cfg.training.threads > 0) set_num_threads(s->cfg.training.threads);
-  auto tok = prepare_inputs(&s->cfg, args.config_path.empty(), s->lead);
-  if (!tok.ok()) return report_error(tok.status(), kExitBadInput);
-  s->tok = std::move(tok).value();
   Status st;
-  if (!(st = all_ranks_ready(s->groups.world)).ok()) return report_error(st, kExitFailure);  // demo data ready
-  auto data = open_datasets(s->cfg);
-  if (!data.ok()) return report_error(data.status(), kExitBadInput);
-  s->data = std::move(data).value();
+  if (!(st = load_tokenizer(s, args.config_path.empty())).ok()) return report_error(st, kExitBadInput);
+  if (!(st = inputs_ready(s)).ok()) return report_error(st, kExitFailure);  // the demo's files are written
+  if (!(st = open_data(s)).ok()) return report_error(st, kExitBadInput);
   if (!s->cfg.autotuning.enabled) return std::nullopt;
   const AutotuneRun tune{&root, &s->cfg, &*s->data.train, launched_by_mpi() ? &s->groups : nullptr, &s->grid,
                          s->partition, s->rank, s->lead, !args.resume.empty()};
@@ -218,19 +214,14 @@ int finish_run(Session* s, const LoopResult& r) {
   Trainer& trainer = *s->trainer;
   Status st;
   const bool model_parallel = cfg.parallel.pp > 1 || cfg.parallel.tp > 1;
-  std::vector<float> full;
-  if (tc.sample_tokens > 0 && !r.stopped && !model_parallel) {
-    full.resize(trainer.param_table().numel());
-    if (!(st = trainer.gather_params(full.data())).ok()) return report_error(st, kExitFailure);
-  }
-  Json ranks;
-  auto report = collect_run_report(trainer, s->groups.world != nullptr ? *s->groups.world : trainer.dp(), &ranks);
-  if (!report.ok()) return report_error(report.status(), kExitFailure);
+  auto end = end_run(s, tc.sample_tokens > 0 && !r.stopped && !model_parallel);
+  if (!end.ok()) return report_error(end.status(), kExitFailure);
   if (!s->lead) return kExitOk;
-  std::fputs(report->c_str(), stdout);
+  std::vector<float>& full = end->full_params;
+  std::fputs(end->report.c_str(), stdout);
   const std::string comms = comms_summary(s->comm_groups, cfg.comms_logger);
   if (cfg.comms_logger.enabled) std::fputs(comms.c_str(), stdout);
-  if (!(st = write_run_report_json(cfg, s->world_size, trainer, ranks, comms, s->peak)).ok()) return report_error(st, kExitFailure);
+  if (!(st = write_run_report_json(cfg, s->world_size, trainer, end->ranks, comms, s->peak)).ok()) return report_error(st, kExitFailure);
   if (r.last_val) {
     const double h = unigram_entropy(*s->data.train, cfg.model.vocab_size);
     std::printf("unigram entropy of the training split: %.4f nats/token; final validation loss: %.4f (%s)\n", h,
@@ -273,10 +264,8 @@ int run_train(const TrainCommandArgs& args) {
   if (Next e = start_ranks(&s)) return *e;
   if (Next e = open_inputs(&s, args, root.value())) return *e;
   if (Next e = create_trainer(&s, args)) return *e;
-  auto host_map = describe_host_map(s.groups.world);  // collective
-  if (!host_map.ok()) return report_error(host_map.status(), kExitFailure);
   if (s.lead) {
-    print_banner(s, *host_map);
+    print_banner(s, s.host_map);
     print_run_shape(s);
   }
   LoopResult ran;

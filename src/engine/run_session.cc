@@ -1,7 +1,10 @@
 // RunSession (run_session.h): the grid, the MPI world and the Trainer of one rank.
 #include "engine/run_session.h"
 
+#include "engine/host_map.h"
+#include "engine/rank_sync.h"
 #include "engine/run_config.h"
+#include "engine/run_report.h"
 
 namespace zt {
 
@@ -14,7 +17,10 @@ Status plan_ranks(RunSession* s) {
 }
 
 Status join_mpi(RunSession* s) {
-  if (!launched_by_mpi()) return Status::OK();
+  if (!launched_by_mpi()) {
+    s->host_map = describe_host_map(nullptr).value();  // one process: no communication, no failure
+    return Status::OK();
+  }
   const ParallelConfig& p = s->cfg.parallel;
   CommOptions co;
   co.timeout_s = p.comm_timeout_s;
@@ -24,6 +30,19 @@ Status join_mpi(RunSession* s) {
   ZT_ASSIGN_OR_RETURN(s->groups, make_mpi_groups(*s->mpi, s->grid));
   s->rank = s->groups.world->rank();
   s->lead = s->rank == 0;
+  ZT_ASSIGN_OR_RETURN(s->host_map, describe_host_map(s->groups.world));
+  return Status::OK();
+}
+
+Status load_tokenizer(RunSession* s, bool demo) {
+  ZT_ASSIGN_OR_RETURN(s->tok, prepare_inputs(&s->cfg, demo, s->lead));
+  return Status::OK();
+}
+
+Status inputs_ready(RunSession* s) { return all_ranks_ready(s->groups.world); }
+
+Status open_data(RunSession* s) {
+  ZT_ASSIGN_OR_RETURN(s->data, open_datasets(s->cfg));
   return Status::OK();
 }
 
@@ -35,6 +54,17 @@ Status create_trainer(RunSession* s, const RestoreRequest& from, const ProgressF
   const ParallelGroups& g = s->groups;
   s->comm_groups = {g.world, g.dp, g.pp, g.tp, g.tied, &s->trainer->dp()};
   return Status::OK();
+}
+
+StatusOr<RunEnd> end_run(RunSession* s, bool gather_params) {
+  RunEnd end;
+  Trainer& t = *s->trainer;
+  if (gather_params) {
+    end.full_params.resize(t.param_table().numel());
+    ZT_RETURN_IF_ERROR(t.gather_params(end.full_params.data()));
+  }
+  ZT_ASSIGN_OR_RETURN(end.report, collect_run_report(t, s->groups.world != nullptr ? *s->groups.world : t.dp(), &end.ranks));
+  return end;
 }
 
 }  // namespace zt

@@ -4,8 +4,9 @@
 
 #include <fstream>
 
+#include "cli/config_input.h"
 #include "cli/ps_command.h"
-#include "cli/run_inputs.h"
+#include "engine/run_inputs.h"
 #include "config/config.h"
 
 namespace zt {

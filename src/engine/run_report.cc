@@ -1,14 +1,8 @@
 // Per-rank figures gathered with one all-reduce of a rank-indexed table.
+#include "engine/run_report.h"
 
-
-#include "cli/estimate_command.h"
-#include "cli/run_report.h"
-#include "core/cpu_features.h"
-#include "core/cpu_info.h"
 #include "core/memory_stats.h"
-#include "core/threads.h"
 #include "engine/rank_sync.h"
-#include "io/atomic_file.h"
 #include <cstdio>
 #include <vector>
 
@@ -105,31 +99,6 @@ StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& g, Json
   if (rank != 0) return std::string();
   if (ranks != nullptr) *ranks = ranks_json(table, N);
   return N == 1 ? memory_lines(table, N) : memory_lines(table, N) + comm_lines(table, N);
-}
-
-Status write_run_report_json(const ZtConfig& c, int world, const Trainer& t, const Json& ranks,
-                             const std::string& comms, double peak_flops) {
-  Json j;
-  j["format"] = "zerotrain-run-report";
-  j["ranks"] = ranks;
-  Json est = Json::array();
-  if (auto all = estimate_all_ranks(c, world); all.ok()) {
-    for (const MemoryEstimate& e : all.value()) {
-      est.push_back({{"param_bytes", e.param_bytes}, {"grad_bytes", e.grad_bytes}, {"optimizer_bytes", e.optimizer_bytes},
-                     {"activation_bytes", e.activation_bytes}, {"buffer_bytes_max", e.buffer_bytes_max},
-                     {"offload_buffer_bytes", e.offload_buffer_bytes}, {"total_bytes", e.total()}});
-    }
-  }
-  j["estimate"] = est;
-  j["communication"] = comms;
-  j["flops_per_token"] = c.model.flops_per_token(c.data.seq_len);
-  j["peak_flops"] = peak_flops;
-  j["config"] = c.source;
-  const CpuInfo cpu = cpu_info();
-  j["machine"] = {{"cpu", cpu.model_name}, {"vendor", cpu.vendor}, {"logical_cpus", cpu.logical_cpus},
-                  {"isa", isa_name(active_isa())}, {"threads_per_rank", num_threads()}, {"ranks", world},
-                  {"backend", t.backend().describe()}};
-  return write_file_atomic(c.training.output_dir + "/run_report.json", j.dump(1));
 }
 
 }  // namespace zt

@@ -1,5 +1,5 @@
 // The job's host map (see host_map.h).
-#include "cli/host_map.h"
+#include "engine/host_map.h"
 #include "engine/rank_sync.h"
 
 #include <unistd.h>

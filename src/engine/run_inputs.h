@@ -1,6 +1,5 @@
-// What every training command (all-reduce, parameter server) reads before it runs and
-// prints when it ends: the configuration JSON (a file or the built-in demo, plus --set
-// overrides) and the model and optimisation it describes, the tokenizer, the train and validation token files (the demo corpus
+// What every training run (all-reduce, parameter server) reads before it runs and prints
+// when it ends: the tokenizer, the train and validation token files (the demo corpus
 // prepared on first use), and the closing sample. Errors are the user's input.
 #pragma once
 
@@ -9,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "cli/train_command.h"
 #include "config/config.h"
 #include "core/status.h"
 #include "data/dataset.h"
@@ -18,12 +16,6 @@
 #include "nn/gpt_training.h"
 
 namespace zt {
-
-// The world size mpirun announced in the environment (1 without a launcher).
-int launched_world_size();
-
-// The configuration file (or the demo's) with every --set applied; not yet validated.
-StatusOr<Json> load_config_json(const TrainCommandArgs& args);
 
 // The tokenizer for cfg.data, checked against model.vocab_size; with the demo (no
 // --config) points cfg.data at the fortunes corpus, which `write` (one rank) prepares.

@@ -1,15 +1,14 @@
 // End-of-run reports of `zerotrain train`: every rank's memory (parameters, gradients,
 // optimizer state, buckets, activations, peak RSS) and communication (logical bytes per
 // collective kind, time in communication and the share hidden behind computation),
-// collected on rank 0 and printed as tables.
+// collected on rank 0 (a collective over the job) and printed as tables.
 #pragma once
 
 #include <string>
 
 #include "comm/process_group.h"
-#include "config/config.h"
-#include "io/json_strict.h"
 #include "engine/trainer.h"
+#include "io/json_strict.h"
 
 namespace zt {
 
@@ -18,12 +17,5 @@ namespace zt {
 // `ranks` (when given) receives the same figures, one object per rank, for
 // run_report.json.
 StatusOr<std::string> collect_run_report(Trainer& trainer, ProcessGroup& group, Json* ranks = nullptr);
-
-// <output_dir>/run_report.json, what `zerotrain report` draws besides metrics.csv: the
-// per-rank figures above, every rank's memory estimate, the communication table, the
-// model's FLOPs per token and the measured FMA peak (for MFU), the configuration and
-// the machine. Rank 0 only.
-Status write_run_report_json(const ZtConfig& config, int world, const Trainer& trainer, const Json& ranks,
-                             const std::string& comms, double peak_flops);
 
 }  // namespace zt

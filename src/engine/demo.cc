@@ -1,5 +1,5 @@
 // Demo configuration and corpus preparation.
-#include "cli/demo.h"
+#include "engine/demo.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

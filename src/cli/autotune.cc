@@ -7,7 +7,7 @@
 #include "engine/run_inputs.h"
 #include "engine/run_config.h"
 #include "core/timer.h"
-#include "engine/rank_sync.h"
+#include "engine/timed_trial.h"
 #include "io/atomic_file.h"
 #include "io/filesystem.h"
 #include <algorithm>
@@ -104,22 +104,8 @@ std::vector<Experiment> experiments(const AutotuneRun& run) {
 Status trial(const AutotuneRun& run, Experiment* e) {
   const AutotuningConfig& a = run.cfg->autotuning;
   ZT_ASSIGN_OR_RETURN(const ZtConfig cfg, load_run_config(e->root, run.grid->world_size()));
-  TrainerOptions o = trainer_options(cfg);
-  ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, *run.grid, run.rank, run.partition));
-  ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(o, run.groups));
-  BatchSampler sampler(run.train, cfg.training.seed, cfg.batch.train_batch_size, static_cast<int>(cfg.batch.micro_batch),
-                       static_cast<int>(cfg.batch.grad_accum));
-  const int dp_rank = t->dp().rank();
-  double timed = 0.0;
-  for (int64_t step = 0; step < a.end_profile_step; ++step) {
-    std::vector<Batch> batches;
-    for (int m = 0; m < cfg.batch.grad_accum; ++m) batches.push_back(sampler.micro_batch(step, dp_rank, m));
-    Stopwatch sw;
-    ZT_RETURN_IF_ERROR(t->step(as_micro_batches(batches)).status());
-    if (step + 1 >= a.start_profile_step) timed += sw.seconds();
-  }
-  ZT_ASSIGN_OR_RETURN(const double total, sum_over_ranks(run.groups != nullptr ? run.groups->world : nullptr, timed));
-  e->latency_s = total / run.grid->world_size() / static_cast<double>(a.end_profile_step - a.start_profile_step + 1);
+  const TrialPlacement at{run.grid, run.rank, run.partition, run.groups};
+  ZT_ASSIGN_OR_RETURN(e->latency_s, timed_trial(cfg, at, *run.train, a.end_profile_step, a.start_profile_step));
   e->throughput = static_cast<double>(cfg.batch.train_batch_size) / e->latency_s;
   return Status::OK();
 }

@@ -21,8 +21,8 @@
 #include "core/version.h"
 #include "data/dataset.h"
 #include "data/tokenizer.h"
-#include "engine/rank_sync.h"
 #include "engine/run_config.h"
+#include "engine/run_session.h"
 #include "engine/sampling.h"
 #include "io/filesystem.h"
 #include "nn/gpt_model.h"
@@ -181,17 +181,22 @@ int run_param_server_train(const TrainCommandArgs& args, const Json& root) {
   const int rank = mpi->world().rank();
   const bool lead_worker = rank == pso.servers;
   if (cfg.training.threads > 0) set_num_threads(cfg.training.threads);
-  auto tok = prepare_inputs(&cfg, args.config_path.empty(), rank == 0);
-  if (!tok.ok()) return report_error(tok.status(), kExitBadInput);
-  if (Status s = all_ranks_ready(&mpi->world()); !s.ok()) return report_error(s, kExitFailure);  // demo data ready
-  auto data = open_datasets(cfg);
-  if (!data.ok()) return report_error(data.status(), kExitBadInput);
+  RunSession in;  // the engine's input steps over the PS world (rank 0 prepares the demo's files)
+  in.cfg = std::move(cfg);
+  in.lead = rank == 0;
+  in.groups.world = &mpi->world();
+  Status st;
+  if (!(st = load_tokenizer(&in, args.config_path.empty())).ok()) return report_error(st, kExitBadInput);
+  if (!(st = inputs_ready(&in)).ok()) return report_error(st, kExitFailure);  // the demo's files are written
+  if (!(st = open_data(&in)).ok()) return report_error(st, kExitBadInput);
+  cfg = std::move(in.cfg);
+  const RunData* data = &in.data;
   if (rank == 0) print_ps_banner(cfg, pso, *data->train, world_size);
 
   // 2. The job, then the report (rank 0), checkpoint and sample (the first worker).
   auto groups = make_ps_groups(*mpi, pso, co);
   if (!groups.ok()) abort_mpi_job(groups.status());
-  auto result = run_ps_job(cfg, pso, groups.value(), data.value(), world_size, lead_worker);
+  auto result = run_ps_job(cfg, pso, groups.value(), *data, world_size, lead_worker);
   if (!result.ok()) abort_mpi_job(result.status());
   if (rank == 0) {
     std::fputs(format_ps_report(result->reports, result->summary).c_str(), stdout);
@@ -200,7 +205,7 @@ int run_param_server_train(const TrainCommandArgs& args, const Json& root) {
     std::fflush(stdout);
   }
   if (!lead_worker) return kExitOk;
-  if (Status s = save_and_sample(cfg, **tok, &result->final_params); !s.ok()) return report_error(s, kExitFailure);
+  if (Status s = save_and_sample(cfg, *in.tok, &result->final_params); !s.ok()) return report_error(s, kExitFailure);
   return kExitOk;
 }
 

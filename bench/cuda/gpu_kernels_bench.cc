@@ -132,7 +132,7 @@ void bench_memory_bound() {
   AdamWArgs args;
   const double ad = time_ms([&] { cuda::adamw_step(p, g, m, v, P, args, g_stream); });
   record("adamw_124M", ad, "GB/s", 28.0 * P / ad / 1e6);
-  uint16_t* h = static_cast<uint16_t*>(device(2 * P, 13));
+  half_t* h = static_cast<half_t*>(device(2 * P, 13));
   const double cast = time_ms([&] { cuda::cast_from_f32(DType::kBF16, h, p, P, g_stream); });
   record("cast_f32_bf16_124M", cast, "GB/s", 6.0 * P / cast / 1e6);
   double* ws = static_cast<double*>(device(8 * cuda::sum_squares_workspace_doubles(P) + 8, 14, DType::kF32));

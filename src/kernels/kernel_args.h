@@ -6,12 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-// Functions that a CUDA kernel calls too (nvcc compiles them for both sides).
-#if defined(__CUDACC__)
-#define ZT_HOST_DEVICE __host__ __device__
-#else
-#define ZT_HOST_DEVICE
-#endif
+#include "core/host_device.h"
 
 namespace zt {
 
@@ -63,7 +58,7 @@ struct LambSums {
 // The trust ratio clamp(||p|| / ||u||, min_coeff, max_coeff), or 1 when either norm is 0.
 // sqrt, division and the compares are correctly rounded IEEE operations, so every device
 // gets the same bits (std::min(std::max(...)) order: a NaN ratio stays NaN).
-ZT_HOST_DEVICE inline double lamb_trust_ratio(const LambSums& s, double min_coeff, double max_coeff) {
+ZT_HOST_DEVICE double lamb_trust_ratio(const LambSums& s, double min_coeff, double max_coeff) {
   const double w = sqrt(s.param_sq), u = sqrt(s.update_sq);
   if (w == 0.0 || u == 0.0) return 1.0;
   double c = w / u;
@@ -74,7 +69,7 @@ ZT_HOST_DEVICE inline double lamb_trust_ratio(const LambSums& s, double min_coef
 // KernelOps::loss_sum's arithmetic, one pass in index order (the CPU kernel, and the CUDA
 // kernel on one thread, so both give the same bits): out[0] = the sum in double of losses
 // over targets that are not kIgnoreIndex, out[1] = their count.
-ZT_HOST_DEVICE inline void masked_loss_sum(double* out, const float* losses, const int32_t* targets, int64_t n) {
+ZT_HOST_DEVICE void masked_loss_sum(double* out, const float* losses, const int32_t* targets, int64_t n) {
   double sum = 0.0;
   int64_t count = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -87,7 +82,7 @@ ZT_HOST_DEVICE inline void masked_loss_sum(double* out, const float* losses, con
 }
 
 // lamb_apply's step: -(step_size * trust ratio), rounded to float once.
-ZT_HOST_DEVICE inline float lamb_neg_step(const LambSums& s, const LambArgs& a) {
+ZT_HOST_DEVICE float lamb_neg_step(const LambSums& s, const LambArgs& a) {
   return static_cast<float>(-(a.step_size * lamb_trust_ratio(s, a.min_coeff, a.max_coeff)));
 }
 

@@ -38,12 +38,60 @@ inline DType dtype_from_precision(std::string_view name) {
   return name == "bf16" ? DType::kBF16 : name == "fp16" ? DType::kF16 : DType::kF32;
 }
 
-// Storage of one bf16 element (the high half of an IEEE float).
-using bf16_t = uint16_t;
-// Storage of one IEEE binary16 element.
-using f16_t = uint16_t;
+// The 16-bit element types, distinct so that bf16 data cannot reach an f16 function (or
+// either one a uint16_t token array) without a named conversion: each holds the bit
+// pattern in `bits`, and arrays of them are arrays of uint16_t in memory.
+struct bf16_t {  // bfloat16: the high half of an IEEE float
+  uint16_t bits;
+};
+struct f16_t {  // IEEE binary16
+  uint16_t bits;
+};
 // 16-bit activation storage of the mixed-precision tables (ActivationOps<half_t>): bf16 or
-// f16 bits, which the table's `compute` dtype names.
-using half_t = uint16_t;
+// f16 bits, which the table's `compute` dtype names. A kernel that needs the format views
+// the storage as bf16_t or f16_t through as_format<D>(), where its D is known.
+struct half_t {
+  uint16_t bits;
+};
+static_assert(sizeof(bf16_t) == 2 && sizeof(f16_t) == 2 && sizeof(half_t) == 2, "16-bit element types are 2 bytes");
+
+// The element type of a 16-bit DType.
+template <DType D>
+struct HalfFormat;
+template <>
+struct HalfFormat<DType::kBF16> {
+  using type = bf16_t;
+};
+template <>
+struct HalfFormat<DType::kF16> {
+  using type = f16_t;
+};
+
+// Table storage viewed as the format D names (same bytes, same layout).
+template <DType D>
+typename HalfFormat<D>::type* as_format(half_t* p) {
+  return reinterpret_cast<typename HalfFormat<D>::type*>(p);
+}
+template <DType D>
+const typename HalfFormat<D>::type* as_format(const half_t* p) {
+  return reinterpret_cast<const typename HalfFormat<D>::type*>(p);
+}
+
+// The bit patterns of 16-bit elements, for code that works on bits (conversions, copies),
+// and a format's array as table storage.
+template <typename H>
+uint16_t* bits_of(H* p) {
+  static_assert(sizeof(H) == 2, "a 16-bit element type");
+  return reinterpret_cast<uint16_t*>(p);
+}
+template <typename H>
+const uint16_t* bits_of(const H* p) {
+  static_assert(sizeof(H) == 2, "a 16-bit element type");
+  return reinterpret_cast<const uint16_t*>(p);
+}
+inline half_t* as_storage(bf16_t* p) { return reinterpret_cast<half_t*>(p); }
+inline const half_t* as_storage(const bf16_t* p) { return reinterpret_cast<const half_t*>(p); }
+inline half_t* as_storage(f16_t* p) { return reinterpret_cast<half_t*>(p); }
+inline const half_t* as_storage(const f16_t* p) { return reinterpret_cast<const half_t*>(p); }
 
 }  // namespace zt

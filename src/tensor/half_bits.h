@@ -14,11 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
-#ifdef __CUDACC__
-#define ZT_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define ZT_HOST_DEVICE inline
-#endif
+#include "core/host_device.h"
 
 namespace zt {
 

@@ -93,7 +93,7 @@ inline std::vector<float> normal_values(size_t n, uint32_t seed, float mean = 0.
 // x rounded to storage t and widened back: values a 16-bit tensor can hold.
 inline std::vector<float> representable(DType t, const std::vector<float>& x) {
   if (t == DType::kF32) return x;
-  std::vector<uint16_t> h(x.size());
+  std::vector<half_t> h(x.size());
   std::vector<float> out(x.size());
   f32_to_half(t, h.data(), x.data(), static_cast<int64_t>(x.size()));
   half_to_f32(t, out.data(), h.data(), static_cast<int64_t>(x.size()));
@@ -110,7 +110,7 @@ class DeviceValues {
     if (t_ == DType::kF32) {
       f32_.upload(host_);
     } else {
-      std::vector<uint16_t> h(host_.size());
+      std::vector<half_t> h(host_.size());
       f32_to_half(t_, h.data(), host_.data(), static_cast<int64_t>(h.size()));
       half_.upload(h);
     }
@@ -121,7 +121,7 @@ class DeviceValues {
   // The device contents now, widened to floats.
   std::vector<float> download() const {
     if (t_ == DType::kF32) return f32_.download();
-    const std::vector<uint16_t> h = half_.download();
+    const std::vector<half_t> h = half_.download();
     std::vector<float> out(h.size());
     half_to_f32(t_, out.data(), h.data(), static_cast<int64_t>(h.size()));
     return out;
@@ -131,7 +131,7 @@ class DeviceValues {
   DType t_;
   std::vector<float> host_;
   DeviceArray<float> f32_;
-  DeviceArray<uint16_t> half_;
+  DeviceArray<half_t> half_;
 };
 
 // Bitwise equality of two float vectors (NaN payloads included unless any_nan: then any

@@ -42,12 +42,16 @@ inline HalfValues random_half(DType t, size_t n, uint64_t seed, float scale = 1.
   return v;
 }
 
+// How a failing element is shown: a float's value, a 16-bit element's bit pattern.
+inline float shown(float x) { return x; }
+inline unsigned shown(half_t x) { return x.bits; }
+
 // Bitwise equality, reporting the first difference.
 template <typename T>
 void expect_same_bits(const std::vector<T>& got, const std::vector<T>& want, const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(T)), 0) << what << "[" << i << "]: " << got[i] << " vs " << want[i];
+    ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(T)), 0) << what << "[" << i << "]: " << shown(got[i]) << " vs " << shown(want[i]);
   }
 }
 

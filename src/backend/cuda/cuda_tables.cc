@@ -83,7 +83,7 @@ std::vector<float*> widened(std::initializer_list<std::pair<const void*, int64_t
   float* buf = static_cast<float*>(ctx().scratch(Scratch::kWide, 4 * static_cast<size_t>(total)));
   std::vector<float*> out;
   for (const auto& [p, n] : in) {
-    cast_to_f32(D, buf, static_cast<const uint16_t*>(p), n, st());
+    cast_to_f32(D, buf, static_cast<const half_t*>(p), n, st());
     out.push_back(buf);
     buf += n;
   }
@@ -307,8 +307,8 @@ void rope_table(float* freqs, int max_T, int HD, const double* inv_freq) {
 
 void accumulate_f32(float* dst, const float* src, int64_t n) { accumulate(dst, src, n, st()); }
 void scale_f32(float* x, float c, int64_t n) { cuda::scale(x, c, n, st()); }
-void cast_to_bf16(bf16_t* dst, const float* src, int64_t n) { cast_from_f32(DType::kBF16, dst, src, n, st()); }
-void cast_from_bf16(float* dst, const bf16_t* src, int64_t n) { cast_to_f32(DType::kBF16, dst, src, n, st()); }
+void cast_to_bf16(bf16_t* dst, const float* src, int64_t n) { cast_from_f32(DType::kBF16, as_storage(dst), src, n, st()); }
+void cast_from_bf16(float* dst, const bf16_t* src, int64_t n) { cast_to_f32(DType::kBF16, dst, as_storage(src), n, st()); }
 
 // *acc (device) += the sum, stream-ordered: the step reads its norm once.
 void sum_squares_f32(double* acc, const float* x, int64_t n) {

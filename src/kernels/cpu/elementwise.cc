@@ -34,7 +34,7 @@ void scale_f32(float* x, float c, int64_t n) {
 void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
-    dst[i] = f32_to_bf16_bits(src[i]);
+    dst[i] = bf16_t{f32_to_bf16_bits(src[i])};
   }
 }
 
@@ -49,7 +49,7 @@ void loss_sum(double* out, const float* losses, const int32_t* targets, int64_t 
 void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
-    dst[i] = bf16_bits_to_f32(src[i]);
+    dst[i] = bf16_bits_to_f32(src[i].bits);
   }
 }
 

@@ -15,8 +15,8 @@ struct F32Elems {
 };
 template <DType D>
 struct HalfElems {
-  static float load(half_t x) { return D == DType::kBF16 ? bf16_bits_to_f32(x) : f16_bits_to_f32(x); }
-  static half_t store(float x) { return D == DType::kBF16 ? f32_to_bf16_bits(x) : f32_to_f16_bits(x); }
+  static float load(half_t x) { return D == DType::kBF16 ? bf16_bits_to_f32(x.bits) : f16_bits_to_f32(x.bits); }
+  static half_t store(float x) { return half_t{D == DType::kBF16 ? f32_to_bf16_bits(x) : f32_to_f16_bits(x)}; }
 };
 
 template <class A>

@@ -21,7 +21,7 @@ __attribute__((target("avx,f16c"))) void f16_to_f32_f16c(float* dst, const f16_t
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
     _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
   }
-  for (; i < n; ++i) dst[i] = f16_bits_to_f32(src[i]);
+  for (; i < n; ++i) dst[i] = f16_bits_to_f32(src[i].bits);
 }
 
 __attribute__((target("avx,f16c"))) void f32_to_f16_f16c(f16_t* dst, const float* src, int64_t n) {
@@ -30,8 +30,11 @@ __attribute__((target("avx,f16c"))) void f32_to_f16_f16c(f16_t* dst, const float
     const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
   }
-  for (; i < n; ++i) dst[i] = f32_to_f16_bits(src[i]);
+  for (; i < n; ++i) dst[i] = f16_t{f32_to_f16_bits(src[i])};
 }
+
+float widen_f16(f16_t h) { return f16_bits_to_f32(h.bits); }
+f16_t narrow_f16(float f) { return f16_t{f32_to_f16_bits(f)}; }
 
 // dst[i] = One(src[i]) for i < n, through `f16c` (the same bits) where f16_uses_f16c().
 template <auto One, typename Dst, typename Src>
@@ -57,28 +60,28 @@ bool f16_uses_f16c() {
 }
 
 void f16_to_f32(float* dst, const f16_t* src, int64_t n) {
-  convert_blocks<&f16_bits_to_f32>(dst, src, n, &f16_to_f32_f16c);
+  convert_blocks<&widen_f16>(dst, src, n, &f16_to_f32_f16c);
 }
 
 void f32_to_f16(f16_t* dst, const float* src, int64_t n) {
-  convert_blocks<&f32_to_f16_bits>(dst, src, n, &f32_to_f16_f16c);
+  convert_blocks<&narrow_f16>(dst, src, n, &f32_to_f16_f16c);
 }
 
 void half_to_f32(DType compute, float* dst, const half_t* src, int64_t n) {
   ZT_CHECK(compute != DType::kF32, "half_to_f32: compute dtype must be bf16 or f16");
   if (compute == DType::kBF16) {
-    bf16_to_f32(dst, src, n);
+    bf16_to_f32(dst, as_format<DType::kBF16>(src), n);
   } else {
-    f16_to_f32(dst, src, n);
+    f16_to_f32(dst, as_format<DType::kF16>(src), n);
   }
 }
 
 void f32_to_half(DType compute, half_t* dst, const float* src, int64_t n) {
   ZT_CHECK(compute != DType::kF32, "f32_to_half: compute dtype must be bf16 or f16");
   if (compute == DType::kBF16) {
-    f32_to_bf16(dst, src, n);
+    f32_to_bf16(as_format<DType::kBF16>(dst), src, n);
   } else {
-    f32_to_f16(dst, src, n);
+    f32_to_f16(as_format<DType::kF16>(dst), src, n);
   }
 }
 

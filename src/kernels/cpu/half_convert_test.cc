@@ -31,7 +31,7 @@ uint32_t to_bits(float f) {
   return u;
 }
 
-bool f16_is_nan(f16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
+bool f16_is_nan(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
 
 // The value of a finite non-negative f16 pattern, from the format's definition.
 double f16_value(uint32_t h) {
@@ -40,11 +40,11 @@ double f16_value(uint32_t h) {
 }
 
 // Reference rounding: binary search over the 0x7c00 finite non-negative f16 values.
-f16_t reference_f16(float x) {
+uint16_t reference_f16(float x) {
   if (std::isnan(x)) return 0x7e00;
   const uint32_t sign = std::signbit(x) ? 0x8000u : 0u;
   const double a = std::fabs(static_cast<double>(x));
-  if (a >= 65520.0) return static_cast<f16_t>(sign | 0x7c00u);
+  if (a >= 65520.0) return static_cast<uint16_t>(sign | 0x7c00u);
   static const std::vector<double> table = [] {
     std::vector<double> t(0x7c00);
     for (uint32_t h = 0; h < 0x7c00; ++h) t[h] = f16_value(h);
@@ -52,39 +52,39 @@ f16_t reference_f16(float x) {
   }();
   const size_t hi = std::upper_bound(table.begin(), table.end(), a) - table.begin();  // first > a
   const size_t lo = hi - 1;                                                            // table[lo] <= a
-  if (hi == table.size()) return static_cast<f16_t>(sign | lo);                        // (65504, 65520)
+  if (hi == table.size()) return static_cast<uint16_t>(sign | lo);                        // (65504, 65520)
   const double dl = a - table[lo], dh = table[hi] - a;
   const size_t pick = dl < dh ? lo : dh < dl ? hi : (lo % 2 == 0 ? lo : hi);
-  return static_cast<f16_t>(sign | pick);
+  return static_cast<uint16_t>(sign | pick);
 }
 
 void expect_narrows_like_reference(const std::vector<float>& xs) {
   std::vector<f16_t> bulk(xs.size());
   f32_to_f16(bulk.data(), xs.data(), static_cast<int64_t>(xs.size()));
   for (size_t i = 0; i < xs.size(); ++i) {
-    const f16_t want = reference_f16(xs[i]), got = f32_to_f16_bits(xs[i]);
+    const uint16_t want = reference_f16(xs[i]), got = f32_to_f16_bits(xs[i]);
     if (std::isnan(xs[i])) {
       ASSERT_TRUE(f16_is_nan(got) && (got & 0x8000u) == (to_bits(xs[i]) >> 16 & 0x8000u)) << std::hex << got;
     } else {
       ASSERT_EQ(got, want) << std::hexfloat << xs[i];
     }
-    ASSERT_EQ(bulk[i], got) << "bulk (f16c " << f16_uses_f16c() << ") at " << std::hexfloat << xs[i];
+    ASSERT_EQ(bulk[i].bits, got) << "bulk (f16c " << f16_uses_f16c() << ") at " << std::hexfloat << xs[i];
   }
 }
 
 TEST(HalfConvert, F16WidensEveryPatternExactlyAndBack) {
   std::vector<f16_t> all(65536), back(65536);
-  for (uint32_t h = 0; h < 65536; ++h) all[h] = static_cast<f16_t>(h);
+  for (uint32_t h = 0; h < 65536; ++h) all[h] = f16_t{static_cast<uint16_t>(h)};
   std::vector<float> bulk(65536);
   f16_to_f32(bulk.data(), all.data(), 65536);
   f32_to_f16(back.data(), bulk.data(), 65536);
   for (uint32_t h = 0; h < 65536; ++h) {
-    const float f = f16_bits_to_f32(static_cast<f16_t>(h));
+    const float f = f16_bits_to_f32(static_cast<uint16_t>(h));
     ASSERT_EQ(to_bits(bulk[h]), to_bits(f)) << "bulk widening, pattern " << std::hex << h;
-    if (f16_is_nan(static_cast<f16_t>(h))) {
+    if (f16_is_nan(static_cast<uint16_t>(h))) {
       ASSERT_TRUE(std::isnan(f)) << std::hex << h;
       ASSERT_EQ(f32_to_f16_bits(f), h | 0x200u) << std::hex << h;  // quiet, payload kept
-      ASSERT_EQ(back[h], h | 0x200u) << std::hex << h;
+      ASSERT_EQ(back[h].bits, h | 0x200u) << std::hex << h;
       continue;
     }
     const uint32_t mag = h & 0x7fffu;
@@ -92,7 +92,7 @@ TEST(HalfConvert, F16WidensEveryPatternExactlyAndBack) {
     ASSERT_EQ(static_cast<double>(f), (h & 0x8000u) ? -want : want) << std::hex << h;
     ASSERT_EQ(std::signbit(f), (h & 0x8000u) != 0) << std::hex << h;
     ASSERT_EQ(f32_to_f16_bits(f), h) << std::hex << h;
-    ASSERT_EQ(back[h], h) << std::hex << h;
+    ASSERT_EQ(back[h].bits, h) << std::hex << h;
   }
   std::printf("  f16 conversions use F16C: %s\n", f16_uses_f16c() ? "yes" : "no");
 }
@@ -124,14 +124,14 @@ TEST(HalfConvert, F16NarrowsToNearestEvenAtTiesSubnormalsAndOverflow) {
 
 TEST(HalfConvert, Bf16RoundTripsEveryPattern) {
   std::vector<bf16_t> all(65536), back(65536);
-  for (uint32_t h = 0; h < 65536; ++h) all[h] = static_cast<bf16_t>(h);
+  for (uint32_t h = 0; h < 65536; ++h) all[h] = bf16_t{static_cast<uint16_t>(h)};
   std::vector<float> f(65536);
   bf16_to_f32(f.data(), all.data(), 65536);
   f32_to_bf16(back.data(), f.data(), 65536);
   for (uint32_t h = 0; h < 65536; ++h) {
     ASSERT_EQ(to_bits(f[h]), h << 16) << std::hex << h;
     const bool nan = (h & 0x7f80u) == 0x7f80u && (h & 0x7fu) != 0;
-    ASSERT_EQ(back[h], nan ? (h | 0x40u) : h) << std::hex << h;
+    ASSERT_EQ(back[h].bits, nan ? (h | 0x40u) : h) << std::hex << h;
   }
 }
 
@@ -140,10 +140,10 @@ TEST(HalfConvert, DispatchesOnComputeDtype) {
   half_t b[3], h[3];
   f32_to_half(DType::kBF16, b, x, 3);
   f32_to_half(DType::kF16, h, x, 3);
-  EXPECT_EQ(b[0], 0x3eabu);
-  EXPECT_EQ(h[0], 0x3555u);
-  EXPECT_EQ(h[1], 0xfc00u);  // overflow to -inf
-  EXPECT_EQ(h[2], 0x7c00u);
+  EXPECT_EQ(b[0].bits, 0x3eabu);
+  EXPECT_EQ(h[0].bits, 0x3555u);
+  EXPECT_EQ(h[1].bits, 0xfc00u);  // overflow to -inf
+  EXPECT_EQ(h[2].bits, 0x7c00u);
   float w[3];
   half_to_f32(DType::kF16, w, h, 3);
   EXPECT_EQ(w[0], 0.333251953125f);

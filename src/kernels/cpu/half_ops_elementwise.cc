@@ -16,6 +16,16 @@ namespace zt {
 
 namespace {
 
+// The table's to_f32 / from_f32: the storage in format D, widened or narrowed.
+template <DType D>
+void storage_to_f32(float* dst, const half_t* src, int64_t n) {
+  half_to_f32(D, dst, src, n);
+}
+template <DType D>
+void storage_from_f32(half_t* dst, const float* src, int64_t n) {
+  f32_to_half(D, dst, src, n);
+}
+
 template <DType D>
 void half_layernorm_forward(half_t* out, float* mean, float* rstd, const half_t* inp, const half_t* weight,
                             const half_t* bias, int64_t N, int C) {
@@ -83,9 +93,8 @@ void fill_half_elementwise_ops(ActivationOps<half_t>* ops) {
   ops->crossentropy_forward = ZT_HALF_PICK(ops, half_crossentropy_forward);
   ops->crossentropy_backward = ZT_HALF_PICK(ops, half_crossentropy_backward);
   ops->fake_quant = ZT_HALF_PICK(ops, half_fake_quant);
-  const bool bf16 = ops->compute == DType::kBF16;
-  ops->to_f32 = bf16 ? &bf16_to_f32 : &f16_to_f32;
-  ops->from_f32 = bf16 ? &f32_to_bf16 : &f32_to_f16;
+  ops->to_f32 = ZT_HALF_PICK(ops, storage_to_f32);
+  ops->from_f32 = ZT_HALF_PICK(ops, storage_from_f32);
 }
 
 }  // namespace zt

@@ -84,22 +84,39 @@ void f16_linear_backward_partial(float* dinp, float* dweight, float* dbias, cons
   widened_linear_backward<DType::kF16>(nullptr, dinp, dweight, dbias, dout, inp, weight, N, C, OC);
 }
 
+// The bf16 kernels over the table's storage (bf16 by the table's dtype).
+constexpr DType kB = DType::kBF16;
+
+void bf16_linear_forward(half_t* out, const half_t* inp, const half_t* weight, const half_t* bias,
+                         const half_t* residual, int64_t N, int C, int OC) {
+  linear_forward_bf16(as_format<kB>(out), as_format<kB>(inp), as_format<kB>(weight), as_format<kB>(bias),
+                      as_format<kB>(residual), N, C, OC);
+}
+
+void bf16_linear_backward(half_t* dinp, float* dweight, float* dbias, const half_t* dout, const half_t* inp,
+                          const half_t* weight, int64_t N, int C, int OC) {
+  linear_backward_bf16(as_format<kB>(dinp), dweight, dbias, as_format<kB>(dout), as_format<kB>(inp),
+                       as_format<kB>(weight), N, C, OC);
+}
+
 void bf16_linear_partial(float* partial, const half_t* inp, const half_t* weight, int64_t N, int C, int OC) {
-  gemm_bf16(Trans::kNo, Trans::kYes, static_cast<int>(N), OC, C, 1.0f, inp, C, weight, C, 0.0f, partial, OC);
+  gemm_bf16(Trans::kNo, Trans::kYes, static_cast<int>(N), OC, C, 1.0f, as_format<kB>(inp), C, as_format<kB>(weight), C,
+            0.0f, partial, OC);
 }
 
 void bf16_linear_backward_partial(float* dinp, float* dweight, float* dbias, const half_t* dout, const half_t* inp,
                                   const half_t* weight, int64_t N, int C, int OC) {
-  gemm_bf16(Trans::kNo, Trans::kNo, static_cast<int>(N), C, OC, 1.0f, dout, OC, weight, C, 0.0f, dinp, C);
-  linear_backward_bf16(nullptr, dweight, dbias, dout, inp, weight, N, C, OC);
+  gemm_bf16(Trans::kNo, Trans::kNo, static_cast<int>(N), C, OC, 1.0f, as_format<kB>(dout), OC, as_format<kB>(weight), C,
+            0.0f, dinp, C);
+  bf16_linear_backward(nullptr, dweight, dbias, dout, inp, weight, N, C, OC);
 }
 
 }  // namespace
 
 void fill_half_linear_ops(ActivationOps<half_t>* ops) {
   const bool bf16 = ops->compute == DType::kBF16;
-  ops->linear_forward = bf16 ? &linear_forward_bf16 : &f16_linear_forward;
-  ops->linear_backward = bf16 ? &linear_backward_bf16 : &f16_linear_backward;
+  ops->linear_forward = bf16 ? &bf16_linear_forward : &f16_linear_forward;
+  ops->linear_backward = bf16 ? &bf16_linear_backward : &f16_linear_backward;
   ops->linear_partial = bf16 ? &bf16_linear_partial : &f16_linear_partial;
   ops->linear_backward_partial = bf16 ? &bf16_linear_backward_partial : &f16_linear_backward_partial;
 }

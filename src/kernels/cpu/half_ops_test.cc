@@ -231,9 +231,18 @@ TEST_P(HalfOps, RowParallelEpilogueIsRoundedFp32) {
 INSTANTIATE_TEST_SUITE_P(Bf16AndF16, HalfOps, ::testing::Values(DType::kBF16, DType::kF16),
                          [](const ::testing::TestParamInfo<DType>& p) { return std::string(dtype_name(p.param)); });
 
+// The bf16 table's linear is the bf16 GEMM layer (linear_bf16.h) over the table's storage.
 TEST(HalfOpsTable, Bf16LinearIsTheBf16GemmLayer) {
-  EXPECT_EQ(cpu_half_ops(DType::kBF16).linear_forward, &linear_forward_bf16);
-  EXPECT_EQ(cpu_half_ops(DType::kBF16).linear_backward, &linear_backward_bf16);
+  const int64_t N = 37;
+  const int C = 24, OC = 40;
+  const HalfValues x = random_half(DType::kBF16, N * C, 21), w = random_half(DType::kBF16, int64_t{OC} * C, 22);
+  const HalfValues b = random_half(DType::kBF16, OC, 23);
+  Halves out(N * OC);
+  std::vector<bf16_t> want(N * OC);
+  cpu_half_ops(DType::kBF16).linear_forward(out.data(), x.h.data(), w.h.data(), b.h.data(), nullptr, N, C, OC);
+  linear_forward_bf16(want.data(), as_format<DType::kBF16>(x.h.data()), as_format<DType::kBF16>(w.h.data()),
+                      as_format<DType::kBF16>(b.h.data()), nullptr, N, C, OC);
+  ASSERT_EQ(std::memcmp(out.data(), want.data(), out.size() * 2), 0);
 }
 
 TEST(HalfOpsTable, F32HasNoHalfTable) { EXPECT_DEATH(cpu_half_ops(DType::kF32), "no 16-bit table"); }

@@ -33,7 +33,7 @@ void linear_backward_bf16(bf16_t* dinp, float* dweight, float* dbias, const bf16
     for (int64_t r = 0; r < N; ++r) {
       const bf16_t* d = dout + r * OC;
       for (int c = c0; c < c1; ++c) {
-        const uint32_t u = static_cast<uint32_t>(d[c]) << 16;
+        const uint32_t u = static_cast<uint32_t>(d[c].bits) << 16;
         float f;
         std::memcpy(&f, &u, 4);
         dbias[c] += f;

@@ -84,8 +84,9 @@ void scale(float* x, float c, int64_t n, cudaStream_t stream) {
   check_launch("scale");
 }
 
-void cast_from_f32(DType to, uint16_t* dst, const float* src, int64_t n, cudaStream_t stream) {
+void cast_from_f32(DType to, half_t* storage, const float* src, int64_t n, cudaStream_t stream) {
   ZT_CHECK(to != DType::kF32, "cast_from_f32 narrows to a 16-bit type");
+  uint16_t* dst = bits_of(storage);
   if (n <= 0) return;
   const int64_t packs = aligned16(dst) && aligned16(src) ? n / 8 : 0, done = packs * 8;
   auto launch = [&](auto h) {
@@ -101,8 +102,9 @@ void cast_from_f32(DType to, uint16_t* dst, const float* src, int64_t n, cudaStr
   check_launch("cast_from_f32");
 }
 
-void cast_to_f32(DType from, float* dst, const uint16_t* src, int64_t n, cudaStream_t stream) {
+void cast_to_f32(DType from, float* dst, const half_t* storage, int64_t n, cudaStream_t stream) {
   ZT_CHECK(from != DType::kF32, "cast_to_f32 widens a 16-bit type");
+  const uint16_t* src = bits_of(storage);
   if (n <= 0) return;
   with_storage(from, [&](auto h) { widen_kernel<decltype(h)><<<grid_for(n), kThreads, 0, stream>>>(dst, src, n); });
   check_launch("cast_to_f32");

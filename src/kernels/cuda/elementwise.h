@@ -21,9 +21,9 @@ void accumulate(float* dst, const float* src, int64_t n, cudaStream_t stream);
 // x *= c (round to nearest, as the CPU's).
 void scale(float* x, float c, int64_t n, cudaStream_t stream);
 // dst = src rounded to `to` (kBF16 or kF16): nearest even, NaN quiet, f16 overflow to inf.
-void cast_from_f32(DType to, uint16_t* dst, const float* src, int64_t n, cudaStream_t stream);
+void cast_from_f32(DType to, half_t* dst, const float* src, int64_t n, cudaStream_t stream);
 // dst = src (kBF16 or kF16) widened, exactly.
-void cast_to_f32(DType from, float* dst, const uint16_t* src, int64_t n, cudaStream_t stream);
+void cast_to_f32(DType from, float* dst, const half_t* src, int64_t n, cudaStream_t stream);
 
 // out (N, C) = (residual + partial) + bias per row, rounded once to t (a row-parallel
 // layer's epilogue, kernels/cpu/elementwise.h); out, residual, bias in t, partial fp32;

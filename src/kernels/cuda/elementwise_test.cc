@@ -42,10 +42,10 @@ std::vector<float> narrowing_inputs() {
 
 TEST(CudaElementwise, WideningEvery16BitPatternMatchesTheCpu) {
   ZT_REQUIRE_CUDA();
-  std::vector<uint16_t> all(65536);
-  for (uint32_t h = 0; h < 65536; ++h) all[h] = static_cast<uint16_t>(h);
+  std::vector<half_t> all(65536);
+  for (uint32_t h = 0; h < 65536; ++h) all[h] = half_t{static_cast<uint16_t>(h)};
   for (DType t : {DType::kBF16, DType::kF16}) {
-    DeviceArray<uint16_t> in(all);
+    DeviceArray<half_t> in(all);
     DeviceArray<float> out(all.size());
     cuda::cast_to_f32(t, out.get(), in.get(), static_cast<int64_t>(all.size()), nullptr);
     std::vector<float> cpu(all.size());
@@ -60,17 +60,17 @@ TEST(CudaElementwise, NarrowingMatchesTheCpuBitForBit) {
   const int64_t n = static_cast<int64_t>(x.size());
   for (DType t : {DType::kBF16, DType::kF16}) {
     DeviceArray<float> in(x);
-    DeviceArray<uint16_t> out(x.size());
+    DeviceArray<half_t> out(x.size());
     cuda::cast_from_f32(t, out.get(), in.get(), n, nullptr);
-    std::vector<uint16_t> cpu(x.size());
+    std::vector<half_t> cpu(x.size());
     f32_to_half(t, cpu.data(), x.data(), n);
-    const std::vector<uint16_t> gpu = out.download();
+    const std::vector<half_t> gpu = out.download();
     size_t bad = 0, first = 0;
     for (size_t i = 0; i < gpu.size(); ++i) {
-      if (gpu[i] != cpu[i] && bad++ == 0) first = i;
+      if (gpu[i].bits != cpu[i].bits && bad++ == 0) first = i;
     }
     EXPECT_EQ(bad, 0u) << dtype_name(t) << ": first at " << first << " (input " << x[first] << "): gpu 0x" << std::hex
-                       << gpu[first] << " cpu 0x" << cpu[first];
+                       << gpu[first].bits << " cpu 0x" << cpu[first].bits;
   }
 }
 

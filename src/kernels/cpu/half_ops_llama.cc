@@ -32,25 +32,23 @@ void half_rmsnorm_backward(half_t* dinp, float* dweight, const half_t* dout, con
                HalfIn{dout, C}, HalfIn{inp, C}, HalfWhole{weight, C}, RowData<const float>{rstd, 1}, kChunkRows, C);
 }
 
-// The fp32 rotation (forward, or backward when inverse) on chunks of one sequence's positions.
+// The fp32 rotation (forward, or backward when inverse) in place, one sequence at a time
+// with its positions as rows: chunk t0 .. t0 + n - 1 rotates by positions pos0 + t0 on.
 template <DType D>
 void half_rope(half_t* out, const half_t* inp, const float* freqs, int B, int T, int NH, int HD, int pos0,
                bool inverse) {
   const int64_t width = static_cast<int64_t>(NH) * HD;
-  const int64_t rows = half_chunk_rows(width);
-  float* x = half_scratch(0, static_cast<size_t>(rows) * width);
+  auto kernel = [&](float* x, int64_t t0, int64_t n) {
+    const int p = pos0 + static_cast<int>(t0);
+    if (inverse) {
+      rope_backward(x, x, freqs, 1, static_cast<int>(n), NH, HD, p);
+    } else {
+      rope_forward(x, x, freqs, 1, static_cast<int>(n), NH, HD, p);
+    }
+  };
   for (int b = 0; b < B; ++b) {
-    for_each_chunk(T, rows, [&](int64_t t0, int64_t n) {
-      const int64_t off = (static_cast<int64_t>(b) * T + t0) * width;
-      const int p = pos0 + static_cast<int>(t0);
-      half_to_f32(D, x, inp + off, n * width);
-      if (inverse) {
-        rope_backward(x, x, freqs, 1, static_cast<int>(n), NH, HD, p);
-      } else {
-        rope_forward(x, x, freqs, 1, static_cast<int>(n), NH, HD, p);
-      }
-      f32_to_half(D, out + off, x, n * width);
-    });
+    const int64_t off = int64_t{b} * T * width;
+    half_rows<D>(T, kernel, HalfInOut{inp + off, out + off, width}, kChunkFirst, kChunkRows);
   }
 }
 

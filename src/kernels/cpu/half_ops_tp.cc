@@ -45,18 +45,17 @@ void half_embedding_finish(half_t* out, const float* summed, const half_t* wpe, 
   });
 }
 
+// One sequence at a time, positions as rows (dwpe's row t0 + i for row i of a chunk).
 template <DType D>
 void half_vocab_embedding_backward(float* dwte_l, float* dwpe, const half_t* dout, const int32_t* tokens, int B, int T,
                                    int C, const VocabSlice& v) {
-  const int64_t chunk = half_chunk_rows(C);
-  float* d = half_scratch(0, static_cast<size_t>(chunk) * C);
-  for (int b = 0; b < B; ++b) {  // chunks within one sequence: position t0 + i for row i
-    for_each_chunk(T, chunk, [&](int64_t t0, int64_t n) {
-      const int64_t row = static_cast<int64_t>(b) * T + t0;
-      half_to_f32(D, d, dout + row * C, n * C);
-      vocab_embedding_backward(dwte_l, dwpe == nullptr ? nullptr : dwpe + t0 * C, d, tokens + row, 1,
-                               static_cast<int>(n), C, v);
-    });
+  auto kernel = [&](const float* d, const int32_t* tok, float* dwpe_rows, int64_t n) {
+    vocab_embedding_backward(dwte_l, dwpe_rows, d, tok, 1, static_cast<int>(n), C, v);
+  };
+  for (int b = 0; b < B; ++b) {
+    const int64_t row = int64_t{b} * T;
+    half_rows<D>(T, kernel, HalfIn{dout + row * C, C}, RowData<const int32_t>{tokens + row, 1}, RowData<float>{dwpe, C},
+                 kChunkRows);
   }
 }
 

@@ -2,17 +2,23 @@
 // elementwise ones, half_ops_impl.h). It is the 16-bit form of an fp32 row kernel: the rows
 // [0, N) go in chunks, and each argument says its role. The adapter widens what the kernel
 // reads, runs the fp32 kernel on the chunk and narrows what it writes:
-//   HalfIn{p, w}           rows of w 16-bit values the kernel reads (widened per chunk)
+//   HalfIn{p, w}           rows of w 16-bit values the kernel reads (widened per chunk); p
+//                          may be null, and the kernel then gets null
+//   HalfGather{t, idx, w}  row r is row idx[r] of table t (w values a row; an embedding)
 //   HalfOut{p, w}          rows the kernel writes (narrowed after it)
 //   HalfInOut{src, dst, w} rows widened from src, written by the kernel, narrowed into dst
 //                          (src == dst for an accumulated gradient)
 //   HalfWhole{p, n}        n 16-bit values every row reads (a weight): widened once; p may
 //                          be null, and the kernel then gets null
-//   RowData<T>{p, w}       fp32 or int32 data, w per row, read or written in place (p + r0 * w)
+//   RowData<T>{p, w}       fp32 or int32 data, w per row, read or written in place (p + r0 * w;
+//                          null stays null)
 //   kChunkRows             the chunk's row count (the kernel's N)
+//   kChunkFirst            the chunk's first row r0 (a kernel that needs its position)
 //   any other value        passed as it is (C, eps, a vocabulary slice)
 // The kernel is called with one argument per role, in order: a function, or a lambda for
 // kernels that take one buffer twice (in place in fp32).
+// A kernel over whole sequences runs one sequence at a time (its rows are that sequence's
+// positions, kChunkFirst the first of the chunk).
 // Invariants: the fp32 kernel's rows are independent and its sums over rows run in row
 // order, so chunking changes no bit. Chunks hold half_chunk_rows(sum of the row widths of
 // the chunked 16-bit roles) rows, as the hand-written wrappers before it did. Each 16-bit
@@ -44,6 +50,12 @@ struct HalfInOut {
   int64_t w;
   float* x = nullptr;
 };
+struct HalfGather {
+  const half_t* table;
+  const int32_t* index;
+  int64_t w;
+  float* x = nullptr;
+};
 struct HalfWhole {
   const half_t* p;
   int64_t n;
@@ -56,20 +68,30 @@ struct RowData {
 };
 struct ChunkRows {};
 inline constexpr ChunkRows kChunkRows{};
+struct ChunkFirst {};
+inline constexpr ChunkFirst kChunkFirst{};
 
 namespace half_rows_detail {
+
+// The roles that take a chunk of widened rows.
+template <typename R>
+constexpr bool kChunked = std::is_same_v<R, HalfIn> || std::is_same_v<R, HalfOut> || std::is_same_v<R, HalfInOut> ||
+                          std::is_same_v<R, HalfGather>;
 
 // Floats per row of the chunk's scratch.
 template <typename R>
 int64_t row_floats(const R& r) {
-  if constexpr (std::is_same_v<R, HalfIn> || std::is_same_v<R, HalfOut> || std::is_same_v<R, HalfInOut>) return r.w;
+  if constexpr (kChunked<R>) return r.w;
   return 0;
 }
 
 // Takes scratch (and widens a HalfWhole once).
 template <DType D, typename R>
 void setup(R& r, int* slot, int64_t rows) {
-  if constexpr (std::is_same_v<R, HalfIn> || std::is_same_v<R, HalfOut> || std::is_same_v<R, HalfInOut>) {
+  if constexpr (std::is_same_v<R, HalfIn>) {
+    const int s = (*slot)++;
+    if (r.p != nullptr) r.x = half_scratch(s, static_cast<size_t>(rows * r.w));
+  } else if constexpr (kChunked<R>) {
     r.x = half_scratch((*slot)++, static_cast<size_t>(rows * r.w));
   } else if constexpr (std::is_same_v<R, HalfWhole>) {
     const int s = (*slot)++;
@@ -82,19 +104,26 @@ void setup(R& r, int* slot, int64_t rows) {
 
 template <DType D, typename R>
 void load(R& r, int64_t r0, int64_t n) {
-  if constexpr (std::is_same_v<R, HalfIn>) half_to_f32(D, r.x, r.p + r0 * r.w, n * r.w);
+  if constexpr (std::is_same_v<R, HalfIn>) {
+    if (r.p != nullptr) half_to_f32(D, r.x, r.p + r0 * r.w, n * r.w);
+  }
   if constexpr (std::is_same_v<R, HalfInOut>) half_to_f32(D, r.x, r.src + r0 * r.w, n * r.w);
+  if constexpr (std::is_same_v<R, HalfGather>) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) half_to_f32(D, r.x + i * r.w, r.table + int64_t{r.index[r0 + i]} * r.w, r.w);
+  }
 }
 
 template <typename R>
 auto arg(R& r, int64_t r0, int64_t n) {
-  if constexpr (std::is_same_v<R, HalfIn> || std::is_same_v<R, HalfOut> || std::is_same_v<R, HalfInOut> ||
-                std::is_same_v<R, HalfWhole>) {
+  if constexpr (kChunked<R> || std::is_same_v<R, HalfWhole>) {
     return r.x;
   } else if constexpr (std::is_same_v<R, ChunkRows>) {
     return n;
+  } else if constexpr (std::is_same_v<R, ChunkFirst>) {
+    return r0;
   } else if constexpr (requires { r.p + r0 * r.w; }) {
-    return r.p + r0 * r.w;  // RowData
+    return r.p == nullptr ? r.p : r.p + r0 * r.w;  // RowData
   } else {
     return r;
   }

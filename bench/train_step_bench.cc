@@ -54,12 +54,14 @@ int main(int argc, char** argv) {
   app.add_option("--family", family, "gpt2 | llama")->check(CLI::IsMember({"gpt2", "llama"}));
   app.add_option("--intermediate", o.model.intermediate_size, "llama: intermediate_size");
   app.add_option("--kv-heads", o.model.n_kv_head, "llama: num_key_value_heads (0 = --heads)");
-  app.add_flag("--tied", o.model.tie_word_embeddings, "llama: tie_word_embeddings");
+  bool tied = false;
+  app.add_flag("--tied", tied, "llama: tie_word_embeddings");
   std::string precision = "fp32";
   app.add_option("--precision", precision, "fp32 | bf16 | fp16 (mixed precision: 16-bit compute, fp32 master)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   CLI11_PARSE(app, argc, argv);
-  if (family == "llama") o.model.set_family(zt::ModelFamily::kLlama);
+  if (family == "llama") o.model.set_family(zt::ModelFamily::kLlama);  // the preset first: it unties the head
+  if (tied) o.model.tie_word_embeddings = true;
   if (!zt::backend_environment_ok()) return 2;
   o.backend = zt::backend_for(zt::Device::kCpu, zt::dtype_from_precision(precision)).value();
   zt::set_num_threads(threads);

@@ -58,7 +58,10 @@ bool profiling_requested() {
   static const bool on = [] {
     const char* v = std::getenv("ZT_CUDA_PROFILE");
     const bool yes = v != nullptr && std::string(v) == "1";
-    if (yes) std::atexit(report);
+    if (yes) {  // the zerotrain command ends with quick_exit (cli/main.cc), a library user with exit
+      std::atexit(report);
+      std::at_quick_exit(report);
+    }
     return yes;
   }();
   return on;

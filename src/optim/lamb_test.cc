@@ -334,6 +334,23 @@ TEST(Lamb, CycledMomentumIsBeta1) {
   EXPECT_EQ(0, std::memcmp(p1.data(), p2.data(), p1.size() * sizeof(float)));
 }
 
+// The trust ratio that lamb_apply forms from the sums in backend memory: 1 when either
+// norm is 0, else ||p|| / ||u|| clamped, a NaN ratio kept (std::min(std::max()) order);
+// lamb_neg_step rounds -(step_size * ratio) to float once.
+TEST(Lamb, TrustRatioFromTheSums) {
+  EXPECT_EQ(lamb_trust_ratio(LambSums{0.0, 4.0}, 0.01, 10.0), 1.0);
+  EXPECT_EQ(lamb_trust_ratio(LambSums{9.0, 0.0}, 0.01, 10.0), 1.0);
+  EXPECT_EQ(lamb_trust_ratio(LambSums{9.0, 4.0}, 0.01, 10.0), 1.5);
+  EXPECT_EQ(lamb_trust_ratio(LambSums{400.0, 1.0}, 0.01, 10.0), 10.0);
+  EXPECT_EQ(lamb_trust_ratio(LambSums{1e-6, 1.0}, 0.01, 10.0), 0.01);
+  EXPECT_TRUE(std::isnan(lamb_trust_ratio(LambSums{NAN, 1.0}, 0.01, 10.0)));
+  LambArgs a;
+  a.step_size = 1e-3;
+  a.min_coeff = 0.01;
+  a.max_coeff = 10.0;
+  EXPECT_EQ(lamb_neg_step(LambSums{9.0, 4.0}, a), static_cast<float>(-1.5e-3));
+}
+
 // Whole tensors may come in separate update() calls (same bits); a range or a call that
 // cuts a tensor is refused.
 TEST(Lamb, NeedsWholeTensors) {

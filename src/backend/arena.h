@@ -33,6 +33,8 @@ class Arena {
   const float& operator[](size_t i) const { return data()[i]; }
   template <typename T>
   T* as() { return static_cast<T*>(data_); }
+  template <typename T>
+  const T* as() const { return static_cast<const T*>(data_); }
 
   size_t size() const { return count_; }
   size_t bytes() const { return count_ * dtype_size(dtype_); }

@@ -222,9 +222,6 @@ StatusOr<int64_t> Trainer::all_reduce_sum(ProcessGroup* g, int64_t value) {
   return value;
 }
 
-// Every parameter counted once: tensor-parallel copies only on tp rank 0, the last
-// pipeline stage's copy of wte not at all, ZeRO shards each on their owner, and the
-// full gradients of stage 0 only on data-parallel rank 0; then summed over the world.
 double Trainer::staged_loss_sum(size_t n) const {
   double sum = 0.0;
   for (const LossSum& l : staging_->read_losses(n)) sum += l.sum;
@@ -233,10 +230,13 @@ double Trainer::staged_loss_sum(size_t n) const {
 
 double Trainer::read_squares() const {
   double sq = 0.0;
-  backend_.copy_to_host(&sq, const_cast<Arena&>(norm_acc_).as<double>(), sizeof(double));
+  backend_.copy_to_host(&sq, norm_acc_.as<double>(), sizeof(double));
   return sq;
 }
 
+// Every parameter counted once: tensor-parallel copies only on tp rank 0, the last
+// pipeline stage's copy of wte not at all, ZeRO shards each on their owner, and the
+// full gradients of stage 0 only on data-parallel rank 0; then summed over the world.
 StatusOr<double> Trainer::global_grad_norm() {
   const ZeroStage stage = options_.zero.stage;
   const ElementRange range = states_->owned_range();

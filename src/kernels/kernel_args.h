@@ -1,6 +1,8 @@
 // Argument types shared by every device's kernels and the backend's ops table
 // (kernels/kernel_ops.h): GEMM transposes, the per-step scalars of the optimizer
-// updates, and a tensor-parallel rank's vocabulary slice. Device-neutral plain values.
+// updates, and a tensor-parallel rank's vocabulary slice. Device-neutral plain values,
+// and the few scalar computations every device must do alike (ZT_HOST_DEVICE: LAMB's
+// trust ratio and step, a micro-batch's loss sum), written once for the CPU and CUDA.
 #pragma once
 
 #include <cmath>

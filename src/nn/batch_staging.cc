@@ -38,7 +38,7 @@ StatusOr<std::vector<MicroBatch>> BatchStaging::stage(const std::vector<MicroBat
 
 std::vector<LossSum> BatchStaging::read_losses(size_t n) const {
   std::vector<double> raw(2 * n);
-  if (n > 0) backend_.copy_to_host(raw.data(), const_cast<Arena&>(losses_).as<double>(), raw.size() * sizeof(double));
+  if (n > 0) backend_.copy_to_host(raw.data(), losses_.as<double>(), raw.size() * sizeof(double));
   std::vector<LossSum> out(n);
   for (size_t i = 0; i < n; ++i) out[i] = LossSum{raw[2 * i], static_cast<int64_t>(raw[2 * i + 1])};
   return out;

@@ -86,7 +86,7 @@ void Lamb::update(size_t offset, size_t n, float* params, const float* grads, fl
 
 std::vector<double> Lamb::trust_ratios() const {
   std::vector<LambSums> sums(tensors_.size());
-  backend_.copy_to_host(sums.data(), const_cast<Arena&>(sums_).as<LambSums>(), sums.size() * sizeof(LambSums));
+  backend_.copy_to_host(sums.data(), sums_.as<LambSums>(), sums.size() * sizeof(LambSums));
   std::vector<double> out;
   for (const LambSums& s : sums) out.push_back(lamb_trust_ratio(s, options_.min_coeff, options_.max_coeff));
   return out;

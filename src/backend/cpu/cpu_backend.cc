@@ -74,7 +74,7 @@ KernelOps make_cpu_f32_ops(const KernelTable& k) {
   o.cast_bf16_to_f32 = &cast_bf16_to_f32;
   o.to_f32 = &copy_f32;
   o.from_f32 = &copy_f32;
-  o.loss_sum = &loss_sum;
+  o.loss_sum = &masked_loss_sum;  // kernel_args.h: the one loop, shared with CUDA
   o.sum_squares = &sum_squares_into;
   o.adamw_step = k.adamw_step;
   o.lamb_moments = k.lamb_moments;

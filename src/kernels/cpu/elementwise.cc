@@ -42,10 +42,6 @@ void copy_f32(float* dst, const float* src, int64_t n) {
   parallel_copy(dst, src, static_cast<size_t>(n) * sizeof(float));
 }
 
-void loss_sum(double* out, const float* losses, const int32_t* targets, int64_t n) {
-  masked_loss_sum(out, losses, targets, n);
-}
-
 void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {

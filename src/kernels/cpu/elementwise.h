@@ -1,6 +1,6 @@
 // Elementwise CPU kernels that are memory-bound and need no per-ISA build (plain loops the
-// compiler vectorises): a row-parallel layer's epilogue, accumulation, bf16 casts, a
-// micro-batch's loss sum, the SGD update, and the parallel zero/copy behind the backend's arena calls.
+// compiler vectorises): a row-parallel layer's epilogue, accumulation, bf16 casts, the
+// SGD update, and the parallel zero/copy behind the backend's arena calls.
 #pragma once
 
 #include <cstddef>
@@ -22,9 +22,6 @@ void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n);
 void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n);
 // dst = src (the f32 table's to_f32 / from_f32).
 void copy_f32(float* dst, const float* src, int64_t n);
-// out[0] = sum of losses[i] over targets[i] != kIgnoreIndex (double, i in order), out[1] =
-// their count (KernelOps::loss_sum).
-void loss_sum(double* out, const float* losses, const int32_t* targets, int64_t n);
 // torch.optim.SGD's update (see SgdArgs).
 void sgd_step(float* p, const float* g, float* buf, int64_t n, const SgdArgs& args);
 // memset / memcpy, split over threads for large buffers.

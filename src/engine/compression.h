@@ -32,6 +32,7 @@
 #include "io/json_strict.h"
 #include "nn/gpt_config.h"
 #include "nn/gpt_model.h"
+#include "nn/layer_walk.h"
 #include "tensor/tensor_spec.h"
 
 namespace zt {
@@ -80,6 +81,24 @@ class Compressor {
   int64_t qsteps_ = 0;          // MoQ's quantize calls
   double ratio_ = 1.0;          // fp16_mixed_quantize's blend
   bool weight_on_ = false, act_on_ = false;
+};
+
+// The layer walk's parameters with compression_training on: a touched layer is read as its
+// quantized copy of the underlying source's values.
+class CompressedParams final : public LayerParamSource {
+ public:
+  CompressedParams(LayerParamSource& inner, Compressor& compressor) : inner_(inner), compressor_(compressor) {}
+  void begin_micro(bool with_backward) override { inner_.begin_micro(with_backward); }
+  StatusOr<void*> layer_params(int layer) override {
+    ZT_ASSIGN_OR_RETURN(void* p, inner_.layer_params(layer));
+    if (!compressor_.touches(layer)) return p;
+    return compressor_.compressed(layer, p);
+  }
+  void release(int layer) override { inner_.release(layer); }
+
+ private:
+  LayerParamSource& inner_;
+  Compressor& compressor_;
 };
 
 // The HuggingFace-style module name of a tensor ("transformer.h.3.mlp.c_fc" for GPT-2's

@@ -121,6 +121,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
   if (options.efficiency.compression.any()) {
     ZT_ASSIGN_OR_RETURN(t->compressor_, Compressor::create(options.efficiency.compression, t->model_->param_table(),
                                                            options.model, t->backend_, &t->notes_));
+    t->compressed_params_ = std::make_unique<CompressedParams>(*t->states_, *t->compressor_);
   }
   return t;
 }
@@ -389,7 +390,7 @@ StatusOr<double> Trainer::evaluate(const std::vector<MicroBatch>& batches) {
     if (pipelined()) {
       if (real[i]) ZT_RETURN_IF_ERROR(evaluate_pipeline(staged[i], staging_->loss_slot(i)));
     } else {
-      ZT_RETURN_IF_ERROR(forward_pass(staged[i], /*with_backward=*/false));
+      ZT_RETURN_IF_ERROR(LayerWalk(*model_).forward(staged[i], B, T, /*with_backward=*/false, layer_source()));
       ZT_RETURN_IF_ERROR(model_->loss_into(staged[i].targets, staging_->loss_slot(i)));
     }
   }

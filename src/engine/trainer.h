@@ -27,6 +27,7 @@
 #include "nn/batch_staging.h"
 #include "nn/gpt_model.h"
 #include "nn/gpt_training.h"
+#include "nn/layer_walk.h"
 #include "optim/adamw.h"
 #include "optim/lr_schedule.h"
 #include "optim/optimizer.h"
@@ -72,15 +73,6 @@ struct StepStats {
   double next_loss_scale = 1.0;  // fp16: the scale after this step's update
   uint64_t disk_read_bytes = 0;     // NVMe offload: bytes this step read from and wrote to disk
   uint64_t disk_written_bytes = 0;
-};
-
-// Where the last step's time went, per module of the model (without pipelining; the
-// flops profiler's latencies): index 0 the embeddings, 1..n_layer the blocks,
-// n_layer + 1 ln_f with the LM head and the loss. Parameter fetches (ZeRO-3) are part of
-// the layer that waited for them.
-struct LayerTimes {
-  std::vector<double> forward_s, backward_s;
-  double reduce_wait_s = 0.0;  // backward's wait for the last gradient reductions
 };
 
 struct MemoryReport {
@@ -168,14 +160,10 @@ class Trainer {
   uint64_t disk_read() const;
   uint64_t disk_written() const;
   Status validate_parallel() const;
-  // Binds `layer` for the next model call: parameters (fetched under ZeRO-3) and, when
-  // backward, its gradient destination.
-  StatusOr<void*> layer_params(int layer);
+  // Where the layer walk reads parameters: the model states, through compression's
+  // quantized copies when it is on.
+  LayerParamSource& layer_source();
   Status prepare_micro(size_t i, int B, int T);
-  void drop_layer_params(int layer);
-  // Without pipelining (trainer_passes.cc): one micro-batch through every layer.
-  Status forward_pass(const MicroBatch& mb, bool with_backward);
-  Status backward_pass(const MicroBatch& mb, float dloss);
   // With pipelining (trainer_pipeline.cc): the stage's schedule for all micro-batches.
   // Micro-batch i's loss goes to staging_'s slot i (read once by the caller).
   Status run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, StepStats* stats);
@@ -228,6 +216,7 @@ class Trainer {
   LayerTimes layer_times_;  // of the last step (without pipelining)
   EfficiencySchedules efficiency_;
   std::unique_ptr<Compressor> compressor_;  // compression_training
+  std::unique_ptr<CompressedParams> compressed_params_;  // over states_, when compressor_ is set
   std::vector<std::string> notes_;
   int step_seq_ = 0;  // this step's sequence length (the curriculum's), or seq_len
   std::vector<std::vector<BlockRoute>> step_routes_;  // this step's routes per local micro-batch

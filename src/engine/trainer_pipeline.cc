@@ -42,28 +42,19 @@ Status settle(WorkHandle& w) {
 
 }  // namespace
 
+// The stage's part of the one layer walk (nn/layer_walk.h); gradients accumulate in the
+// full arena and are reduced after the schedule (kReduceGrads).
 Status Trainer::stage_forward(const std::vector<MicroBatch>& mbs, int mb, int B, int T) {
-  GptModel& m = *model_;
-  const GptLayout& lay = options_.layout;
+  const MicroBatch& batch = mbs[static_cast<size_t>(mb)];
   ZT_RETURN_IF_ERROR(prepare_micro(static_cast<size_t>(mb), B, T));
-  if (lay.embedding) {
-    ZT_RETURN_IF_ERROR(m.forward_embedding(mbs[static_cast<size_t>(mb)].tokens, B, T));
-  } else {
-    m.begin_stage(B, T);
-  }
-  for (int l = lay.first_block; l < lay.end(options_.model); ++l) ZT_RETURN_IF_ERROR(m.forward_block(l));
-  if (!lay.head) return Status::OK();
-  ZT_RETURN_IF_ERROR(m.forward_head());
-  return m.loss_into(mbs[static_cast<size_t>(mb)].targets, staging_->loss_slot(static_cast<size_t>(mb)));
+  ZT_RETURN_IF_ERROR(LayerWalk(*model_).forward(batch, B, T, /*with_backward=*/true, layer_source()));
+  if (!options_.layout.head) return Status::OK();
+  return model_->loss_into(batch.targets, staging_->loss_slot(static_cast<size_t>(mb)));
 }
 
 Status Trainer::stage_backward(const std::vector<MicroBatch>& mbs, int mb, float dloss) {
-  GptModel& m = *model_;
-  const GptLayout& lay = options_.layout;
-  if (lay.head) ZT_RETURN_IF_ERROR(m.backward_head(mbs[static_cast<size_t>(mb)].targets, dloss));
-  for (int l = lay.end(options_.model) - 1; l >= lay.first_block; --l) ZT_RETURN_IF_ERROR(m.backward_block(l));
-  if (lay.embedding) m.backward_embedding(mbs[static_cast<size_t>(mb)].tokens);
-  return Status::OK();
+  InPlaceGrads grads(states_->full_grads(), model_->param_table());
+  return LayerWalk(*model_).backward(mbs[static_cast<size_t>(mb)], dloss, layer_source(), grads);
 }
 
 Status Trainer::stage_recv(void* into, size_t bytes, int from, int tag, StepStats* stats) {
@@ -141,15 +132,9 @@ Status Trainer::evaluate_pipeline(const MicroBatch& batch, double* loss_slot) {
   const int tag = activation_tag(0);
   m.clear_routes();
   m.set_slot(0);
-  if (lay.embedding) {
-    ZT_RETURN_IF_ERROR(m.forward_embedding(batch.tokens, B, T));
-  } else {
-    ZT_RETURN_IF_ERROR(pp_->recv(m.stage_input(), bytes, s - 1, tag)->wait());
-    m.begin_stage(B, T);
-  }
-  for (int l = lay.first_block; l < lay.end(options_.model); ++l) ZT_RETURN_IF_ERROR(m.forward_block(l));
+  if (!lay.embedding) ZT_RETURN_IF_ERROR(pp_->recv(m.stage_input(), bytes, s - 1, tag)->wait());
+  ZT_RETURN_IF_ERROR(LayerWalk(m).forward(batch, B, T, /*with_backward=*/false, layer_source()));
   if (!lay.head) return pp_->send(m.stage_output(), bytes, s + 1, tag)->wait();
-  ZT_RETURN_IF_ERROR(m.forward_head());
   return m.loss_into(batch.targets, loss_slot);
 }
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "comm/process_group.h"
+#include "nn/layer_walk.h"
 #include "parallel/zero/partition.h"
 #include "backend/backend.h"
 #include "tensor/tensor_spec.h"
@@ -39,7 +40,8 @@ struct GradReducerOptions {
   const Backend* backend = nullptr;  // allocates, zeroes and accumulates the buckets; null = cpu_backend()
 };
 
-class GradReducer {
+// The layer walk (nn/layer_walk.h) hands it each layer's gradients as backward finishes them.
+class GradReducer final : public LayerGradSink {
  public:
   // full_grads: the full gradient arena (stage < 2), else null; grad_shard: the rank's
   // gradient shard (stage >= 2), else null.
@@ -49,18 +51,18 @@ class GradReducer {
   const std::vector<int>& completion_order() const { return order_; }
 
   // Starts a micro-batch; `last` is the last one of the optimizer step.
-  void begin_micro(bool last);
+  void begin_micro(bool last) override;
   // Stage 0: false keeps this step's gradients local (the 1-bit optimizers reduce their
   // momentum themselves after the warm-up; optim/optimizer.h engine_reduces_gradients).
   void set_reduce(bool on) { reduce_ = on; }
   // Where `layer`'s gradients go for this micro-batch (pointer to the element of the
   // layer's range begin). Stage 2+: opens (zeroes) the layer's bucket buffer if needed.
-  float* acquire_layer(int layer);
+  float* acquire_layer(int layer) override;
   // `layer`'s gradient for this micro-batch is complete; may launch its bucket.
-  void layer_done(int layer);
+  void layer_done(int layer) override;
   // Launches what is left, waits for every reduction of the micro-batch and (stage 2+)
   // adds each rank's part into its shard. Returns the first failure of the micro-batch.
-  Status end_micro();
+  Status end_micro() override;
 
   int num_buckets() const { return static_cast<int>(buckets_.size()); }
   size_t bucket_bytes() const;  // peak bytes of bucket buffers (stage 2+)

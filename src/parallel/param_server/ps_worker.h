@@ -1,26 +1,22 @@
-// PsWorker: one worker rank of a parameter-server job. Holds the full parameters (as
-// last pulled) and gradients and runs forward/backward on its units of work:
-// - Gradients are pushed per bucket as backward produces them (ps_layout.h): each
-//   bucket's slice of each server's shard goes out while backward continues; a commit
-//   with the loss and (asynchronous modes) the gradient's squared norm follows.
-// - The next parameters are pulled per shard in reply slices (PsLayout::reply_slices),
-//   waited for lazily: the forward of a layer waits only for the slices that hold it, so
-//   the first layers compute while the later slices are still being updated or sent.
+// PsWorker: one worker rank of a parameter-server job, the parameter server as a mode of
+// the one layer walk (nn/layer_walk.h): the walk reads parameters through PsPulledParams
+// (pulled per layer on first use in a step, like a ZeRO-3 gather) and hands gradients to
+// PsPushedGrads (pushed per bucket as backward completes them, like GradReducer's
+// buckets). The worker adds what is its own:
+// - the unit of work server 0 hands out with each reply, and the step's commit (the loss
+//   and, in asynchronous modes, the gradient's squared norm) after the last bucket;
 // - kSync normalises the loss by the global batch's token count (all-reduced among the
-//   workers first), exactly as the all-reduce engine does; asynchronous modes by the
-//   unit's own count, so each push is the gradient of the unit's mean loss.
+//   workers, overlapping the first forward), exactly as the all-reduce engine does;
+//   asynchronous modes by the unit's own count, so each push is the gradient of the
+//   unit's mean loss.
 // Call sequence: next_unit() -> step() ... until next_unit() returns kNoUnit -> finish()
 // (final parameters, identical on every worker) -> evaluate() (optional, collective over
-// the workers). Every wait is bounded by 1.5 x the deadline (a silent server, or a worker
-// another waits on, stops the job with a message naming it).
+// the workers). Every wait is bounded by 1.5 x the deadline (PsWorkerLink: a silent
+// server, or a worker another waits on, stops the job with a message naming it).
 // Thread-safety: one thread drives a worker; kernels use OpenMP.
 #pragma once
 
-#include <deque>
-#include <functional>
 #include <memory>
-#include <string>
-#include <utility>
 #include <vector>
 
 #include "comm/process_group.h"
@@ -30,6 +26,9 @@
 #include "parallel/param_server/ps_messages.h"
 #include "parallel/param_server/ps_options.h"
 #include "parallel/param_server/ps_stats.h"
+#include "parallel/param_server/ps_worker_grads.h"
+#include "parallel/param_server/ps_worker_link.h"
+#include "parallel/param_server/ps_worker_params.h"
 #include "backend/backend.h"
 
 namespace zt {
@@ -66,8 +65,8 @@ class PsWorker {
   const ParamTable& param_table() const { return model_->param_table(); }
   // The worker's fp32 parameters, copied out of the backend's memory.
   std::vector<float> host_params() const {
-    std::vector<float> out(params_.size());
-    model_backend().copy_to_host(out.data(), params_.data(), params_.bytes());
+    std::vector<float> out(params_->fp32().size());
+    model_backend().copy_to_host(out.data(), params_->fp32().data(), params_->fp32().bytes());
     return out;
   }
   const PsWorkerStats& stats() const { return stats_; }
@@ -75,63 +74,30 @@ class PsWorker {
  private:
   PsWorker(const PsModelOptions& model, const PsOptions& options, const PsLayout& layout, ProcessGroup* ps,
            ProcessGroup* workers);
-  // Waits for `work`, which depends on server `server` (-1: on the other workers): a
-  // quarter of the deadline in, tells the other servers (note_blocked); past 1.5 x the
-  // deadline, DeadlineExceeded(what(elapsed)).
-  Status wait(const WorkHandle& work, int server, const std::function<std::string(double)>& what);
-  void note_blocked(int server);
-  Status receive_header(int server);  // the header of server's reply to the last push
-  // The reply's slices that intersect `range` (after its header).
-  Status receive_range(int server, ElementRange range);
-  Status receive_pull(int server);    // the whole reply
-  void publish(ElementRange range);  // bf16: params_ -> compute_ over range
   const Backend& model_backend() const { return backend_or_cpu(model_opts_.backend); }
-  void send_step_header(int server);  // once per step, after the server's reply header
-  Status ensure_layer(int layer);     // the parameters of `layer` are in
-  Status forward_micro(const MicroBatch& mb, bool first, double* loss_sum);
   // The unit's micro-batches checked; their counted target tokens.
   StatusOr<int64_t> check_batches(const std::vector<MicroBatch>& micro_batches) const;
-  // Forward and backward of each micro-batch; the global token count (count_work, sync
-  // mode) is awaited after the first forward, which it overlaps.
+  // Forward, loss and backward of each micro-batch; the global token count (count_work,
+  // sync mode) is awaited after the first forward, which it overlaps.
   Status run_micro_batches(const std::vector<MicroBatch>& micro_batches, const WorkHandle& count_work,
                            double* loss_sum, PsWorkerStep* out);
-  Status backward_micro(const MicroBatch& mb, float dloss, bool push);
-  void layer_done(int layer);
-  void post_pulls();
-  Status wait_sends();
+  // Every reply in, this step's headers and commit sent, the next replies posted.
+  Status commit_step(double loss_sum, int64_t local);
+  void slow_down();  // the slow-worker test hook
 
   PsModelOptions model_opts_;
   PsOptions options_;
   PsMode mode_;
   const PsLayout& layout_;
-  ProcessGroup* ps_;
   ProcessGroup* workers_;
   int rank_;   // world rank
   int index_;  // worker index
+  PsWorkerLink link_;
   std::unique_ptr<GptModel> model_;
-  Arena params_;  // the model's parameters and gradients: arenas of the model's backend
-  Arena grads_;
-  Arena compute_;  // bf16: the 16-bit copy the model reads, cast from params_ per layer as it arrives
-  // Per server: the pending reply (a header, then the shard's reply slices), and what
-  // this step told it.
-  struct Pull {
-    PullHeader header;
-    WorkHandle header_work;
-    bool header_in = true;
-    std::vector<WorkHandle> slices;
-    std::vector<bool> slice_in;
-  };
-  std::vector<Pull> pulls_;
-  std::vector<bool> header_sent_;
-  std::vector<int64_t> read_version_, read_clock_;
-  std::vector<StepHeader> step_header_;
+  std::unique_ptr<PsPulledParams> params_;
+  std::unique_ptr<PsPushedGrads> grads_;
   PushCommit commit_;
   int64_t count_ = 0;  // the step's token count (all-reduced among workers in kSync)
-  std::vector<std::pair<int, WorkHandle>> sends_;  // this step's outgoing messages, by server
-  std::deque<PsNote> notes_;                       // notes sent (stable addresses)
-  std::vector<WorkHandle> note_works_;
-  std::vector<int> bucket_pending_;
-  PullHeader server0_;
   int64_t unit_ = kNoUnit;
   int64_t local_step_ = 0;
   bool started_ = false, stopped_ = false, finished_ = false;

@@ -24,8 +24,10 @@ ElementRange ModelStates::owned_range(const Partition& partition, int rank, Zero
   return shards_optimizer(stage) ? partition.shard(rank) : ElementRange{0, partition.numel()};
 }
 
-ModelStates::ModelStates(const Partition& partition, ProcessGroup* dp, const ModelStatesOptions& o)
-    : partition_(partition),
+ModelStates::ModelStates(const ParamTable& table, const Partition& partition, ProcessGroup* dp,
+                         const ModelStatesOptions& o)
+    : table_(table),
+      partition_(partition),
       dp_(dp),
       options_(o),
       shard_(partition.shard(dp->rank())),
@@ -43,7 +45,7 @@ StatusOr<std::unique_ptr<ModelStates>> ModelStates::create_local(const ParamTabl
                                                                  ProcessGroup* dp, int n_layer,
                                                                  const ModelStatesOptions& o) {
   ZT_RETURN_IF_ERROR(validate_offload(o.stage, o.offload));
-  std::unique_ptr<ModelStates> s(new ModelStates(partition, dp, o));
+  std::unique_ptr<ModelStates> s(new ModelStates(table, partition, dp, o));
   dp->set_memory_domain(s->backend().memory_domain());  // the group moves these arenas (comm/memory_domain.h)
   ZT_RETURN_IF_ERROR(s->allocate(table, n_layer));
   return s;
@@ -140,8 +142,8 @@ void ModelStates::begin_micro(bool with_backward) {
   if (fetcher_) fetcher_->begin_micro(with_backward);
 }
 
-StatusOr<void*> ModelStates::layer_params(int layer, const ParamTable& table) {
-  if (!fetcher_) return params_.as<unsigned char>() + table.layer_range(layer).begin * dtype_size(compute_);
+StatusOr<void*> ModelStates::layer_params(int layer) {
+  if (!fetcher_) return params_.as<unsigned char>() + table_.layer_range(layer).begin * dtype_size(compute_);
   if (fetcher_->persistent(layer)) return fetcher_->persistent_params(layer);
   return fetcher_->acquire(layer);
 }

@@ -41,6 +41,7 @@
 #include "core/status.h"
 #include "io/async_io.h"
 #include "nn/gpt_model.h"
+#include "nn/layer_walk.h"
 #include "optim/optimizer.h"
 #include "parallel/zero/param_fetcher.h"
 #include "parallel/zero/partition.h"
@@ -91,7 +92,9 @@ struct OwnedArray {
   ElementRange range;
 };
 
-class ModelStates {
+// The layer walk (nn/layer_walk.h) reads parameters through it: the full arena, or under
+// ZeRO-3 a gathered layer.
+class ModelStates final : public LayerParamSource {
  public:
   // The stage refused with a pipeline (one place): stages 2-3 would re-partition gradients
   // and parameters for every micro-batch of the schedule; DeepSpeed refuses it too.
@@ -134,10 +137,10 @@ class ModelStates {
   // Binds the whole model when parameters are not sharded (stage 3 binds layer by layer).
   void bind(GptModel* model);
   // A micro-batch's layer sequence starts (stage 3: the fetch order).
-  void begin_micro(bool with_backward);
+  void begin_micro(bool with_backward) override;
   // Where `layer`'s parameters are for the next model call, and giving them back.
-  StatusOr<void*> layer_params(int layer, const ParamTable& table);
-  void release(int layer);
+  StatusOr<void*> layer_params(int layer) override;
+  void release(int layer) override;
 
   void zero_grads();
   // The optimizer's update over the owned range (streamed through the store), without
@@ -172,7 +175,7 @@ class ModelStates {
   std::string offload_description() const;
 
  private:
-  ModelStates(const Partition& partition, ProcessGroup* dp, const ModelStatesOptions& o);
+  ModelStates(const ParamTable& table, const Partition& partition, ProcessGroup* dp, const ModelStatesOptions& o);
   Status allocate(const ParamTable& table, int n_layer);
   Status make_store();
   Status make_fetcher(const ParamTable& table, int n_layer);
@@ -185,6 +188,7 @@ class ModelStates {
   Status gather_compute();
   std::vector<bool> flags(bool value) const { return std::vector<bool>(store_->specs().size(), value); }
 
+  const ParamTable& table_;  // the model's (outlives the states)
   Partition partition_;
   ProcessGroup* dp_;
   ModelStatesOptions options_;

@@ -46,6 +46,7 @@ struct Layout3D {
   bool checkpoint = false;
   bool partition = false;
   Family family = Family::kGpt2;
+  bool quantize_weights = false;  // compression_training: 4-bit attention and MLP weights in every forward
 };
 
 struct Result {
@@ -80,6 +81,11 @@ Result train(const Layout3D& s, int steps) {
     ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(o.model, grid, rank, StagePartition::kUniform));
     if (s.checkpoint) o.checkpoint.assign(static_cast<size_t>(o.model.n_layer), true);
     o.partition_activations = s.partition;
+    if (s.quantize_weights) {
+      WeightQuantOptions& w = o.efficiency.compression.weight;
+      w.enabled = w.in_forward = true;
+      w.groups_of_modules.push_back({"wq1", {"attn", "mlp"}, 8, 4, 1});
+    }
     ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(o, &groups));
     const int dp_rank = grid.coord(rank).dp;
     for (int step = 0; step < steps; ++step) {
@@ -113,6 +119,7 @@ void expect_matches(const Layout3D& s, const char* what) {
   Layout3D single;
   single.micro_batches = s.micro_batches * s.dp;
   single.family = s.family;
+  single.quantize_weights = s.quantize_weights;
   const Result ref = train(single, kSteps);
   const Result got = train(s, kSteps);
   EXPECT_LE(worst_rel(got.losses, ref.losses), 1e-5) << what;
@@ -141,6 +148,19 @@ TEST(ModelParallel, PipelineMatchesSingleProcess) {
       expect_matches(s, what.c_str());
     }
   }
+}
+
+// Each stage reads its layers' quantized copies, as the single process does (the stages
+// once bound the whole unquantized arena instead).
+TEST(ModelParallel, PipelineWithWeightQuantizationMatchesSingleProcess) {
+  Layout3D s;
+  s.pp = 2;
+  s.micro_batches = 4;
+  s.quantize_weights = true;
+  expect_matches(s, "pp 2, 4-bit weights in forward");
+  Layout3D plain = s;
+  plain.quantize_weights = false;
+  EXPECT_NE(train(plain, 2).losses, train(s, 2).losses);  // the quantization is really on
 }
 
 TEST(ModelParallel, ThreeDWithZeroOneMatchesSingleProcess) {

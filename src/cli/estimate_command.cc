@@ -69,7 +69,7 @@ StatusOr<std::pair<double, double>> print_memory(const ZtConfig& cfg, int world,
   }
   if (world > 16) std::printf("(one row per pipeline stage: its tp-rank-0, dp-rank-0 rank, which holds the largest shard)\n");
   const TrainerOptions o = trainer_options(cfg);
-  if (o.zero.offload.optimizer) {  // every rank offloads alike; rank 0's figures
+  if (o.zero.offload.swaps_optimizer()) {  // every rank offloads alike; rank 0's figures
     const MemoryEstimate& e = all[0];
     std::printf("offload (NVMe, rank 0): %s on disk, %s of swap buffers in memory (in the totals); a step moves "
                 "about %s from and %s to disk\n",

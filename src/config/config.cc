@@ -142,6 +142,7 @@ void add_run_notes(ZtConfig* c) {
   if (c->zero.offload.param_device != OffloadDevice::kNone && c->zero.stage != ZeroStage::kParameters) {
     c->notes.push_back("/zero_optimization/offload_param: ignored at stage " + std::to_string(static_cast<int>(c->zero.stage)) +
                        ", as DeepSpeed ignores it: parameters are offloaded under ZeRO-3 only");
+    c->zero.offload.param_device = OffloadDevice::kNone;
   }
   const ActivationCheckpointConfig& ac = c->activation_checkpointing;
   if (ac.cpu_checkpointing && ac.number_checkpoints <= 0 && ac.interval <= 0) {

@@ -93,6 +93,7 @@ TEST(Config, UnsupportedFeaturesAreRefusedNamingTheKey) {
   ASSERT_EQ(c.notes.size(), 1u);
   EXPECT_EQ(c.notes[0], "/zero_optimization/offload_param: ignored at stage 2, as DeepSpeed ignores it: parameters "
                         "are offloaded under ZeRO-3 only");
+  EXPECT_EQ(c.zero.offload.param_device, OffloadDevice::kNone);  // dropped: the model states never see it
   // "nvme": parameters need the optimizer's swap too, and each block a path.
   ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}})", &c).ok());
   EXPECT_EQ(check_supported(c).message(),

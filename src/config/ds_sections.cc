@@ -110,9 +110,7 @@ static void parse_zero_modules(JsonReader& r, ZeroOptions* z) {
       static_cast<size_t>(r.integer("sub_group_size", static_cast<int64_t>(z->offload.sub_group_size), 0, kMaxInt));
   parse_offload_optimizer(r, &z->offload);
   parse_offload_param(r, &z->offload);
-  z->offload.optimizer = z->offload.optimizer_device == OffloadDevice::kNvme;
-  // DeepSpeed reads offload_param under ZeRO-3 only (add_run_notes says so below it).
-  z->offload.params = z->offload.param_device == OffloadDevice::kNvme && z->stage == ZeroStage::kParameters;
+  // DeepSpeed reads offload_param under ZeRO-3 only: add_run_notes says so and drops it below.
 }
 
 void parse_zero(JsonReader& root, ZeroOptions* z) {

@@ -44,13 +44,13 @@ size_t buffer_bound(const TrainerOptions& o, const ParamTable& table) {
 void estimate_offload(const TrainerOptions& o, const ParamTable& table, ElementRange shard, size_t owned, DType compute,
                       MemoryEstimate* e) {
   const OffloadOptions& f = o.zero.offload;
-  if (!f.optimizer) return;
+  if (!f.swaps_optimizer()) return;
   const bool mixed = compute != DType::kF32;
   std::vector<size_t> read_bytes;  // per swapped array read by the step
-  if (mixed || f.params) read_bytes.push_back(sizeof(float));  // the master (fp32: the parameter shard)
+  if (mixed || f.swaps_params()) read_bytes.push_back(sizeof(float));  // the master (fp32: the parameter shard)
   for (size_t i = 0; i < optimizer_bytes_per_element(o) / sizeof(float); ++i) read_bytes.push_back(sizeof(float));
   std::vector<size_t> all = read_bytes;
-  if (mixed && f.params) all.push_back(dtype_size(compute));  // the 16-bit shard, only written
+  if (mixed && f.swaps_params()) all.push_back(dtype_size(compute));  // the 16-bit shard, only written
   const size_t ce = SwapArrays::effective_chunk_elems(f.sub_group_size, owned);
   for (size_t b : all) {
     e->disk_bytes += round_up_io(owned * b);
@@ -61,7 +61,7 @@ void estimate_offload(const TrainerOptions& o, const ParamTable& table, ElementR
   e->optimizer_bytes = 0;
   e->param_bytes -= e->master_bytes;
   e->master_bytes = 0;
-  if (!f.params) return;
+  if (!f.swaps_params()) return;
   const size_t cs = dtype_size(compute), cached = std::min(f.max_in_cpu, shard.size());
   e->param_bytes = cached * cs;
   size_t max_part = 0, per_micro = 0;

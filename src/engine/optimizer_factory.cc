@@ -18,7 +18,7 @@ bool onebit(OptimizerKind k) {
 
 // The same refusal on every rank (the options are the same everywhere).
 Status check_layout(const TrainerOptions& o, bool pipelined) {
-  const bool whole = !shards_optimizer(o.zero.stage) && o.layout.tp_size == 1 && !o.zero.offload.optimizer;
+  const bool whole = !shards_optimizer(o.zero.stage) && o.layout.tp_size == 1 && !o.zero.offload.swaps_optimizer();
   if (o.optimizer == OptimizerKind::kLamb && !whole) {
     return Status::Unimplemented("/optimizer/type: LAMB needs whole tensors for its trust ratio; it runs with ZeRO "
                                  "stage 0, no tensor parallelism and no optimizer offload");

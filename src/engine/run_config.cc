@@ -118,7 +118,7 @@ TrainerOptions trainer_options(const ZtConfig& c) {
   o.partition_activations = c.activation_checkpointing.partition_activations;
   o.efficiency = c.efficiency;
   if (c.activation_checkpointing.cpu_checkpointing) {  // to the NVMe tier when one is configured
-    o.activation_swap_dir = f.params ? f.param_path : f.optimizer ? f.optimizer_path : "";
+    o.activation_swap_dir = f.swaps_params() ? f.param_path : f.swaps_optimizer() ? f.optimizer_path : "";
   }
   return o;
 }

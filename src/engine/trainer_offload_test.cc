@@ -54,8 +54,8 @@ class TrainerOffload : public ::testing::Test {
     o.zero.fetch.prefetch_elems = 40000;
     o.zero.fetch.persistence_threshold = 0;
     OffloadOptions& f = o.zero.offload;
-    f.optimizer = off != Off::kNone;
-    f.params = off == Off::kParams;
+    f.optimizer_device = off != Off::kNone ? OffloadDevice::kNvme : OffloadDevice::kNone;
+    f.param_device = off == Off::kParams ? OffloadDevice::kNvme : OffloadDevice::kNone;
     f.optimizer_path = f.param_path = (dir_ / "swap").string();
     f.sub_group_size = kChunkAlignElems;  // several chunks: the pipelined swapper at work
     f.max_in_cpu = 10000;                 // some of the shard in memory, the rest read from disk
@@ -63,7 +63,7 @@ class TrainerOffload : public ::testing::Test {
     f.aio.block_size = 16384;
     o.checkpoint = checkpoint_ ? std::vector<bool>(6, true) : std::vector<bool>{};
     if (off == Off::kActivations) {
-      f.params = c.stage == ZeroStage::kParameters;
+      f.param_device = c.stage == ZeroStage::kParameters ? OffloadDevice::kNvme : OffloadDevice::kNone;
       o.activation_swap_dir = (dir_ / "swap").string();
     }
     return o;

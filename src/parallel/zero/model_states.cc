@@ -65,7 +65,7 @@ Status ModelStates::allocate(const ParamTable& table, int n_layer) {
   }
   if (!shards_parameters(stage)) {
     ZT_ASSIGN_OR_RETURN(params_, b.allocate(table.numel(), compute_, mixed() ? "the 16-bit compute parameters" : "the parameters"));
-  } else if (!options_.offload.params) {
+  } else if (!options_.offload.swaps_params()) {
     ZT_ASSIGN_OR_RETURN(param_shard_, b.allocate(shard_.size(), compute_, mixed() ? "the 16-bit parameter shard" : "the parameter shard"));
   }
   if (shards_gradients(stage)) {

@@ -54,14 +54,15 @@ namespace zt {
 // already are: nothing to do (the banner says so).
 enum class OffloadDevice { kNone, kCpu, kNvme };
 
-// DeepSpeed's zero_optimization.offload_optimizer / offload_param. The devices are what the
-// config asked for; `optimizer` and `params` are what is swapped to NVMe (config/ sets
-// them with the devices: params only at stage 3, where DeepSpeed reads offload_param).
+// DeepSpeed's zero_optimization.offload_optimizer / offload_param: the devices the config
+// asked for. param_device is set at stage 3 only: DeepSpeed reads offload_param there, and
+// config/ drops it below with a note (validate_offload refuses it for direct callers).
 struct OffloadOptions {
   OffloadDevice optimizer_device = OffloadDevice::kNone;  // offload_optimizer.device
   OffloadDevice param_device = OffloadDevice::kNone;      // offload_param.device
-  bool optimizer = false;          // the optimizer state is swapped: optimizer_device kNvme
-  bool params = false;             // the parameter shard is swapped: param_device kNvme at stage 3
+  // What is swapped to NVMe: the optimizer state; the parameter shard.
+  bool swaps_optimizer() const { return optimizer_device == OffloadDevice::kNvme; }
+  bool swaps_params() const { return param_device == OffloadDevice::kNvme; }
   std::string optimizer_path;      // offload_optimizer.nvme_path
   std::string param_path;          // offload_param.nvme_path
   size_t sub_group_size = 1'000'000'000;  // elements per swapped chunk

@@ -26,20 +26,20 @@ Status check_dir(const std::string& path, const std::string& key) {
 
 Status ModelStates::validate_offload(ZeroStage stage, const OffloadOptions& o) {
   const std::string zo = "/zero_optimization/";
-  if (o.params && stage != ZeroStage::kParameters) {
+  if (o.swaps_params() && stage != ZeroStage::kParameters) {
     return Status::InvalidArgument(zo + "offload_param: parameter offload needs ZeRO stage 3, as in DeepSpeed (this run "
                                    "has stage " + std::to_string(static_cast<int>(stage)) + ")");
   }
-  if (o.params && !o.optimizer) {
+  if (o.swaps_params() && !o.swaps_optimizer()) {
     return Status::InvalidArgument(zo + "offload_param/device: \"nvme\" needs offload_optimizer.device \"nvme\" too: "
                                    "zerotrain swaps the parameter shard in the optimizer's chunks");
   }
-  if (o.optimizer) {
+  if (o.swaps_optimizer()) {
     ZT_RETURN_IF_ERROR(check_dir(o.optimizer_path, zo + "offload_optimizer/nvme_path"));
     ZT_RETURN_IF_ERROR(o.aio.validate());
     if (o.sub_group_size == 0) return Status::InvalidArgument(zo + "sub_group_size: must be positive");
   }
-  if (o.params) {
+  if (o.swaps_params()) {
     ZT_RETURN_IF_ERROR(check_dir(o.param_path, zo + "offload_param/nvme_path"));
     if (o.param_buffer_count < 2) {
       return Status::InvalidArgument(zo + "offload_param/buffer_count: must be at least 2 (one part in use, one read "
@@ -54,21 +54,21 @@ Status ModelStates::make_store() {
   std::vector<StateArraySpec> specs;
   if (mixed()) {
     specs.push_back({"master", DType::kF32, ""});
-  } else if (off.params) {
+  } else if (off.swaps_params()) {
     specs.push_back({"param", DType::kF32, off.param_path});  // fp32: the parameters are the master
   }
   master_ = specs.empty() ? -1 : 0;
   first_state_ = static_cast<int>(specs.size());
   for (const std::string& name : options_.optimizer_state) specs.push_back({name, DType::kF32, ""});
-  if (mixed() && off.params) {
+  if (mixed() && off.swaps_params()) {
     param16_ = static_cast<int>(specs.size());
     specs.push_back({"param16", compute_, off.param_path});
   }
-  if (off.params) {
+  if (off.swaps_params()) {
     const size_t cache = std::min(off.max_in_cpu, shard_.size());
     ZT_ASSIGN_OR_RETURN(param_cache_, backend().allocate(cache, compute_, "the parameters kept in memory (max_in_cpu)"));
   }
-  if (!off.optimizer) {
+  if (!off.swaps_optimizer()) {
     ZT_ASSIGN_OR_RETURN(store_, make_resident_store(std::move(specs), owned_.size(), backend()));
     return Status::OK();
   }
@@ -88,7 +88,7 @@ Status ModelStates::make_fetcher(const ParamTable& table, int n_layer) {
   ParamFetcherOptions fo = options_.fetch;
   fo.backend = &backend();
   fo.dtype = compute_;
-  if (!options_.offload.params) {
+  if (!options_.offload.swaps_params()) {
     fetcher_ = std::make_unique<ParamFetcher>(table, partition_, dp_, param_shard_.as<void>(), n_layer, fo);
     return Status::OK();
   }
@@ -134,8 +134,8 @@ std::string ModelStates::offload_description() const {
   if (swap == nullptr) return "";
   const OffloadOptions& off = options_.offload;
   std::string what = mixed() ? "fp32 master and optimizer state" : "optimizer state";
-  if (off.params) what += " and parameter shard";
-  std::string d = what + " on NVMe (" + off.optimizer_path + (off.params && off.param_path != off.optimizer_path ? ", " + off.param_path : "") +
+  if (off.swaps_params()) what += " and parameter shard";
+  std::string d = what + " on NVMe (" + off.optimizer_path + (off.swaps_params() && off.param_path != off.optimizer_path ? ", " + off.param_path : "") +
                   "): " + std::to_string(swap->chunks()) + " chunk(s) of " + std::to_string(swap->chunk_elems()) +
                   " elements, " + io_->mode() +
                   (swap->direct() ? ", O_DIRECT" : ", buffered I/O (the file system refused O_DIRECT)");

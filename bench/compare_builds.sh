@@ -5,8 +5,9 @@
 # build); both run train_step_bench at the same shapes: GPT-2 small at B=8 T=128, a small model
 # (4 x 256, vocab 50257) at B=8 T=128, and a stories110M-like Llama with 4 kv heads at B=8
 # T=128. Prints per shape the median ms/step of each build and the median of the pairwise
-# ratios new/old; the last line is one JSON object.
-#   BASE=04a6cc1 ROUNDS=4 STEPS=3 THREADS=2 bench/compare_builds.sh
+# ratios new/old; the last line is one JSON object. ZERO=1 adds bench/zero.sh's runs (GPT-2
+# small, 2 ranks x 1 thread, ZeRO stages 0-3) of both builds, alternating the same way.
+#   BASE=04a6cc1 ROUNDS=4 STEPS=3 THREADS=2 ZERO=1 bench/compare_builds.sh
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 BASE="${BASE:?set BASE to the revision to compare against}"
@@ -14,9 +15,12 @@ ROUNDS="${ROUNDS:-4}"
 STEPS="${STEPS:-3}"
 THREADS="${THREADS:-2}"
 OLD_TREE="${OLD_TREE:-/tmp/zt-compare-$BASE}"
-zt_build train_step_bench
+ZERO="${ZERO:-0}"
+TARGETS=(train_step_bench)
+[[ "$ZERO" == 1 ]] && TARGETS+=(zero_bench)
+zt_build "${TARGETS[@]}"
 [[ -d "$OLD_TREE" ]] || git -C "$ZT_ROOT" worktree add -f "$OLD_TREE" "$BASE" >/dev/null
-ZT_ROOT="$OLD_TREE" ZT_BENCH_BUILD="$OLD_TREE/build-bench" zt_build train_step_bench
+ZT_ROOT="$OLD_TREE" ZT_BENCH_BUILD="$OLD_TREE/build-bench" zt_build "${TARGETS[@]}"
 export OMP_NUM_THREADS="$THREADS"
 LLAMA="--family llama --layers 12 --heads 12 --embd 768 --intermediate 2048 --vocab 32000 --tied --batch 8 --seq 128"
 SHAPES=(
@@ -34,6 +38,14 @@ for entry in "${SHAPES[@]}"; do
     "echo $name old \$('$OLD_TREE/build-bench/train_step_bench' $args $run)" \
     "echo $name new \$('$ZT_BENCH_BUILD/train_step_bench' $args $run)"
 done
+if [[ "$ZERO" == 1 ]]; then
+  MPIRUN="mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 2 -x OMP_NUM_THREADS=1"
+  for stage in 0 1 2 3; do
+    zt_alternate "$ROUNDS" "$log" \
+      "echo zero_stage$stage old \$($MPIRUN '$OLD_TREE/build-bench/zero_bench' --stage $stage --steps $STEPS)" \
+      "echo zero_stage$stage new \$($MPIRUN '$ZT_BENCH_BUILD/zero_bench' --stage $stage --steps $STEPS)"
+  done
+fi
 "$ZT_PYTHON" - "$log" <<'PY'
 import json, statistics, sys
 rows = {}

@@ -153,6 +153,7 @@ TEST(ModelParallel, PipelineMatchesSingleProcess) {
 // Each stage reads its layers' quantized copies, as the single process does (the stages
 // once bound the whole unquantized arena instead).
 TEST(ModelParallel, PipelineWithWeightQuantizationMatchesSingleProcess) {
+  if (!cpu_backend().host()) GTEST_SKIP() << "compression_training needs host memory (compression_test.cc tests the refusal)";
   Layout3D s;
   s.pp = 2;
   s.micro_batches = 4;

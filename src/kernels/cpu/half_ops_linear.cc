@@ -1,16 +1,17 @@
 // The linear layers of the half tables, including the row- and column-parallel forms
 // whose result stays fp32 (linear_partial, linear_backward_partial: summed across tp
 // ranks before one rounding). bf16: linear_bf16.h and gemm_bf16 (oneDNN bf16 GEMM with
-// fp32 sums, one rounding per 16-bit output). f16: oneDNN 2.6 has no f16 matmul on most
-// CPUs, so the weight (OC, C) is widened once per call and the fp32 linear (linear.h)
-// runs on row chunks of the widened activations; each 16-bit output is rounded once, and
-// dweight / dbias accumulate chunk after chunk, in chunk order (half_ops.h states the
-// chunk sizes).
+// fp32 sums, one rounding per 16-bit output): a native kernel, not an adapter. f16: oneDNN
+// 2.6 has no f16 matmul on most CPUs, so through the one adapter (half_rows.h) the weight
+// (OC, C) is widened once per call and the fp32 linear (linear.h) runs on row chunks of the
+// widened activations; each 16-bit output is rounded once, and dweight / dbias accumulate
+// chunk after chunk, in chunk order (half_ops.h states the chunk sizes).
 #include <cstdint>
 #include <memory>
 
 #include "kernels/cpu/gemm_bf16.h"
 #include "kernels/cpu/half_ops_impl.h"
+#include "kernels/cpu/half_rows.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/linear_bf16.h"
 
@@ -18,70 +19,63 @@ namespace zt {
 
 namespace {
 
-// The whole weight in fp32 (n values), in a buffer freed by the caller's scope.
-template <DType D>
-std::unique_ptr<float[]> widen_weight(const half_t* weight, int64_t n) {
-  std::unique_ptr<float[]> w(new float[static_cast<size_t>(n)]);
-  half_to_f32(D, w.get(), weight, n);
-  return w;
-}
+// The f16 linear through the one adapter (half_rows.h): the weight widened once per call into
+// a buffer of its own, chunks of half_chunk_rows(C + OC) rows forward and of
+// half_chunk_rows(OC + 2 C) rows backward (at most kHalfGemmChunkRows), whichever of the
+// outputs is 16-bit or fp32.
+constexpr DType kH = DType::kF16;
 
-// The widened forward: out_h (N, OC) rounded to 16 bits, or out_f (N, OC) in fp32
-// (exactly one of them); bias and residual (may alias out_h) may be null.
-template <DType D>
-void widened_linear_forward(half_t* out_h, float* out_f, const half_t* inp, const half_t* weight, const half_t* bias,
-                            const half_t* residual, int64_t N, int C, int OC) {
-  const std::unique_ptr<float[]> w = widen_weight<D>(weight, static_cast<int64_t>(OC) * C);
-  const int64_t rows = half_chunk_rows(static_cast<int64_t>(C) + OC, kHalfGemmChunkRows);
-  float* b = bias != nullptr ? half_scratch(0, OC) : nullptr;
-  float* x = half_scratch(1, static_cast<size_t>(rows) * C);
-  float* y = out_h != nullptr ? half_scratch(2, static_cast<size_t>(rows) * OC) : nullptr;
-  if (b != nullptr) half_to_f32(D, b, bias, OC);
-  for_each_chunk(N, rows, [&](int64_t r0, int64_t n) {
-    float* yc = out_f != nullptr ? out_f + r0 * OC : y;
-    half_to_f32(D, x, inp + r0 * C, n * C);
-    if (residual != nullptr) half_to_f32(D, yc, residual + r0 * OC, n * OC);  // residual may alias out
-    linear_forward(yc, x, w.get(), b, residual != nullptr ? yc : nullptr, n, C, OC);
-    if (out_h != nullptr) f32_to_half(D, out_h + r0 * OC, yc, n * OC);
-  });
-}
-
-// The widened backward: dinp rounded to 16 bits (dinp_h) or kept in fp32 (dinp_f), or
-// skipped when both are null; dweight and dbias accumulate in fp32.
-template <DType D>
-void widened_linear_backward(half_t* dinp_h, float* dinp_f, float* dweight, float* dbias, const half_t* dout,
-                             const half_t* inp, const half_t* weight, int64_t N, int C, int OC) {
-  std::unique_ptr<float[]> w;  // only dinp reads the weight
-  if (dinp_h != nullptr || dinp_f != nullptr) w = widen_weight<D>(weight, static_cast<int64_t>(OC) * C);
-  const int64_t rows = half_chunk_rows(static_cast<int64_t>(OC) + 2 * static_cast<int64_t>(C), kHalfGemmChunkRows);
-  float* dy = half_scratch(0, static_cast<size_t>(rows) * OC);
-  float* x = half_scratch(1, static_cast<size_t>(rows) * C);
-  float* dx = dinp_h != nullptr ? half_scratch(2, static_cast<size_t>(rows) * C) : nullptr;
-  for_each_chunk(N, rows, [&](int64_t r0, int64_t n) {
-    half_to_f32(D, dy, dout + r0 * OC, n * OC);
-    half_to_f32(D, x, inp + r0 * C, n * C);
-    linear_backward(dinp_f != nullptr ? dinp_f + r0 * C : dx, dweight, dbias, dy, x, w.get(), n, C, OC);
-    if (dx != nullptr) f32_to_half(D, dinp_h + r0 * C, dx, n * C);
-  });
-}
+HalfChunking forward_chunking(int C, int OC) { return {int64_t{C} + OC, kHalfGemmChunkRows}; }
+HalfChunking backward_chunking(int C, int OC) { return {int64_t{OC} + 2 * int64_t{C}, kHalfGemmChunkRows}; }
 
 void f16_linear_forward(half_t* out, const half_t* inp, const half_t* weight, const half_t* bias,
                         const half_t* residual, int64_t N, int C, int OC) {
-  widened_linear_forward<DType::kF16>(out, nullptr, inp, weight, bias, residual, N, C, OC);
+  auto kernel = [&](float* y, const float* x, const float* w, const float* b, int64_t n) {
+    linear_forward(y, x, w, b, residual != nullptr ? y : nullptr, n, C, OC);  // y holds the residual
+  };
+  const HalfIn x{inp, C};
+  const HalfWeight w{weight, int64_t{OC} * C};
+  const HalfWhole b{bias, OC};
+  if (residual != nullptr) {  // residual may alias out
+    half_rows<kH>(forward_chunking(C, OC), N, kernel, HalfInOut{residual, out, OC}, x, w, b, kChunkRows);
+  } else {
+    half_rows<kH>(forward_chunking(C, OC), N, kernel, HalfOut{out, OC}, x, w, b, kChunkRows);
+  }
 }
 
 void f16_linear_partial(float* partial, const half_t* inp, const half_t* weight, int64_t N, int C, int OC) {
-  widened_linear_forward<DType::kF16>(nullptr, partial, inp, weight, nullptr, nullptr, N, C, OC);
+  auto kernel = [&](float* y, const float* x, const float* w, int64_t n) {
+    linear_forward(y, x, w, nullptr, nullptr, n, C, OC);
+  };
+  half_rows<kH>(forward_chunking(C, OC), N, kernel, RowData<float>{partial, OC}, HalfIn{inp, C},
+                HalfWeight{weight, int64_t{OC} * C}, kChunkRows);
+}
+
+// dinp: a 16-bit HalfOut, an fp32 RowData<float>, or RowData<float>{nullptr} (not wanted);
+// dweight and dbias accumulate chunk after chunk.
+template <typename DinpRole>
+void f16_linear_backward_into(DinpRole dinp, bool wants_dinp, float* dweight, float* dbias, const half_t* dout,
+                              const half_t* inp, const half_t* weight, int64_t N, int C, int OC) {
+  auto kernel = [&](float* dx, float* dw, float* db, const float* dy, const float* x, const float* w, int64_t n) {
+    linear_backward(dx, dw, db, dy, x, w, n, C, OC);
+  };
+  half_rows<kH>(backward_chunking(C, OC), N, kernel, dinp, RowData<float>{dweight, 0}, RowData<float>{dbias, 0},
+                HalfIn{dout, OC}, HalfIn{inp, C}, HalfWeight{wants_dinp ? weight : nullptr, int64_t{OC} * C},
+                kChunkRows);  // only dinp reads the weight
 }
 
 void f16_linear_backward(half_t* dinp, float* dweight, float* dbias, const half_t* dout, const half_t* inp,
                          const half_t* weight, int64_t N, int C, int OC) {
-  widened_linear_backward<DType::kF16>(dinp, nullptr, dweight, dbias, dout, inp, weight, N, C, OC);
+  if (dinp != nullptr) {
+    f16_linear_backward_into(HalfOut{dinp, C}, true, dweight, dbias, dout, inp, weight, N, C, OC);
+  } else {
+    f16_linear_backward_into(RowData<float>{nullptr, C}, false, dweight, dbias, dout, inp, weight, N, C, OC);
+  }
 }
 
 void f16_linear_backward_partial(float* dinp, float* dweight, float* dbias, const half_t* dout, const half_t* inp,
                                  const half_t* weight, int64_t N, int C, int OC) {
-  widened_linear_backward<DType::kF16>(nullptr, dinp, dweight, dbias, dout, inp, weight, N, C, OC);
+  f16_linear_backward_into(RowData<float>{dinp, C}, dinp != nullptr, dweight, dbias, dout, inp, weight, N, C, OC);
 }
 
 // The bf16 kernels over the table's storage (bf16 by the table's dtype).

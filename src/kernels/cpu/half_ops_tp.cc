@@ -1,8 +1,10 @@
 // The tensor-parallel halves of the 16-bit tables (ActivationOps<half_t>): the
 // vocabulary-parallel embedding and cross-entropy around nn/tp's collectives, and the
 // row-parallel layers' epilogue (their fp32 partial products are in half_ops_linear.cc).
-// As everywhere in the half tables: widen a chunk, run the fp32 kernel
-// (vocab_parallel_kernels.h, elementwise.h), round each 16-bit output once. What crosses
+// As everywhere in the half tables, through the one adapter (half_rows.h): widen a chunk, run
+// the fp32 kernel (vocab_parallel_kernels.h, elementwise.h), round each 16-bit output once.
+// The one exception is the embedding gather, which is a cast: each row of the local
+// vocabulary is widened straight into the fp32 partial (zero outside the slice). What crosses
 // ranks (partial rows, row maxima and sums) is fp32. Row chunks keep every row's
 // arithmetic, so chunking changes no bit.
 #include <cstdint>
@@ -31,18 +33,13 @@ void half_vocab_embedding_rows(float* partial, const int32_t* tokens, const half
   }
 }
 
+// Row i of a chunk gets its position's row of wpe at i, so the fp32 kernel runs with T = n.
 template <DType D>
 void half_embedding_finish(half_t* out, const float* summed, const half_t* wpe, int64_t rows, int T, int C) {
-  const int64_t chunk = half_chunk_rows(2 * static_cast<int64_t>(C));
-  float* p = half_scratch(0, static_cast<size_t>(chunk) * C);
-  float* y = half_scratch(1, static_cast<size_t>(chunk) * C);
-  for_each_chunk(rows, chunk, [&](int64_t r0, int64_t n) {
-    if (wpe != nullptr) {
-      for (int64_t i = 0; i < n; ++i) half_to_f32(D, p + i * C, wpe + ((r0 + i) % T) * C, C);
-    }
-    embedding_finish(y, summed + r0 * C, wpe == nullptr ? nullptr : p, n, static_cast<int>(n), C);  // p holds row i's position at i
-    f32_to_half(D, out + r0 * C, y, n * C);
-  });
+  auto kernel = [&](float* y, const float* s, const float* p, int64_t n) {
+    embedding_finish(y, s, p, n, static_cast<int>(n), C);
+  };
+  half_rows<D>(rows, kernel, HalfOut{out, C}, RowData<const float>{summed, C}, HalfCycle{wpe, T, C}, kChunkRows);
 }
 
 // One sequence at a time, positions as rows (dwpe's row t0 + i for row i of a chunk).
@@ -64,19 +61,13 @@ void half_vocab_xent_row_max(float* row_max, const half_t* logits_l, int64_t N, 
   half_rows<D>(N, vocab_xent_row_max, RowData<float>{row_max, 1}, HalfIn{logits_l, v.Vl}, kChunkRows, v);
 }
 
+// Every rank's maxima are (P, N): the chunk's columns of them, (P, n).
 template <DType D>
 void half_vocab_xent_partials(float* stats, float* row_sums, const float* row_max_all, int P, const half_t* logits_l,
                               const int32_t* targets, int64_t N, const VocabSlice& v) {
-  const int64_t chunk = half_chunk_rows(v.Vl + P);
-  float* l = half_scratch(0, static_cast<size_t>(chunk) * v.Vl);
-  float* m = half_scratch(1, static_cast<size_t>(chunk) * P);
-  for_each_chunk(N, chunk, [&](int64_t r0, int64_t n) {
-    half_to_f32(D, l, logits_l + r0 * v.Vl, n * v.Vl);
-    for (int p = 0; p < P; ++p) {  // the chunk's rows of every rank's maxima, (P, n)
-      for (int64_t i = 0; i < n; ++i) m[p * n + i] = row_max_all[p * N + r0 + i];
-    }
-    vocab_xent_partials(stats + 2 * r0, row_sums + 2 * r0, m, P, l, targets + r0, n, v);
-  });
+  half_rows<D>(N, vocab_xent_partials, RowData<float>{stats, 2}, RowData<float>{row_sums, 2},
+               ColumnsOf{row_max_all, N, P}, P, HalfIn{logits_l, v.Vl}, RowData<const int32_t>{targets, 1},
+               kChunkRows, v);
 }
 
 template <DType D>

@@ -8,8 +8,12 @@
 //   HalfOut{p, w}          rows the kernel writes (narrowed after it)
 //   HalfInOut{src, dst, w} rows widened from src, written by the kernel, narrowed into dst
 //                          (src == dst for an accumulated gradient)
-//   HalfWhole{p, n}        n 16-bit values every row reads (a weight): widened once; p may
-//                          be null, and the kernel then gets null
+//   HalfWhole{p, n}        n 16-bit values every row reads (a bias, a norm's weight): widened
+//                          once into scratch; p may be null, and the kernel then gets null
+//   HalfWeight{p, n}       the same for a matrix: widened once into a buffer of its own,
+//                          freed when the call returns (not kept as thread scratch)
+//   HalfCycle{p, period, w} row r is row r % period of p (learned positions); p may be null
+//   ColumnsOf{p, N, k}     fp32 laid out (k, N): the kernel gets the chunk's columns as (k, n)
 //   RowData<T>{p, w}       fp32 or int32 data, w per row, read or written in place (p + r0 * w;
 //                          null stays null)
 //   kChunkRows             the chunk's row count (the kernel's N)
@@ -21,12 +25,14 @@
 // positions, kChunkFirst the first of the chunk).
 // Invariants: the fp32 kernel's rows are independent and its sums over rows run in row
 // order, so chunking changes no bit. Chunks hold half_chunk_rows(sum of the row widths of
-// the chunked 16-bit roles) rows, as the hand-written wrappers before it did. Each 16-bit
-// role takes the next scratch slot (at most kHalfScratchSlots).
+// the chunked roles) rows, or what a leading HalfChunking says (the GEMMs: their fp32 sums
+// run chunk after chunk, so their chunk size is part of the result). Each chunked or
+// HalfWhole role takes the next scratch slot (at most kHalfScratchSlots).
 // Thread-safety: the scratch is the calling thread's.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <tuple>
 #include <type_traits>
 
@@ -61,6 +67,28 @@ struct HalfWhole {
   int64_t n;
   float* x = nullptr;
 };
+struct HalfWeight {
+  const half_t* p;
+  int64_t n;
+  std::shared_ptr<float[]> buffer = nullptr;
+};
+struct HalfCycle {
+  const half_t* p;
+  int64_t period;
+  int64_t w;
+  float* x = nullptr;
+};
+struct ColumnsOf {
+  const float* p;
+  int64_t N;
+  int64_t k;
+  float* x = nullptr;
+};
+// Rows per chunk when the roles' widths do not say it: half_chunk_rows(floats_per_row, max_rows).
+struct HalfChunking {
+  int64_t floats_per_row;
+  int64_t max_rows;
+};
 template <typename T>
 struct RowData {
   T* p;
@@ -76,23 +104,38 @@ namespace half_rows_detail {
 // The roles that take a chunk of widened rows.
 template <typename R>
 constexpr bool kChunked = std::is_same_v<R, HalfIn> || std::is_same_v<R, HalfOut> || std::is_same_v<R, HalfInOut> ||
-                          std::is_same_v<R, HalfGather>;
+                          std::is_same_v<R, HalfGather> || std::is_same_v<R, HalfCycle> || std::is_same_v<R, ColumnsOf>;
+
+// Floats per row of a chunked role's scratch.
+template <typename R>
+int64_t chunk_width(const R& r) {
+  if constexpr (std::is_same_v<R, ColumnsOf>) {
+    return r.k;
+  } else {
+    return r.w;
+  }
+}
 
 // Floats per row of the chunk's scratch.
 template <typename R>
 int64_t row_floats(const R& r) {
-  if constexpr (kChunked<R>) return r.w;
+  if constexpr (kChunked<R>) return chunk_width(r);
   return 0;
 }
 
 // Takes scratch (and widens a HalfWhole once).
 template <DType D, typename R>
 void setup(R& r, int* slot, int64_t rows) {
-  if constexpr (std::is_same_v<R, HalfIn>) {
+  if constexpr (std::is_same_v<R, HalfIn> || std::is_same_v<R, HalfCycle>) {
     const int s = (*slot)++;
     if (r.p != nullptr) r.x = half_scratch(s, static_cast<size_t>(rows * r.w));
   } else if constexpr (kChunked<R>) {
-    r.x = half_scratch((*slot)++, static_cast<size_t>(rows * r.w));
+    r.x = half_scratch((*slot)++, static_cast<size_t>(rows * chunk_width(r)));
+  } else if constexpr (std::is_same_v<R, HalfWeight>) {
+    if (r.p != nullptr) {
+      r.buffer.reset(new float[static_cast<size_t>(r.n)]);
+      half_to_f32(D, r.buffer.get(), r.p, r.n);
+    }
   } else if constexpr (std::is_same_v<R, HalfWhole>) {
     const int s = (*slot)++;
     if (r.p != nullptr) {
@@ -112,12 +155,23 @@ void load(R& r, int64_t r0, int64_t n) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) half_to_f32(D, r.x + i * r.w, r.table + int64_t{r.index[r0 + i]} * r.w, r.w);
   }
+  if constexpr (std::is_same_v<R, HalfCycle>) {
+    if (r.p == nullptr) return;
+    for (int64_t i = 0; i < n; ++i) half_to_f32(D, r.x + i * r.w, r.p + ((r0 + i) % r.period) * r.w, r.w);
+  }
+  if constexpr (std::is_same_v<R, ColumnsOf>) {
+    for (int64_t j = 0; j < r.k; ++j) {
+      for (int64_t i = 0; i < n; ++i) r.x[j * n + i] = r.p[j * r.N + r0 + i];
+    }
+  }
 }
 
 template <typename R>
 auto arg(R& r, int64_t r0, int64_t n) {
   if constexpr (kChunked<R> || std::is_same_v<R, HalfWhole>) {
-    return r.x;
+    return static_cast<float*>(r.x);
+  } else if constexpr (std::is_same_v<R, HalfWeight>) {
+    return static_cast<const float*>(r.buffer.get());
   } else if constexpr (std::is_same_v<R, ChunkRows>) {
     return n;
   } else if constexpr (std::is_same_v<R, ChunkFirst>) {
@@ -138,11 +192,10 @@ void store(R& r, int64_t r0, int64_t n) {
 }  // namespace half_rows_detail
 
 template <DType D, typename K, typename... R>
-void half_rows(int64_t N, K&& kernel, R... roles) {
+void half_rows(HalfChunking chunking, int64_t N, K&& kernel, R... roles) {
   namespace d = half_rows_detail;
   std::tuple<R...> t{roles...};
-  const int64_t width = std::apply([](const auto&... r) { return (int64_t{0} + ... + d::row_floats(r)); }, t);
-  const int64_t rows = half_chunk_rows(width > 0 ? width : 1);
+  const int64_t rows = half_chunk_rows(chunking.floats_per_row, chunking.max_rows);
   int slot = 0;
   std::apply([&](auto&... r) { (d::setup<D>(r, &slot, rows), ...); }, t);
   for_each_chunk(N, rows, [&](int64_t r0, int64_t n) {
@@ -150,6 +203,13 @@ void half_rows(int64_t N, K&& kernel, R... roles) {
     std::apply([&](auto&... r) { kernel(d::arg(r, r0, n)...); }, t);
     std::apply([&](auto&... r) { (d::store<D>(r, r0, n), ...); }, t);
   });
+}
+
+// Chunks sized by the chunked roles' widths (the row-wise kernels).
+template <DType D, typename K, typename... R>
+void half_rows(int64_t N, K&& kernel, R... roles) {
+  const int64_t width = (int64_t{0} + ... + half_rows_detail::row_floats(roles));
+  half_rows<D>(HalfChunking{width > 0 ? width : 1, kHalfChunkRows}, N, kernel, roles...);
 }
 
 }  // namespace zt

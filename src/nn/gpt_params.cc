@@ -34,9 +34,9 @@ struct ParamDef {
 // The walk over one layer: f(def, slot) per tensor, in table order. Slot is the view the
 // tensor binds to.
 template <typename W, typename F>
-class LayerWalk {
+class ParamWalk {
  public:
-  LayerWalk(const GptConfig& c, F& f) : c_(c), n_(param_names(c.family())), f_(f) {}
+  ParamWalk(const GptConfig& c, F& f) : c_(c), n_(param_names(c.family())), f_(f) {}
 
   void norm(const std::string& name, W*& w, W*& b) {
     const int64_t C = c_.n_embd;
@@ -75,7 +75,7 @@ class LayerWalk {
 };
 
 template <typename W, typename F>
-void LayerWalk<W, F>::block(int l, BlockWeightsT<W>& b) {
+void ParamWalk<W, F>::block(int l, BlockWeightsT<W>& b) {
   const int64_t C = c_.n_embd, KV = c_.kv_dim(), I = c_.mlp_width();
   const float out_std = c_.scaled_residual_init ? kStd / std::sqrt(2.0f * static_cast<float>(c_.n_layer)) : kStd;
   const std::string p = block_prefix(n_, l);
@@ -97,7 +97,7 @@ void LayerWalk<W, F>::block(int l, BlockWeightsT<W>& b) {
 // Walks `layer` (a layer id of the table) with f.
 template <typename W, typename F>
 void walk_layer(const GptConfig& c, int layer, GptWeightsT<W>& w, F f) {
-  LayerWalk<W, F> walk(c, f);
+  ParamWalk<W, F> walk(c, f);
   if (layer == kEmbeddingLayer) {
     walk.embedding(w);
   } else if (layer == tied_head_layer(c)) {

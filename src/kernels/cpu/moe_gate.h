@@ -1,0 +1,79 @@
+// MoE routing (issue 30): the gate that sends each of N tokens to k of E experts, with
+// DeepSpeed's semantics (deepspeed/moe/sharded_moe.py: top1gating, top2gating,
+// topkgating) and Mixtral's / Qwen2-MoE's (a softmax top-k, renormalised or not, nothing
+// dropped), forward and backward, in fp32 on the host.
+//
+// Forward, from the router logits (N, E):
+//   gates = softmax(logits) per token;
+//   choices: k = 1 takes argmax(gates) (argmax(logits + gumbel) with noise RSample);
+//     k = 2 takes argmax(gates), then argmax(logits (+ gumbel with second_sampling)) over
+//     the other experts; k > 2 and Mixtral take the k largest gates (ties: lower expert);
+//   capacity (drop_tokens): ceil(N / E * capacity_factor * k), at least min_capacity; each
+//     expert keeps at most that many tokens: k = 1 the first in token order, or with RTS
+//     those of largest uniform draw; k = 2 by position, first choices before second
+//     choices; k > 2 by gate value (policy kProbs) or position (kPosition);
+//   without drop_tokens the capacity is the largest expert count (k = 1: at most N);
+//   weights: k = 1 the chosen gate; k >= 2 the kept gates divided by their sum (at least
+//     FLT_EPSILON); Mixtral with renormalize as k >= 2, else the gates themselves;
+//   location: the token's slot in its expert's buffer, counting kept tokens in token
+//     order (k = 2: the second choices after every first choice);
+//   l_aux (DeepSpeed's balance loss, E sum_e me_e ce_e, k > 2 divided by k): me the mean
+//     gate, ce the fraction of tokens whose first choice (k <= 2) or any choice (k > 2)
+//     is e, before dropping. Mixtral's loss is the model's (across layers) and not here.
+// Backward: the gradient of the weights (N, k) and of l_aux to the logits, through the
+// normalisation and the softmax (choices and drops are constants, as in autograd).
+// Invariants: tokens are processed in order, so every result is deterministic; the noise
+// arrays are the caller's (its RNG), which lets a test hand the same draws to PyTorch.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/status.h"
+
+namespace zt {
+
+enum class MoeRouting { kDeepSpeed, kMixtral };
+enum class MoeDropPolicy { kProbs, kPosition };  // DeepSpeed's topkgating drop_policy
+
+struct MoeGateOptions {
+  MoeRouting routing = MoeRouting::kDeepSpeed;
+  int k = 1;
+  double capacity_factor = 1.0;
+  int min_capacity = 8;
+  bool drop_tokens = true;
+  bool use_rts = true;             // k = 1: random token selection (needs `uniform`)
+  bool rsample = false;            // k = 1: noisy_gate_policy RSample (needs `gumbel`)
+  bool second_sampling = true;     // k = 2: top2_2nd_expert_sampling (needs `gumbel`)
+  MoeDropPolicy drop_policy = MoeDropPolicy::kProbs;
+  bool renormalize = true;         // Mixtral: divide the top-k gates by their sum (Qwen2-MoE's norm_topk_prob)
+};
+
+// The caller's draws, (N, E) each, or empty where the options do not use them.
+struct MoeGateNoise {
+  std::vector<float> gumbel;   // standard Gumbel
+  std::vector<float> uniform;  // U(0, 1)
+};
+
+struct MoeGateResult {
+  std::vector<float> gates;      // (N, E) softmax, kept for backward
+  std::vector<int32_t> expert;   // (N, k) chosen expert, or -1 where the token was dropped
+  std::vector<int32_t> location; // (N, k) slot in the expert's buffer (-1 when dropped)
+  std::vector<float> weight;     // (N, k) combine weight (0 when dropped)
+  std::vector<int64_t> counts;   // (E) tokens choosing each expert, before dropping
+  std::vector<float> first_fraction;  // (E) ce: l_aux's fraction of tokens per expert
+  int64_t capacity = 0;
+  double l_aux = 0.0;
+};
+
+// InvalidArgument for a k outside [1, E], a missing noise array, or DeepSpeed's k = 1
+// with fewer tokens than min_capacity (its assertion).
+Status validate_moe_gate(const MoeGateOptions& o, int64_t N, int E, const MoeGateNoise& noise);
+StatusOr<MoeGateResult> moe_gate_forward(const float* logits, int64_t N, int E, const MoeGateOptions& o,
+                                         const MoeGateNoise& noise);
+// dlogits (N, E) = d(sum weight * dweight + dl_aux * l_aux) / dlogits.
+void moe_gate_backward(float* dlogits, const MoeGateResult& r, const float* dweight, double dl_aux, int64_t N, int E,
+                       const MoeGateOptions& o);
+
+}  // namespace zt

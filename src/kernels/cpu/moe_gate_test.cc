@@ -1,0 +1,171 @@
+// MoE routing against a PyTorch statement of DeepSpeed's and Mixtral's rules
+// (tests/moe/moe_gate_reference.py, autograd for the backward): top-1 with capacity
+// dropping (random token selection, RSample noise, and neither), top-1 without dropping,
+// top-2 with and without its second-expert sampling and dropping, top-3 under both drop
+// policies, Mixtral's renormalised top-2 and Qwen2-MoE's plain top-4. Choices, locations
+// and the capacity must be equal; weights, l_aux and the logits' gradient within 1e-6
+// relative (the reference computes in float64, this kernel rounds gates to float once).
+#include "kernels/cpu/moe_gate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "io/json_strict.h"
+#include "testing/python_oracle.h"
+#include "testing/temp_dir_test.h"
+
+namespace zt {
+namespace {
+
+struct Case {
+  std::string name;
+  MoeGateOptions o;
+  int64_t N = 24;
+  int E = 4;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> c;
+  auto add = [&](const std::string& name, auto set, int E = 4) {
+    Case x{name, MoeGateOptions{}, 24, E};
+    x.o.min_capacity = 2;
+    set(x.o);
+    c.push_back(x);
+  };
+  add("top1_rts_capacity", [](MoeGateOptions& o) { o.capacity_factor = 0.75; });
+  add("top1_rsample_rts", [](MoeGateOptions& o) { o.rsample = true; o.capacity_factor = 1.0; });
+  add("top1_first_tokens", [](MoeGateOptions& o) { o.use_rts = false; o.capacity_factor = 0.5; });
+  add("top1_no_drop", [](MoeGateOptions& o) { o.drop_tokens = false; });
+  add("top2_sampling_capacity", [](MoeGateOptions& o) { o.k = 2; o.capacity_factor = 0.5; });
+  add("top2_no_noise", [](MoeGateOptions& o) { o.k = 2; o.second_sampling = false; o.capacity_factor = 0.75; });
+  add("top2_no_drop", [](MoeGateOptions& o) { o.k = 2; o.drop_tokens = false; });
+  add("top3_probs", [](MoeGateOptions& o) { o.k = 3; o.capacity_factor = 0.6; }, 6);
+  add("top3_position", [](MoeGateOptions& o) { o.k = 3; o.capacity_factor = 0.6; o.drop_policy = MoeDropPolicy::kPosition; }, 6);
+  add("mixtral_top2", [](MoeGateOptions& o) { o.routing = MoeRouting::kMixtral; o.k = 2; }, 8);
+  add("qwen2_moe_top4_plain", [](MoeGateOptions& o) { o.routing = MoeRouting::kMixtral; o.k = 4; o.renormalize = false; }, 8);
+  return c;
+}
+
+std::vector<float> draws(size_t n, uint64_t seed, bool gumbel) {
+  Rng rng(seed);
+  std::vector<float> v(n);
+  for (float& x : v) {
+    const double u = std::max(rng.uniform(), 1e-12);
+    x = static_cast<float>(gumbel ? -std::log(-std::log(u)) : u);
+  }
+  return v;
+}
+
+// One routed case: its inputs (as the reference reads them) and this kernel's results.
+struct Routed {
+  Case c;
+  Json input;
+  MoeGateResult r;
+  std::vector<float> dlogits;
+};
+
+Json rows(const std::vector<float>& v, int w) {
+  Json a = Json::array();
+  for (size_t i = 0; i < v.size(); i += static_cast<size_t>(w)) a.push_back(std::vector<float>(v.begin() + i, v.begin() + i + w));
+  return a;
+}
+
+Routed route_case(const Case& c, uint64_t seed) {
+  const size_t NE = static_cast<size_t>(c.N) * c.E, NK = static_cast<size_t>(c.N) * c.o.k;
+  std::vector<float> logits = draws(NE, seed, true), dweight = draws(NK, seed + 1, false);
+  MoeGateNoise noise{draws(NE, seed + 2, true), draws(NE, seed + 3, false)};
+  const double dl_aux = 0.37;
+  Routed out{c, Json{}, {}, std::vector<float>(NE)};
+  auto r = moe_gate_forward(logits.data(), c.N, c.E, c.o, noise);
+  EXPECT_TRUE(r.ok()) << c.name << ": " << r.status().to_string();
+  if (!r.ok()) return out;
+  out.r = std::move(r).value();
+  moe_gate_backward(out.dlogits.data(), out.r, dweight.data(), dl_aux, c.N, c.E, c.o);
+  Json& j = out.input;
+  j["logits"] = rows(logits, c.E);
+  j["k"] = c.o.k;
+  j["routing"] = c.o.routing == MoeRouting::kDeepSpeed ? "deepspeed" : "mixtral";
+  j["capacity_factor"] = c.o.capacity_factor;
+  j["min_capacity"] = c.o.min_capacity;
+  j["drop_tokens"] = c.o.drop_tokens;
+  j["use_rts"] = c.o.use_rts;
+  j["rsample"] = c.o.rsample;
+  j["second_sampling"] = c.o.second_sampling;
+  j["drop_policy"] = c.o.drop_policy == MoeDropPolicy::kProbs ? "probs" : "position";
+  j["renormalize"] = c.o.renormalize;
+  j["gumbel"] = rows(noise.gumbel, c.E);
+  j["uniform"] = rows(noise.uniform, c.E);
+  j["dweight"] = rows(dweight, c.o.k);
+  j["dl_aux"] = dl_aux;
+  return out;
+}
+
+void expect_matches(const Routed& x, const Json& ref) {
+  const Case& c = x.c;
+  const MoeGateResult& g = x.r;
+  EXPECT_EQ(g.capacity, ref["capacity"].get<int64_t>()) << c.name;
+  EXPECT_EQ(g.counts, ref["counts"].get<std::vector<int64_t>>()) << c.name;
+  int dropped = 0;
+  for (int64_t t = 0; t < c.N; ++t) {
+    for (int s = 0; s < c.o.k; ++s) {
+      const size_t i = static_cast<size_t>(t * c.o.k + s);
+      EXPECT_EQ(g.expert[i], ref["expert"][t][s].get<int>()) << c.name << " token " << t << " slot " << s;
+      EXPECT_EQ(g.location[i], ref["location"][t][s].get<int>()) << c.name << " token " << t << " slot " << s;
+      EXPECT_NEAR(g.weight[i], ref["weight"][t][s].get<double>(), 1e-6) << c.name << " token " << t;
+      dropped += g.expert[i] < 0;
+    }
+    for (int e = 0; e < c.E; ++e) {
+      const double want = ref["dlogits"][t][e].get<double>();
+      EXPECT_NEAR(x.dlogits[static_cast<size_t>(t * c.E + e)], want, 1e-6 * (1.0 + std::fabs(want))) << c.name << " token " << t;
+    }
+  }
+  EXPECT_NEAR(g.l_aux, ref["l_aux"].get<double>(), 1e-6) << c.name;
+  const bool drops = c.o.routing == MoeRouting::kDeepSpeed && c.o.drop_tokens;
+  if (drops) EXPECT_GT(dropped, 0) << c.name << ": the case is meant to drop tokens";
+  if (!drops) EXPECT_EQ(dropped, 0) << c.name;
+  std::printf("  %-24s capacity %lld, dropped %d of %lld, l_aux %.6f\n", c.name.c_str(),
+              static_cast<long long>(g.capacity), dropped, static_cast<long long>(c.N * c.o.k), g.l_aux);
+}
+
+class MoeGate : public testing::TempDirTest {};
+
+TEST_F(MoeGate, RoutesAndDifferentiatesAsThePyTorchStatement) {
+  std::vector<Routed> routed;
+  Json inputs = Json::array();
+  uint64_t seed = 1;
+  for (const Case& c : cases()) {
+    routed.push_back(route_case(c, seed));
+    seed += 4;
+    inputs.push_back(routed.back().input);
+  }
+  const std::string in = dir_ + "/cases.json", out = dir_ + "/results.json";
+  std::ofstream(in) << inputs.dump();
+  const std::string cmd = testing::python() + " " + testing::oracle_source_dir() + "/tests/moe/moe_gate_reference.py " + in + " " + out;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "PyTorch reference failed (" << cmd << "); python3-torch must be installed";
+  std::ifstream f(out);
+  const Json ref = Json::parse(f);
+  ASSERT_EQ(ref.size(), routed.size());
+  for (size_t i = 0; i < routed.size(); ++i) expect_matches(routed[i], ref[i]);
+}
+
+TEST(MoeGateRefusal, NamesWhatIsWrong) {
+  MoeGateOptions o;
+  o.k = 5;
+  EXPECT_NE(validate_moe_gate(o, 16, 4, {}).message().find("experts per token 5 must be in [1, 4]"), std::string::npos);
+  o.k = 1;
+  EXPECT_NE(validate_moe_gate(o, 16, 4, {}).message().find("uniform draws"), std::string::npos);
+  o.use_rts = false;
+  o.min_capacity = 32;
+  EXPECT_NE(validate_moe_gate(o, 16, 4, {}).message().find("fewer than min_capacity 32"), std::string::npos);
+  o.k = 2;
+  EXPECT_NE(validate_moe_gate(o, 16, 4, {}).message().find("Gumbel noise"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zt

@@ -43,8 +43,12 @@ def keep_first(mask, score, cap):
     return mask & keep
 
 
-def route(c):
-    logits = torch.tensor(c["logits"], dtype=torch.float64, requires_grad=True)
+def route(c, logits=None):
+    """The gate on case c's logits (or on the given differentiable logits): a dict with
+    weight (N, k, differentiable), expert and location (N, k; -1 dropped), capacity, counts
+    and l_aux (differentiable)."""
+    if logits is None:
+        logits = torch.tensor(c["logits"], dtype=torch.float64, requires_grad=True)
     N, E = logits.shape
     k, ds = c["k"], c["routing"] == "deepspeed"
     gates = F.softmax(logits, dim=1)
@@ -100,17 +104,24 @@ def route(c):
         g_kept = [gk / denom[:, None] for gk in g_kept]
     weight = torch.stack([g_kept[j].gather(1, choice[:, j:j + 1]).squeeze(1) for j in range(k)], dim=1)
     expert = torch.where(loc >= 0, choice, torch.full_like(choice, -1))
-    loss = (weight * torch.tensor(c["dweight"], dtype=torch.float64)).sum() + c["dl_aux"] * l_aux
+    return {"weight": weight, "expert": expert, "location": loc, "capacity": cap, "counts": counts, "l_aux": l_aux}
+
+
+def gate_case(c):
+    logits = torch.tensor(c["logits"], dtype=torch.float64, requires_grad=True)
+    r = route(c, logits)
+    loss = (r["weight"] * torch.tensor(c["dweight"], dtype=torch.float64)).sum() + c["dl_aux"] * r["l_aux"]
     loss.backward()
-    return {"expert": expert.tolist(), "location": loc.tolist(), "weight": weight.detach().tolist(),
-            "capacity": cap, "counts": counts.tolist(), "l_aux": float(l_aux), "dlogits": logits.grad.tolist()}
+    return {"expert": r["expert"].tolist(), "location": r["location"].tolist(), "weight": r["weight"].detach().tolist(),
+            "capacity": r["capacity"], "counts": r["counts"].tolist(), "l_aux": float(r["l_aux"]),
+            "dlogits": logits.grad.tolist()}
 
 
 def main():
     with open(sys.argv[1]) as f:
         cases = json.load(f)
     with open(sys.argv[2], "w") as f:
-        json.dump([route(c) for c in cases], f)
+        json.dump([gate_case(c) for c in cases], f)
 
 
 if __name__ == "__main__":

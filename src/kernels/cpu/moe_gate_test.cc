@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
 #include "io/json_strict.h"
+#include "testing/moe_case.h"
 #include "testing/python_oracle.h"
 #include "testing/temp_dir_test.h"
 
@@ -52,15 +52,7 @@ std::vector<Case> cases() {
   return c;
 }
 
-std::vector<float> draws(size_t n, uint64_t seed, bool gumbel) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) {
-    const double u = std::max(rng.uniform(), 1e-12);
-    x = static_cast<float>(gumbel ? -std::log(-std::log(u)) : u);
-  }
-  return v;
-}
+std::vector<float> draws(size_t n, uint64_t seed, bool gumbel) { return testing::moe_draws(n, seed, gumbel); }
 
 // One routed case: its inputs (as the reference reads them) and this kernel's results.
 struct Routed {
@@ -69,12 +61,6 @@ struct Routed {
   MoeGateResult r;
   std::vector<float> dlogits;
 };
-
-Json rows(const std::vector<float>& v, int w) {
-  Json a = Json::array();
-  for (size_t i = 0; i < v.size(); i += static_cast<size_t>(w)) a.push_back(std::vector<float>(v.begin() + i, v.begin() + i + w));
-  return a;
-}
 
 Routed route_case(const Case& c, uint64_t seed) {
   const size_t NE = static_cast<size_t>(c.N) * c.E, NK = static_cast<size_t>(c.N) * c.o.k;
@@ -88,20 +74,9 @@ Routed route_case(const Case& c, uint64_t seed) {
   out.r = std::move(r).value();
   moe_gate_backward(out.dlogits.data(), out.r, dweight.data(), dl_aux, c.N, c.E, c.o);
   Json& j = out.input;
-  j["logits"] = rows(logits, c.E);
-  j["k"] = c.o.k;
-  j["routing"] = c.o.routing == MoeRouting::kDeepSpeed ? "deepspeed" : "mixtral";
-  j["capacity_factor"] = c.o.capacity_factor;
-  j["min_capacity"] = c.o.min_capacity;
-  j["drop_tokens"] = c.o.drop_tokens;
-  j["use_rts"] = c.o.use_rts;
-  j["rsample"] = c.o.rsample;
-  j["second_sampling"] = c.o.second_sampling;
-  j["drop_policy"] = c.o.drop_policy == MoeDropPolicy::kProbs ? "probs" : "position";
-  j["renormalize"] = c.o.renormalize;
-  j["gumbel"] = rows(noise.gumbel, c.E);
-  j["uniform"] = rows(noise.uniform, c.E);
-  j["dweight"] = rows(dweight, c.o.k);
+  testing::gate_json(j, c.o, noise, c.E);
+  j["logits"] = testing::json_rows(logits, c.E);
+  j["dweight"] = testing::json_rows(dweight, c.o.k);
   j["dl_aux"] = dl_aux;
   return out;
 }
@@ -127,8 +102,11 @@ void expect_matches(const Routed& x, const Json& ref) {
   }
   EXPECT_NEAR(g.l_aux, ref["l_aux"].get<double>(), 1e-6) << c.name;
   const bool drops = c.o.routing == MoeRouting::kDeepSpeed && c.o.drop_tokens;
-  if (drops) EXPECT_GT(dropped, 0) << c.name << ": the case is meant to drop tokens";
-  if (!drops) EXPECT_EQ(dropped, 0) << c.name;
+  if (drops) {
+    EXPECT_GT(dropped, 0) << c.name << ": the case is meant to drop tokens";
+  } else {
+    EXPECT_EQ(dropped, 0) << c.name;
+  }
   std::printf("  %-24s capacity %lld, dropped %d of %lld, l_aux %.6f\n", c.name.c_str(),
               static_cast<long long>(g.capacity), dropped, static_cast<long long>(c.N * c.o.k), g.l_aux);
 }

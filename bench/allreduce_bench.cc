@@ -21,6 +21,7 @@
 
 #include "comm/mpi_world.h"
 #include "core/timer.h"
+#include "mpi_timing.h"
 
 namespace zt {
 namespace {
@@ -38,17 +39,8 @@ bool all_equal(const std::vector<float>& v, float x) {
   return std::all_of(v.begin(), v.end(), [x](float y) { return y == x; });
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double slowest(double seconds) {
-  double worst = 0.0;
-  MPI_Allreduce(&seconds, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
-}
+using bench::median;
+using bench::slowest;
 
 int bench_main(int argc, char** argv) {
   CommOptions options;

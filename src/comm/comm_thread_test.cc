@@ -2,7 +2,7 @@
 // hand-worked expected values (rank r contributes r+1 times a per-index pattern, so the
 // sums are n(n+1)/2 times that pattern): every collective, uneven and zero segments,
 // several operations in flight, send/recv in both orders, broadcast from a non-zero
-// root, subgroups, determinism.
+// root, all-to-all with uneven segments, subgroups, determinism.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -185,6 +185,38 @@ TEST(CommThread, SendRecvBothOrdersAndFifo) {
       for (auto& w : recvs) ZT_RETURN_IF_ERROR(w->wait());
       for (auto& w : sends) ZT_RETURN_IF_ERROR(w->wait());
       for (int k = 0; k < 3; ++k) EXPECT_EQ(in2[k], left * 10 + k) << "messages overtook each other";
+      return Status::OK();
+    });
+  }
+}
+
+// Rank a sends rank b (a + 1) * (b + 2) - 2 ints of value 1000 a + b (none where a + b is 4);
+// two exchanges in flight at once, the second with every value negated.
+TEST(CommThread, AllToAllUnevenSegmentsTwoInFlight) {
+  auto ints = [](int a, int b) { return a + b == 4 ? 0 : static_cast<size_t>((a + 1) * (b + 2) - 2); };
+  for (int n : kSizes) {
+    on_ranks(n, options(), [&](ProcessGroup& g) -> Status {
+      const int r = g.rank();
+      std::vector<size_t> sb, rb;
+      std::vector<int> out[2], in[2];
+      for (int q = 0; q < n; ++q) {
+        sb.push_back(ints(r, q) * sizeof(int));
+        rb.push_back(ints(q, r) * sizeof(int));
+        for (int k = 0; k < 2; ++k) out[k].insert(out[k].end(), ints(r, q), (k == 0 ? 1 : -1) * (1000 * r + q));
+      }
+      WorkHandle w[2];
+      for (int k = 0; k < 2; ++k) {
+        in[k].assign(std::accumulate(rb.begin(), rb.end(), size_t{0}) / sizeof(int), 0);
+        w[k] = g.all_to_all(out[k].data(), sb, in[k].data(), rb);
+      }
+      for (int k = 0; k < 2; ++k) {
+        ZT_RETURN_IF_ERROR(w[k]->wait());
+        size_t at = 0;
+        for (int q = 0; q < n; ++q) {
+          for (size_t i = 0; i < ints(q, r); ++i) EXPECT_EQ(in[k][at + i], (k == 0 ? 1 : -1) * (1000 * q + r)) << n << " ranks";
+          at += ints(q, r);
+        }
+      }
       return Status::OK();
     });
   }

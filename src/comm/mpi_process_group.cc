@@ -220,4 +220,39 @@ WorkHandle MpiProcessGroup::barrier() {
                 }));
 }
 
+namespace {
+
+// Counts and displacements in bytes as MPI's ints; false when one does not fit.
+bool int_layout(const std::vector<size_t>& bytes, std::vector<int>* counts, std::vector<int>* displs) {
+  size_t at = 0;
+  for (size_t r = 0; r < bytes.size(); ++r) {
+    if (bytes[r] > static_cast<size_t>(INT_MAX) || at > static_cast<size_t>(INT_MAX)) return false;
+    (*counts)[r] = static_cast<int>(bytes[r]);
+    (*displs)[r] = static_cast<int>(at);
+    at += bytes[r];
+  }
+  return true;
+}
+
+}  // namespace
+
+WorkHandle MpiProcessGroup::all_to_all(const void* send, const std::vector<size_t>& send_bytes, void* recv,
+                                       const std::vector<size_t>& recv_bytes) {
+  if (options_.algorithm == CommAlgorithm::kRing) return ProcessGroup::all_to_all(send, send_bytes, recv, recv_bytes);
+  ZT_CHECK(static_cast<int>(send_bytes.size()) == size_ && static_cast<int>(recv_bytes.size()) == size_,
+           "all_to_all: %zu send and %zu receive segments for %d ranks", send_bytes.size(), recv_bytes.size(), size_);
+  const size_t n = static_cast<size_t>(size_);
+  auto sc = std::make_shared<std::vector<int>>(n), sd = std::make_shared<std::vector<int>>(n);
+  auto rc = std::make_shared<std::vector<int>>(n), rd = std::make_shared<std::vector<int>>(n);
+  size_t total = 0;
+  for (size_t b : recv_bytes) total += b;
+  if (!int_layout(send_bytes, sc.get(), sd.get()) || !int_layout(recv_bytes, rc.get(), rd.get())) {
+    return submit(CommOp::kAllToAll, total, make_failed_task(too_large("a segment or offset")));
+  }
+  return submit(CommOp::kAllToAll, total, mpi_task("MPI_Ialltoallv", [=](MPI_Comm comm, MPI_Request* req) {
+                  return MPI_Ialltoallv(send, sc->data(), sd->data(), MPI_BYTE, recv, rc->data(), rd->data(), MPI_BYTE,
+                                        comm, req);
+                }));
+}
+
 }  // namespace zt

@@ -47,6 +47,9 @@ class MpiProcessGroup final : public ProcessGroup {
   WorkHandle send(const void* data, size_t bytes, int dst, int tag) override;
   WorkHandle recv(void* data, size_t bytes, int src, int tag) override;
   WorkHandle barrier() override;
+  // kMpi: MPI_Ialltoallv; kRing: zerotrain's own exchange (ProcessGroup's default).
+  WorkHandle all_to_all(const void* send, const std::vector<size_t>& send_bytes, void* recv,
+                        const std::vector<size_t>& recv_bytes) override;
 
   void set_step(int64_t step) override { engine_->set_step(step); }
   void set_phase(const char* phase) override { engine_->set_phase(phase); }

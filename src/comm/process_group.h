@@ -31,8 +31,11 @@ namespace zt {
 
 constexpr int kExitCommTimeout = 75;  // exit status of a job aborted by a communication deadline
 
-enum class CommOp { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kSend, kRecv, kBarrier };
-constexpr int kNumCommOps = 7;
+enum class CommOp { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kSend, kRecv, kBarrier, kAllToAll };
+constexpr int kNumCommOps = 8;
+// The tag of zerotrain's own all-to-all (ProcessGroup::all_to_all over send/recv): MPI's
+// smallest guaranteed tag bound, above every tag the engine uses itself.
+constexpr int kAllToAllTag = 32767;
 const char* comm_op_name(CommOp op);  // "all_reduce", "reduce_scatter", ...
 
 enum class CommDType { kF32, kF64, kI64 };
@@ -117,6 +120,15 @@ class ProcessGroup {
   virtual WorkHandle send(const void* data, size_t bytes, int dst, int tag) = 0;
   virtual WorkHandle recv(void* data, size_t bytes, int src, int tag) = 0;
   virtual WorkHandle barrier() = 0;
+  // All-to-all in bytes (MoE's token exchange): `send` holds one segment per rank in rank
+  // order (send_bytes[r] for rank r); rank r's segment for this rank lands in `recv`'s r-th
+  // segment (recv_bytes[r]). Sizes agree pairwise: rank a's send_bytes[b] is rank b's
+  // recv_bytes[a]. send and recv must not overlap. The default is zerotrain's own
+  // exchange, every pair's send and receive posted at once (tag kAllToAllTag, own segment
+  // through the group too, so a memory domain sees every byte); the MPI group with
+  // algorithm kMpi overrides it with MPI_Ialltoallv.
+  virtual WorkHandle all_to_all(const void* send, const std::vector<size_t>& send_bytes, void* recv,
+                                const std::vector<size_t>& recv_bytes);
 
   // The training step, for timeout messages.
   virtual void set_step(int64_t step) = 0;

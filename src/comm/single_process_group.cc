@@ -2,10 +2,12 @@
 // when issued (the sum over one rank is the input), so no thread is needed; statistics
 // are still counted so a single-process run reports the same figures.
 // Thread-safety: one issuing thread, like every ProcessGroup.
+#include <cstring>
 #include <memory>
 
 #include "comm/comm_engine.h"
 #include "comm/segments.h"
+#include "core/check.h"
 
 namespace zt {
 
@@ -49,6 +51,14 @@ class SingleProcessGroup final : public ProcessGroup {
     return make_completed_work(Status::InvalidArgument("recv: a group of one process has no peer to receive from"));
   }
   WorkHandle barrier() override { return done(CommOp::kBarrier, 0); }
+  // The own segment, copied (a group of one lives in host memory).
+  WorkHandle all_to_all(const void* send, const std::vector<size_t>& send_bytes, void* recv,
+                        const std::vector<size_t>& recv_bytes) override {
+    ZT_CHECK(send_bytes.size() == 1 && recv_bytes.size() == 1 && send_bytes[0] == recv_bytes[0],
+             "all_to_all: a group of one sends itself as many bytes as it receives");
+    if (send_bytes[0] > 0) std::memcpy(recv, send, send_bytes[0]);
+    return done(CommOp::kAllToAll, send_bytes[0]);
+  }
 
   void set_step(int64_t) override {}
   CommStats stats() const override { return recorder_.snapshot(); }

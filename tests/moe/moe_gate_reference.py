@@ -117,11 +117,35 @@ def gate_case(c):
             "dlogits": logits.grad.tolist()}
 
 
+def mixtral_balance_case(c):
+    """HF load_balancing_loss_func over the layers (no attention mask), plus each layer's
+    combine weights, differentiated together."""
+    logits = [torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in c["layers"]]
+    k = c["k"]
+    E = logits[0].shape[1]
+    loss = torch.zeros((), dtype=torch.float64)
+    for lg, dw in zip(logits, c["dweights"]):
+        r = route({"k": k, "routing": "mixtral", "renormalize": True, "gumbel": [], "drop_tokens": False}, lg)
+        loss = loss + (r["weight"] * torch.tensor(dw, dtype=torch.float64)).sum()
+    cat = torch.cat(logits, dim=0)
+    probs = F.softmax(cat, dim=-1)
+    selected = stable_desc(probs.detach(), 1)[:, :k]
+    tokens_per_expert = F.one_hot(selected, E).double().mean(dim=0)      # (k, E)
+    router_prob_per_expert = probs.mean(dim=0)                           # (E)
+    aux = (tokens_per_expert * router_prob_per_expert.unsqueeze(0)).sum() * E
+    (loss + c["coef"] * aux).backward()
+    return {"aux": float(aux), "dlogits": [lg.grad.tolist() for lg in logits]}
+
+
+def run_case(c):
+    return mixtral_balance_case(c) if c.get("kind") == "mixtral_balance" else gate_case(c)
+
+
 def main():
     with open(sys.argv[1]) as f:
         cases = json.load(f)
     with open(sys.argv[2], "w") as f:
-        json.dump([gate_case(c) for c in cases], f)
+        json.dump([run_case(c) for c in cases], f)
 
 
 if __name__ == "__main__":

@@ -137,7 +137,7 @@ void run(Layer& L) {
   L.dx.assign(kN * kC, 0.0f);
   moe_dispatch_backward(L.dx.data(), dbuf.data(), s, kC);
   std::vector<float> dlogits(static_cast<size_t>(kN) * E), dx_router(kN * kC);
-  moe_gate_backward(dlogits.data(), g, dweight.data(), L.coef, kN, E, L.o);
+  moe_gate_backward(dlogits.data(), g, dweight.data(), deepspeed_aux_dgate(g, L.o, kN, E, L.coef), kN, E, L.o);
   L.drouter.assign(static_cast<size_t>(E) * kC, 0.0f);
   linear_backward(dx_router.data(), L.drouter.data(), nullptr, dlogits.data(), L.x.data(), L.router.data(), kN, kC, E);
   for (int i = 0; i < kN * kC; ++i) L.dx[static_cast<size_t>(i)] += dx_router[static_cast<size_t>(i)];

@@ -226,14 +226,37 @@ StatusOr<MoeGateResult> moe_gate_forward(const float* logits, int64_t N, int E, 
   return r;
 }
 
-void moe_gate_backward(float* dlogits, const MoeGateResult& r, const float* dweight, double dl_aux, int64_t N, int E,
-                       const MoeGateOptions& o) {
+std::vector<double> deepspeed_aux_dgate(const MoeGateResult& r, const MoeGateOptions& o, int64_t N, int E, double dl_aux) {
+  std::vector<double> d(static_cast<size_t>(E));
+  const double scale = dl_aux * aux_scale(o, E) / static_cast<double>(N);
+  for (int e = 0; e < E; ++e) d[static_cast<size_t>(e)] = scale * r.first_fraction[static_cast<size_t>(e)];
+  return d;
+}
+
+MixtralBalance mixtral_balance(const std::vector<const MoeGateResult*>& layers, int64_t N, int E, int k, double coef) {
+  const double T = static_cast<double>(N) * static_cast<double>(layers.size());
+  std::vector<double> f(static_cast<size_t>(E), 0.0), p(static_cast<size_t>(E), 0.0);
+  for (const MoeGateResult* r : layers) {
+    for (int64_t i = 0; i < N * k; ++i) f[static_cast<size_t>(r->expert[static_cast<size_t>(i)])] += 1.0;
+    for (int64_t i = 0; i < N * E; ++i) p[static_cast<size_t>(i % E)] += r->gates[static_cast<size_t>(i)];
+  }
+  MixtralBalance b;
+  b.dgate.resize(static_cast<size_t>(E));
+  for (int e = 0; e < E; ++e) {
+    const double fe = f[static_cast<size_t>(e)] / T, pe = p[static_cast<size_t>(e)] / T;
+    b.aux += E * fe * pe;
+    b.dgate[static_cast<size_t>(e)] = coef * E * fe / T;
+  }
+  return b;
+}
+
+void moe_gate_backward(float* dlogits, const MoeGateResult& r, const float* dweight, const std::vector<double>& dgate,
+                       int64_t N, int E, const MoeGateOptions& o) {
   const int k = o.k;
-  const double aux = dl_aux * aux_scale(o, E) / static_cast<double>(N);
   std::vector<double> dg(static_cast<size_t>(E));
   for (int64_t t = 0; t < N; ++t) {
     const float* g = r.gates.data() + t * E;
-    for (int e = 0; e < E; ++e) dg[static_cast<size_t>(e)] = aux * r.first_fraction[static_cast<size_t>(e)];
+    for (int e = 0; e < E; ++e) dg[static_cast<size_t>(e)] = dgate.empty() ? 0.0 : dgate[static_cast<size_t>(e)];
     double sum = 0.0, dot = 0.0;  // the kept gates' sum, and sum_j dW_j g_j
     for (int j = 0; j < k; ++j) {
       const int32_t e = r.expert[static_cast<size_t>(t * k + j)];

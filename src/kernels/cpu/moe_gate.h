@@ -20,8 +20,14 @@
 //   l_aux (DeepSpeed's balance loss, E sum_e me_e ce_e, k > 2 divided by k): me the mean
 //     gate, ce the fraction of tokens whose first choice (k <= 2) or any choice (k > 2)
 //     is e, before dropping. Mixtral's loss is the model's (across layers) and not here.
-// Backward: the gradient of the weights (N, k) and of l_aux to the logits, through the
-// normalisation and the softmax (choices and drops are constants, as in autograd).
+// Backward: the gradient of the weights (N, k) and of a balance loss to the logits, through
+// the normalisation and the softmax (choices and drops are constants, as in autograd). Both
+// balance losses are linear in the mean gates, so their gradient to each gate is one
+// constant per expert: deepspeed_aux_dgate for l_aux, mixtral_balance for HF's loss.
+//
+// HF Mixtral's and Qwen2-MoE's balance loss (transformers' load_balancing_loss_func, no
+// attention mask) spans every MoE layer: with the layers' tokens concatenated (T in all),
+// aux = E sum_e P_e F_e, P_e the mean gate and F_e the choices of e over all k slots / T.
 // Invariants: tokens are processed in order, so every result is deterministic; the noise
 // arrays are the caller's (its RNG), which lets a test hand the same draws to PyTorch.
 // Thread-safety: pure functions.
@@ -72,8 +78,20 @@ struct MoeGateResult {
 Status validate_moe_gate(const MoeGateOptions& o, int64_t N, int E, const MoeGateNoise& noise);
 StatusOr<MoeGateResult> moe_gate_forward(const float* logits, int64_t N, int E, const MoeGateOptions& o,
                                          const MoeGateNoise& noise);
-// dlogits (N, E) = d(sum weight * dweight + dl_aux * l_aux) / dlogits.
-void moe_gate_backward(float* dlogits, const MoeGateResult& r, const float* dweight, double dl_aux, int64_t N, int E,
-                       const MoeGateOptions& o);
+// d(dl_aux * l_aux) / d gate[t][e], the same for every token: (E) values.
+std::vector<double> deepspeed_aux_dgate(const MoeGateResult& r, const MoeGateOptions& o, int64_t N, int E, double dl_aux);
+
+// HF's balance loss over the layers' routings (N tokens each, the same E and k), and the
+// gradient of coef * aux to each gate (E values, the same for every layer and token).
+struct MixtralBalance {
+  double aux = 0.0;
+  std::vector<double> dgate;
+};
+MixtralBalance mixtral_balance(const std::vector<const MoeGateResult*>& layers, int64_t N, int E, int k, double coef);
+
+// dlogits (N, E) = d(sum weight * dweight) / dlogits, plus dgate[e] on every gate of expert e
+// (a balance loss's gradient; empty for none).
+void moe_gate_backward(float* dlogits, const MoeGateResult& r, const float* dweight, const std::vector<double>& dgate,
+                       int64_t N, int E, const MoeGateOptions& o);
 
 }  // namespace zt

@@ -72,7 +72,7 @@ Routed route_case(const Case& c, uint64_t seed) {
   EXPECT_TRUE(r.ok()) << c.name << ": " << r.status().to_string();
   if (!r.ok()) return out;
   out.r = std::move(r).value();
-  moe_gate_backward(out.dlogits.data(), out.r, dweight.data(), dl_aux, c.N, c.E, c.o);
+  moe_gate_backward(out.dlogits.data(), out.r, dweight.data(), deepspeed_aux_dgate(out.r, c.o, c.N, c.E, dl_aux), c.N, c.E, c.o);
   Json& j = out.input;
   testing::gate_json(j, c.o, noise, c.E);
   j["logits"] = testing::json_rows(logits, c.E);
@@ -130,6 +130,54 @@ TEST_F(MoeGate, RoutesAndDifferentiatesAsThePyTorchStatement) {
   const Json ref = Json::parse(f);
   ASSERT_EQ(ref.size(), routed.size());
   for (size_t i = 0; i < routed.size(); ++i) expect_matches(routed[i], ref[i]);
+}
+
+// HF's balance loss spans the layers: three Mixtral top-2 layers' routings, the loss
+// sum(weight * dweight) over the layers + coef * aux, against load_balancing_loss_func's
+// statement in PyTorch (the layers' logits concatenated).
+TEST_F(MoeGate, MixtralBalanceLossSpansTheLayersAsHf) {
+  const int64_t N = 20;
+  const int E = 6, L = 3;
+  const double coef = 0.02;
+  MoeGateOptions o;
+  o.routing = MoeRouting::kMixtral;
+  o.k = 2;
+  std::vector<std::vector<float>> logits, dweight;
+  std::vector<MoeGateResult> routed;
+  Json j;
+  j["kind"] = "mixtral_balance";
+  j["k"] = o.k;
+  j["coef"] = coef;
+  for (int l = 0; l < L; ++l) {
+    logits.push_back(draws(static_cast<size_t>(N) * E, 900 + 2 * l, true));
+    dweight.push_back(draws(static_cast<size_t>(N) * o.k, 901 + 2 * l, false));
+    auto r = moe_gate_forward(logits.back().data(), N, E, o, {});
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    routed.push_back(std::move(r).value());
+    j["layers"].push_back(testing::json_rows(logits.back(), E));
+    j["dweights"].push_back(testing::json_rows(dweight.back(), o.k));
+  }
+  std::vector<const MoeGateResult*> ptrs;
+  for (const MoeGateResult& r : routed) ptrs.push_back(&r);
+  const MixtralBalance b = mixtral_balance(ptrs, N, E, o.k, coef);
+  const std::string in = dir_ + "/balance.json", out = dir_ + "/balance.out.json";
+  std::ofstream(in) << Json::array({j}).dump();
+  const std::string cmd = testing::python() + " " + testing::oracle_source_dir() + "/tests/moe/moe_gate_reference.py " + in + " " + out;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "PyTorch reference failed (" << cmd << ")";
+  std::ifstream f(out);
+  const Json ref = Json::parse(f)[0];
+  EXPECT_NEAR(b.aux, ref["aux"].get<double>(), 1e-6);
+  EXPECT_GT(b.aux, 0.9);  // about 1 for a balanced router; the check is not vacuous
+  for (int l = 0; l < L; ++l) {
+    std::vector<float> dlogits(static_cast<size_t>(N) * E);
+    moe_gate_backward(dlogits.data(), routed[l], dweight[l].data(), b.dgate, N, E, o);
+    for (int64_t t = 0; t < N; ++t) {
+      for (int e = 0; e < E; ++e) {
+        const double want = ref["dlogits"][l][t][e].get<double>();
+        EXPECT_NEAR(dlogits[static_cast<size_t>(t * E + e)], want, 1e-6 * (1.0 + std::fabs(want))) << "layer " << l;
+      }
+    }
+  }
 }
 
 TEST(MoeGateRefusal, NamesWhatIsWrong) {

@@ -1,5 +1,5 @@
-// A whole MoE layer from the kernels (router linear, moe_gate, moe_dispatch, each expert's
-// MLP through linear.h and the GELU/SwiGLU kernels on its filled rows, moe_combine) against
+// A whole MoE layer from the kernels (router linear, moe_gate, moe_dispatch, moe_experts on
+// each expert's filled rows, moe_combine) against
 // a PyTorch statement of DeepSpeed's MOELayer (tests/moe/moe_layer_reference.py: one-hot
 // dispatch and combine einsums, experts on their whole capacity buffers), forward and
 // backward with l_aux in the loss: top-1 with capacity drops and GPT-2 experts, top-2 with
@@ -18,7 +18,7 @@
 
 #include "core/rng.h"
 #include "io/json_strict.h"
-#include "kernels/cpu/kernel_table.h"
+#include "kernels/cpu/moe_experts.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/moe_gate.h"
 #include "testing/moe_case.h"
@@ -80,30 +80,11 @@ Layer make(const std::string& name, MoeGateOptions o, int E, bool swiglu, uint64
 const float* or_null(const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
 float* or_null(std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
 
-// One expert's MLP forward and backward on its n filled rows (in: n x C; dout: n x C).
-void expert_pass(Expert& p, bool swiglu, const float* in, float* out, const float* dout, float* din, int64_t n) {
-  if (n == 0) return;  // no token reached this expert
-  const KernelTable& k = cpu_kernels();
-  std::vector<float> h1(n * kI), h3(n * kI), a(n * kI), da(n * kI), dh1(n * kI), dh3(n * kI);
-  linear_forward(h1.data(), in, p.w1.data(), or_null(p.b1), nullptr, n, kC, kI);
-  if (swiglu) {
-    linear_forward(h3.data(), in, p.w3.data(), nullptr, nullptr, n, kC, kI);
-    k.swiglu_forward(a.data(), h1.data(), h3.data(), n * kI);
-  } else {
-    k.gelu_forward(a.data(), h1.data(), n * kI);
-  }
-  linear_forward(out, a.data(), p.w2.data(), or_null(p.b2), nullptr, n, kI, kC);
-  if (dout == nullptr) return;
-  linear_backward(da.data(), p.dw2.data(), or_null(p.db2), dout, a.data(), p.w2.data(), n, kI, kC);
-  if (swiglu) {
-    k.swiglu_backward(dh1.data(), dh3.data(), da.data(), h1.data(), h3.data(), n * kI);
-    std::vector<float> din3(n * kC);
-    linear_backward(din, p.dw1.data(), nullptr, dh1.data(), in, p.w1.data(), n, kC, kI);
-    linear_backward(din3.data(), p.dw3.data(), nullptr, dh3.data(), in, p.w3.data(), n, kC, kI);
-    for (int64_t i = 0; i < n * kC; ++i) din[i] += din3[i];
-  } else {
-    k.gelu_backward(dh1.data(), h1.data(), da.data(), n * kI);
-    linear_backward(din, p.dw1.data(), p.db1.data(), dh1.data(), in, p.w1.data(), n, kC, kI);
+// The kernels' view of the layer's experts.
+void expert_views(Layer& L, std::vector<MoeExpertWeights>* w, std::vector<MoeExpertGrads>* g) {
+  for (Expert& x : L.experts) {
+    w->push_back({x.w1.data(), or_null(x.b1), or_null(x.w3), x.w2.data(), or_null(x.b2)});
+    g->push_back({x.dw1.data(), or_null(x.db1), or_null(x.dw3), x.dw2.data(), or_null(x.db2)});
   }
 }
 
@@ -121,19 +102,18 @@ void run(Layer& L) {
   const size_t B = static_cast<size_t>(E) * g.capacity * kC;
   std::vector<float> buf(B), out(B, 0.0f), dout(B), dbuf(B, 0.0f), dweight(static_cast<size_t>(kN) * k);
   moe_dispatch(buf.data(), L.x.data(), s, kC);
-  for (int e = 0; e < E; ++e) {  // forward only, to fill out
-    const size_t at = static_cast<size_t>(e) * g.capacity * kC;
-    expert_pass(L.experts[static_cast<size_t>(e)], L.swiglu, buf.data() + at, out.data() + at, nullptr, nullptr, fill[e]);
-  }
+  const MoeExpertShape shape{E, g.capacity, kC, kI, L.swiglu};
+  std::vector<MoeExpertWeights> w;
+  std::vector<MoeExpertGrads> grads;
+  expert_views(L, &w, &grads);
+  const size_t BI = static_cast<size_t>(E) * g.capacity * kI;
+  std::vector<float> h_in(BI), h_up(L.swiglu ? BI : 0), act(BI), scratch(moe_experts_scratch_floats(shape));
+  const MoeExpertActs acts{h_in.data(), or_null(h_up), act.data()};
+  moe_experts_forward(out.data(), acts, buf.data(), w, fill, shape);
   L.y.assign(kN * kC, 0.0f);
   moe_combine(L.y.data(), out.data(), g.weight.data(), s, kC);
   moe_combine_backward(dout.data(), dweight.data(), L.R.data(), out.data(), g.weight.data(), s, kC);
-  for (int e = 0; e < E; ++e) {
-    const size_t at = static_cast<size_t>(e) * g.capacity * kC;
-    std::vector<float> scratch(fill[e] * kC);
-    expert_pass(L.experts[static_cast<size_t>(e)], L.swiglu, buf.data() + at, scratch.data(), dout.data() + at,
-                dbuf.data() + at, fill[e]);
-  }
+  moe_experts_backward(dbuf.data(), grads, dout.data(), acts, buf.data(), w, fill, shape, scratch.data());
   L.dx.assign(kN * kC, 0.0f);
   moe_dispatch_backward(L.dx.data(), dbuf.data(), s, kC);
   std::vector<float> dlogits(static_cast<size_t>(kN) * E), dx_router(kN * kC);

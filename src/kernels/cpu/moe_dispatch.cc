@@ -16,6 +16,14 @@ T* row(T* buf, const MoeSlots& s, int64_t t, int j, int C) {
   return buf + (static_cast<int64_t>(e) * s.capacity + s.location[t * s.k + j]) * C;
 }
 
+// f(j, row) for each kept slot j of token t, in slot order.
+template <typename T, typename F>
+void each_slot(T* buf, const MoeSlots& s, int64_t t, int C, F f) {
+  for (int j = 0; j < s.k; ++j) {
+    if (T* r = row(buf, s, t, j, C)) f(j, r);
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> moe_fill(const MoeSlots& s) {
@@ -31,9 +39,7 @@ void moe_dispatch(float* buf, const float* x, const MoeSlots& s, int C) {
   std::memset(buf, 0, static_cast<size_t>(s.E) * s.capacity * C * sizeof(float));
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < s.N; ++t) {
-    for (int j = 0; j < s.k; ++j) {
-      if (float* r = row(buf, s, t, j, C)) std::memcpy(r, x + t * C, static_cast<size_t>(C) * sizeof(float));
-    }
+    each_slot(buf, s, t, C, [&](int, float* r) { std::memcpy(r, x + t * C, static_cast<size_t>(C) * sizeof(float)); });
   }
 }
 
@@ -42,11 +48,9 @@ void moe_dispatch_backward(float* dx, const float* dbuf, const MoeSlots& s, int 
   for (int64_t t = 0; t < s.N; ++t) {
     float* d = dx + t * C;
     std::fill(d, d + C, 0.0f);
-    for (int j = 0; j < s.k; ++j) {
-      const float* r = row(dbuf, s, t, j, C);
-      if (r == nullptr) continue;
+    each_slot(dbuf, s, t, C, [&](int, const float* r) {
       for (int c = 0; c < C; ++c) d[c] += r[c];
-    }
+    });
   }
 }
 
@@ -55,12 +59,10 @@ void moe_combine(float* y, const float* out, const float* weight, const MoeSlots
   for (int64_t t = 0; t < s.N; ++t) {
     float* o = y + t * C;
     std::fill(o, o + C, 0.0f);
-    for (int j = 0; j < s.k; ++j) {
-      const float* r = row(out, s, t, j, C);
-      if (r == nullptr) continue;
+    each_slot(out, s, t, C, [&](int j, const float* r) {
       const float w = weight[t * s.k + j];
       for (int c = 0; c < C; ++c) o[c] += w * r[c];
-    }
+    });
   }
 }
 

@@ -1,16 +1,23 @@
-// Test helpers for the MoE kernels' PyTorch checks (kernels/cpu/moe_gate_test.cc,
-// moe_dispatch_test.cc): the random draws both sides route with, rows as JSON, and the
-// gate's options in the keys tests/moe/moe_gate_reference.py reads. Header-only, tests only.
+// Test helpers for the MoE kernels' PyTorch checks (kernels/cpu/moe_*_test.cc): the random
+// draws both sides route with, rows as JSON and back, the gate's options in the keys
+// tests/moe/moe_gate_reference.py reads, and one call of a reference script over a list of
+// cases. Header-only, tests only.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/rng.h"
 #include "io/json_strict.h"
 #include "kernels/cpu/moe_gate.h"
+#include "testing/python_oracle.h"
 
 namespace zt::testing {
 
@@ -46,6 +53,30 @@ inline void gate_json(Json& j, const MoeGateOptions& o, const MoeGateNoise& nois
   j["renormalize"] = o.renormalize;
   j["gumbel"] = json_rows(noise.gumbel, E);
   j["uniform"] = json_rows(noise.uniform, E);
+}
+
+// Every number of a nested JSON array, in order.
+inline std::vector<double> json_flat(const Json& v) {
+  std::vector<double> out;
+  if (!v.is_array()) return {v.get<double>()};
+  for (const Json& x : v) {
+    const std::vector<double> inner = json_flat(x);
+    out.insert(out.end(), inner.begin(), inner.end());
+  }
+  return out;
+}
+
+// Runs tests/moe/<script> on `cases` (written under dir) and returns its list of results;
+// a failed run fails the calling test (the result is then empty).
+inline Json run_moe_reference(const std::string& script, const Json& cases, const std::string& dir) {
+  const std::string in = dir + "/" + script + ".in.json", out = dir + "/" + script + ".out.json";
+  std::ofstream(in) << cases.dump();
+  const std::string cmd = python() + " " + oracle_source_dir() + "/tests/moe/" + script + " " + in + " " + out;
+  const int rc = std::system(cmd.c_str());
+  EXPECT_EQ(rc, 0) << "PyTorch reference failed (" << cmd << "); python3-torch must be installed";
+  if (rc != 0) return Json::array();
+  std::ifstream f(out);
+  return Json::parse(f);
 }
 
 }  // namespace zt::testing

@@ -141,12 +141,14 @@ def run_case(c):
     return mixtral_balance_case(c) if c.get("kind") == "mixtral_balance" else gate_case(c)
 
 
-def main():
+def run_json(fn):
+    """The tests/moe scripts' command line: a JSON list of cases in argv[1], the list of
+    fn(case) written to argv[2]."""
     with open(sys.argv[1]) as f:
         cases = json.load(f)
     with open(sys.argv[2], "w") as f:
-        json.dump([run_case(c) for c in cases], f)
+        json.dump([fn(c) for c in cases], f)
 
 
 if __name__ == "__main__":
-    main()
+    run_json(run_case)

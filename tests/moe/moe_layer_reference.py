@@ -13,7 +13,6 @@ router (E, C), experts: list of {"w1", "b1", "w3", "w2", "b2"} (absent where unu
 R (N, C), coef.
 Exit status 3 when torch is missing.
 """
-import json
 import os
 import sys
 
@@ -62,12 +61,5 @@ def layer(c):
     return res
 
 
-def main():
-    with open(sys.argv[1]) as f:
-        cases = json.load(f)
-    with open(sys.argv[2], "w") as f:
-        json.dump([layer(c) for c in cases], f)
-
-
 if __name__ == "__main__":
-    main()
+    gate.run_json(layer)

@@ -10,14 +10,16 @@ moe, dense (N, C), logits (N, 2|1|0), R (N, C). OUT: y and the gradients of sum(
 dense and logits.
 Exit status 3 when torch is missing.
 """
-import json
+import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 try:
     import torch
 except ImportError as e:
     print(f"moe_mix_reference.py: {e}; install Debian's python3-torch", file=sys.stderr)
     sys.exit(3)
+import moe_gate_reference  # noqa: E402  (its command line)
 
 
 def mix(c):
@@ -36,12 +38,5 @@ def mix(c):
             "dlogits": logits.grad.tolist() if logits is not None else []}
 
 
-def main():
-    with open(sys.argv[1]) as f:
-        cases = json.load(f)
-    with open(sys.argv[2], "w") as f:
-        json.dump([mix(c) for c in cases], f)
-
-
 if __name__ == "__main__":
-    main()
+    moe_gate_reference.run_json(mix)

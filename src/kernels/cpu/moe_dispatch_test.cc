@@ -10,9 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,21 +18,14 @@
 #include "kernels/cpu/moe_experts.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/moe_gate.h"
+#include "testing/gradcheck.h"
 #include "testing/moe_case.h"
-#include "testing/python_oracle.h"
 #include "testing/temp_dir_test.h"
 
 namespace zt {
 namespace {
 
 constexpr int kN = 16, kC = 8, kI = 12;
-
-std::vector<float> normal(size_t n, uint64_t seed, double scale) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = static_cast<float>(rng.normal() * scale);
-  return v;
-}
 
 struct Expert {
   std::vector<float> w1, b1, w3, w2, b2;     // w1 (I, C) [gate or fc], w3 (I, C) [up], w2 (C, I)
@@ -58,15 +48,15 @@ struct Layer {
 
 Layer make(const std::string& name, MoeGateOptions o, int E, bool swiglu, uint64_t seed) {
   Layer L{name, o, E, swiglu};
-  L.x = normal(kN * kC, seed, 1.0);
-  L.router = normal(static_cast<size_t>(E) * kC, seed + 1, 0.5);
-  L.R = normal(kN * kC, seed + 2, 1.0);
+  L.x = testing::random_vector(kN * kC, seed, 1.0);
+  L.router = testing::random_vector(static_cast<size_t>(E) * kC, seed + 1, 0.5);
+  L.R = testing::random_vector(kN * kC, seed + 2, 1.0);
   L.draws = {testing::moe_draws(static_cast<size_t>(kN) * E, seed + 3, true), testing::moe_draws(static_cast<size_t>(kN) * E, seed + 4, false)};
   for (int e = 0; e < E; ++e) {
     const uint64_t s = seed + 10 + 10 * static_cast<uint64_t>(e);
-    Expert x{normal(kI * kC, s, 0.3), swiglu ? std::vector<float>{} : normal(kI, s + 1, 0.1),
-             swiglu ? normal(kI * kC, s + 2, 0.3) : std::vector<float>{}, normal(kC * kI, s + 3, 0.3),
-             swiglu ? std::vector<float>{} : normal(kC, s + 4, 0.1)};
+    Expert x{testing::random_vector(kI * kC, s, 0.3), swiglu ? std::vector<float>{} : testing::random_vector(kI, s + 1, 0.1),
+             swiglu ? testing::random_vector(kI * kC, s + 2, 0.3) : std::vector<float>{}, testing::random_vector(kC * kI, s + 3, 0.3),
+             swiglu ? std::vector<float>{} : testing::random_vector(kC, s + 4, 0.1)};
     x.dw1.assign(x.w1.size(), 0.0f);
     x.db1.assign(x.b1.size(), 0.0f);
     x.dw3.assign(x.w3.size(), 0.0f);
@@ -146,15 +136,7 @@ Json case_json(const Layer& L) {
 
 // Worst |a - b| / (max |b| + 1e-12) over a flat array and a nested JSON array of the same values.
 double worst(const std::vector<float>& a, const Json& b) {
-  std::vector<double> flat;
-  std::function<void(const Json&)> walk = [&](const Json& v) {
-    if (v.is_array()) {
-      for (const Json& x : v) walk(x);
-    } else {
-      flat.push_back(v.get<double>());
-    }
-  };
-  walk(b);
+  const std::vector<double> flat = testing::json_flat(b);
   EXPECT_EQ(flat.size(), a.size());
   double diff = 0.0, scale = 1e-12;
   for (size_t i = 0; i < flat.size() && i < a.size(); ++i) {
@@ -206,12 +188,7 @@ TEST_F(MoeLayer, KernelsComposeToDeepSpeedsMoeLayerForwardAndBackward) {
     run(L);
     cases.push_back(case_json(L));
   }
-  const std::string in = dir_ + "/layers.json", out = dir_ + "/results.json";
-  std::ofstream(in) << cases.dump();
-  const std::string cmd = testing::python() + " " + testing::oracle_source_dir() + "/tests/moe/moe_layer_reference.py " + in + " " + out;
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << "PyTorch reference failed (" << cmd << "); python3-torch must be installed";
-  std::ifstream f(out);
-  const Json ref = Json::parse(f);
+  const Json ref = testing::run_moe_reference("moe_layer_reference.py", cases, dir_);
   ASSERT_EQ(ref.size(), layers.size());
   for (size_t i = 0; i < layers.size(); ++i) expect_matches(layers[i], ref[i]);
 }

@@ -10,8 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -52,8 +50,6 @@ std::vector<Case> cases() {
   return c;
 }
 
-std::vector<float> draws(size_t n, uint64_t seed, bool gumbel) { return testing::moe_draws(n, seed, gumbel); }
-
 // One routed case: its inputs (as the reference reads them) and this kernel's results.
 struct Routed {
   Case c;
@@ -64,8 +60,8 @@ struct Routed {
 
 Routed route_case(const Case& c, uint64_t seed) {
   const size_t NE = static_cast<size_t>(c.N) * c.E, NK = static_cast<size_t>(c.N) * c.o.k;
-  std::vector<float> logits = draws(NE, seed, true), dweight = draws(NK, seed + 1, false);
-  MoeGateNoise noise{draws(NE, seed + 2, true), draws(NE, seed + 3, false)};
+  std::vector<float> logits = testing::moe_draws(NE, seed, true), dweight = testing::moe_draws(NK, seed + 1, false);
+  MoeGateNoise noise{testing::moe_draws(NE, seed + 2, true), testing::moe_draws(NE, seed + 3, false)};
   const double dl_aux = 0.37;
   Routed out{c, Json{}, {}, std::vector<float>(NE)};
   auto r = moe_gate_forward(logits.data(), c.N, c.E, c.o, noise);
@@ -122,12 +118,7 @@ TEST_F(MoeGate, RoutesAndDifferentiatesAsThePyTorchStatement) {
     seed += 4;
     inputs.push_back(routed.back().input);
   }
-  const std::string in = dir_ + "/cases.json", out = dir_ + "/results.json";
-  std::ofstream(in) << inputs.dump();
-  const std::string cmd = testing::python() + " " + testing::oracle_source_dir() + "/tests/moe/moe_gate_reference.py " + in + " " + out;
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << "PyTorch reference failed (" << cmd << "); python3-torch must be installed";
-  std::ifstream f(out);
-  const Json ref = Json::parse(f);
+  const Json ref = testing::run_moe_reference("moe_gate_reference.py", inputs, dir_);
   ASSERT_EQ(ref.size(), routed.size());
   for (size_t i = 0; i < routed.size(); ++i) expect_matches(routed[i], ref[i]);
 }
@@ -149,8 +140,8 @@ TEST_F(MoeGate, MixtralBalanceLossSpansTheLayersAsHf) {
   j["k"] = o.k;
   j["coef"] = coef;
   for (int l = 0; l < L; ++l) {
-    logits.push_back(draws(static_cast<size_t>(N) * E, 900 + 2 * l, true));
-    dweight.push_back(draws(static_cast<size_t>(N) * o.k, 901 + 2 * l, false));
+    logits.push_back(testing::moe_draws(static_cast<size_t>(N) * E, 900 + 2 * l, true));
+    dweight.push_back(testing::moe_draws(static_cast<size_t>(N) * o.k, 901 + 2 * l, false));
     auto r = moe_gate_forward(logits.back().data(), N, E, o, {});
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     routed.push_back(std::move(r).value());
@@ -160,12 +151,9 @@ TEST_F(MoeGate, MixtralBalanceLossSpansTheLayersAsHf) {
   std::vector<const MoeGateResult*> ptrs;
   for (const MoeGateResult& r : routed) ptrs.push_back(&r);
   const MixtralBalance b = mixtral_balance(ptrs, N, E, o.k, coef);
-  const std::string in = dir_ + "/balance.json", out = dir_ + "/balance.out.json";
-  std::ofstream(in) << Json::array({j}).dump();
-  const std::string cmd = testing::python() + " " + testing::oracle_source_dir() + "/tests/moe/moe_gate_reference.py " + in + " " + out;
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << "PyTorch reference failed (" << cmd << ")";
-  std::ifstream f(out);
-  const Json ref = Json::parse(f)[0];
+  const Json refs = testing::run_moe_reference("moe_gate_reference.py", Json::array({j}), dir_);
+  ASSERT_EQ(refs.size(), 1u);
+  const Json& ref = refs[0];
   EXPECT_NEAR(b.aux, ref["aux"].get<double>(), 1e-6);
   EXPECT_GT(b.aux, 0.9);  // about 1 for a balanced router; the check is not vacuous
   for (int l = 0; l < L; ++l) {

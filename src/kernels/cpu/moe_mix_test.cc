@@ -7,16 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
-#include <functional>
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
 #include "io/json_strict.h"
+#include "testing/gradcheck.h"
 #include "testing/moe_case.h"
-#include "testing/python_oracle.h"
 #include "testing/temp_dir_test.h"
 
 namespace zt {
@@ -25,18 +21,8 @@ namespace {
 constexpr int64_t kN = 12;
 constexpr int kC = 5;
 
-std::vector<float> normal(size_t n, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = static_cast<float>(rng.normal());
-  return v;
-}
-
 void expect_close(const std::vector<float>& got, const Json& want, const std::string& what) {
-  std::vector<double> flat;
-  for (const Json& row : want) {
-    for (const Json& x : row) flat.push_back(x.get<double>());
-  }
+  const std::vector<double> flat = testing::json_flat(want);
   ASSERT_EQ(flat.size(), got.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], flat[i], 1e-6 * (1.0 + std::fabs(flat[i]))) << what << " " << i;
 }
@@ -51,8 +37,10 @@ TEST_F(MoeMixTest, ResidualGatedSharedAndSharedAsPyTorch) {
   std::vector<Got> got;
   for (int k = 0; k < 3; ++k) {
     const int L = moe_mix_logits(kinds[k]);
-    const std::vector<float> moe = normal(kN * kC, 10 + k), dense = normal(kN * kC, 20 + k), R = normal(kN * kC, 30 + k),
-                             logits = normal(kN * std::max(L, 1), 40 + k);
+    const std::vector<float> moe = testing::random_vector(kN * kC, 10 + k);
+    const std::vector<float> dense = testing::random_vector(kN * kC, 20 + k);
+    const std::vector<float> R = testing::random_vector(kN * kC, 30 + k);
+    const std::vector<float> logits = testing::random_vector(kN * std::max(L, 1), 40 + k);
     Got g{std::vector<float>(kN * kC), std::vector<float>(kN * kC), std::vector<float>(kN * kC),
           std::vector<float>(kN * std::max(L, 1))};
     moe_mix_forward(g.y.data(), moe.data(), dense.data(), logits.data(), kN, kC, kinds[k]);
@@ -67,12 +55,8 @@ TEST_F(MoeMixTest, ResidualGatedSharedAndSharedAsPyTorch) {
     cases.push_back(c);
     got.push_back(std::move(g));
   }
-  const std::string in = dir_ + "/mix.json", out = dir_ + "/mix.out.json";
-  std::ofstream(in) << cases.dump();
-  const std::string cmd = testing::python() + " " + testing::oracle_source_dir() + "/tests/moe/moe_mix_reference.py " + in + " " + out;
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << "PyTorch reference failed (" << cmd << ")";
-  std::ifstream f(out);
-  const Json ref = Json::parse(f);
+  const Json ref = testing::run_moe_reference("moe_mix_reference.py", cases, dir_);
+  ASSERT_EQ(ref.size(), 3u);
   for (int k = 0; k < 3; ++k) {
     expect_close(got[k].y, ref[k]["y"], std::string(names[k]) + " y");
     expect_close(got[k].dmoe, ref[k]["dmoe"], std::string(names[k]) + " dmoe");

@@ -47,7 +47,7 @@ StatusOr<std::unique_ptr<ModelStates>> ModelStates::create_local(const ParamTabl
   ZT_RETURN_IF_ERROR(validate_offload(o.stage, o.offload));
   std::unique_ptr<ModelStates> s(new ModelStates(table, partition, dp, o));
   dp->set_memory_domain(s->backend().memory_domain());  // the group moves these arenas (comm/memory_domain.h)
-  ZT_RETURN_IF_ERROR(s->allocate(table, n_layer));
+  ZT_RETURN_IF_ERROR(s->allocate(n_layer));
   return s;
 }
 
@@ -56,27 +56,27 @@ Status ModelStates::publish() {
   return mixed() && shards_optimizer(options_.stage) ? gather_compute() : Status::OK();
 }
 
-Status ModelStates::allocate(const ParamTable& table, int n_layer) {
+Status ModelStates::allocate(int n_layer) {
   const Backend& b = backend();
   const ZeroStage stage = options_.stage;
-  if (mixed() && table.numel() % 2 != 0) {
+  if (mixed() && table_.numel() % 2 != 0) {
     return Status::InvalidArgument("mixed precision needs an even number of parameters (they move as pairs of 16-bit "
-                                   "values); this model has " + std::to_string(table.numel()));
+                                   "values); this model has " + std::to_string(table_.numel()));
   }
   if (!shards_parameters(stage)) {
-    ZT_ASSIGN_OR_RETURN(params_, b.allocate(table.numel(), compute_, mixed() ? "the 16-bit compute parameters" : "the parameters"));
+    ZT_ASSIGN_OR_RETURN(params_, b.allocate(table_.numel(), compute_, mixed() ? "the 16-bit compute parameters" : "the parameters"));
   } else if (!options_.offload.swaps_params()) {
     ZT_ASSIGN_OR_RETURN(param_shard_, b.allocate(shard_.size(), compute_, mixed() ? "the 16-bit parameter shard" : "the parameter shard"));
   }
   if (shards_gradients(stage)) {
     ZT_ASSIGN_OR_RETURN(grad_shard_, b.allocate(shard_.size(), DType::kF32, "the gradient shard"));
   } else {
-    ZT_ASSIGN_OR_RETURN(grads_, b.allocate(table.numel(), DType::kF32, "the gradients"));
+    ZT_ASSIGN_OR_RETURN(grads_, b.allocate(table_.numel(), DType::kF32, "the gradients"));
   }
   ZT_RETURN_IF_ERROR(make_store());
   const uint64_t seed = options_.seed;
-  if (master_ < 0 && !params_.empty()) init_params_into(backend(), table, {0, table.numel()}, params_.data(), seed);
-  if (master_ < 0 && !param_shard_.empty()) init_params_into(backend(), table, shard_, param_shard_.data(), seed);
+  if (master_ < 0 && !params_.empty()) init_params_into(backend(), table_, {0, table_.numel()}, params_.data(), seed);
+  if (master_ < 0 && !param_shard_.empty()) init_params_into(backend(), table_, shard_, param_shard_.data(), seed);
   // Every array of the store from the seed (the optimizer's state from zero), and the
   // compute copy from the master.
   ZT_RETURN_IF_ERROR(store_->stream(flags(false), flags(true), [&](size_t begin, size_t n, void* const* arrays) {
@@ -84,11 +84,11 @@ Status ModelStates::allocate(const ParamTable& table, int n_layer) {
       if (static_cast<int>(a) != master_ && static_cast<int>(a) != param16_) backend().zero(arrays[a], n * sizeof(float));
     }
     float* p = fp32_params(begin, arrays);
-    if (master_ >= 0) init_params_into(backend(), table, {owned_.begin + begin, owned_.begin + begin + n}, p, seed);
+    if (master_ >= 0) init_params_into(backend(), table_, {owned_.begin + begin, owned_.begin + begin + n}, p, seed);
     write_compute(begin, n, p, arrays);
     return Status::OK();
   }));
-  return make_fetcher(table, n_layer);
+  return make_fetcher(n_layer);
 }
 
 float* ModelStates::fp32_params(size_t begin, void* const* arrays) {

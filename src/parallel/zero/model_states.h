@@ -177,9 +177,9 @@ class ModelStates final : public LayerParamSource {
 
  private:
   ModelStates(const ParamTable& table, const Partition& partition, ProcessGroup* dp, const ModelStatesOptions& o);
-  Status allocate(const ParamTable& table, int n_layer);
+  Status allocate(int n_layer);
   Status make_store();
-  Status make_fetcher(const ParamTable& table, int n_layer);
+  Status make_fetcher(int n_layer);
   const Backend& backend() const { return backend_or_cpu(options_.backend); }
   // Chunk [begin, begin + n) of the owned range in the store: the fp32 parameters the
   // optimizer updates, and their cast (or copy) into the compute copy.

@@ -83,18 +83,18 @@ Status ModelStates::make_store() {
   return Status::OK();
 }
 
-Status ModelStates::make_fetcher(const ParamTable& table, int n_layer) {
+Status ModelStates::make_fetcher(int n_layer) {
   if (!shards_parameters(options_.stage)) return Status::OK();
   ParamFetcherOptions fo = options_.fetch;
   fo.backend = &backend();
   fo.dtype = compute_;
   if (!options_.offload.swaps_params()) {
-    fetcher_ = std::make_unique<ParamFetcher>(table, partition_, dp_, param_shard_.as<void>(), n_layer, fo);
+    fetcher_ = std::make_unique<ParamFetcher>(table_, partition_, dp_, param_shard_.as<void>(), n_layer, fo);
     return Status::OK();
   }
   size_t max_part = 0;  // this rank's largest part of one layer
   for (int layer = kEmbeddingLayer; layer <= n_layer; ++layer) {
-    const ElementRange r = table.layer_range(layer);
+    const ElementRange r = table_.layer_range(layer);
     const size_t lo = std::max(r.begin, shard_.begin), hi = std::min(r.end, shard_.end);
     if (lo < hi) max_part = std::max(max_part, hi - lo);
   }
@@ -108,7 +108,7 @@ Status ModelStates::make_fetcher(const ParamTable& table, int n_layer) {
   ZT_ASSIGN_OR_RETURN(swapped_shard_, SwappedShard::create(store_->swap(), array, param_cache_.as<void>(), param_cache_.size(),
                                                            options_.offload.param_buffer_count, std::max<size_t>(max_part, 1),
                                                            options_.offload.pin_memory));
-  fetcher_ = std::make_unique<ParamFetcher>(table, partition_, dp_, swapped_shard_.get(), n_layer, fo);
+  fetcher_ = std::make_unique<ParamFetcher>(table_, partition_, dp_, swapped_shard_.get(), n_layer, fo);
   return Status::OK();
 }
 

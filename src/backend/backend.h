@@ -15,6 +15,7 @@
 #include "backend/arena.h"
 #include "tensor/dtype.h"
 #include "kernels/kernel_ops.h"
+#include "kernels/moe_ops.h"
 #include "comm/memory_domain.h"
 #include "core/status.h"
 
@@ -36,6 +37,9 @@ class Backend {
   virtual const KernelOps& ops() const = 0;
   // The model's kernels when compute_dtype() is bf16 or f16 (16-bit activations); null for f32.
   virtual const ActivationOps<half_t>* half_ops() const { return nullptr; }
+  // The MoE layer's data movement and expert MLPs (fp32); null where this backend has
+  // none, and the model then refuses MoE blocks by the backend's name.
+  virtual const MoeOps* moe_ops() const { return nullptr; }
   // "cpu f32: avx512 kernels, gemm <GemmPath::describe()>", for banners and reports.
   virtual std::string describe() const = 0;
   // The device's dense peak in FLOP/s for MFU (a GPU's datasheet bf16 rate, as llm.c

@@ -1,4 +1,5 @@
-// Every entry of the kernel tables by name (ZT_ACTIVATION_OPS_ENTRIES, ZT_KERNEL_OPS_ENTRIES:
+// Every entry of the kernel tables by name (ZT_ACTIVATION_OPS_ENTRIES, ZT_KERNEL_OPS_ENTRIES,
+// ZT_MOE_OPS_ENTRIES:
 // the one list code that treats a table generically uses; a new entry is added here and
 // the compiler then asks every wrapper for it), and wrap_tables(): a copy of a table whose
 // every entry runs inside a Hook scope around the original. The guarded backend's hook
@@ -10,6 +11,7 @@
 #pragma once
 
 #include "kernels/kernel_ops.h"
+#include "kernels/moe_ops.h"
 
 #define ZT_ACTIVATION_OPS_ENTRIES(X)                                                                          \
   X(linear_forward) X(linear_backward) X(attention_forward) X(attention_backward) X(encoder_forward)          \
@@ -24,11 +26,15 @@
   X(gemm) X(vocab_xent_finish) X(rope_table) X(accumulate) X(scale) X(cast_f32_to_bf16) X(cast_bf16_to_f32)  \
   X(loss_sum) X(sum_squares) X(adamw_step) X(lamb_moments) X(lamb_apply) X(sgd_step)
 
+#define ZT_MOE_OPS_ENTRIES(X)                                                                                 \
+  X(dispatch) X(dispatch_backward) X(combine) X(combine_backward) X(experts_forward) X(experts_backward)     \
+  X(experts_scratch_floats)
+
 namespace zt {
 
 enum class TableEntry : int {
 #define ZT_ENTRY_ENUM(name) k_##name,
-  ZT_ACTIVATION_OPS_ENTRIES(ZT_ENTRY_ENUM) ZT_KERNEL_OPS_ENTRIES(ZT_ENTRY_ENUM)
+  ZT_ACTIVATION_OPS_ENTRIES(ZT_ENTRY_ENUM) ZT_KERNEL_OPS_ENTRIES(ZT_ENTRY_ENUM) ZT_MOE_OPS_ENTRIES(ZT_ENTRY_ENUM)
 #undef ZT_ENTRY_ENUM
       kCount
 };
@@ -36,7 +42,7 @@ enum class TableEntry : int {
 inline const char* table_entry_name(int entry) {
   static const char* const names[] = {
 #define ZT_ENTRY_NAME(name) #name,
-      ZT_ACTIVATION_OPS_ENTRIES(ZT_ENTRY_NAME) ZT_KERNEL_OPS_ENTRIES(ZT_ENTRY_NAME)
+      ZT_ACTIVATION_OPS_ENTRIES(ZT_ENTRY_NAME) ZT_KERNEL_OPS_ENTRIES(ZT_ENTRY_NAME) ZT_MOE_OPS_ENTRIES(ZT_ENTRY_NAME)
 #undef ZT_ENTRY_NAME
   };
   return entry >= 0 && entry < static_cast<int>(TableEntry::kCount) ? names[entry] : "?";
@@ -93,6 +99,18 @@ ActivationOps<half_t> wrap_half_ops(const ActivationOps<half_t>& base) {
   table_wrap_detail::base<Hook, ActivationOps<half_t>, D>() = &base;
   ActivationOps<half_t> o = base;
   wrap_activation<Hook, D, half_t>(&o);
+  return o;
+}
+
+// The same for the MoE table (kernels/moe_ops.h).
+template <class Hook>
+MoeOps wrap_moe_ops(const MoeOps& base) {
+  using namespace table_wrap_detail;
+  table_wrap_detail::base<Hook, MoeOps, DType::kF32>() = &base;
+  MoeOps o = base;
+#define ZT_WRAP_ENTRY(name) o.name = &Entry<Hook, DType::kF32, TableEntry::k_##name, &MoeOps::name>::call;
+  ZT_MOE_OPS_ENTRIES(ZT_WRAP_ENTRY)
+#undef ZT_WRAP_ENTRY
   return o;
 }
 

@@ -55,6 +55,12 @@ Status validate_options(const TrainerOptions& options) {
   probe.layout = options.layout;
   probe.backend = options.backend;
   probe.checkpoint = options.checkpoint;
+  const MoeConfig& moe = options.model.moe;
+  const bool whole = options.layout.first_block == 0 && options.layout.end(options.model) == options.model.n_layer;
+  if (moe.enabled() && moe.gate.routing == MoeRouting::kMixtral && moe.aux_loss_coef > 0.0 && !whole) {
+    return Status::Unimplemented("model.moe.router_aux_loss_coef: HF's balance loss spans every MoE block, and a "
+                                 "pipeline stage holds only some; use pp 1, or coefficient 0");
+  }
   return GptModel::check_supported(options.model, probe);
 }
 
@@ -305,6 +311,21 @@ StatusOr<bool> Trainer::update_parameters(const ScheduleValue& sched, StepStats*
   return false;
 }
 
+// Each micro-batch's balance loss weighs coef / (micro-batches in the global batch), as
+// DeepSpeed's loss / gradient_accumulation_steps averaged over data-parallel ranks.
+void Trainer::begin_moe_step(double loss_scale, double micro_global) {
+  model_->set_moe_aux_weight(static_cast<float>(options_.model.moe.aux_loss_coef * loss_scale / micro_global));
+  moe_aux_sum_ = 0.0;
+}
+
+// The step's balance loss: summed over the pipeline's stages and the data-parallel ranks.
+StatusOr<double> Trainer::moe_step_aux(double micro_global) {
+  if (!options_.model.moe.enabled()) return 0.0;
+  ZT_ASSIGN_OR_RETURN(double aux, all_reduce_sum(pp_, moe_aux_sum_));
+  ZT_ASSIGN_OR_RETURN(aux, all_reduce_sum(dp_, aux));
+  return aux / micro_global;
+}
+
 StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
   const int B = options_.micro_batch;
   const GptLayout& lay = options_.layout;
@@ -331,6 +352,8 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
   StepStats stats;
   stats.loss_scale = scaler_ ? scaler_->scale() : 1.0;  // fp16: the backward runs on the scaled loss
   const float dloss = counted > 0 ? static_cast<float>(stats.loss_scale / static_cast<double>(counted)) : 0.0f;
+  const double micro_global = static_cast<double>(local) * dp_->size();
+  begin_moe_step(stats.loss_scale, micro_global);
   states_->zero_grads();
   reducer_->set_reduce(optimizer_->engine_reduces_gradients());
   const uint64_t read0 = disk_read(), written0 = disk_written();
@@ -345,6 +368,7 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
   // pipeline (other stages add 0) and the data-parallel replicas.
   ZT_ASSIGN_OR_RETURN(double global_loss, all_reduce_sum(pp_, loss_sum));
   ZT_ASSIGN_OR_RETURN(global_loss, all_reduce_sum(dp_, global_loss));
+  ZT_ASSIGN_OR_RETURN(stats.moe_aux_loss, moe_step_aux(micro_global));
   const ScheduleValue sched = schedule_.at(optimizer_->step_count() - 1);
   ZT_ASSIGN_OR_RETURN(stats.skipped, update_parameters(sched, &stats));
   if (compressor_ != nullptr) compressor_->after_step(stats.skipped);

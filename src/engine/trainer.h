@@ -73,6 +73,9 @@ struct StepStats {
   double next_loss_scale = 1.0;  // fp16: the scale after this step's update
   uint64_t disk_read_bytes = 0;     // NVMe offload: bytes this step read from and wrote to disk
   uint64_t disk_written_bytes = 0;
+  // MoE: the balance loss (DeepSpeed's l_aux summed over MoE blocks, or HF's), before its
+  // coefficient, averaged over the global batch's micro-batches (0 for a dense model).
+  double moe_aux_loss = 0.0;
 };
 
 struct MemoryReport {
@@ -188,6 +191,9 @@ class Trainer {
   void add_squares(const float* x, size_t n) { backend_.ops().sum_squares(norm_acc_.as<double>(), x, static_cast<int64_t>(n)); }
   double read_squares() const;
   StatusOr<double> all_reduce_sum(ProcessGroup* g, double value);
+  // MoE: the balance loss's gradient weight for this step, and the step's reported loss.
+  void begin_moe_step(double loss_scale, double micro_global);
+  StatusOr<double> moe_step_aux(double micro_global);
   StatusOr<int64_t> all_reduce_sum(ProcessGroup* g, int64_t value);
   int64_t train_batch_size_of(int64_t local_micro_batches) const;
 
@@ -214,6 +220,7 @@ class Trainer {
   std::optional<LossScaler> scaler_;  // f16 compute only
   uint64_t last_disk_read_ = 0, last_disk_written_ = 0;  // of the last step
   LayerTimes layer_times_;  // of the last step (without pipelining)
+  double moe_aux_sum_ = 0.0;  // this step's balance losses, summed over this rank's micro-batches
   EfficiencySchedules efficiency_;
   std::unique_ptr<Compressor> compressor_;  // compression_training
   std::unique_ptr<CompressedParams> compressed_params_;  // over states_, when compressor_ is set

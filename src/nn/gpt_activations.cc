@@ -36,10 +36,28 @@ struct Dims {
   size_t KVl;   // the rank's k and v rows (kv heads x head size)
   size_t HD;    // head size
   bool layernorm, swiglu, split_qkv, rotary;
+  // MoE blocks (zero for a dense model): experts, experts per token, the expert buffers'
+  // rows per expert (moe_capacity_bound for B T tokens) and the expert width.
+  size_t E = 0, K = 0, cap = 0, Ie = 0;
 };
 
+// An MoE block's saved activations (nn/moe_config.h), fp32.
 template <typename A>
-void carve_internals(BlockActivationsT<A>* b, const Dims& d, Carver* c) {
+void carve_moe(BlockActivationsT<A>* b, const Dims& d, Carver* c) {
+  b->moe_logits = c->stats(d.BT * d.E);
+  b->moe_expert = c->take<int32_t>(d.BT * d.K);
+  b->moe_location = c->take<int32_t>(d.BT * d.K);
+  b->moe_weight = c->stats(d.BT * d.K);
+  b->moe_buf = c->stats(d.E * d.cap * d.C);
+  b->moe_h_in = c->stats(d.E * d.cap * d.Ie);
+  if (d.swiglu) b->moe_h_up = c->stats(d.E * d.cap * d.Ie);
+  b->moe_act = c->stats(d.E * d.cap * d.Ie);
+  b->moe_out = c->stats(d.E * d.cap * d.C);
+}
+
+// dense / moe: the dense MLP's buffers, an MoE block's (the shared recompute set may need both).
+template <typename A>
+void carve_internals(BlockActivationsT<A>* b, const Dims& d, Carver* c, bool dense, bool moe) {
   b->norm1 = c->take<A>(d.BT * d.C);
   if (d.layernorm) b->norm1_mean = c->stats(d.BT);
   b->norm1_rstd = c->stats(d.BT);
@@ -50,6 +68,8 @@ void carve_internals(BlockActivationsT<A>* b, const Dims& d, Carver* c) {
   b->norm2 = c->take<A>(d.BT * d.C);
   if (d.layernorm) b->norm2_mean = c->stats(d.BT);
   b->norm2_rstd = c->stats(d.BT);
+  if (moe) carve_moe(b, d, c);
+  if (!dense) return;
   b->mlp_in = c->take<A>(d.BT * d.F);
   if (d.swiglu) b->mlp_up = c->take<A>(d.BT * d.F);
   b->mlp_act = c->take<A>(d.BT * d.F);
@@ -82,7 +102,7 @@ void carve_slot(GptActivationsT<A>* g, const GptConfig& cfg, const GptLayout& la
   for (int l = p.first; l < p.end; ++l) {
     BlockActivationsT<A>& b = g->blocks[static_cast<size_t>(l)];
     b.checkpointed = p.checkpointed(l);
-    if (!b.checkpointed) carve_internals(&b, d, c);
+    if (!b.checkpointed) carve_internals(&b, d, c, !cfg.moe_block(l), cfg.moe_block(l));
     // The output stays whole unless the next block is checkpointed and partitioned.
     const bool live = p.rotate && l + 1 < p.end && p.checkpointed(l + 1);
     if (!live) b.output = c->take<A>(d.BT * d.C);
@@ -101,6 +121,17 @@ void carve_slot(GptActivationsT<A>* g, const GptConfig& cfg, const GptLayout& la
 }
 
 // The backward's scratch, shared by every slot; the knobs decide which buffers exist.
+template <typename A>
+void carve_moe_scratch(GptScratchT<A>* s, const Dims& d, Carver* c) {
+  s->moe_y = c->stats(d.BT * d.C);
+  s->moe_dx = c->stats(d.BT * d.C);
+  s->moe_dbuf = c->stats(d.E * d.cap * d.C);
+  s->moe_dout = c->stats(d.E * d.cap * d.C);
+  s->moe_dweight = c->stats(d.BT * d.K);
+  s->moe_dlogits = c->stats(d.BT * d.E);
+  s->moe_experts = c->stats(d.cap * d.Ie * 3 + d.cap * d.C);  // moe_experts_scratch_floats
+}
+
 template <typename A>
 void carve_scratch(GptScratchT<A>* s, const Dims& d, const CarvePlan& p, Carver* c) {
   s->dresidual = c->take<A>(d.BT * d.C);
@@ -121,8 +152,9 @@ void carve_scratch(GptScratchT<A>* s, const Dims& d, const CarvePlan& p, Carver*
   }
   if (shared_inputs) s->grad_tmp = c->stats(d.BT * d.C);
   if (d.rotary) s->freqs = c->stats(d.T * d.HD);
+  if (d.E > 0) carve_moe_scratch(s, d, c);
   if (p.any_ckpt) {
-    carve_internals(&s->recompute, d, c);
+    carve_internals(&s->recompute, d, c, true, d.E > 0);
     s->recompute.output = c->take<A>(d.BT * d.C);
   }
   if (p.rotate && p.any_ckpt) {
@@ -191,6 +223,12 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
   d.F = static_cast<size_t>(cfg.mlp_width()) / tp;
   d.KVl = static_cast<size_t>(cfg.kv_dim()) / tp;
   d.HD = static_cast<size_t>(cfg.head_size());
+  if (cfg.moe.enabled()) {
+    d.E = static_cast<size_t>(cfg.moe.num_experts);
+    d.K = static_cast<size_t>(cfg.moe.k());
+    d.cap = static_cast<size_t>(moe_capacity_bound(cfg.moe.gate, static_cast<int64_t>(d.BT), cfg.moe.num_experts));
+    d.Ie = static_cast<size_t>(cfg.expert_width());
+  }
   return d;
 }
 

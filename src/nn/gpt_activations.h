@@ -26,6 +26,8 @@
 #include <cstddef>
 #include <vector>
 
+#include <cstdint>
+
 #include "nn/gpt_config.h"
 #include "nn/gpt_layout.h"
 #include "backend/backend.h"
@@ -48,6 +50,17 @@ struct BlockActivationsT {
   A* mlp_up = nullptr;    // (B, T, F)   SwiGLU only: mlp_up's output
   A* mlp_act = nullptr;  // (B, T, F)   GELU(mlp_in) or silu(mlp_in) * mlp_up: input of mlp_out
   A* output = nullptr;      // (B, T, C)   the block's output
+  // MoE blocks only (in place of mlp_*; fp32): N = B T tokens, E experts, k per token, cap
+  // rows per expert (moe_capacity_bound), Ie the expert width.
+  float* moe_logits = nullptr;       // (N, E) router logits
+  int32_t* moe_expert = nullptr;     // (N, k) the gate's choices (-1: dropped), in backend memory
+  int32_t* moe_location = nullptr;   // (N, k)
+  float* moe_weight = nullptr;       // (N, k) combine weights
+  float* moe_buf = nullptr;          // (E, cap, C) dispatched rows
+  float* moe_h_in = nullptr;         // (E, cap, Ie) each expert's input projection
+  float* moe_h_up = nullptr;         // (E, cap, Ie) SwiGLU's up projection
+  float* moe_act = nullptr;          // (E, cap, Ie)
+  float* moe_out = nullptr;          // (E, cap, C) expert outputs
   // Checkpointed blocks only.
   bool checkpointed = false;
   A* saved_input_part = nullptr;  // (B*T*C/tp) this rank's slice of the input (partitioned), else null
@@ -95,6 +108,14 @@ struct GptScratchT {
   float* route_freqs = nullptr;  // rotary: (B, kept, HD) RoPE cos/sin at the kept positions
   A* route_branch = nullptr;     // (B, T, C) a scaled block's branch output, or its scaled gradient
   float* route_f32 = nullptr;    // (B, T, C) the same in fp32, being scaled
+  // MoE blocks only.
+  float* moe_y = nullptr;        // (B, T, C) the combined expert output
+  float* moe_dx = nullptr;       // (B, T, C) the router's input gradient
+  float* moe_dbuf = nullptr;     // (E, cap, C)
+  float* moe_dout = nullptr;     // (E, cap, C)
+  float* moe_dweight = nullptr;  // (B, T, k)
+  float* moe_dlogits = nullptr;  // (B, T, E)
+  float* moe_experts = nullptr;  // the experts' backward scratch (MoeOps::experts_scratch_floats)
 };
 
 template <typename A>

@@ -27,6 +27,7 @@ Status GptModelImpl<A>::block_forward(int l, const A* res_in, const BlockActivat
   norm_forward(a.norm2, a.norm2_mean, a.norm2_rstd, a.res_attn, w.norm2_w, w.norm2_b, BT);
   copy_to_tp_forward();
   quantize_input(l, 2, a.norm2, BT, C);
+  if (config_.moe_block(l)) return moe_forward(l, a, BT);
   mlp_in_forward(w, a, BT);
   quantize_input(l, 3, a.mlp_act, BT, Fl);
   return row_parallel_forward(a.output, a.mlp_act, w.mlp_out_w, w.mlp_out_b, a.res_attn, BT, Fl);
@@ -126,9 +127,14 @@ Status GptModelImpl<A>::block_backward(int l, const BlockActivationsT<A>& a, con
   GptScratchT<A>& s = arena_.scratch;
   A* dres = s.dresidual;  // holds dL/d(output) on entry, dL/d(block input) on exit
   // MLP: row-parallel mlp_out (local backward), column-parallel input side (input gradient summed).
-  reduce_from_tp_backward();
-  k_.linear_backward(s.dmlp, dw.mlp_out_w, dw.mlp_out_b, branch_grad(dres, BT * C), a.mlp_act, w.mlp_out_w, BT, Fl, C);
-  ZT_RETURN_IF_ERROR(mlp_in_backward(w, dw, a, BT));
+  if (config_.moe_block(l)) {
+    ZT_RETURN_IF_ERROR(moe_backward(l, a, BT));
+  } else {
+    reduce_from_tp_backward();
+    k_.linear_backward(s.dmlp, dw.mlp_out_w, dw.mlp_out_b, branch_grad(dres, BT * C), a.mlp_act, w.mlp_out_w, BT, Fl,
+                       C);
+    ZT_RETURN_IF_ERROR(mlp_in_backward(w, dw, a, BT));
+  }
   norm_backward(dres, dw.norm2_w, dw.norm2_b, s.dnorm, a.res_attn, w.norm2_w, a.norm2_mean, a.norm2_rstd, BT);
   // Attention: row-parallel attn_out, the rank's heads, column-parallel q, k, v.
   reduce_from_tp_backward();

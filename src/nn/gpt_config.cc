@@ -44,6 +44,10 @@ Status GptConfig::validate() const {
   if (rms_norm() && !(rms_norm_eps > 0.0f)) {
     return Status::InvalidArgument("model.rms_norm_eps: expected a positive number, got " + std::to_string(rms_norm_eps));
   }
+  ZT_RETURN_IF_ERROR(moe.validate(n_layer));
+  if (moe.enabled() && swiglu() && mlp_bias) {
+    return Status::InvalidArgument("model.mlp_bias: SwiGLU experts have no biases (as Mixtral's and Qwen2-MoE's)");
+  }
   return validate_rotary();
 }
 
@@ -112,17 +116,30 @@ void GptConfig::set_family(ModelFamily f) {
   qkv_bias = !llama || f == ModelFamily::kQwen2;
 }
 
-int64_t GptConfig::block_matmul_weights() const {
-  const int64_t C = n_embd, KV = kv_dim(), I = mlp_width();
-  return 2 * C * C + 2 * KV * C + (swiglu() ? 3 : 2) * C * I;
-}
-
-int64_t GptConfig::block_parameters() const {
-  const int64_t C = n_embd, KV = kv_dim(), I = mlp_width();
+int64_t GptConfig::attention_parameters() const {
+  const int64_t C = n_embd, KV = kv_dim();
   const int64_t norms = (rms_norm() ? 2 : 4) * C;
   const int64_t qkv_biases = qkv_bias ? C + 2 * KV : 0;
-  const int64_t mlp_biases = mlp_bias ? I * (swiglu() ? 2 : 1) + C : 0;
-  return norms + block_matmul_weights() + qkv_biases + (out_bias ? C : 0) + mlp_biases;
+  return norms + 2 * C * C + 2 * KV * C + qkv_biases + (out_bias ? C : 0);
+}
+
+// One MLP of width I: (2 or 3) C I weights, plus biases.
+static int64_t mlp_parameters(int64_t C, int64_t I, bool swiglu, bool bias) {
+  return (swiglu ? 3 : 2) * C * I + (bias ? I * (swiglu ? 2 : 1) + C : 0);
+}
+
+int64_t GptConfig::expert_parameters() const { return mlp_parameters(n_embd, expert_width(), swiglu(), mlp_bias); }
+
+int64_t GptConfig::block_matmul_weights(int l) const {
+  const int64_t C = n_embd, KV = kv_dim();
+  const int64_t attention = 2 * C * C + 2 * KV * C;
+  if (!moe_block(l)) return attention + (swiglu() ? 3 : 2) * C * mlp_width();
+  return attention + moe.num_experts * C + moe.k() * (swiglu() ? 3 : 2) * C * expert_width();
+}
+
+int64_t GptConfig::block_parameters(int l) const {
+  if (!moe_block(l)) return attention_parameters() + mlp_parameters(n_embd, mlp_width(), swiglu(), mlp_bias);
+  return attention_parameters() + static_cast<int64_t>(moe.num_experts) * (n_embd + expert_parameters());
 }
 
 int64_t GptConfig::position_parameters() const {
@@ -132,30 +149,44 @@ int64_t GptConfig::position_parameters() const {
 int64_t GptConfig::num_parameters() const {
   const int64_t C = n_embd, V = vocab_size;
   const int64_t final_norm = (rms_norm() ? 1 : 2) * C;
-  return V * C * (tie_word_embeddings ? 1 : 2) + position_parameters() + n_layer * block_parameters() + final_norm;
+  int64_t blocks = 0;
+  for (int l = 0; l < n_layer; ++l) blocks += block_parameters(l);
+  return V * C * (tie_word_embeddings ? 1 : 2) + position_parameters() + blocks + final_norm;
+}
+
+int64_t GptConfig::block_active_parameters(int l) const {
+  return block_parameters(l) - (moe_block(l) ? (moe.num_experts - moe.k()) * expert_parameters() : 0);
+}
+
+int64_t GptConfig::active_parameters() const {
+  int64_t idle = 0;
+  for (int l = 0; l < n_layer; ++l) idle += block_parameters(l) - block_active_parameters(l);
+  return num_parameters() - idle;
 }
 
 double GptConfig::flops_per_token(int T) const {
   const double L = n_layer, C = n_embd, V = vocab_size;
-  return 6.0 * (L * static_cast<double>(block_matmul_weights()) + V * C) + 12.0 * L * C * T;
+  double blocks = 0.0;
+  for (int l = 0; l < n_layer; ++l) blocks += static_cast<double>(block_matmul_weights(l));
+  return 6.0 * (blocks + V * C) + 12.0 * L * C * T;
 }
 
 std::string GptConfig::to_string() const {
   char buf[160];
   std::snprintf(buf, sizeof(buf), "n_layer=%d n_head=%d n_embd=%d vocab_size=%d (padded %d) n_positions=%d",
                 n_layer, n_head, n_embd, vocab_size, padded_vocab(), n_positions);
-  if (family_ == ModelFamily::kGpt2) return buf;
+  if (family_ == ModelFamily::kGpt2) return buf + moe.to_string();
   char llama[220];
   std::snprintf(llama, sizeof(llama), " family=%s intermediate_size=%d num_key_value_heads=%d rms_norm_eps=%g "
                 "rope_theta=%g tie_word_embeddings=%s", family_name(family_), intermediate_size, kv_heads(), static_cast<double>(rms_norm_eps),
                 rope_theta, tie_word_embeddings ? "true" : "false");
-  return std::string(buf) + llama;
+  return std::string(buf) + llama + moe.to_string();
 }
 
 bool GptConfig::same_model(const GptConfig& o) const {
   const bool shape = n_layer == o.n_layer && n_head == o.n_head && n_embd == o.n_embd && vocab_size == o.vocab_size &&
                      n_positions == o.n_positions && family_ == o.family_ && mlp_width() == o.mlp_width() &&
-                     kv_heads() == o.kv_heads();
+                     kv_heads() == o.kv_heads() && moe == o.moe;
   const bool knobs = norm == o.norm && mlp == o.mlp && positions == o.positions && fused_qkv == o.fused_qkv &&
                      qkv_bias == o.qkv_bias && out_bias == o.out_bias && mlp_bias == o.mlp_bias &&
                      tie_word_embeddings == o.tie_word_embeddings && scaled_residual_init == o.scaled_residual_init;

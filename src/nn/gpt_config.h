@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "nn/moe_config.h"
 
 namespace zt {
 
@@ -64,6 +65,7 @@ struct GptConfig {
   float rms_norm_eps = 1e-5f;        // RMSNorm only (LayerNorm's eps is the kernel's 1e-5)
   double rope_theta = 10000.0;       // rotary only
   RopeScaling rope_scaling{};        // rotary only
+  MoeConfig moe{};                   // experts in place of the MLP of some blocks (nn/moe_config.h)
 
   ModelFamily family() const { return family_; }
   // The family's preset knobs: GPT-2 (LayerNorm, GELU, learned positions, fused qkv with
@@ -77,6 +79,8 @@ struct GptConfig {
   int kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }
   int kv_dim() const { return kv_heads() * head_size(); }  // rows of k_proj and v_proj
   int mlp_width() const { return intermediate_size > 0 ? intermediate_size : 4 * n_embd; }
+  int expert_width() const { return moe.intermediate_size > 0 ? moe.intermediate_size : mlp_width(); }
+  bool moe_block(int l) const { return moe.moe_block(l); }
   bool tied_head() const { return tie_word_embeddings; }
   bool rotary() const { return positions == PositionKind::kRotary; }
   bool swiglu() const { return mlp == MlpKind::kSwiGlu; }
@@ -87,15 +91,21 @@ struct GptConfig {
 
   // OK, or InvalidArgument naming the offending field (e.g. n_embd not divisible by n_head).
   Status validate() const;
-  // Parameters of one block, of the position table, and of the whole model excluding
-  // vocabulary padding (GPT-2 small: 124,439,808).
-  int64_t block_parameters() const;
+  // Parameters of block l (an MoE block: its router and every expert), of the position
+  // table, and of the whole model excluding vocabulary padding (GPT-2 small: 124,439,808).
+  int64_t block_parameters(int l) const;
   int64_t position_parameters() const;
   int64_t num_parameters() const;
-  // Matmul weights of one block (its work per token is 6x this in training).
-  int64_t block_matmul_weights() const;
+  // The parameters one token uses: num_parameters() less the experts it is not routed to
+  // ((E - k) experts of each MoE block). Equal to num_parameters() for a dense model.
+  int64_t active_parameters() const;
+  // Block l's parameters one token uses (block_parameters(l) less its idle experts).
+  int64_t block_active_parameters(int l) const;
+  // Matmul weights one token goes through in block l (an MoE block: the router and k
+  // experts); its work per token is 6x this in training.
+  int64_t block_matmul_weights(int l) const;
   // Training FLOPs per token at sequence length T (forward + backward, PaLM's count):
-  // 6 x matmul weights (the LM head included, embedding lookups not) + 12 L C T for attention.
+  // 6 x active matmul weights (the LM head included, embedding lookups not) + 12 L C T for attention.
   double flops_per_token(int T) const;
   std::string to_string() const;
   // The same model: every shape field and knob equal (vocabulary padding aside).
@@ -105,6 +115,8 @@ struct GptConfig {
 
  private:
   Status validate_rotary() const;
+  int64_t expert_parameters() const;  // one expert MLP's
+  int64_t attention_parameters() const;  // a block's norms and attention
   ModelFamily family_ = ModelFamily::kGpt2;
 };
 

@@ -39,7 +39,19 @@ const ActivationOps<A>& activation_ops(const Backend& b) {
 }  // namespace
 
 Status GptModel::check_supported(const GptConfig& config, const GptModelOptions& options) {
-  return options.layout.validate(config);
+  ZT_RETURN_IF_ERROR(options.layout.validate(config));
+  if (!config.moe.enabled()) return Status::OK();
+  const Backend& b = backend_or_cpu(options.backend);
+  const std::string why = "model.moe: MoE blocks are not built for ";
+  if (b.moe_ops() == nullptr) return Status::Unimplemented(why + "the backend " + b.describe() + " (no MoE kernels)");
+  if (b.compute_dtype() != DType::kF32) return Status::Unimplemented(why + "bf16/fp16 compute yet; they run in fp32");
+  if (options.layout.tp_size > 1) return Status::Unimplemented(why + "tensor parallelism yet (tp must be 1)");
+  const MoeNoiseNeeds noise = moe_gate_noise_needs(config.moe.gate);
+  if (noise.gumbel || noise.uniform) {
+    return Status::Unimplemented(why + "noisy routing yet: set use_rts false, noisy_gate_policy None and "
+                                       "top2_2nd_expert_sampling false");
+  }
+  return Status::OK();
 }
 
 std::unique_ptr<GptModel> GptModel::create(const GptConfig& config, const GptModelOptions& options) {
@@ -67,6 +79,8 @@ GptModel::GptModel(const GptConfig& config, const GptModelOptions& options)
                                            options.tp->rank() == options.layout.tp_rank),
            "tensor-parallel group does not match the layout");
   ZT_CHECK(options.slots >= 1, "at least one activation slot");
+  const Status supported = check_supported(config, options);
+  ZT_CHECK(supported.ok(), "%s", supported.to_string().c_str());
 }
 
 StatusOr<LossSum> GptModel::loss(const int32_t* targets) {
@@ -112,6 +126,9 @@ Status GptModel::set_routes(std::vector<BlockRoute> routes, int B, int T) {
     const BlockRoute& r = routes[l];
     const std::string where = "block " + std::to_string(l) + "'s route: ";
     if (r.kept < 0 || r.kept > T || (r.skip && r.kept > 0)) return Status::InvalidArgument(where + "bad kept count");
+    if (!r.whole() && config_.moe_block(static_cast<int>(l))) {
+      return Status::Unimplemented(where + "layer drop and random-LTD do not route MoE blocks yet");
+    }
     if (r.scale != 1.0f && (options_.layout.tp_size > 1 || !(r.scale > 0.0f) || r.skip)) {
       return Status::InvalidArgument(where + "a branch scale needs a running block, a positive scale and tp = 1");
     }
@@ -174,6 +191,8 @@ GptModelImpl<A>::GptModelImpl(const GptConfig& config, const GptModelOptions& op
   if (config.rotary()) {
     f32_.rope_table(arena_.scratch.freqs, options.max_seq, config.head_size(), config.rope_inv_freq().data());
   }
+  moe_ = backend_.moe_ops();
+  gates_.assign(static_cast<size_t>(options.slots), std::vector<MoeGateResult>(static_cast<size_t>(config.n_layer)));
 }
 
 template <typename A>

@@ -28,6 +28,7 @@
 #include "comm/process_group.h"
 #include "core/status.h"
 #include "nn/gpt_config.h"
+#include "kernels/moe_gate.h"
 #include "nn/activation_stash.h"
 #include "nn/block_route.h"
 #include "nn/gpt_layout.h"
@@ -150,6 +151,15 @@ class GptModel {
   virtual void logits_row(int64_t row, float* out) const = 0;
   virtual size_t activation_bytes() const = 0;
   virtual size_t saved_activation_bytes() const = 0;
+  // MoE (nn/moe_config.h). The balance loss of the current slot's last forward, before its
+  // coefficient: DeepSpeed's l_aux summed over this stage's MoE blocks, or HF's over them
+  // (0 for a dense model). Each block's routing of that forward (indexed by global block;
+  // empty for dense blocks and other stages).
+  virtual double moe_aux_loss() const = 0;
+  virtual const std::vector<MoeGateResult>& moe_routing() const = 0;
+  // d(objective) / d(balance loss) for the next backward: the coefficient times the
+  // micro-batch's weight in the step's objective (0: the loss only reports).
+  void set_moe_aux_weight(float w) { moe_aux_weight_ = w; }
 
  protected:
   GptModel(const GptConfig& config, const GptModelOptions& options);
@@ -166,6 +176,7 @@ class GptModel {
   std::vector<std::vector<BlockRoute>> routes_;  // per slot, per global block (empty: all whole)
   const std::vector<BlockActBits>* act_bits_ = nullptr;
   bool act_symmetric_ = true;
+  float moe_aux_weight_ = 0.0f;
 };
 
 }  // namespace zt

@@ -17,6 +17,8 @@
 #include "nn/gpt_activations.h"
 #include "nn/gpt_model.h"
 #include "nn/gpt_params.h"
+#include "kernels/moe_gate.h"
+#include "kernels/moe_ops.h"
 
 namespace zt {
 
@@ -43,6 +45,8 @@ class GptModelImpl final : public GptModel {
   void logits_row(int64_t row, float* out) const override;
   size_t activation_bytes() const override { return arena_.arena.bytes(); }
   size_t saved_activation_bytes() const override { return arena_.saved_bytes; }
+  double moe_aux_loss() const override;
+  const std::vector<MoeGateResult>& moe_routing() const override { return gates_[static_cast<size_t>(slot_)]; }
 
   const GptActivationsT<A>& activations() const { return slot(); }
 
@@ -98,6 +102,12 @@ class GptModelImpl final : public GptModel {
     int out_dim;
   };
   Status column_backward(A* dinp, const A* inp, std::initializer_list<ColumnGrad> layers, int64_t N);
+  // An MoE block's MLP (gpt_moe.cc): a.output from a.norm2 and a.res_attn; its backward
+  // takes s.dresidual and leaves the norm2 input gradient in s.dnorm.
+  Status moe_forward(int layer, const BlockActivationsT<A>& a, int64_t N);
+  Status moe_backward(int layer, const BlockActivationsT<A>& a, int64_t N);
+  std::vector<double> moe_dgate(int layer, int64_t N) const;
+  std::vector<const MoeGateResult*> slot_routings() const;  // this stage's MoE blocks, current slot
 
   const ActivationOps<A>& k_;
   const KernelOps& f32_;  // vocab_xent_finish (fp32 in every precision)
@@ -106,6 +116,8 @@ class GptModelImpl final : public GptModel {
   GptActivationArenaT<A> arena_;
   const BlockRoute* active_route_ = nullptr;  // the routed block being computed (rope())
   float branch_scale_ = 1.0f;                 // the block being computed scales its branches by this
+  const MoeOps* moe_ = nullptr;               // the backend's MoE table (an MoE model only)
+  std::vector<std::vector<MoeGateResult>> gates_;  // per slot, per global block: the last routing (host)
 };
 
 }  // namespace zt

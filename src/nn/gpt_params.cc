@@ -62,6 +62,7 @@ class ParamWalk {
     }
   }
   void block(int l, BlockWeightsT<W>& b);
+  void experts(const std::string& prefix, float out_std, BlockWeightsT<W>& b);
   void head(GptWeightsT<W>& w) {
     norm(n_.norm_f, w.norm_f_w, w.norm_f_b);
     if (!c_.tied_head()) vocab_matrix(n_.lm_head, w.lm_head);
@@ -89,9 +90,26 @@ void ParamWalk<W, F>::block(int l, BlockWeightsT<W>& b) {
   }
   linear(p + n_.attn_out, C, C, c_.out_bias, 1, out_std, b.attn_out_w, b.attn_out_b);
   norm(p + n_.norm2, b.norm2_w, b.norm2_b);
+  if (c_.moe_block(l)) return experts(p, out_std, b);
   linear(p + n_.mlp_in, I, C, c_.mlp_bias, 0, kStd, b.mlp_in_w, b.mlp_in_b);
   if (c_.swiglu()) linear(p + n_.mlp_up, I, C, c_.mlp_bias, 0, kStd, b.mlp_up_w, b.mlp_up_b);
   linear(p + n_.mlp_out, C, I, c_.mlp_bias, 1, out_std, b.mlp_out_w, b.mlp_out_b);
+}
+
+// An MoE block's router and experts (replicated across tensor-parallel ranks).
+template <typename W, typename F>
+void ParamWalk<W, F>::experts(const std::string& p, float out_std, BlockWeightsT<W>& b) {
+  const int64_t C = c_.n_embd, Ie = c_.expert_width(), E = c_.moe.num_experts;
+  W* no_bias = nullptr;
+  linear(p + n_.moe_router, E, C, false, -1, kStd, b.router_w, no_bias);
+  b.experts.resize(static_cast<size_t>(E));
+  for (int64_t j = 0; j < E; ++j) {
+    ExpertWeightsT<W>& x = b.experts[static_cast<size_t>(j)];
+    const std::string e = p + n_.experts + std::to_string(j) + ".";
+    linear(e + n_.expert_in, Ie, C, c_.mlp_bias, -1, kStd, x.in_w, x.in_b);
+    if (c_.swiglu()) linear(e + n_.expert_up, Ie, C, false, -1, kStd, x.up_w, no_bias);
+    linear(e + n_.expert_out, C, Ie, c_.mlp_bias, -1, out_std, x.out_w, x.out_b);
+  }
 }
 
 // Walks `layer` (a layer id of the table) with f.

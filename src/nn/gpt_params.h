@@ -29,6 +29,16 @@ namespace zt {
 
 // Views of one block's tensors, by role; a tensor the config lacks stays null. W is the
 // element type (float for fp32 parameters and every gradient, half_t for a 16-bit copy).
+// One expert MLP of an MoE block (the dense MLP's roles; up for SwiGLU only).
+template <typename W>
+struct ExpertWeightsT {
+  W* in_w = nullptr;   // (Ie, C)
+  W* in_b = nullptr;   // (Ie)
+  W* up_w = nullptr;   // (Ie, C)
+  W* out_w = nullptr;  // (C, Ie)
+  W* out_b = nullptr;  // (C)
+};
+
 template <typename W>
 struct BlockWeightsT {
   W* norm1_w = nullptr;  // (C)
@@ -51,6 +61,9 @@ struct BlockWeightsT {
   W* mlp_up_b = nullptr;
   W* mlp_out_w = nullptr;  // (C, I)
   W* mlp_out_b = nullptr;  // (C)
+  // An MoE block (config.moe_block(l)) has these in place of the mlp_* tensors.
+  W* router_w = nullptr;                   // (E, C)
+  std::vector<ExpertWeightsT<W>> experts;  // E
 };
 
 template <typename W>

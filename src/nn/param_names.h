@@ -3,7 +3,7 @@
 // the name the family's HF checkpoints use, without the module prefix (hf_prefix: GPT-2's
 // "transformer.", Llama's "model."). Every role has a name in every table; a config's
 // knobs decide which roles exist (a fused qkv, or q, k, v; an up projection for SwiGLU;
-// biases). Adding a family (Qwen2: Llama's names plus q/k/v biases) adds a table here.
+// biases, experts). Adding a family adds a table here.
 #pragma once
 
 #include <string>
@@ -29,6 +29,14 @@ struct ParamNames {
   const char* mlp_out;    // the MLP's output projection
   const char* norm_f;     // the final norm
   const char* lm_head;    // an untied LM head
+  // An MoE block's MLP (nn/moe_config.h): the router, then expert j's projections under
+  // experts + "j.": Mixtral's block_sparse_moe.gate and experts.j.w1 / w3 / w2 for
+  // Llama, Qwen2-MoE's mlp.gate and mlp.experts.j.gate_proj / up_proj / down_proj.
+  const char* moe_router;
+  const char* experts;
+  const char* expert_in;
+  const char* expert_up;
+  const char* expert_out;
 };
 
 const ParamNames& param_names(ModelFamily family);

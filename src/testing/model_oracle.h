@@ -5,6 +5,8 @@
 // reference script, then
 //   logits, gradients: max|zt - torch| / max|torch| per tensor <= 1e-4
 //   loss and each of 10 training steps' losses: |zt - torch| / |torch| <= 1e-5
+//   an MoE model's balance loss: 1e-4 on batch 0 (it is a sum of products of means of the
+//   gates, as close as the logits), 1e-5 on the training steps' (as their losses)
 // Vocabulary matrices (first dim = the padded vocabulary) are compared on their real rows.
 // A missing python3-torch fails the test (never a skip). Tests only.
 #pragma once
@@ -101,6 +103,15 @@ inline void expect_first_batch(Trainer& trainer, const std::vector<int32_t>& tok
   const double loss = l.sum / static_cast<double>(l.count);
   const double ref_loss = static_cast<const float*>(ref.data("loss"))[0];
   EXPECT_LE(std::fabs(loss - ref_loss) / ref_loss, 1e-5) << loss << " vs " << ref_loss;
+  if (m.moe.enabled()) {  // the balance loss, and its coefficient in the objective backward differentiates
+    const double aux = model.moe_aux_loss(), ref_aux = static_cast<const float*>(ref.data("aux"))[0];
+    EXPECT_LE(std::fabs(aux - ref_aux) / ref_aux, 1e-4) << aux << " vs " << ref_aux;
+    model.set_moe_aux_weight(static_cast<float>(m.moe.aux_loss_coef));
+    int64_t dropped = 0;
+    for (const MoeGateResult& r : model.moe_routing()) dropped += std::count(r.expert.begin(), r.expert.end(), -1);
+    std::printf("  [%s] balance loss %.7f torch %.7f, %lld token slots dropped\n", name, aux, ref_aux,
+                static_cast<long long>(dropped));
+  }
   trainer.grads().zero();
   ASSERT_TRUE(model.backward(tokens.data(), targets.data(), static_cast<float>(1.0 / static_cast<double>(l.count))).ok());
   double worst_grad = 0.0;
@@ -183,6 +194,10 @@ inline void run_model_oracle(const OracleRun& c) {
     const double rel = std::fabs(stats->loss - ref_losses[step]) / ref_losses[step];
     worst_step = std::max(worst_step, rel);
     EXPECT_LE(rel, 1e-5) << "step " << step << ": " << stats->loss << " vs " << ref_losses[step];
+    if (o.model.moe.enabled()) {
+      const double ref_aux = static_cast<const float*>(ref.data("step_aux"))[step];
+      EXPECT_LE(std::fabs(stats->moe_aux_loss - ref_aux) / ref_aux, 1e-5) << "step " << step << " balance loss";
+    }
     std::printf("  step %2d loss %.7f torch %.7f lr %.6f grad_norm %.4f%s\n", step + 1, stats->loss, ref_losses[step],
                 stats->lr, stats->grad_norm, stats->grad_norm > o.gradient_clipping ? " (clipped)" : "");
   }

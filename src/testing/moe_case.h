@@ -16,7 +16,7 @@
 
 #include "core/rng.h"
 #include "io/json_strict.h"
-#include "kernels/cpu/moe_gate.h"
+#include "kernels/moe_gate.h"
 #include "testing/python_oracle.h"
 
 namespace zt::testing {

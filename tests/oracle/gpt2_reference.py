@@ -178,6 +178,13 @@ def load_case(workdir):
     return case, case["model"], case["model"]["vocab_size"], init, tokens, targets
 
 
+def objective(model, loss):
+    """The loss a step minimises: the cross-entropy, plus a mixture of experts' balance loss
+    times its coefficient where the model has one (its forward sets model.aux_loss)."""
+    aux = getattr(model, "aux_loss", None)
+    return loss if aux is None else loss + model.aux_coef * aux
+
+
 def run_case(workdir, build):
     """The oracle's outputs for the case in workdir: logits, loss and gradients of the first
     batch, then the losses of case["steps"] AdamW steps (DeepSpeed's WarmupLR, clipping), for
@@ -187,9 +194,11 @@ def run_case(workdir, build):
 
     model = build(cfg, init)
     logits, loss = loss_of(model, tokens[0], targets[0], V, case.get("routes"))
-    loss.backward()
+    objective(model, loss).backward()
     out["logits"] = logits.detach().numpy()
     out["loss"] = np.array([loss.item()], dtype=np.float32)
+    if getattr(model, "aux_loss", None) is not None:
+        out["aux"] = np.array([float(model.aux_loss)], dtype=np.float64)
     for name, p in model.named_parameters():
         out["grad." + name] = p.grad.numpy() if p.grad is not None else np.zeros(tuple(p.shape), np.float32)  # a skipped block
 
@@ -200,11 +209,13 @@ def run_case(workdir, build):
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": opt_cfg["weight_decay"]},
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=sched["warmup_max_lr"], betas=(opt_cfg["beta1"], opt_cfg["beta2"]), eps=opt_cfg["eps"])
-    losses = []
+    losses, auxes = [], []
     for step in range(case["steps"]):
         opt.zero_grad(set_to_none=False)
         _, loss = loss_of(model, tokens[step], targets[step], V)
-        loss.backward()
+        objective(model, loss).backward()
+        if getattr(model, "aux_loss", None) is not None:
+            auxes.append(float(model.aux_loss))
         torch.nn.utils.clip_grad_norm_(model.parameters(), case["gradient_clipping"])
         lr = deepspeed_warmup_lr(step - 1, sched["warmup_min_lr"], sched["warmup_max_lr"],
                                  sched["warmup_num_steps"], sched["warmup_type"])
@@ -213,6 +224,8 @@ def run_case(workdir, build):
         opt.step()
         losses.append(loss.item())
     out["step_losses"] = np.array(losses, dtype=np.float64)
+    if auxes:
+        out["step_aux"] = np.array(auxes, dtype=np.float64)
     write_safetensors(f"{workdir}/torch.safetensors", out)
 
 

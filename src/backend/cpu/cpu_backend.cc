@@ -23,6 +23,8 @@
 #include "kernels/cpu/gqa.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/linear.h"
+#include "kernels/cpu/moe_dispatch.h"
+#include "kernels/cpu/moe_experts.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/vocab_parallel_kernels.h"
 
@@ -93,6 +95,10 @@ std::string half_gemm_description(DType compute) {
   return "oneDNN bf16 (" + (impl.ok() ? impl.value() : impl.status().message()) + ")";
 }
 
+constexpr MoeOps kCpuMoeOps = {moe_dispatch,          moe_dispatch_backward, moe_combine,
+                                moe_combine_backward,  moe_experts_forward,   moe_experts_backward,
+                                moe_experts_scratch_floats};
+
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(DType compute)
@@ -105,6 +111,7 @@ class CpuBackend final : public Backend {
   bool host() const override { return true; }
   const KernelOps& ops() const override { return ops_; }
   const ActivationOps<half_t>* half_ops() const override { return half_; }
+  const MoeOps* moe_ops() const override { return &kCpuMoeOps; }
   std::string describe() const override {
     if (compute_ == DType::kF32) {
       return std::string("cpu f32, ") + ops_.kernel_isa + " kernels, gemm: " + gemm_path().describe();

@@ -79,7 +79,7 @@ struct Opened {
 class GuardedBackend final : public Backend {
  public:
   explicit GuardedBackend(const Backend& cpu)
-      : cpu_(cpu), ops_(wrap_kernel_ops<Opened>(cpu.ops())) {
+      : cpu_(cpu), ops_(wrap_kernel_ops<Opened>(cpu.ops())), moe_(wrap_moe_ops<Opened>(*cpu.moe_ops())) {
     if (cpu.half_ops() != nullptr) {
       half_ = cpu.compute_dtype() == DType::kBF16 ? wrap_half_ops<Opened, DType::kBF16>(*cpu.half_ops())
                                                    : wrap_half_ops<Opened, DType::kF16>(*cpu.half_ops());
@@ -90,6 +90,7 @@ class GuardedBackend final : public Backend {
   bool host() const override { return false; }
   const KernelOps& ops() const override { return ops_; }
   const ActivationOps<half_t>* half_ops() const override { return cpu_.half_ops() != nullptr ? &half_ : nullptr; }
+  const MoeOps* moe_ops() const override { return &moe_; }
   std::string describe() const override { return "guarded " + cpu_.describe(); }
 
   StatusOr<Arena> allocate(size_t count, DType dtype, const char* what) const override {
@@ -126,6 +127,7 @@ class GuardedBackend final : public Backend {
  private:
   const Backend& cpu_;
   KernelOps ops_;
+  MoeOps moe_;
   ActivationOps<half_t> half_{};
 };
 

@@ -26,15 +26,6 @@ void each_slot(T* buf, const MoeSlots& s, int64_t t, int C, F f) {
 
 }  // namespace
 
-std::vector<int64_t> moe_fill(const MoeSlots& s) {
-  std::vector<int64_t> fill(static_cast<size_t>(s.E), 0);
-  for (int64_t i = 0; i < s.N * s.k; ++i) {
-    const int32_t e = s.expert[i];
-    if (e >= 0) fill[static_cast<size_t>(e)] = std::max<int64_t>(fill[static_cast<size_t>(e)], s.location[i] + 1);
-  }
-  return fill;
-}
-
 void moe_dispatch(float* buf, const float* x, const MoeSlots& s, int C) {
   std::memset(buf, 0, static_cast<size_t>(s.E) * s.capacity * C * sizeof(float));
 #pragma omp parallel for schedule(static)

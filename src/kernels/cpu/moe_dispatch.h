@@ -16,19 +16,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/moe_ops.h"
+
 namespace zt {
 
-struct MoeSlots {
-  const int32_t* expert;    // (N, k), -1 = dropped
-  const int32_t* location;  // (N, k)
-  int64_t N;
-  int k;
-  int E;
-  int64_t capacity;
-};
-
-// Rows of each expert's buffer a token landed in (the expert computes on these only).
-std::vector<int64_t> moe_fill(const MoeSlots& s);
 void moe_dispatch(float* buf, const float* x, const MoeSlots& s, int C);
 void moe_dispatch_backward(float* dx, const float* dbuf, const MoeSlots& s, int C);
 void moe_combine(float* y, const float* out, const float* weight, const MoeSlots& s, int C);

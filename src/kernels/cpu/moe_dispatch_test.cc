@@ -17,7 +17,7 @@
 #include "io/json_strict.h"
 #include "kernels/cpu/moe_experts.h"
 #include "kernels/cpu/linear.h"
-#include "kernels/cpu/moe_gate.h"
+#include "kernels/moe_gate.h"
 #include "testing/gradcheck.h"
 #include "testing/moe_case.h"
 #include "testing/temp_dir_test.h"

@@ -17,38 +17,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/moe_ops.h"
+
 namespace zt {
-
-struct MoeExpertWeights {
-  const float* in_w;   // (I, C): GELU's c_fc, SwiGLU's gate (w1)
-  const float* in_b;   // (I) or null
-  const float* up_w;   // (I, C) SwiGLU's up (w3), else null
-  const float* out_w;  // (C, I): c_proj, down (w2)
-  const float* out_b;  // (C) or null
-};
-
-struct MoeExpertGrads {
-  float* in_w;
-  float* in_b;  // null where the weights have no bias
-  float* up_w;
-  float* out_w;
-  float* out_b;
-};
-
-// What the forward keeps for the backward, (E, cap, I) each; h_up only for SwiGLU.
-struct MoeExpertActs {
-  float* h_in;
-  float* h_up;
-  float* act;
-};
-
-struct MoeExpertShape {
-  int E;
-  int64_t capacity;
-  int C;
-  int I;
-  bool swiglu;
-};
 
 // Floats of scratch the backward needs: (cap, I) for SwiGLU's two gates and the activation
 // gradient, and (cap, C) for the up projection's input gradient.

@@ -18,8 +18,9 @@ StatusOr<std::vector<int>> partition_stages(const GptConfig& c, int S, StagePart
     return bounds;
   }
   const int64_t C = c.n_embd;
-  // A block's weights, which are also its matmul work per token (x 6 for training).
-  const int64_t block = c.block_parameters();
+  // Block l's load: its weights held, or the matmul weights a token goes through (its work
+  // per token, x 6 for training; an MoE block's k experts of E).
+  auto block = [&](int l) { return method == StagePartition::kFlops ? c.block_active_parameters(l) : c.block_parameters(l); };
   const int64_t vocab = static_cast<int64_t>(c.padded_vocab()) * C;
   const int64_t positions = c.position_parameters();
   // Per-stage load beyond its blocks: parameters held, or matmul work per token.
@@ -34,19 +35,20 @@ StatusOr<std::vector<int>> partition_stages(const GptConfig& c, int S, StagePart
       const int64_t extra = (s == S - 1) ? last_extra : 0;
       const int remaining_stages = S - s - 1, remaining_blocks = L - l;
       const bool must_close = remaining_blocks == remaining_stages;  // every later stage needs a block
-      if (l > b.back() && (load + block + extra > cap || must_close) && s < S - 1) {
+      if (l > b.back() && (load + block(l) + extra > cap || must_close) && s < S - 1) {
         b.push_back(l);
         ++s;
         load = 0;
       }
-      load += block;
+      load += block(l);
     }
     b.push_back(L);
     const bool ok = static_cast<int>(b.size()) == S + 1 && load + last_extra <= cap;
     if (ok && out != nullptr) *out = b;
     return ok;
   };
-  int64_t lo = 1, hi = first_extra + last_extra + L * block;
+  int64_t lo = 1, hi = first_extra + last_extra;
+  for (int l = 0; l < L; ++l) hi += block(l);
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo) / 2;
     if (fits(mid, nullptr)) {

@@ -5,7 +5,7 @@
 // policies, Mixtral's renormalised top-2 and Qwen2-MoE's plain top-4. Choices, locations
 // and the capacity must be equal; weights, l_aux and the logits' gradient within 1e-6
 // relative (the reference computes in float64, this kernel rounds gates to float once).
-#include "kernels/cpu/moe_gate.h"
+#include "kernels/moe_gate.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,9 @@
 // MoE routing (issue 30): the gate that sends each of N tokens to k of E experts, with
 // DeepSpeed's semantics (deepspeed/moe/sharded_moe.py: top1gating, top2gating,
 // topkgating) and Mixtral's / Qwen2-MoE's (a softmax top-k, renormalised or not, nothing
-// dropped), forward and backward, in fp32 on the host.
+// dropped), forward and backward, in fp32 on the host. Routing is sequential bookkeeping
+// over tokens, the same host code for every backend: the model brings a layer's router
+// logits to the host and takes the choices back to backend memory (nn/gpt_moe.cc).
 //
 // Forward, from the router logits (N, E):
 //   gates = softmax(logits) per token;
@@ -73,9 +75,21 @@ struct MoeGateResult {
   double l_aux = 0.0;
 };
 
+// Which draws the options need: Gumbel noise (DeepSpeed's RSample, top-2's second-expert
+// sampling), uniform draws (random token selection when top-1 drops tokens).
+struct MoeNoiseNeeds {
+  bool gumbel = false;
+  bool uniform = false;
+};
+MoeNoiseNeeds moe_gate_noise_needs(const MoeGateOptions& o);
+
 // InvalidArgument for a k outside [1, E], a missing noise array, or DeepSpeed's k = 1
 // with fewer tokens than min_capacity (its assertion).
 Status validate_moe_gate(const MoeGateOptions& o, int64_t N, int E, const MoeGateNoise& noise);
+// The largest capacity moe_gate_forward returns for N tokens (what a layer's expert
+// buffers are allocated for): DeepSpeed's capacity with drop_tokens, else N (an expert
+// takes each token at most once).
+int64_t moe_capacity_bound(const MoeGateOptions& o, int64_t N, int E);
 StatusOr<MoeGateResult> moe_gate_forward(const float* logits, int64_t N, int E, const MoeGateOptions& o,
                                          const MoeGateNoise& noise);
 // d(dl_aux * l_aux) / d gate[t][e], the same for every token: (E) values.

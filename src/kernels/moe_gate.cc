@@ -1,5 +1,5 @@
 // MoE routing, forward and backward; see moe_gate.h.
-#include "kernels/cpu/moe_gate.h"
+#include "kernels/moe_gate.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -177,6 +177,16 @@ void weigh(MoeGateResult* r, int64_t N, int E, const MoeGateOptions& o) {
 
 }  // namespace
 
+int64_t moe_capacity_bound(const MoeGateOptions& o, int64_t N, int E) {
+  if (o.routing == MoeRouting::kMixtral || !o.drop_tokens) return N;
+  return capacity_of(N, E, o.capacity_factor * o.k, o.min_capacity);
+}
+
+MoeNoiseNeeds moe_gate_noise_needs(const MoeGateOptions& o) {
+  const bool ds = o.routing == MoeRouting::kDeepSpeed;
+  return {ds && ((o.k == 1 && o.rsample) || (o.k == 2 && o.second_sampling)), ds && o.k == 1 && o.drop_tokens && o.use_rts};
+}
+
 Status validate_moe_gate(const MoeGateOptions& o, int64_t N, int E, const MoeGateNoise& noise) {
   if (E < 1 || o.k < 1 || o.k > E) {
     return Status::InvalidArgument("MoE gate: experts per token " + std::to_string(o.k) + " must be in [1, " +
@@ -184,9 +194,9 @@ Status validate_moe_gate(const MoeGateOptions& o, int64_t N, int E, const MoeGat
   }
   const size_t NE = static_cast<size_t>(N) * static_cast<size_t>(E);
   const bool ds = o.routing == MoeRouting::kDeepSpeed;
-  const bool gumbel = ds && ((o.k == 1 && o.rsample) || (o.k == 2 && o.second_sampling));
-  if (gumbel && noise.gumbel.size() != NE) return Status::InvalidArgument("MoE gate: Gumbel noise (N, E) missing");
-  if (ds && o.k == 1 && o.drop_tokens && o.use_rts && noise.uniform.size() != NE) {
+  const MoeNoiseNeeds needs = moe_gate_noise_needs(o);
+  if (needs.gumbel && noise.gumbel.size() != NE) return Status::InvalidArgument("MoE gate: Gumbel noise (N, E) missing");
+  if (needs.uniform && noise.uniform.size() != NE) {
     return Status::InvalidArgument("MoE gate: random token selection needs uniform draws (N, E)");
   }
   if (ds && o.k == 1 && N < o.min_capacity) {

@@ -1,0 +1,78 @@
+// MoeOps: the data movement and expert MLPs of an MoE layer (issue 30), as one table of
+// function pointers per device, in fp32, over backend memory: dispatch of each token's
+// row to its experts' buffers, the E expert MLPs on the rows they received, and the
+// weighted combine, forward and backward. Routing itself (kernels/moe_gate.h) is host code
+// for every device; its choices reach these kernels as MoeSlots in backend memory.
+// Backend::moe_ops() gives the table, or null where a backend has none (the model then
+// refuses MoE blocks, naming the backend). Contracts: kernels/cpu/moe_dispatch.h and
+// kernels/cpu/moe_experts.h. Per-expert arguments (weights, fill counts) are host arrays
+// of backend pointers and counts.
+// Thread-safety: tables are immutable; kernels parallelise inside.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace zt {
+
+// A layer's routing as the kernels read it: (N, k) experts and buffer locations, -1 where dropped.
+struct MoeSlots {
+  const int32_t* expert;    // (N, k), -1 = dropped
+  const int32_t* location;  // (N, k)
+  int64_t N;
+  int k;
+  int E;
+  int64_t capacity;
+};
+
+// Rows of each expert's buffer a token landed in (the expert computes on these only), from
+// host copies of the choices.
+std::vector<int64_t> moe_fill(const MoeSlots& s);
+
+struct MoeExpertWeights {
+  const float* in_w;   // (I, C): GELU's c_fc, SwiGLU's gate (w1)
+  const float* in_b;   // (I) or null
+  const float* up_w;   // (I, C) SwiGLU's up (w3), else null
+  const float* out_w;  // (C, I): c_proj, down (w2)
+  const float* out_b;  // (C) or null
+};
+
+struct MoeExpertGrads {
+  float* in_w;
+  float* in_b;  // null where the weights have no bias
+  float* up_w;
+  float* out_w;
+  float* out_b;
+};
+
+// What the forward keeps for the backward, (E, cap, I) each; h_up only for SwiGLU.
+struct MoeExpertActs {
+  float* h_in;
+  float* h_up;
+  float* act;
+};
+
+struct MoeExpertShape {
+  int E;
+  int64_t capacity;
+  int C;
+  int I;
+  bool swiglu;
+};
+
+struct MoeOps {
+  void (*dispatch)(float* buf, const float* x, const MoeSlots& s, int C);
+  void (*dispatch_backward)(float* dx, const float* dbuf, const MoeSlots& s, int C);
+  void (*combine)(float* y, const float* out, const float* weight, const MoeSlots& s, int C);
+  void (*combine_backward)(float* dout, float* dweight, const float* dy, const float* out, const float* weight,
+                           const MoeSlots& s, int C);
+  void (*experts_forward)(float* out, const MoeExpertActs& acts, const float* buf, const std::vector<MoeExpertWeights>& w,
+                          const std::vector<int64_t>& fill, const MoeExpertShape& s);
+  void (*experts_backward)(float* dbuf, const std::vector<MoeExpertGrads>& g, const float* dout,
+                           const MoeExpertActs& acts, const float* buf, const std::vector<MoeExpertWeights>& w,
+                           const std::vector<int64_t>& fill, const MoeExpertShape& s, float* scratch);
+  size_t (*experts_scratch_floats)(const MoeExpertShape& s);
+};
+
+}  // namespace zt

@@ -1,0 +1,147 @@
+// The MLP of an MoE block (nn/moe_config.h), forward and backward, in fp32:
+//   logits = norm2 @ router^T (the table's linear, no bias)
+//   routing: the logits cross to the host, the gate (kernels/moe_gate.h) chooses each
+//            token's experts, slots and weights, and the choices cross back to the arena
+//   y = combine(experts(dispatch(norm2)))      (the backend's MoeOps)
+//   output = res_attn + y
+// Backward, from s.dresidual = dL/d(output): combine, experts and dispatch backward give
+// the norm2 input gradient through the experts; the weights' gradient crosses to the host,
+// where the gate's backward adds the balance loss (DeepSpeed's l_aux of this layer, or
+// HF's over every MoE block of the micro-batch) and gives dlogits; the router's backward
+// adds its input gradient (in fp32, then one sum). The host keeps each slot's routing per
+// block (gates_) from forward to backward; a recompute routes again from the same logits
+// and gets the same choices (the gate is deterministic).
+#include <string>
+
+#include "core/check.h"
+#include "nn/gpt_model_impl.h"
+
+namespace zt {
+
+namespace {
+
+// What the MoE table's calls for one block take: the routing in backend memory (slots),
+// the experts' shape, their filled rows (from the host copy), weights and gradients.
+struct MoeCall {
+  MoeSlots slots;
+  MoeExpertShape shape;
+  std::vector<int64_t> fill;
+  std::vector<MoeExpertWeights> weights;
+  std::vector<MoeExpertGrads> grads;  // when asked for
+};
+
+MoeCall moe_call(const GptConfig& c, const MoeGateResult& r, const BlockActivationsT<float>& a, int64_t N,
+                 const BlockWeightsT<float>& w, const BlockWeightsT<float>* dw) {
+  const int E = c.moe.num_experts, k = c.moe.k();
+  MoeCall call{MoeSlots{a.moe_expert, a.moe_location, N, k, E, r.capacity},
+               MoeExpertShape{E, r.capacity, c.n_embd, c.expert_width(), c.swiglu()},
+               moe_fill(MoeSlots{r.expert.data(), r.location.data(), N, k, E, r.capacity}), {}, {}};
+  for (size_t j = 0; j < w.experts.size(); ++j) {
+    const ExpertWeightsT<float>& x = w.experts[j];
+    call.weights.push_back({x.in_w, x.in_b, x.up_w, x.out_w, x.out_b});
+    if (dw == nullptr) continue;
+    const ExpertWeightsT<float>& g = dw->experts[j];
+    call.grads.push_back({g.in_w, g.in_b, g.up_w, g.out_w, g.out_b});
+  }
+  return call;
+}
+
+}  // namespace
+
+// The gate's balance-loss gradient to each expert's gates, for block l (moe_aux_weight_
+// is d(objective) / d(balance loss)).
+template <typename A>
+std::vector<double> GptModelImpl<A>::moe_dgate(int l, int64_t N) const {
+  const MoeConfig& m = config_.moe;
+  const MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)];
+  if (moe_aux_weight_ == 0.0f) return {};
+  if (m.gate.routing == MoeRouting::kDeepSpeed) return deepspeed_aux_dgate(r, m.gate, N, m.num_experts, moe_aux_weight_);
+  return mixtral_balance(slot_routings(), N, m.num_experts, m.k(), moe_aux_weight_).dgate;
+}
+
+template <typename A>
+std::vector<const MoeGateResult*> GptModelImpl<A>::slot_routings() const {
+  std::vector<const MoeGateResult*> out;
+  for (int l = options_.layout.first_block; l < options_.layout.end(config_); ++l) {
+    if (config_.moe_block(l)) out.push_back(&gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)]);
+  }
+  return out;
+}
+
+template <typename A>
+double GptModelImpl<A>::moe_aux_loss() const {
+  const MoeConfig& m = config_.moe;
+  if (!m.enabled()) return 0.0;
+  const int64_t N = static_cast<int64_t>(B_) * T_;
+  if (m.gate.routing == MoeRouting::kMixtral) return mixtral_balance(slot_routings(), N, m.num_experts, m.k(), 1.0).aux;
+  double sum = 0.0;
+  for (const MoeGateResult* r : slot_routings()) sum += r->l_aux;
+  return sum;
+}
+
+template <typename A>
+Status GptModelImpl<A>::moe_forward(int l, const BlockActivationsT<A>& a, int64_t N) {
+  if constexpr (!std::is_same_v<A, float>) {
+    return Status::Unimplemented("MoE blocks compute in fp32 only");
+  } else {
+    const MoeConfig& m = config_.moe;
+    const int C = config_.n_embd, E = m.num_experts, k = m.k();
+    const BlockWeightsT<float>& w = w_.blocks[static_cast<size_t>(l)];
+    k_.linear_forward(a.moe_logits, a.norm2, w.router_w, nullptr, nullptr, N, C, E);
+    std::vector<float> logits(static_cast<size_t>(N * E));
+    backend_.copy_to_host(logits.data(), a.moe_logits, logits.size() * sizeof(float));
+    StatusOr<MoeGateResult> routed = moe_gate_forward(logits.data(), N, E, m.gate, MoeGateNoise{});
+    if (!routed.ok()) return Status::InvalidArgument("block " + std::to_string(l) + ": " + routed.status().message());
+    MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)] = std::move(routed).value();
+    const size_t nk = static_cast<size_t>(N * k);
+    backend_.copy_from_host(a.moe_expert, r.expert.data(), nk * sizeof(int32_t));
+    backend_.copy_from_host(a.moe_location, r.location.data(), nk * sizeof(int32_t));
+    backend_.copy_from_host(a.moe_weight, r.weight.data(), nk * sizeof(float));
+    const MoeCall call = moe_call(config_, r, a, N, w, nullptr);
+    float* y = arena_.scratch.moe_y;
+    moe_->dispatch(a.moe_buf, a.norm2, call.slots, C);
+    moe_->experts_forward(a.moe_out, {a.moe_h_in, a.moe_h_up, a.moe_act}, a.moe_buf, call.weights, call.fill,
+                          call.shape);
+    moe_->combine(y, a.moe_out, a.moe_weight, call.slots, C);
+    k_.bias_residual(a.output, a.res_attn, y, nullptr, N, C);
+    return Status::OK();
+  }
+}
+
+template <typename A>
+Status GptModelImpl<A>::moe_backward(int l, const BlockActivationsT<A>& a, int64_t N) {
+  if constexpr (!std::is_same_v<A, float>) {
+    return Status::Unimplemented("MoE blocks compute in fp32 only");
+  } else {
+    const MoeConfig& m = config_.moe;
+    const int C = config_.n_embd, E = m.num_experts, k = m.k();
+    const BlockWeightsT<float>& w = w_.blocks[static_cast<size_t>(l)];
+    const BlockWeightsT<float>& dw = dw_.blocks[static_cast<size_t>(l)];
+    GptScratchT<float>& s = arena_.scratch;
+    const MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)];
+    const MoeCall call = moe_call(config_, r, a, N, w, &dw);
+    moe_->combine_backward(s.moe_dout, s.moe_dweight, s.dresidual, a.moe_out, a.moe_weight, call.slots, C);
+    moe_->experts_backward(s.moe_dbuf, call.grads, s.moe_dout, {a.moe_h_in, a.moe_h_up, a.moe_act}, a.moe_buf,
+                           call.weights, call.fill, call.shape, s.moe_experts);
+    moe_->dispatch_backward(s.dnorm, s.moe_dbuf, call.slots, C);
+    std::vector<float> dweight(static_cast<size_t>(N * k)), dlogits(static_cast<size_t>(N * E));
+    backend_.copy_to_host(dweight.data(), s.moe_dweight, dweight.size() * sizeof(float));
+    moe_gate_backward(dlogits.data(), r, dweight.data(), moe_dgate(l, N), N, E, m.gate);
+    backend_.copy_from_host(s.moe_dlogits, dlogits.data(), dlogits.size() * sizeof(float));
+    k_.linear_backward(s.moe_dx, dw.router_w, nullptr, s.moe_dlogits, a.norm2, w.router_w, N, C, E);
+    f32_.accumulate(s.dnorm, s.moe_dx, N * C);
+    return Status::OK();
+  }
+}
+
+#define ZT_INSTANTIATE_MOE(A)                                                                        \
+  template std::vector<double> GptModelImpl<A>::moe_dgate(int, int64_t) const;                       \
+  template std::vector<const MoeGateResult*> GptModelImpl<A>::slot_routings() const;                 \
+  template double GptModelImpl<A>::moe_aux_loss() const;                                             \
+  template Status GptModelImpl<A>::moe_forward(int, const BlockActivationsT<A>&, int64_t);           \
+  template Status GptModelImpl<A>::moe_backward(int, const BlockActivationsT<A>&, int64_t);
+ZT_INSTANTIATE_MOE(float)
+ZT_INSTANTIATE_MOE(half_t)
+#undef ZT_INSTANTIATE_MOE
+
+}  // namespace zt

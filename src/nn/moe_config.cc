@@ -1,0 +1,55 @@
+// MoeConfig: validation, description and equality; see moe_config.h.
+#include "nn/moe_config.h"
+
+#include <cstdio>
+
+namespace zt {
+
+Status MoeConfig::validate(int n_layer) const {
+  if (num_experts < 0) {
+    return Status::InvalidArgument("model.moe.num_experts: expected 0 (dense) or a positive count, got " +
+                                   std::to_string(num_experts));
+  }
+  if (!enabled()) return Status::OK();
+  if (gate.k < 1 || gate.k > num_experts) {
+    return Status::InvalidArgument("model.moe.num_experts_per_tok: expected 1.." + std::to_string(num_experts) +
+                                   ", got " + std::to_string(gate.k));
+  }
+  if (intermediate_size < 0) {
+    return Status::InvalidArgument("model.moe.moe_intermediate_size: expected 0 (the MLP's width) or a positive width");
+  }
+  if (every < 1 || every > n_layer) {
+    return Status::InvalidArgument("model.moe.decoder_sparse_step: expected 1.." + std::to_string(n_layer) +
+                                   " (n_layer), got " + std::to_string(every));
+  }
+  if (!(gate.capacity_factor > 0.0) || gate.min_capacity < 0) {
+    return Status::InvalidArgument("model.moe.capacity_factor / min_capacity: expected a positive factor and a "
+                                   "non-negative minimum");
+  }
+  if (!(aux_loss_coef >= 0.0)) {
+    return Status::InvalidArgument("model.moe.router_aux_loss_coef: expected a non-negative number");
+  }
+  return Status::OK();
+}
+
+std::string MoeConfig::to_string() const {
+  if (!enabled()) return "";
+  char buf[200];
+  std::snprintf(buf, sizeof(buf), " moe: %d experts, top-%d (%s routing), every %d block(s), width %d, aux coef %g",
+                num_experts, gate.k, gate.routing == MoeRouting::kMixtral ? "mixtral" : "deepspeed", every,
+                intermediate_size, aux_loss_coef);
+  return buf;
+}
+
+bool MoeConfig::operator==(const MoeConfig& o) const {
+  if (num_experts != o.num_experts) return false;
+  if (!enabled()) return true;
+  const MoeGateOptions &a = gate, &b = o.gate;
+  const bool routing = a.routing == b.routing && a.k == b.k && a.capacity_factor == b.capacity_factor &&
+                       a.min_capacity == b.min_capacity && a.drop_tokens == b.drop_tokens && a.use_rts == b.use_rts &&
+                       a.rsample == b.rsample && a.second_sampling == b.second_sampling &&
+                       a.drop_policy == b.drop_policy && a.renormalize == b.renormalize;
+  return routing && intermediate_size == o.intermediate_size && every == o.every && aux_loss_coef == o.aux_loss_coef;
+}
+
+}  // namespace zt

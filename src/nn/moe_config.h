@@ -1,0 +1,37 @@
+// MoeConfig: the mixture-of-experts knob of the one transformer model (issue 30). With
+// num_experts > 0, the MLP of every `every`-th block (HF's decoder_sparse_step: block l
+// when (l + 1) % every == 0) is E expert MLPs of the model's mlp kind and width
+// intermediate_size (HF moe_intermediate_size; 0: the dense width), behind a router
+// (E, C) linear without bias whose logits the gate (kernels/moe_gate.h) turns into each
+// token's experts and weights. The other blocks keep the dense MLP.
+// The balance loss: DeepSpeed's l_aux per MoE layer (routing kDeepSpeed), or HF's
+// load_balancing_loss_func over every MoE layer of a forward (kMixtral); aux_loss_coef
+// times it is added to each micro-batch's objective (HF router_aux_loss_coef; DeepSpeed
+// users add coef * l_aux to their loss themselves).
+// Invariant: validate() (through GptConfig::validate) holds before a model is built.
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+#include "kernels/moe_gate.h"
+
+namespace zt {
+
+struct MoeConfig {
+  int num_experts = 0;        // 0: every block dense
+  int intermediate_size = 0;  // each expert's width; 0 = the dense MLP's
+  int every = 1;              // decoder_sparse_step
+  MoeGateOptions gate;        // routing, k (experts per token), capacity, drops, noise
+  double aux_loss_coef = 0.0;
+
+  bool enabled() const { return num_experts > 0; }
+  bool moe_block(int l) const { return enabled() && (l + 1) % every == 0; }
+  int k() const { return gate.k; }
+  // InvalidArgument naming the model.moe field; n_layer bounds `every`.
+  Status validate(int n_layer) const;
+  std::string to_string() const;
+  bool operator==(const MoeConfig& o) const;
+};
+
+}  // namespace zt

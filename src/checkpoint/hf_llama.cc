@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "checkpoint/hf_mixtral.h"
 #include "checkpoint/model_json.h"
 #include "io/atomic_file.h"
 #include "io/filesystem.h"
@@ -17,10 +18,11 @@ namespace zt {
 
 namespace {
 
-// One decoder layer's tensors in HF's state-dict order (LlamaDecoderLayer registers
-// self_attn, mlp, input_layernorm, post_attention_layernorm), named by the model's name
-// table; each linear's bias follows its weight when the config has one.
-std::vector<std::string> layer_tensors(const GptConfig& m) {
+// Decoder layer l's tensors in HF's state-dict order (LlamaDecoderLayer registers
+// self_attn, mlp (Mixtral: block_sparse_moe), input_layernorm, post_attention_layernorm),
+// named by the model's name table; each linear's bias follows its weight when the config
+// has one.
+std::vector<std::string> layer_tensors(const GptConfig& m, int l) {
   const ParamNames& n = param_names(m.family());
   std::vector<std::string> out;
   auto add = [&](const char* module, bool bias) {
@@ -29,7 +31,11 @@ std::vector<std::string> layer_tensors(const GptConfig& m) {
   };
   for (const char* t : {n.q, n.k, n.v}) add(t, m.qkv_bias);
   add(n.attn_out, m.out_bias);
-  for (const char* t : {n.mlp_in, n.mlp_up, n.mlp_out}) add(t, m.mlp_bias);
+  if (m.moe_block(l)) {
+    for (const std::string& t : hf_mixtral_moe_tensors(m)) out.push_back(t);
+  } else {
+    for (const char* t : {n.mlp_in, n.mlp_up, n.mlp_out}) add(t, m.mlp_bias);
+  }
   for (const char* t : {n.norm1, n.norm2}) add(t, false);
   return out;
 }
@@ -40,7 +46,8 @@ struct HfArch {
   const char* architecture;
 };
 
-HfArch hf_arch(ModelFamily f) {
+HfArch hf_arch(ModelFamily f, bool moe) {
+  if (moe) return HfArch{"mixtral", "MixtralForCausalLM"};
   return f == ModelFamily::kQwen2 ? HfArch{"qwen2", "Qwen2ForCausalLM"} : HfArch{"llama", "LlamaForCausalLM"};
 }
 
@@ -122,7 +129,7 @@ Status read_weights(const HfWeights& w, HfModel* m) {
     const std::string zt = zt_name_of(name);
     const int idx = zt.empty() ? -1 : m->table.find(zt);
     if (idx < 0) {
-      return Status::InvalidArgument(w.file_of(name) + ": tensor " + name + " is not part of the " + hf_arch(m->config.family()).architecture + " that " +
+      return Status::InvalidArgument(w.file_of(name) + ": tensor " + name + " is not part of the " + hf_arch(m->config.family(), m->config.moe.enabled()).architecture + " that " +
                                      w.config_path() + " describes");
     }
     const TensorSpec& s = m->table.at(idx);
@@ -141,7 +148,7 @@ Status read_weights(const HfWeights& w, HfModel* m) {
 std::vector<HfName> hf_llama_names(const GptConfig& m) {
   std::vector<HfName> out{{"model.embed_tokens.weight", "embed_tokens.weight"}};
   for (int i = 0; i < m.n_layer; ++i) {
-    for (const std::string& t : layer_tensors(m)) {
+    for (const std::string& t : layer_tensors(m, i)) {
       const std::string zt = "layers." + std::to_string(i) + "." + t;
       out.push_back({"model." + zt, zt});
     }
@@ -153,7 +160,7 @@ std::vector<HfName> hf_llama_names(const GptConfig& m) {
 
 Json hf_llama_config_json(const GptConfig& m, StDType dtype) {
   Json j = llama_fields_json(m);
-  const HfArch arch = hf_arch(m.family());
+  const HfArch arch = hf_arch(m.family(), m.moe.enabled());
   Json rest = {{"architectures", {arch.architecture}},
                {"model_type", arch.model_type},
                {"hidden_size", m.n_embd},
@@ -177,6 +184,10 @@ Json hf_llama_config_json(const GptConfig& m, StDType dtype) {
     rest["sliding_window"] = nullptr;
     rest["max_window_layers"] = m.n_layer;
   }
+  if (m.moe.enabled()) {  // MixtralConfig: no bias keys
+    for (const char* k : {"attention_bias", "mlp_bias", "pretraining_tp"}) rest.erase(k);
+    rest.update(hf_mixtral_config_fields(m));
+  }
   j.update(rest);
   return j;
 }
@@ -184,6 +195,7 @@ Json hf_llama_config_json(const GptConfig& m, StDType dtype) {
 Status export_hf_llama(const GptConfig& model, const ParamTable& table, const float* params, const std::string& dir,
                        const HfExportOptions& options) {
   ZT_CHECK(model.family() != ModelFamily::kGpt2, "export_hf_llama takes a Llama or Qwen2 model");
+  if (model.moe.enabled()) ZT_RETURN_IF_ERROR(check_mixtral_export(model));
   if (model.family() == ModelFamily::kLlama && model.qkv_bias != model.out_bias) {
     return Status::InvalidArgument(std::string("export: LlamaConfig's attention_bias covers q, k, v and o together; "
                                                "this model has ") +
@@ -210,9 +222,11 @@ Status export_hf_llama(const GptConfig& model, const ParamTable& table, const fl
 StatusOr<GptConfig> parse_hf_llama_config(const Json& j, const std::string& label, ModelFamily family) {
   if (!j.is_object()) return Status::InvalidArgument(label + ": not a JSON object");
   JsonReader r(j, "");
-  check_architecture(r, hf_arch(family));
+  const bool mixtral = family == ModelFamily::kLlama && hf_is_mixtral(j);
+  check_architecture(r, hf_arch(family, mixtral));
   GptConfig c;
   c.set_family(family);
+  if (mixtral) read_hf_mixtral_fields(r, &c);
   c.n_embd = need_int(r, "hidden_size", 1 << 20);
   c.intermediate_size = need_int(r, "intermediate_size", 1 << 24);
   c.n_layer = need_int(r, "num_hidden_layers", 1 << 16);
@@ -222,7 +236,7 @@ StatusOr<GptConfig> parse_hf_llama_config(const Json& j, const std::string& labe
   c.n_kv_head = static_cast<int>(r.integer("num_key_value_heads", c.n_head, 1, 1 << 16));
   c.rms_norm_eps = static_cast<float>(r.number("rms_norm_eps", 1e-6, 1e-30, 1.0));
   c.tie_word_embeddings = r.boolean("tie_word_embeddings", false);
-  if (family == ModelFamily::kLlama) read_llama_biases(r, &c);
+  if (family == ModelFamily::kLlama && !mixtral) read_llama_biases(r, &c);
   if (r.boolean("use_sliding_window", false)) {
     r.fail("use_sliding_window", "is true; zerotrain's attention is full causal attention (no sliding window)");
   }

@@ -15,15 +15,17 @@ StatusOr<ModelFamily> family_of(const Json& j, const std::string& label) {
   if (type != j.end() && !type->is_null()) {
     const std::string t = type->is_string() ? type->get<std::string>() : type->dump();
     if (t == "gpt2") return ModelFamily::kGpt2;
-    if (t == "llama") return ModelFamily::kLlama;
+    if (t == "llama" || t == "mixtral") return ModelFamily::kLlama;  // Mixtral: Llama with experts
     if (t == "qwen2") return ModelFamily::kQwen2;
     return Status::InvalidArgument(label + ": /model_type is " + type->dump() +
-                                   "; zerotrain imports \"gpt2\", \"llama\" and \"qwen2\" models");
+                                   "; zerotrain imports \"gpt2\", \"llama\", \"mixtral\" and \"qwen2\" models");
   }
   const auto arch = j.find("architectures");
   if (arch == j.end() || !arch->is_array()) return ModelFamily::kGpt2;
   for (const Json& a : *arch) {
-    if (a.is_string() && a.get<std::string>() == "LlamaForCausalLM") return ModelFamily::kLlama;
+    if (a.is_string() && (a.get<std::string>() == "LlamaForCausalLM" || a.get<std::string>() == "MixtralForCausalLM")) {
+      return ModelFamily::kLlama;
+    }
     if (a.is_string() && a.get<std::string>() == "Qwen2ForCausalLM") return ModelFamily::kQwen2;
   }
   return ModelFamily::kGpt2;

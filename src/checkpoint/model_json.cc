@@ -3,6 +3,8 @@
 
 #include <charconv>
 
+#include "nn/moe_config_json.h"
+
 namespace zt {
 
 namespace {
@@ -84,6 +86,7 @@ Json manifest_model_json(const GptConfig& m) {
             {"n_embd", m.n_embd},
             {"vocab_size", m.vocab_size},
             {"n_positions", m.n_positions}};
+  if (m.moe.enabled()) j["moe"] = moe_config_json(m.moe);
   if (m.family() == ModelFamily::kGpt2) return j;
   j["family"] = family_name(m.family());
   j.update(llama_fields_json(m));
@@ -98,6 +101,11 @@ void read_manifest_model(JsonReader& r, GptConfig* g) {
   g->n_embd = need_int(r, "n_embd", 1, 1 << 20);
   g->vocab_size = need_int(r, "vocab_size", 1, 1 << 30);
   g->n_positions = need_int(r, "n_positions", 1, 1 << 24);
+  g->moe = MoeConfig{};
+  if (std::optional<JsonReader> moe = r.object("moe")) {
+    read_moe_config(*moe, &g->moe);
+    moe->done();
+  }
   if (g->family() == ModelFamily::kGpt2) return;  // Llama keys in a GPT-2 object stay unknown: refused
   g->intermediate_size = need_int(r, "intermediate_size", 1, 1 << 24);
   g->n_kv_head = need_int(r, "num_key_value_heads", 1, 1 << 16);
@@ -116,8 +124,10 @@ void read_manifest_model(JsonReader& r, GptConfig* g) {
 
 Json config_model_json(const GptConfig& m) {
   if (m.family() == ModelFamily::kGpt2) {
-    return {{"n_layer", m.n_layer}, {"n_head", m.n_head}, {"n_embd", m.n_embd}, {"vocab_size", m.vocab_size},
-            {"n_positions", m.n_positions}};
+    Json j = {{"n_layer", m.n_layer}, {"n_head", m.n_head}, {"n_embd", m.n_embd}, {"vocab_size", m.vocab_size},
+              {"n_positions", m.n_positions}};
+    if (m.moe.enabled()) j["moe"] = moe_config_json(m.moe);
+    return j;
   }
   Json j = {{"family", family_name(m.family())},
             {"num_hidden_layers", m.n_layer},
@@ -126,6 +136,7 @@ Json config_model_json(const GptConfig& m) {
             {"vocab_size", m.vocab_size},
             {"max_position_embeddings", m.n_positions}};
   j.update(llama_fields_json(m));
+  if (m.moe.enabled()) j["moe"] = moe_config_json(m.moe);
   return j;
 }
 

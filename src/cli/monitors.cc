@@ -80,6 +80,13 @@ Status Monitors::write(const MonitorStep& s) {
   for (size_t i = 0; i < s.block_param_eigenvalues.size(); ++i) {
     v.emplace_back("Train/Eigenvalues/ModelBlockParam_" + std::to_string(i), static_cast<float>(s.block_param_eigenvalues[i]));
   }
+  if (s.moe_aux_loss) {
+    v.emplace_back("Train/MoE/aux_loss", static_cast<float>(*s.moe_aux_loss));
+    v.emplace_back("Train/MoE/dropped_tokens", static_cast<float>(s.moe_dropped));
+    for (size_t e = 0; e < s.moe_expert_tokens.size(); ++e) {
+      v.emplace_back("Train/MoE/tokens_per_expert/" + std::to_string(e), static_cast<float>(s.moe_expert_tokens[e]));
+    }
+  }
   if (tensorboard_) ZT_RETURN_IF_ERROR(tensorboard_->scalars(s.samples, wall_seconds(), v));
   if (!csv_dir_.empty()) {
     for (const auto& [tag, value] : v) ZT_RETURN_IF_ERROR(write_csv(tag, s.samples, value));

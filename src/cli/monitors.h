@@ -41,6 +41,10 @@ struct MonitorStep {
   std::optional<double> forward_ms, backward_ms, step_ms;
   // eigenvalue: DeepSpeed's Train/Eigenvalues/ModelBlockParam_<i> (engine/hessian_probe.h).
   std::vector<double> block_param_eigenvalues;
+  // MoE: Train/MoE/aux_loss, dropped_tokens and tokens_per_expert/<e> (rank 0's routing).
+  std::optional<double> moe_aux_loss;
+  int64_t moe_dropped = 0;
+  std::vector<int64_t> moe_expert_tokens;
 };
 
 class Monitors {

@@ -28,8 +28,12 @@ std::string Progress::render(const ProgressSample& s, double elapsed_s) const {
   const double eta = s.step > 0 ? elapsed_s / static_cast<double>(s.step) * static_cast<double>(total_ - s.step) : 0.0;
   char mfu[32] = "";
   if (s.mfu >= 0.0) std::snprintf(mfu, sizeof(mfu), " | MFU %4.1f%%", 100.0 * s.mfu);
-  std::snprintf(buf, sizeof(buf), "step %lld/%lld | loss %.4f | lr %.2e | norm %.2f | %.0f tok/s%s | ETA %s",
-                static_cast<long long>(s.step), static_cast<long long>(total_), s.loss, s.lr, s.grad_norm,
+  char moe[64] = "";
+  if (s.moe_aux >= 0.0) {
+    std::snprintf(moe, sizeof(moe), " | aux %.4f, %lld dropped", s.moe_aux, static_cast<long long>(s.moe_dropped));
+  }
+  std::snprintf(buf, sizeof(buf), "step %lld/%lld | loss %.4f%s | lr %.2e | norm %.2f | %.0f tok/s%s | ETA %s",
+                static_cast<long long>(s.step), static_cast<long long>(total_), s.loss, moe, s.lr, s.grad_norm,
                 s.tokens_per_s, mfu, format_duration(eta).c_str());
   return buf;
 }

@@ -18,6 +18,8 @@ struct ProgressSample {
   double grad_norm = 0.0;
   double tokens_per_s = 0.0;
   double mfu = -1.0;  // fraction of the FMA peak; < 0 unknown
+  double moe_aux = -1.0;     // MoE: the balance loss; < 0 for a dense model
+  int64_t moe_dropped = 0;   // MoE: token slots this rank dropped by capacity
 };
 
 class Progress {

@@ -40,7 +40,9 @@ Status TrainObserver::on_step(const StepEvent& e) {
   const double mfu = v_.peak > 0 ? cfg.model.flops_per_token(cfg.data.seq_len) * tok_s / v_.peak : -1.0;
   const double elapsed = run_clock_.seconds() * static_cast<double>(st.step) / static_cast<double>(st.step - e.first_step);
   if (v_.lead) {
-    v_.progress->update({st.step, st.loss, st.lr, st.grad_norm, tok_s, mfu}, elapsed);
+    const bool moe = cfg.model.moe.enabled();
+    v_.progress->update({st.step, st.loss, st.lr, st.grad_norm, tok_s, mfu, moe ? st.moe_aux_loss : -1.0, st.moe_dropped},
+                        elapsed);
     print_lines(e, row);
   }
   if (v_.csv != nullptr) v_.csv->write(row);
@@ -59,6 +61,11 @@ Status TrainObserver::on_step(const StepEvent& e) {
     m.step_ms = row.optimizer_ms;
   }
   m.block_param_eigenvalues = e.block_param_eigenvalues;
+  if (cfg.model.moe.enabled()) {
+    m.moe_aux_loss = st.moe_aux_loss;
+    m.moe_dropped = st.moe_dropped;
+    m.moe_expert_tokens = st.moe_expert_tokens;
+  }
   return v_.monitors->write(m);
 }
 

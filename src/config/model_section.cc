@@ -47,7 +47,23 @@ constexpr Preset kPresets[] = {
     {"TinyLlama-1.1B", kL, 22, 32, 2048, 4, 5632, 32000, 2048, 1e4, false},
     {"Llama-3.2-1B", kL, 16, 32, 2048, 8, 8192, 128256, 131072, 5e5, true},
     {"Qwen2.5-0.5B", ModelFamily::kQwen2, 24, 14, 896, 2, 4864, 151936, 32768, 1e6, true},
+    // Mixture of experts (apply_moe_preset): mistralai/Mixtral-8x7B-v0.1's config.json, and a
+    // tiny Mixtral (8 experts, top-2) whose vocabulary comes from the tokenizer.
+    {"tiny-mixtral", kL, 2, 4, 128, 2, 256, 0, 1024, 1e6, false},
+    {"Mixtral-8x7B", kL, 32, 32, 4096, 8, 14336, 32000, 32768, 1e6, false},
 };
+
+// The experts of the MoE presets: 8, top-2, Mixtral's routing (router_aux_loss_coef 0.02
+// with output_router_logits off, as HF's config: reported, not in the objective).
+void apply_moe_preset(const Preset& p, GptConfig* m) {
+  const std::string name = p.name;
+  if (name != "tiny-mixtral" && name != "Mixtral-8x7B") return;
+  MoeConfig& moe = m->moe;
+  moe.num_experts = 8;
+  moe.gate.k = 2;
+  moe.gate.routing = MoeRouting::kMixtral;
+  moe.gate.drop_tokens = moe.gate.use_rts = moe.gate.second_sampling = false;
+}
 
 // One field under two names: the value of whichever is given (dflt when neither).
 int64_t synonym(JsonReader& r, const char* gpt_name, const char* hf_name, int64_t dflt, int64_t lo, int64_t hi) {
@@ -75,11 +91,12 @@ void apply_preset(const Preset& p, GptConfig* m) {
   if (p.family == ModelFamily::kQwen2) m->rms_norm_eps = 1e-6f;
   m->n_kv_head = p.n_kv_head;
   m->intermediate_size = p.intermediate;
-  m->vocab_size = p.vocab;
+  if (p.vocab > 0) m->vocab_size = p.vocab;
   m->n_positions = p.positions;
   m->rope_theta = p.theta;
   m->tie_word_embeddings = p.tied;
   if (std::string(p.name) == "Llama-3.2-1B") m->rope_scaling = RopeScaling{"llama3", 32.0, 1.0, 4.0, 8192};
+  apply_moe_preset(p, m);
 }
 
 // Meta's FeedForward sizing with llama2.c's multiple_of = 32: int(8C/3) rounded up.
@@ -139,7 +156,8 @@ void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* m) {
   JsonReader r = root.object_or_empty("model");
   const std::string preset = r.choice("preset", "", {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "tiny", "small",
                                                      "stories15M", "stories42M", "stories110M", "SmolLM-135M",
-                                                     "SmolLM-360M", "TinyLlama-1.1B", "Llama-3.2-1B", "Qwen2.5-0.5B"});
+                                                     "SmolLM-360M", "TinyLlama-1.1B", "Llama-3.2-1B", "Qwen2.5-0.5B",
+                                                     "tiny-mixtral", "Mixtral-8x7B"});
   const Preset* p = find_preset(preset);
   if (p != nullptr) apply_preset(*p, m);
   const std::string family = r.choice("family", family_name(m->family()), {"gpt2", "llama", "qwen2"});
@@ -157,12 +175,15 @@ void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* m) {
   } else {
     refuse_llama_keys(r);
   }
+  parse_moe_keys(r, m);
   if (r.status().ok()) {
     if (Status s = m->validate(); !s.ok()) {
       const std::string msg = s.message();
       const size_t colon = msg.find(':');
       const std::string key = msg.starts_with("model.") && colon != std::string::npos ? msg.substr(6, colon - 6) : "";
-      r.fail(key.empty() ? "n_embd" : key.substr(0, key.find('.')), colon == std::string::npos ? msg : msg.substr(colon + 2));
+      const size_t dot = key.find('.');  // model.moe.<field>: the moe object, naming the field
+      const std::string sub = dot == std::string::npos ? "" : key.substr(dot + 1) + ": ";
+      r.fail(key.empty() ? "n_embd" : key.substr(0, dot), sub + (colon == std::string::npos ? msg : msg.substr(colon + 2)));
     }
   }
   r.done();

@@ -39,6 +39,8 @@ CurriculumOptions read_curriculum_schedule(JsonReader& r, std::vector<std::strin
 
 // zerotrain's sections (zt_sections.cc).
 void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* model);
+// The model section's MoE keys (model_moe_keys.cc).
+void parse_moe_keys(JsonReader& model, GptConfig* m);
 void parse_data(JsonReader& root, DataConfig* data);
 void parse_training(JsonReader& root, TrainingConfig* training);
 void parse_parallel(JsonReader& root, ParallelConfig* parallel);

@@ -316,14 +316,29 @@ StatusOr<bool> Trainer::update_parameters(const ScheduleValue& sched, StepStats*
 void Trainer::begin_moe_step(double loss_scale, double micro_global) {
   model_->set_moe_aux_weight(static_cast<float>(options_.model.moe.aux_loss_coef * loss_scale / micro_global));
   moe_aux_sum_ = 0.0;
+  moe_counts_.moe_expert_tokens.assign(static_cast<size_t>(options_.model.moe.num_experts), 0);
+  moe_counts_.moe_dropped = 0;
 }
 
-// The step's balance loss: summed over the pipeline's stages and the data-parallel ranks.
-StatusOr<double> Trainer::moe_step_aux(double micro_global) {
-  if (!options_.model.moe.enabled()) return 0.0;
+void Trainer::note_moe_routing() {
+  if (!options_.model.moe.enabled()) return;
+  moe_aux_sum_ += model_->moe_aux_loss();
+  for (const MoeGateResult& r : model_->moe_routing()) {
+    for (size_t e = 0; e < r.counts.size(); ++e) moe_counts_.moe_expert_tokens[e] += r.counts[e];
+    moe_counts_.moe_dropped += std::count(r.expert.begin(), r.expert.end(), -1);
+  }
+}
+
+// The step's balance loss, summed over the pipeline's stages and the data-parallel ranks,
+// and this rank's routing counts.
+Status Trainer::finish_moe_step(double micro_global, StepStats* stats) {
+  if (!options_.model.moe.enabled()) return Status::OK();
   ZT_ASSIGN_OR_RETURN(double aux, all_reduce_sum(pp_, moe_aux_sum_));
   ZT_ASSIGN_OR_RETURN(aux, all_reduce_sum(dp_, aux));
-  return aux / micro_global;
+  stats->moe_aux_loss = aux / micro_global;
+  stats->moe_expert_tokens = moe_counts_.moe_expert_tokens;
+  stats->moe_dropped = moe_counts_.moe_dropped;
+  return Status::OK();
 }
 
 StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
@@ -368,7 +383,7 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
   // pipeline (other stages add 0) and the data-parallel replicas.
   ZT_ASSIGN_OR_RETURN(double global_loss, all_reduce_sum(pp_, loss_sum));
   ZT_ASSIGN_OR_RETURN(global_loss, all_reduce_sum(dp_, global_loss));
-  ZT_ASSIGN_OR_RETURN(stats.moe_aux_loss, moe_step_aux(micro_global));
+  ZT_RETURN_IF_ERROR(finish_moe_step(micro_global, &stats));
   const ScheduleValue sched = schedule_.at(optimizer_->step_count() - 1);
   ZT_ASSIGN_OR_RETURN(stats.skipped, update_parameters(sched, &stats));
   if (compressor_ != nullptr) compressor_->after_step(stats.skipped);

@@ -76,6 +76,10 @@ struct StepStats {
   // MoE: the balance loss (DeepSpeed's l_aux summed over MoE blocks, or HF's), before its
   // coefficient, averaged over the global batch's micro-batches (0 for a dense model).
   double moe_aux_loss = 0.0;
+  // MoE, this rank's micro-batches and MoE blocks: token slots routed to each expert
+  // (before capacity drops), and slots dropped by capacity.
+  std::vector<int64_t> moe_expert_tokens;
+  int64_t moe_dropped = 0;
 };
 
 struct MemoryReport {
@@ -193,7 +197,8 @@ class Trainer {
   StatusOr<double> all_reduce_sum(ProcessGroup* g, double value);
   // MoE: the balance loss's gradient weight for this step, and the step's reported loss.
   void begin_moe_step(double loss_scale, double micro_global);
-  StatusOr<double> moe_step_aux(double micro_global);
+  void note_moe_routing();  // after a micro-batch's forward
+  Status finish_moe_step(double micro_global, StepStats* stats);
   StatusOr<int64_t> all_reduce_sum(ProcessGroup* g, int64_t value);
   int64_t train_batch_size_of(int64_t local_micro_batches) const;
 
@@ -221,6 +226,7 @@ class Trainer {
   uint64_t last_disk_read_ = 0, last_disk_written_ = 0;  // of the last step
   LayerTimes layer_times_;  // of the last step (without pipelining)
   double moe_aux_sum_ = 0.0;  // this step's balance losses, summed over this rank's micro-batches
+  StepStats moe_counts_;      // this step's expert token counts and drops so far
   EfficiencySchedules efficiency_;
   std::unique_ptr<Compressor> compressor_;  // compression_training
   std::unique_ptr<CompressedParams> compressed_params_;  // over states_, when compressor_ is set

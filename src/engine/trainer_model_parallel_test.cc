@@ -19,7 +19,23 @@ namespace {
 
 constexpr int kVocab = 61;
 
-enum class Family { kGpt2, kLlama, kLlamaTied };
+// kMoe: the Llama with experts in every block (DeepSpeed's top-2, capacity 1.25 so tokens
+// drop, noise off, l_aux coefficient 0.01); kMixtral: in every second block, Mixtral's
+// routing with HF's balance loss (coefficient 0.02).
+enum class Family { kGpt2, kLlama, kLlamaTied, kMoe, kMixtral };
+
+void add_experts(Family f, GptConfig* c) {
+  MoeConfig& m = c->moe;
+  m.num_experts = 4;
+  m.intermediate_size = 24;
+  m.gate.k = 2;
+  m.gate.use_rts = m.gate.second_sampling = false;
+  m.gate.min_capacity = 0;
+  m.gate.capacity_factor = 1.25;
+  m.aux_loss_coef = f == Family::kMoe ? 0.01 : 0.02;
+  m.every = f == Family::kMoe ? 1 : 2;
+  m.gate.routing = f == Family::kMoe ? MoeRouting::kDeepSpeed : MoeRouting::kMixtral;
+}
 
 GptConfig tiny_model(Family f = Family::kGpt2) {
   GptConfig c;
@@ -29,6 +45,7 @@ GptConfig tiny_model(Family f = Family::kGpt2) {
     c.intermediate_size = 48;
     c.tie_word_embeddings = f == Family::kLlamaTied;
   }
+  if (f == Family::kMoe || f == Family::kMixtral) add_experts(f, &c);
   c.n_layer = 4;
   c.n_head = 4;
   c.n_embd = 32;
@@ -52,6 +69,7 @@ struct Layout3D {
 struct Result {
   std::vector<double> losses;        // rank 0's view of each step's loss
   std::vector<double> norms;
+  std::vector<double> aux;           // MoE: each step's balance loss
   std::vector<std::vector<float>> grads;  // every rank's gradient arena after the last step (stage 0)
   std::vector<MemoryReport> memory;
   std::vector<size_t> numel;
@@ -95,6 +113,7 @@ Result train(const Layout3D& s, int steps) {
         std::lock_guard<std::mutex> lock(mu);
         r.losses.push_back(stats.loss);
         r.norms.push_back(stats.grad_norm);
+        r.aux.push_back(stats.moe_aux_loss);
       }
     }
     const size_t i = static_cast<size_t>(rank);
@@ -124,6 +143,7 @@ void expect_matches(const Layout3D& s, const char* what) {
   const Result got = train(s, kSteps);
   EXPECT_LE(worst_rel(got.losses, ref.losses), 1e-5) << what;
   EXPECT_LE(worst_rel(got.norms, ref.norms), 1e-4) << what;
+  if (tiny_model(s.family).moe.enabled()) EXPECT_LE(worst_rel(got.aux, ref.aux), 1e-5) << what << ": balance loss";
   std::printf("  %-40s max loss rel diff %.2e, max grad-norm rel diff %.2e\n", what, worst_rel(got.losses, ref.losses),
               worst_rel(got.norms, ref.norms));
 }
@@ -197,11 +217,44 @@ TEST(ModelParallel, LlamaTensorPipelineAnd3DMatchTheSingleProcess) {
   expect_matches(three, "llama dp 2 x pp 2 x tp 2, ZeRO-1");
 }
 
+// Experts in the model (issue 30) under data parallelism with every ZeRO stage, a pipeline
+// with ZeRO-1 (DeepSpeed's l_aux summed over the stages' blocks): each micro-batch routes its
+// own tokens, as the single process's same micro-batch does.
+TEST(ModelParallel, MixtureOfExpertsMatchesSingleProcess) {
+  for (Family f : {Family::kMoe, Family::kMixtral}) {
+    const char* name = f == Family::kMoe ? "moe top-2" : "mixtral";
+    for (int stage = 0; stage <= 3; ++stage) {
+      Layout3D dp;
+      dp.family = f;
+      dp.dp = 2;
+      dp.micro_batches = 2;
+      dp.stage = static_cast<ZeroStage>(stage);
+      expect_matches(dp, (std::string(name) + " dp 2, ZeRO-" + std::to_string(stage)).c_str());
+    }
+  }
+  Layout3D pp;
+  pp.family = Family::kMoe;
+  pp.pp = 2;
+  pp.dp = 2;
+  pp.stage = ZeroStage::kOptimizer;
+  pp.micro_batches = 4;
+  expect_matches(pp, "moe top-2 dp 2 x pp 2 1f1b, ZeRO-1");
+  TrainerOptions last_stage;  // HF's balance loss spans every MoE block: refused on a stage holding some
+  last_stage.model = tiny_model(Family::kMixtral);
+  last_stage.seq_len = 8;
+  last_stage.layout.first_block = 2;
+  last_stage.layout.embedding = false;
+  const auto refused = Trainer::create(last_stage);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("balance loss spans every MoE block"), std::string::npos)
+      << refused.status().to_string();
+}
+
 TEST(ModelParallel, CheckpointingGivesBitIdenticalGradients) {
-  for (int run = 0; run < 4; ++run) {
-    const int tp = 1 + run % 2;
+  for (int run = 0; run < 5; ++run) {
+    const int tp = run == 4 ? 1 : 1 + run % 2;
     Layout3D off;
-    off.family = run < 2 ? Family::kGpt2 : Family::kLlama;
+    off.family = run == 4 ? Family::kMoe : run < 2 ? Family::kGpt2 : Family::kLlama;
     off.tp = tp;
     off.micro_batches = 2;
     Layout3D on = off;
@@ -215,7 +268,7 @@ TEST(ModelParallel, CheckpointingGivesBitIdenticalGradients) {
           << "tp " << tp << " rank " << r << ": gradients differ with checkpointing";
     }
     std::printf("  checkpointing (%s, tp %d%s): activations %zu -> %zu bytes, gradients bit-identical\n",
-                run < 2 ? "gpt2" : "llama", tp, tp > 1 ? ", partitioned" : "", a.memory[0].activation_bytes,
+                run == 4 ? "moe" : run < 2 ? "gpt2" : "llama", tp, tp > 1 ? ", partitioned" : "", a.memory[0].activation_bytes,
                 b.memory[0].activation_bytes);
   }
 }

@@ -43,7 +43,7 @@ Status Trainer::run_micro_batches(const std::vector<MicroBatch>& mbs, int B, int
     ZT_RETURN_IF_ERROR(prepare_micro(i, B, T));
     Stopwatch sw;
     ZT_RETURN_IF_ERROR(walk.forward(mb, B, T, /*with_backward=*/true, layer_source(), &layer_times_));
-    moe_aux_sum_ += model_->moe_aux_loss();
+    note_moe_routing();
     Stopwatch loss_clock;
     ZT_RETURN_IF_ERROR(model_->loss_into(mb.targets, staging_->loss_slot(i)));
     layer_times_.forward_s.back() += loss_clock.seconds();

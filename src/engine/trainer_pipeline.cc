@@ -48,7 +48,7 @@ Status Trainer::stage_forward(const std::vector<MicroBatch>& mbs, int mb, int B,
   const MicroBatch& batch = mbs[static_cast<size_t>(mb)];
   ZT_RETURN_IF_ERROR(prepare_micro(static_cast<size_t>(mb), B, T));
   ZT_RETURN_IF_ERROR(LayerWalk(*model_).forward(batch, B, T, /*with_backward=*/true, layer_source()));
-  moe_aux_sum_ += model_->moe_aux_loss();
+  note_moe_routing();
   if (!options_.layout.head) return Status::OK();
   return model_->loss_into(batch.targets, staging_->loss_slot(static_cast<size_t>(mb)));
 }

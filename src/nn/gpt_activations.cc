@@ -226,7 +226,7 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
   if (cfg.moe.enabled()) {
     d.E = static_cast<size_t>(cfg.moe.num_experts);
     d.K = static_cast<size_t>(cfg.moe.k());
-    d.cap = static_cast<size_t>(moe_capacity_bound(cfg.moe.gate, static_cast<int64_t>(d.BT), cfg.moe.num_experts));
+    d.cap = static_cast<size_t>(moe_capacity_bound(cfg.moe.widest_gate(), static_cast<int64_t>(d.BT), cfg.moe.num_experts));
     d.Ie = static_cast<size_t>(cfg.expert_width());
   }
   return d;

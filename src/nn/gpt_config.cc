@@ -175,12 +175,12 @@ std::string GptConfig::to_string() const {
   char buf[160];
   std::snprintf(buf, sizeof(buf), "n_layer=%d n_head=%d n_embd=%d vocab_size=%d (padded %d) n_positions=%d",
                 n_layer, n_head, n_embd, vocab_size, padded_vocab(), n_positions);
-  if (family_ == ModelFamily::kGpt2) return buf + moe.to_string();
+  if (family_ == ModelFamily::kGpt2) return buf + moe.to_string(expert_width(), active_parameters(), num_parameters());
   char llama[220];
   std::snprintf(llama, sizeof(llama), " family=%s intermediate_size=%d num_key_value_heads=%d rms_norm_eps=%g "
                 "rope_theta=%g tie_word_embeddings=%s", family_name(family_), intermediate_size, kv_heads(), static_cast<double>(rms_norm_eps),
                 rope_theta, tie_word_embeddings ? "true" : "false");
-  return std::string(buf) + llama + moe.to_string();
+  return std::string(buf) + llama + moe.to_string(expert_width(), active_parameters(), num_parameters());
 }
 
 bool GptConfig::same_model(const GptConfig& o) const {

@@ -160,6 +160,8 @@ class GptModel {
   // d(objective) / d(balance loss) for the next backward: the coefficient times the
   // micro-batch's weight in the step's objective (0: the loss only reports).
   void set_moe_aux_weight(float w) { moe_aux_weight_ = w; }
+  // Forwards without a backward (evaluation) route with eval_capacity_factor.
+  void set_moe_eval(bool eval) { moe_eval_ = eval; }
 
  protected:
   GptModel(const GptConfig& config, const GptModelOptions& options);
@@ -177,6 +179,7 @@ class GptModel {
   const std::vector<BlockActBits>* act_bits_ = nullptr;
   bool act_symmetric_ = true;
   float moe_aux_weight_ = 0.0f;
+  bool moe_eval_ = false;
 };
 
 }  // namespace zt

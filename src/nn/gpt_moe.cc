@@ -90,7 +90,7 @@ Status GptModelImpl<A>::moe_forward(int l, const BlockActivationsT<A>& a, int64_
     k_.linear_forward(a.moe_logits, a.norm2, w.router_w, nullptr, nullptr, N, C, E);
     std::vector<float> logits(static_cast<size_t>(N * E));
     backend_.copy_to_host(logits.data(), a.moe_logits, logits.size() * sizeof(float));
-    StatusOr<MoeGateResult> routed = moe_gate_forward(logits.data(), N, E, m.gate, MoeGateNoise{});
+    StatusOr<MoeGateResult> routed = moe_gate_forward(logits.data(), N, E, m.gate_for(moe_eval_), MoeGateNoise{});
     if (!routed.ok()) return Status::InvalidArgument("block " + std::to_string(l) + ": " + routed.status().message());
     MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)] = std::move(routed).value();
     const size_t nk = static_cast<size_t>(N * k);

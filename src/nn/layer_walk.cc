@@ -27,6 +27,7 @@ Status LayerWalk::forward(const MicroBatch& mb, int B, int T, bool with_backward
   std::vector<double>* t = times != nullptr ? &times->forward_s : nullptr;
   Stopwatch clock;
   params.begin_micro(with_backward);
+  model_.set_moe_eval(!with_backward);
   if (model_.layout().embedding) {
     ZT_ASSIGN_OR_RETURN(void* emb, params.layer_params(kEmbeddingLayer));
     model_.bind_layer(kEmbeddingLayer, emb, nullptr);

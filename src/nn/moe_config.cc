@@ -22,7 +22,7 @@ Status MoeConfig::validate(int n_layer) const {
     return Status::InvalidArgument("model.moe.decoder_sparse_step: expected 1.." + std::to_string(n_layer) +
                                    " (n_layer), got " + std::to_string(every));
   }
-  if (!(gate.capacity_factor > 0.0) || gate.min_capacity < 0) {
+  if (!(gate.capacity_factor > 0.0) || !(eval_capacity_factor > 0.0) || gate.min_capacity < 0) {
     return Status::InvalidArgument("model.moe.capacity_factor / min_capacity: expected a positive factor and a "
                                    "non-negative minimum");
   }
@@ -32,12 +32,22 @@ Status MoeConfig::validate(int n_layer) const {
   return Status::OK();
 }
 
-std::string MoeConfig::to_string() const {
+MoeGateOptions MoeConfig::gate_for(bool eval) const {
+  MoeGateOptions g = gate;
+  if (eval) g.capacity_factor = eval_capacity_factor;
+  return g;
+}
+
+MoeGateOptions MoeConfig::widest_gate() const { return gate_for(eval_capacity_factor > gate.capacity_factor); }
+
+std::string MoeConfig::to_string(int width, int64_t active, int64_t total) const {
   if (!enabled()) return "";
-  char buf[200];
-  std::snprintf(buf, sizeof(buf), " moe: %d experts, top-%d (%s routing), every %d block(s), width %d, aux coef %g",
-                num_experts, gate.k, gate.routing == MoeRouting::kMixtral ? "mixtral" : "deepspeed", every,
-                intermediate_size, aux_loss_coef);
+  char buf[240];
+  std::snprintf(buf, sizeof(buf),
+                " moe: %d experts of width %d, top-%d (%s routing), every %d block(s), aux coef %g, %.2f M of %.2f M "
+                "parameters active per token",
+                num_experts, width, gate.k, gate.routing == MoeRouting::kMixtral ? "mixtral" : "deepspeed", every,
+                aux_loss_coef, static_cast<double>(active) / 1e6, static_cast<double>(total) / 1e6);
   return buf;
 }
 
@@ -45,11 +55,13 @@ bool MoeConfig::operator==(const MoeConfig& o) const {
   if (num_experts != o.num_experts) return false;
   if (!enabled()) return true;
   const MoeGateOptions &a = gate, &b = o.gate;
-  const bool routing = a.routing == b.routing && a.k == b.k && a.capacity_factor == b.capacity_factor &&
-                       a.min_capacity == b.min_capacity && a.drop_tokens == b.drop_tokens && a.use_rts == b.use_rts &&
-                       a.rsample == b.rsample && a.second_sampling == b.second_sampling &&
-                       a.drop_policy == b.drop_policy && a.renormalize == b.renormalize;
-  return routing && intermediate_size == o.intermediate_size && every == o.every && aux_loss_coef == o.aux_loss_coef;
+  const bool shape = a.routing == b.routing && a.k == b.k && intermediate_size == o.intermediate_size &&
+                     every == o.every && aux_loss_coef == o.aux_loss_coef;
+  if (!shape) return false;
+  if (a.routing == MoeRouting::kMixtral) return a.renormalize == b.renormalize;  // the only routing option it reads
+  return a.capacity_factor == b.capacity_factor && eval_capacity_factor == o.eval_capacity_factor &&
+         a.min_capacity == b.min_capacity && a.drop_tokens == b.drop_tokens && a.use_rts == b.use_rts &&
+         a.rsample == b.rsample && a.second_sampling == b.second_sampling && a.drop_policy == b.drop_policy;
 }
 
 }  // namespace zt

@@ -11,6 +11,7 @@
 // Invariant: validate() (through GptConfig::validate) holds before a model is built.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/status.h"
@@ -23,14 +24,21 @@ struct MoeConfig {
   int intermediate_size = 0;  // each expert's width; 0 = the dense MLP's
   int every = 1;              // decoder_sparse_step
   MoeGateOptions gate;        // routing, k (experts per token), capacity, drops, noise
+  double eval_capacity_factor = 1.0;  // DeepSpeed's capacity in evaluation (forward without backward)
   double aux_loss_coef = 0.0;
 
   bool enabled() const { return num_experts > 0; }
   bool moe_block(int l) const { return enabled() && (l + 1) % every == 0; }
   int k() const { return gate.k; }
+  // The gate's options in training or in evaluation (eval_capacity_factor).
+  MoeGateOptions gate_for(bool eval) const;
+  // The largest capacity factor either uses (what the expert buffers are sized for).
+  MoeGateOptions widest_gate() const;
   // InvalidArgument naming the model.moe field; n_layer bounds `every`.
   Status validate(int n_layer) const;
-  std::string to_string() const;
+  // " moe: ..." for GptConfig::to_string (empty when dense): width the experts' width,
+  // active and total the model's parameter counts.
+  std::string to_string(int width, int64_t active, int64_t total) const;
   bool operator==(const MoeConfig& o) const;
 };
 

@@ -1,7 +1,8 @@
 // HuggingFace Llama interop against an independent writer, and through the binary:
 //  - tests/checkpoint/hf_llama_writer.py (stdlib only) writes LlamaForCausalLM files from a
 //    seed: sharded (index + 2 shards) or one file, BF16 / F16 / F32 / mixed, with
-//    rotary_emb.inv_freq buffers, tied heads with or without lm_head.weight. Importing
+//    rotary_emb.inv_freq buffers, tied heads with or without lm_head.weight, and
+//    MixtralForCausalLM (--experts: block_sparse_moe gate and experts). Importing
 //    gives exactly the values the script says its stored bits mean (its own widening,
 //    written to expected.safetensors), for every tensor of the model;
 //  - import -> export -> import -> export is byte-identical, from those files;
@@ -96,7 +97,8 @@ TEST_F(HfLlamaCli, PythonWrittenModelsImportExactlyAndRoundTrip) {
       {"bf16_sharded", "--dtype bf16 --seed 1"},
       {"mixed_sharded_tied_with_head", "--dtype mixed --seed 2 --tied --head-in-tied"},
       {"f16_single_tied", "--dtype f16 --seed 3 --tied --shards 1"},
-      {"f32_sharded_mha", "--dtype f32 --seed 4 --kv-heads 4 --rope-theta 500000"}};
+      {"f32_sharded_mha", "--dtype f32 --seed 4 --kv-heads 4 --rope-theta 500000"},
+      {"mixtral_bf16_sharded", "--dtype bf16 --seed 5 --experts 4 --experts-per-tok 2"}};
   for (const auto& [name, flags] : variants) {
     SCOPED_TRACE(name);
     write_model(name, flags);
@@ -105,6 +107,7 @@ TEST_F(HfLlamaCli, PythonWrittenModelsImportExactlyAndRoundTrip) {
     EXPECT_EQ(sharded, std::string(flags).find("--shards 1") == std::string::npos);
     auto m = read_hf_model(src);
     ASSERT_TRUE(m.ok()) << m.status().to_string();
+    EXPECT_EQ(m->config.moe.num_experts, std::string(name).starts_with("mixtral") ? 4 : 0);
     expect_python_values(m.value(), src + "/expected.safetensors");
     if (sharded) {  // by the index's path as well
       auto by_index = read_hf_model(src + "/model.safetensors.index.json");

@@ -318,7 +318,7 @@ TEST_F(HfLlamaRefusals, ConfigNamesTheFileAndTheKey) {
   EXPECT_EQ(with("attention_bias", "yes"), config_ + ": /attention_bias: expected true or false, got \"yes\"");
   EXPECT_EQ(with("hidden_act", "gelu"), config_ + ": /hidden_act: is \"gelu\"; zerotrain's Llama MLP is SwiGLU with silu");
   EXPECT_EQ(with("model_type", "mistral"), config_ + ": /model_type is \"mistral\"; zerotrain imports \"gpt2\", "
-                                                     "\"llama\" and \"qwen2\" models");
+                                                     "\"llama\", \"mixtral\" and \"qwen2\" models");
   EXPECT_EQ(with("num_key_value_heads", 3).find(config_ + ": model.num_key_value_heads: 3 does not divide"), 0u);
   EXPECT_EQ(with("hidden_size", "32"), config_ + ": /hidden_size: expected an integer 1..1048576, got \"32\"");
   Json j = good_config_;

@@ -3,7 +3,7 @@
 
 Usage: hf_llama_writer.py OUTDIR [--seed N] [--layers L] [--hidden C] [--heads H] [--kv-heads K]
                           [--intermediate I] [--vocab V] [--positions P] [--tied] [--head-in-tied]
-                          [--dtype bf16|f16|f32|mixed] [--shards 1|2]
+                          [--dtype bf16|f16|f32|mixed] [--shards 1|2] [--experts E --experts-per-tok K]
 
 Writes, from the seed alone and without zerotrain's code:
   OUTDIR/config.json                      LlamaForCausalLM's keys, as transformers writes them
@@ -16,7 +16,9 @@ Writes, from the seed alone and without zerotrain's code:
 Each file's tensors are laid out in state-dict order (not sorted, unlike zerotrain's writer), the
 header keys in that order, metadata {"format": "pt"}. --dtype mixed stores the matrices in BF16
 and the norms in F32, as some Hub checkpoints do. --head-in-tied adds lm_head.weight equal to
-embed_tokens to a tied model (transformers drops it; other tools keep it).
+embed_tokens to a tied model (transformers drops it; other tools keep it). --experts E writes a
+MixtralForCausalLM instead: each layer's mlp is block_sparse_moe (gate [E, C], then experts.j.w1,
+w2, w3 in MixtralBlockSparseTop2MLP's registration order) and config.json is MixtralConfig's.
 """
 import argparse
 import json
@@ -39,8 +41,17 @@ def state_dict_shapes(a):
               "mlp.gate_proj.weight": [I, C], "mlp.up_proj.weight": [I, C], "mlp.down_proj.weight": [C, I],
               "input_layernorm.weight": [C], "post_attention_layernorm.weight": [C]}
     out = [("model.embed_tokens.weight", [V, C])]
+    moe = [("block_sparse_moe.gate.weight", [a.experts, C])]
+    for j in range(a.experts):
+        moe += [(f"block_sparse_moe.experts.{j}.w1.weight", [I, C]), (f"block_sparse_moe.experts.{j}.w2.weight", [C, I]),
+                (f"block_sparse_moe.experts.{j}.w3.weight", [I, C])]
     for i in range(a.layers):
-        out += [(f"model.layers.{i}.{t}", shapes[t]) for t in LAYER_TENSORS]
+        for t in LAYER_TENSORS:
+            if a.experts and t.startswith("mlp."):
+                if t == "mlp.gate_proj.weight":
+                    out += [(f"model.layers.{i}.{name}", shape) for name, shape in moe]
+                continue
+            out.append((f"model.layers.{i}.{t}", shapes[t]))
         out.append((f"model.layers.{i}.self_attn.rotary_emb.inv_freq", [hd // 2]))
     out.append(("model.norm.weight", [C]))
     if not a.tied or a.head_in_tied:
@@ -146,11 +157,24 @@ def config_json(a):
             "transformers_version": "4.44.0", "use_cache": True}
 
 
+def config_for(a):
+    c = config_json(a)
+    if not a.experts:
+        return c
+    for k in ("attention_bias", "mlp_bias", "pretraining_tp"):
+        del c[k]
+    c.update({"architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "num_local_experts": a.experts,
+              "num_experts_per_tok": a.experts_per_tok, "router_aux_loss_coef": 0.02, "output_router_logits": False,
+              "router_jitter_noise": 0.0, "sliding_window": None})
+    return c
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("outdir")
     for flag, default in (("--seed", 1), ("--layers", 2), ("--hidden", 32), ("--heads", 4), ("--kv-heads", 2),
-                          ("--intermediate", 48), ("--vocab", 257), ("--positions", 64), ("--shards", 2)):
+                          ("--intermediate", 48), ("--vocab", 257), ("--positions", 64), ("--shards", 2),
+                          ("--experts", 0), ("--experts-per-tok", 2)):
         p.add_argument(flag, type=int, default=default)
     p.add_argument("--rope-theta", type=float, default=10000.0)
     p.add_argument("--tied", action="store_true")
@@ -173,7 +197,7 @@ def main():
             f.write(json.dumps(index, indent=2, sort_keys=True) + "\n")
     write_file(f"{a.outdir}/expected.safetensors", expected)
     with open(f"{a.outdir}/config.json", "w") as f:
-        f.write(json.dumps(config_json(a), indent=2, sort_keys=True) + "\n")
+        f.write(json.dumps(config_for(a), indent=2, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

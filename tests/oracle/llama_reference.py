@@ -159,7 +159,8 @@ def read_hf_export(d):
 def hf_weights(cfg, workdir):
     """The export's tensors under this file's parameter names, after checking config.json."""
     hf_cfg = json.load(open(os.path.join(workdir, "hf", "config.json")))
-    arch = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM"}[cfg.get("model_type", "llama")]
+    arch = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM",
+            "mixtral": "MixtralForCausalLM"}[cfg.get("model_type", "llama")]
     assert hf_cfg["architectures"] == [arch] and hf_cfg["model_type"] == cfg.get("model_type", "llama"), hf_cfg
     for key, want in cfg.items():
         assert hf_cfg[key] == want, (key, hf_cfg[key], want)

@@ -3,8 +3,11 @@
 torch, no transformers).
 
 Usage: mixtral_reference.py WORKDIR   (as llama_reference.py: case.json, init.safetensors,
-or zerotrain's HuggingFace export in WORKDIR/hf; writes WORKDIR/torch.safetensors, plus
-"aux" and "step_aux", the balance loss of batch 0 and of each training step)
+or zerotrain's HuggingFace export in WORKDIR/hf, MixtralForCausalLM's config.json and
+names; writes WORKDIR/torch.safetensors, plus "aux" and "step_aux", the balance loss of
+batch 0 and of each training step). case.json's model: HF Mixtral's keys, plus for the
+cases HF cannot describe "moe_gate" (the routing rule; absent: Mixtral's),
+"moe_intermediate_size" and "decoder_sparse_step".
 The Llama body of llama_reference.py with the MLP of every decoder_sparse_step-th block
 ((l + 1) % step == 0) replaced by a sparse MoE block of num_local_experts SwiGLU experts
 (w1 gate, w3 up, w2 down) behind a bias-free router, written from HF modeling_mixtral.py's
@@ -48,7 +51,7 @@ class SparseMoe(nn.Module):
         I = cfg.get("moe_intermediate_size", cfg["intermediate_size"])
         self.gate = nn.Linear(C, E, bias=False)
         self.experts = nn.ModuleList(Expert(C, I) for _ in range(E))
-        self.k, self.rule = cfg["num_experts_per_tok"], cfg["moe_gate"]
+        self.k, self.rule = cfg["num_experts_per_tok"], cfg.get("moe_gate", {"routing": "mixtral"})
         self.owner = [owner]  # the model collects each block's router logits / l_aux
 
     def forward(self, x):
@@ -100,7 +103,7 @@ class MoeModel(llama.Llama):
             if (l + 1) % step == 0:
                 self.layers[l] = MoeBlock(cfg, self)
         self.E, self.k, self.aux_coef = cfg["num_local_experts"], cfg["num_experts_per_tok"], cfg["router_aux_loss_coef"]
-        self.mixtral = cfg["moe_gate"]["routing"] == "mixtral"
+        self.mixtral = cfg.get("moe_gate", {"routing": "mixtral"})["routing"] == "mixtral"
 
     def forward(self, tokens, routes=None):
         self.router_logits, self.l_aux = [], []

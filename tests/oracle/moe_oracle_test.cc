@@ -6,7 +6,8 @@
 // the balance loss (testing/model_oracle.h: 1e-4 on logits, the balance loss and
 // gradients, 1e-5 on each loss). Cases:
 // - Mixtral routing (softmax top-2, renormalised, nothing dropped) with HF's balance loss
-//   over the layers;
+//   over the layers, the weights given to PyTorch as zerotrain's MixtralForCausalLM export
+//   (sharded, config.json checked key by key);
 // - DeepSpeed's top-1 with capacity factor 1 (tokens dropped), MoE every second block
 //   (decoder_sparse_step 2), l_aux summed over MoE blocks;
 // - DeepSpeed's top-2 with noise off and capacity factor 1.25.
@@ -29,18 +30,24 @@ struct MoeCase {
   double coef;
 };
 
-std::string gate_json(const MoeCase& c) {
-  if (c.routing == MoeRouting::kMixtral) return R"({"routing": "mixtral", "renormalize": true})";
-  return R"({"routing": "deepspeed", "capacity_factor": )" + std::to_string(c.capacity_factor) +
+// The case's MoE keys for the reference: HF Mixtral's (the weights then reach it as
+// zerotrain's MixtralForCausalLM export), or DeepSpeed's gate with zerotrain's tensors.
+std::string moe_json(const MoeCase& c) {
+  const std::string common = R"(, "num_local_experts": 4, "num_experts_per_tok": )" + std::to_string(c.k) +
+                             R"(, "router_aux_loss_coef": )" + std::to_string(c.coef);
+  if (c.routing == MoeRouting::kMixtral) return common + R"(, "output_router_logits": true, "model_type": "mixtral"})";
+  return common + R"(, "moe_intermediate_size": 48, "decoder_sparse_step": )" + std::to_string(c.every) +
+         R"(, "moe_gate": {"routing": "deepspeed", "capacity_factor": )" + std::to_string(c.capacity_factor) +
          R"(, "min_capacity": 0, "drop_tokens": true, "use_rts": false, "rsample": false, "second_sampling": false,
-            "drop_policy": "probs", "renormalize": true})";
+            "drop_policy": "probs", "renormalize": true}})";
 }
 
 class MoeOracle : public ::testing::TestWithParam<MoeCase> {};
 
 TEST_P(MoeOracle, MatchesPyTorch) {
   const MoeCase& c = GetParam();
-  testing::OracleRun run{c.name, GptConfig{}, 2.0f, "", "tests/oracle/mixtral_reference.py"};
+  const bool mixtral = c.routing == MoeRouting::kMixtral;
+  testing::OracleRun run{c.name, GptConfig{}, 2.0f, "", "tests/oracle/mixtral_reference.py", mixtral ? 40000u : 0u};
   GptConfig& m = run.model;
   m.set_family(ModelFamily::kLlama);
   m.n_layer = 2;
@@ -51,7 +58,7 @@ TEST_P(MoeOracle, MatchesPyTorch) {
   m.vocab_size = 211;
   m.n_positions = 32;
   m.moe.num_experts = 4;
-  m.moe.intermediate_size = 48;
+  m.moe.intermediate_size = mixtral ? 0 : 48;  // Mixtral's experts are intermediate_size wide
   m.moe.every = c.every;
   m.moe.aux_loss_coef = c.coef;
   m.moe.gate.routing = c.routing;
@@ -62,9 +69,7 @@ TEST_P(MoeOracle, MatchesPyTorch) {
   m.moe.gate.second_sampling = false;
   run.model_json = R"({"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "hidden_size": 64,
     "intermediate_size": 96, "vocab_size": 211, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
-    "tie_word_embeddings": false, "num_local_experts": 4, "moe_intermediate_size": 48, "num_experts_per_tok": )" +
-                   std::to_string(c.k) + R"(, "decoder_sparse_step": )" + std::to_string(c.every) +
-                   R"(, "router_aux_loss_coef": )" + std::to_string(c.coef) + R"(, "moe_gate": )" + gate_json(c) + "}";
+    "tie_word_embeddings": false)" + moe_json(c);
   testing::run_model_oracle(run);
 }
 

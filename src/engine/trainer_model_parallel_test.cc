@@ -20,7 +20,7 @@ namespace {
 constexpr int kVocab = 61;
 
 // kMoe: the Llama with experts in every block (DeepSpeed's top-2, capacity 1.25 so tokens
-// drop, noise off, l_aux coefficient 0.01); kMixtral: in every second block, Mixtral's
+// drop, second-expert sampling with keyed Gumbel noise, l_aux coefficient 0.01); kMixtral: in every second block, Mixtral's
 // routing with HF's balance loss (coefficient 0.02).
 enum class Family { kGpt2, kLlama, kLlamaTied, kMoe, kMixtral };
 
@@ -29,7 +29,8 @@ void add_experts(Family f, GptConfig* c) {
   m.num_experts = 4;
   m.intermediate_size = 24;
   m.gate.k = 2;
-  m.gate.use_rts = m.gate.second_sampling = false;
+  m.gate.use_rts = false;
+  m.gate.second_sampling = f == Family::kMoe;
   m.gate.min_capacity = 0;
   m.gate.capacity_factor = 1.25;
   m.aux_loss_coef = f == Family::kMoe ? 0.01 : 0.02;

@@ -16,6 +16,11 @@ LayerParamSource& Trainer::layer_source() {
 // and activation switch.
 Status Trainer::prepare_micro(size_t i, int B, int T) {
   ZT_RETURN_IF_ERROR(model_->set_routes(step_routes_[i], B, T));
+  // MoE routing noise: keyed by the run's seed, the step and the micro-batch's place in the
+  // global batch, so every layout draws the same for the same tokens.
+  const uint64_t global_micro = static_cast<uint64_t>(dp_->rank()) * step_routes_.size() + i;
+  model_->set_moe_noise_key((options_.seed * 0x100000001b3ull + static_cast<uint64_t>(global_step_)) * 0x9e3779b1ull +
+                            global_micro);
   if (compressor_ == nullptr) return Status::OK();
   compressor_->begin_forward(global_step_);
   model_->set_activation_quant(compressor_->activations_on() ? &compressor_->activation_bits() : nullptr,

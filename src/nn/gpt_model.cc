@@ -46,11 +46,6 @@ Status GptModel::check_supported(const GptConfig& config, const GptModelOptions&
   if (b.moe_ops() == nullptr) return Status::Unimplemented(why + "the backend " + b.describe() + " (no MoE kernels)");
   if (b.compute_dtype() != DType::kF32) return Status::Unimplemented(why + "bf16/fp16 compute yet; they run in fp32");
   if (options.layout.tp_size > 1) return Status::Unimplemented(why + "tensor parallelism yet (tp must be 1)");
-  const MoeNoiseNeeds noise = moe_gate_noise_needs(config.moe.gate);
-  if (noise.gumbel || noise.uniform) {
-    return Status::Unimplemented(why + "noisy routing yet: set use_rts false, noisy_gate_policy None and "
-                                       "top2_2nd_expert_sampling false");
-  }
   return Status::OK();
 }
 
@@ -153,6 +148,11 @@ const BlockRoute* GptModel::route(int layer) const {
   const std::vector<BlockRoute>& r = routes_[static_cast<size_t>(slot_)];
   if (r.empty() || r[static_cast<size_t>(layer)].whole()) return nullptr;
   return &r[static_cast<size_t>(layer)];
+}
+
+void GptModel::set_moe_noise_key(uint64_t key) {
+  moe_noise_keys_.resize(static_cast<size_t>(options_.slots), 0);
+  moe_noise_keys_[static_cast<size_t>(slot_)] = key;
 }
 
 void GptModel::set_slot(int slot) {

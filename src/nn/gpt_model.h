@@ -162,6 +162,11 @@ class GptModel {
   void set_moe_aux_weight(float w) { moe_aux_weight_ = w; }
   // Forwards without a backward (evaluation) route with eval_capacity_factor.
   void set_moe_eval(bool eval) { moe_eval_ = eval; }
+  // The key of the current slot's routing noise (DeepSpeed's random token selection,
+  // RSample and top-2 second-expert sampling): block l draws from Rng(key, l), so a
+  // recompute draws the same, and a micro-batch routes alike in every layout when the
+  // engine keys it by its place in the global batch.
+  void set_moe_noise_key(uint64_t key);
 
  protected:
   GptModel(const GptConfig& config, const GptModelOptions& options);
@@ -180,6 +185,7 @@ class GptModel {
   bool act_symmetric_ = true;
   float moe_aux_weight_ = 0.0f;
   bool moe_eval_ = false;
+  std::vector<uint64_t> moe_noise_keys_;  // per slot
 };
 
 }  // namespace zt

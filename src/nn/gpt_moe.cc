@@ -10,10 +10,15 @@
 // HF's over every MoE block of the micro-batch) and gives dlogits; the router's backward
 // adds its input gradient (in fp32, then one sum). The host keeps each slot's routing per
 // block (gates_) from forward to backward; a recompute routes again from the same logits
-// and gets the same choices (the gate is deterministic).
+// and gets the same choices (the gate is deterministic, and its noise is drawn from the
+// slot's key and the block).
 #include <string>
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/check.h"
+#include "core/rng.h"
 #include "nn/gpt_model_impl.h"
 
 namespace zt {
@@ -44,6 +49,24 @@ MoeCall moe_call(const GptConfig& c, const MoeGateResult& r, const BlockActivati
     call.grads.push_back({g.in_w, g.in_b, g.up_w, g.out_w, g.out_b});
   }
   return call;
+}
+
+// Block l's draws for N tokens: uniform in (0, 1) and standard Gumbel -log(-log(u)), each
+// array its own stream of Rng(key, l), only where the gate's options use it.
+MoeGateNoise moe_noise(const MoeGateOptions& o, uint64_t key, int l, int64_t N, int E) {
+  const MoeNoiseNeeds needs = moe_gate_noise_needs(o);
+  MoeGateNoise noise;
+  auto draw = [&](std::vector<float>* out, uint64_t stream, bool gumbel) {
+    Rng rng(key * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(l) * 2 + stream);
+    out->resize(static_cast<size_t>(N * E));
+    for (float& v : *out) {
+      const double u = std::max(rng.uniform(), 1e-12);
+      v = static_cast<float>(gumbel ? -std::log(-std::log(u)) : u);
+    }
+  };
+  if (needs.uniform) draw(&noise.uniform, 0, false);
+  if (needs.gumbel) draw(&noise.gumbel, 1, true);
+  return noise;
 }
 
 }  // namespace
@@ -90,7 +113,9 @@ Status GptModelImpl<A>::moe_forward(int l, const BlockActivationsT<A>& a, int64_
     k_.linear_forward(a.moe_logits, a.norm2, w.router_w, nullptr, nullptr, N, C, E);
     std::vector<float> logits(static_cast<size_t>(N * E));
     backend_.copy_to_host(logits.data(), a.moe_logits, logits.size() * sizeof(float));
-    StatusOr<MoeGateResult> routed = moe_gate_forward(logits.data(), N, E, m.gate_for(moe_eval_), MoeGateNoise{});
+    const uint64_t key = moe_noise_keys_.empty() ? 0 : moe_noise_keys_[static_cast<size_t>(slot_)];
+    const MoeGateOptions gate = m.gate_for(moe_eval_);
+    StatusOr<MoeGateResult> routed = moe_gate_forward(logits.data(), N, E, gate, moe_noise(gate, key, l, N, E));
     if (!routed.ok()) return Status::InvalidArgument("block " + std::to_string(l) + ": " + routed.status().message());
     MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)] = std::move(routed).value();
     const size_t nk = static_cast<size_t>(N * k);

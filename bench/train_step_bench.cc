@@ -4,6 +4,7 @@
 //   train_step_bench --layers L --heads H --embd C --vocab V --batch B --seq T
 //                    [--steps N] [--warmup W] [--threads P] [--positions P]
 //                    [--family llama --intermediate I --kv-heads KV --tied]
+//                    [--experts E --experts-per-tok K --expert-intermediate I --routing mixtral|deepspeed]
 // For --family llama, --layers/--heads/--embd/--vocab/--positions are HF LlamaConfig's
 // num_hidden_layers, num_attention_heads, hidden_size, vocab_size, max_position_embeddings;
 // --intermediate is intermediate_size, --kv-heads num_key_value_heads (0 = --heads),
@@ -56,12 +57,22 @@ int main(int argc, char** argv) {
   app.add_option("--kv-heads", o.model.n_kv_head, "llama: num_key_value_heads (0 = --heads)");
   bool tied = false;
   app.add_flag("--tied", tied, "llama: tie_word_embeddings");
+  zt::MoeConfig& moe = o.model.moe;
+  std::string routing = "mixtral";
+  app.add_option("--experts", moe.num_experts, "MoE: experts per block (0: dense)");
+  app.add_option("--experts-per-tok", moe.gate.k, "MoE: k");
+  app.add_option("--expert-intermediate", moe.intermediate_size, "MoE: each expert's width (0: --intermediate)");
+  app.add_option("--routing", routing, "MoE: mixtral (no drops) | deepspeed (capacity 1.25, drops)")
+      ->check(CLI::IsMember({"mixtral", "deepspeed"}));
   std::string precision = "fp32";
   app.add_option("--precision", precision, "fp32 | bf16 | fp16 (mixed precision: 16-bit compute, fp32 master)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   CLI11_PARSE(app, argc, argv);
   if (family == "llama") o.model.set_family(zt::ModelFamily::kLlama);  // the preset first: it unties the head
   if (tied) o.model.tie_word_embeddings = true;
+  moe.gate.routing = routing == "mixtral" ? zt::MoeRouting::kMixtral : zt::MoeRouting::kDeepSpeed;
+  moe.gate.capacity_factor = 1.25;
+  moe.gate.use_rts = moe.gate.second_sampling = false;
   if (!zt::backend_environment_ok()) return 2;
   o.backend = zt::backend_for(zt::Device::kCpu, zt::dtype_from_precision(precision)).value();
   zt::set_num_threads(threads);
@@ -93,8 +104,8 @@ int main(int argc, char** argv) {
   const zt::MemoryReport m = t.memory();
   // The kernel oneDNN picks for the bf16 GEMMs of this model (AMX or not).
   const auto bf16_impl = zt::bf16_gemm_impl(o.micro_batch * o.seq_len, 4 * o.model.n_embd, o.model.n_embd);
-  std::printf("{\"family\":\"%s\",\"flops_per_token\":%.0f,", family.c_str(),
-              o.model.flops_per_token(o.seq_len));
+  std::printf("{\"family\":\"%s\",\"flops_per_token\":%.0f,\"experts\":%d,\"active_params\":%lld,", family.c_str(),
+              o.model.flops_per_token(o.seq_len), moe.num_experts, static_cast<long long>(o.model.active_parameters()));
   std::printf("\"precision\":\"%s\",\"bf16_gemm\":\"%s\",\"backend\":\"%s\",", precision.c_str(),
               bf16_impl.ok() ? bf16_impl.value().c_str() : "unavailable", t.backend().describe().c_str());
   std::printf("\"impl\":\"zerotrain\",\"ms\":%.2f,\"forward_ms\":%.2f,\"backward_ms\":%.2f,\"optimizer_ms\":%.2f,"

@@ -212,6 +212,21 @@ static Status check_offload(const ZtConfig& c) {
   return Status::OK();
 }
 
+// What experts (model.moe) do not combine with yet, named by the other key.
+static Status check_moe(const ZtConfig& c) {
+  if (!c.model.moe.enabled()) return Status::OK();
+  const std::string why = " with experts (model.moe) is not supported yet: ";
+  if (c.parameter_server.enabled) {
+    return Status::Unimplemented("/parameter_server/enabled: true" + why + "the workers do not weigh the balance loss");
+  }
+  if (c.precision.fp16 || c.precision.bf16) {
+    return Status::Unimplemented(std::string(c.precision.fp16 ? "/fp16" : "/bf16") + "/enabled: true" + why +
+                                 "MoE blocks compute in fp32");
+  }
+  if (c.parallel.tp > 1) return Status::Unimplemented("/parallel/tp: " + std::to_string(c.parallel.tp) + why + "use tp 1");
+  return Status::OK();
+}
+
 Status check_supported(const ZtConfig& c) {
   auto no = [](const std::string& ptr, const std::string& why) { return Status::Unimplemented(ptr + ": " + why); };
   if (c.precision.fp16 && c.precision.bf16) {
@@ -242,7 +257,7 @@ Status check_supported(const ZtConfig& c) {
               "true together with partition_activations at tp > 1 is not supported: choose one (each keeps the "
               "checkpointed inputs out of the activation arena)");
   }
-  return Status::OK();
+  return check_moe(c);
 }
 
 StatusOr<Json> load_json_file(const std::string& path) {

@@ -1,0 +1,83 @@
+// The model section's MoE keys (model_moe_keys.cc): DeepSpeed's MoE layer arguments under
+// "moe" with DeepSpeed's defaults, HF's flat keys with HF's routing and objective rule, the
+// MoE presets, and errors naming the JSON path and the allowed values; and what experts do
+// not combine with yet, refused naming the other key.
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+
+namespace zt {
+namespace {
+
+StatusOr<ZtConfig> parse(const std::string& text) {
+  auto json = parse_json_strict(text, "config.json");
+  if (!json.ok()) return json.status();
+  return parse_config(json.value());
+}
+
+// The parser's error, else check_supported's (what a run refuses before starting).
+std::string error_of(const std::string& text) {
+  auto c = parse(text);
+  if (!c.ok()) return c.status().message();
+  const Status s = check_supported(c.value());
+  return s.ok() ? "" : s.message();
+}
+
+TEST(ConfigMoe, DeepSpeedArgumentsTakeDeepSpeedsDefaults) {
+  auto c = parse(R"({"model": {"family": "llama", "moe": {"num_experts": 8, "capacity_factor": 1.25}}})");
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  const MoeConfig& m = c->model.moe;
+  EXPECT_EQ(m.num_experts, 8);
+  EXPECT_EQ(m.k(), 1);
+  EXPECT_EQ(m.gate.routing, MoeRouting::kDeepSpeed);
+  EXPECT_EQ(m.gate.capacity_factor, 1.25);
+  EXPECT_EQ(m.eval_capacity_factor, 1.25);
+  EXPECT_EQ(m.gate.min_capacity, 4);
+  EXPECT_TRUE(m.gate.drop_tokens && m.gate.use_rts && m.gate.second_sampling && !m.gate.rsample);
+  EXPECT_EQ(m.aux_loss_coef, 0.0);
+}
+
+TEST(ConfigMoe, HuggingFaceKeysRouteAsHf) {
+  auto c = parse(R"({"model": {"family": "llama", "num_local_experts": 4, "num_experts_per_tok": 2,
+                               "router_aux_loss_coef": 0.02, "output_router_logits": true}})");
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->model.moe.gate.routing, MoeRouting::kMixtral);
+  EXPECT_EQ(c->model.moe.aux_loss_coef, 0.02);
+  EXPECT_FALSE(c->model.moe.gate.drop_tokens);
+  auto quiet = parse(R"({"model": {"family": "qwen2", "num_experts": 4, "decoder_sparse_step": 2}})");
+  ASSERT_TRUE(quiet.ok()) << quiet.status().to_string();
+  EXPECT_EQ(quiet->model.moe.aux_loss_coef, 0.0) << "HF adds the balance loss only with output_router_logits";
+  EXPECT_FALSE(quiet->model.moe.gate.renormalize) << "Qwen2-MoE's norm_topk_prob defaults to false";
+  EXPECT_EQ(quiet->model.moe.k(), 4);
+  EXPECT_TRUE(quiet->model.moe_block(1) && !quiet->model.moe_block(0));
+}
+
+TEST(ConfigMoe, PresetsCountActiveParameters) {
+  auto c = parse(R"({"model": {"preset": "Mixtral-8x7B"}, "data": {"seq_len": 256}})");
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  // mistralai/Mixtral-8x7B-v0.1: 46.7 B parameters, 12.9 B active per token.
+  EXPECT_NEAR(c->model.num_parameters() / 1e9, 46.70, 0.01);
+  EXPECT_NEAR(c->model.active_parameters() / 1e9, 12.88, 0.01);
+  auto tiny = parse(R"({"model": {"preset": "tiny-mixtral", "num_experts_per_tok": 1}, "data": {"tokenizer": "byte"}})");
+  ASSERT_TRUE(tiny.ok()) << tiny.status().to_string();
+  EXPECT_EQ(tiny->model.moe.k(), 1);
+  EXPECT_EQ(tiny->model.vocab_size, 257);
+}
+
+TEST(ConfigMoe, ErrorsNameThePathAndTheAllowedValues) {
+  EXPECT_EQ(error_of(R"({"model": {"moe": {"num_experts": 4, "noisy_gate_policy": "Gauss"}}})"),
+            R"(/model/moe/noisy_gate_policy: expected one of "None", "Jitter", "RSample", got "Gauss")");
+  EXPECT_EQ(error_of(R"({"model": {"moe": {"num_experts": 4, "num_experts_per_tok": 5}}})"),
+            "/model/moe: num_experts_per_tok: expected 1..4, got 5");
+  EXPECT_EQ(error_of(R"({"model": {"moe": {"capacity_factor": 2}}})"),
+            "/model/moe/num_experts: is missing: the experts of each MoE block");
+  EXPECT_EQ(error_of(R"({"model": {"num_experts": 4, "moe": {"num_experts": 4}}})"),
+            "/model/moe: given together with HuggingFace's flat MoE keys; use one form");
+  EXPECT_EQ(error_of(R"({"model": {"family": "qwen2", "num_experts": 4, "shared_expert_intermediate_size": 64}})"),
+            "/model/shared_expert_intermediate_size: Qwen2-MoE's shared expert is not built into the model yet; use 0");
+  EXPECT_EQ(error_of(R"({"model": {"moe": {"num_experts": 4}}, "bf16": {"enabled": true}})"),
+            "/bf16/enabled: true with experts (model.moe) is not supported yet: MoE blocks compute in fp32");
+}
+
+}  // namespace
+}  // namespace zt

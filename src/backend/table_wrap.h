@@ -28,7 +28,7 @@
 
 #define ZT_MOE_OPS_ENTRIES(X)                                                                                 \
   X(dispatch) X(dispatch_backward) X(combine) X(combine_backward) X(experts_forward) X(experts_backward)     \
-  X(experts_scratch_floats)
+  X(experts_scratch_floats) X(mix_forward) X(mix_backward)
 
 namespace zt {
 

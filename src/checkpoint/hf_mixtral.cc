@@ -59,6 +59,7 @@ Status check_mixtral_export(const GptConfig& m) {
   else if (moe.gate.routing != MoeRouting::kMixtral || !moe.gate.renormalize) why = "its routing is not Mixtral's (softmax top-k, renormalised)";
   else if (moe.every != 1) why = "Mixtral has experts in every layer (decoder_sparse_step 1)";
   else if (m.expert_width() != m.mlp_width()) why = "Mixtral's experts are intermediate_size wide";
+  else if (moe.has_shared()) why = "Mixtral has no dense MLP beside its experts";
   if (why.empty()) return Status::OK();
   return Status::InvalidArgument("export: this MoE model is not a Mixtral: " + why);
 }

@@ -7,8 +7,8 @@
 //   (softmax top-k, nothing dropped); they also adjust an MoE preset. As in HF, the
 //   balance loss enters the objective only with output_router_logits; it is reported either
 //   way.
-// Giving both forms is an error naming both; so is a Qwen2-MoE shared expert, which the
-// model does not build yet.
+// Qwen2-MoE's shared_expert_intermediate_size is its sigmoid-gated shared expert. Giving
+// both forms is an error naming both.
 #include <string>
 
 #include "config/sections.h"
@@ -32,9 +32,8 @@ void parse_hf_moe_keys(JsonReader& r, GptConfig* m) {
   moe.gate.renormalize = r.boolean("norm_topk_prob", preset ? moe.gate.renormalize : !qwen);  // Mixtral: always
   const double coef = r.number("router_aux_loss_coef", preset ? 0.02 : 0.001, 0.0, 1e6);
   moe.aux_loss_coef = r.boolean("output_router_logits", false) ? coef : 0.0;
-  if (r.integer("shared_expert_intermediate_size", 0, 0, 1 << 24) > 0) {
-    r.fail("shared_expert_intermediate_size", "Qwen2-MoE's shared expert is not built into the model yet; use 0");
-  }
+  moe.shared_intermediate_size =
+      static_cast<int>(r.integer("shared_expert_intermediate_size", moe.shared_intermediate_size, 0, 1 << 24));
 }
 
 }  // namespace

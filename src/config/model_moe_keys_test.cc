@@ -4,6 +4,8 @@
 // not combine with yet, refused naming the other key.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "config/config.h"
 
 namespace zt {
@@ -58,6 +60,12 @@ TEST(ConfigMoe, PresetsCountActiveParameters) {
   // mistralai/Mixtral-8x7B-v0.1: 46.7 B parameters, 12.9 B active per token.
   EXPECT_NEAR(c->model.num_parameters() / 1e9, 46.70, 0.01);
   EXPECT_NEAR(c->model.active_parameters() / 1e9, 12.88, 0.01);
+  auto qwen = parse(R"({"model": {"preset": "Qwen1.5-MoE-A2.7B"}, "data": {"seq_len": 256}})");
+  ASSERT_TRUE(qwen.ok()) << qwen.status().to_string();
+  std::printf("  Qwen1.5-MoE-A2.7B: %.3f B parameters, %.3f B active\n", qwen->model.num_parameters() / 1e9,
+              qwen->model.active_parameters() / 1e9);
+  EXPECT_NEAR(qwen->model.num_parameters() / 1e9, 14.32, 0.01);  // the model card: 14.3 B, 2.7 B activated
+  EXPECT_NEAR(qwen->model.active_parameters() / 1e9, 2.69, 0.01);
   auto tiny = parse(R"({"model": {"preset": "tiny-mixtral", "num_experts_per_tok": 1}, "data": {"tokenizer": "byte"}})");
   ASSERT_TRUE(tiny.ok()) << tiny.status().to_string();
   EXPECT_EQ(tiny->model.moe.k(), 1);
@@ -73,8 +81,9 @@ TEST(ConfigMoe, ErrorsNameThePathAndTheAllowedValues) {
             "/model/moe/num_experts: is missing: the experts of each MoE block");
   EXPECT_EQ(error_of(R"({"model": {"num_experts": 4, "moe": {"num_experts": 4}}})"),
             "/model/moe: given together with HuggingFace's flat MoE keys; use one form");
-  EXPECT_EQ(error_of(R"({"model": {"family": "qwen2", "num_experts": 4, "shared_expert_intermediate_size": 64}})"),
-            "/model/shared_expert_intermediate_size: Qwen2-MoE's shared expert is not built into the model yet; use 0");
+  EXPECT_EQ(error_of(R"({"model": {"moe": {"num_experts": 4, "use_residual": true, "shared_expert_intermediate_size": 8}}})"),
+            "/model/moe: use_residual: a PR-MoE residual MLP and a shared expert (shared_expert_intermediate_size) do "
+            "not combine; choose one");
   EXPECT_EQ(error_of(R"({"model": {"moe": {"num_experts": 4}}, "bf16": {"enabled": true}})"),
             "/bf16/enabled: true with experts (model.moe) is not supported yet: MoE blocks compute in fp32");
 }

@@ -51,18 +51,27 @@ constexpr Preset kPresets[] = {
     // tiny Mixtral (8 experts, top-2) whose vocabulary comes from the tokenizer.
     {"tiny-mixtral", kL, 2, 4, 128, 2, 256, 0, 1024, 1e6, false},
     {"Mixtral-8x7B", kL, 32, 32, 4096, 8, 14336, 32000, 32768, 1e6, false},
+    // Qwen/Qwen1.5-MoE-A2.7B's config.json: 60 experts 1408 wide, top-4 not renormalised,
+    // a sigmoid-gated shared expert 5632 wide.
+    {"Qwen1.5-MoE-A2.7B", ModelFamily::kQwen2, 24, 16, 2048, 16, 5632, 151936, 8192, 1e6, false},
 };
 
-// The experts of the MoE presets: 8, top-2, Mixtral's routing (router_aux_loss_coef 0.02
-// with output_router_logits off, as HF's config: reported, not in the objective).
+// The experts of the MoE presets, with HF's routing (their router_aux_loss_coef with
+// output_router_logits off, as HF's configs: reported, not in the objective).
 void apply_moe_preset(const Preset& p, GptConfig* m) {
   const std::string name = p.name;
-  if (name != "tiny-mixtral" && name != "Mixtral-8x7B") return;
+  const bool qwen = name == "Qwen1.5-MoE-A2.7B";
+  if (name != "tiny-mixtral" && name != "Mixtral-8x7B" && !qwen) return;
   MoeConfig& moe = m->moe;
-  moe.num_experts = 8;
-  moe.gate.k = 2;
+  moe.num_experts = qwen ? 60 : 8;
+  moe.gate.k = qwen ? 4 : 2;
   moe.gate.routing = MoeRouting::kMixtral;
   moe.gate.drop_tokens = moe.gate.use_rts = moe.gate.second_sampling = false;
+  moe.gate.renormalize = !qwen;
+  if (qwen) {
+    moe.intermediate_size = 1408;
+    moe.shared_intermediate_size = 5632;
+  }
 }
 
 // One field under two names: the value of whichever is given (dflt when neither).
@@ -157,7 +166,7 @@ void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* m) {
   const std::string preset = r.choice("preset", "", {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "tiny", "small",
                                                      "stories15M", "stories42M", "stories110M", "SmolLM-135M",
                                                      "SmolLM-360M", "TinyLlama-1.1B", "Llama-3.2-1B", "Qwen2.5-0.5B",
-                                                     "tiny-mixtral", "Mixtral-8x7B"});
+                                                     "tiny-mixtral", "Mixtral-8x7B", "Qwen1.5-MoE-A2.7B"});
   const Preset* p = find_preset(preset);
   if (p != nullptr) apply_preset(*p, m);
   const std::string family = r.choice("family", family_name(m->family()), {"gpt2", "llama", "qwen2"});

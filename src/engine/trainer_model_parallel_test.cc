@@ -21,7 +21,7 @@ constexpr int kVocab = 61;
 
 // kMoe: the Llama with experts in every block (DeepSpeed's top-2, capacity 1.25 so tokens
 // drop, second-expert sampling with keyed Gumbel noise, l_aux coefficient 0.01); kMixtral: in every second block, Mixtral's
-// routing with HF's balance loss (coefficient 0.02).
+// routing with HF's balance loss (coefficient 0.02) and a gated shared expert.
 enum class Family { kGpt2, kLlama, kLlamaTied, kMoe, kMixtral };
 
 void add_experts(Family f, GptConfig* c) {
@@ -36,6 +36,7 @@ void add_experts(Family f, GptConfig* c) {
   m.aux_loss_coef = f == Family::kMoe ? 0.01 : 0.02;
   m.every = f == Family::kMoe ? 1 : 2;
   m.gate.routing = f == Family::kMoe ? MoeRouting::kDeepSpeed : MoeRouting::kMixtral;
+  m.shared_intermediate_size = f == Family::kMixtral ? 16 : 0;  // with Qwen2-MoE's gated shared expert
 }
 
 GptConfig tiny_model(Family f = Family::kGpt2) {

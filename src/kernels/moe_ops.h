@@ -61,6 +61,13 @@ struct MoeExpertShape {
   bool swiglu;
 };
 
+// How a dense MLP beside the experts meets their output (kernels/cpu/moe_mix.h):
+// DeepSpeed's PR-MoE residual (softmax over two coefficients), Qwen2-MoE's gated shared
+// expert (sigmoid of one logit), DeepSeek-MoE's shared experts (a plain sum).
+enum class MoeMix { kResidual, kGatedShared, kShared };
+// Logits per token: 2, 1 or 0.
+int moe_mix_logits(MoeMix kind);
+
 struct MoeOps {
   void (*dispatch)(float* buf, const float* x, const MoeSlots& s, int C);
   void (*dispatch_backward)(float* dx, const float* dbuf, const MoeSlots& s, int C);
@@ -73,6 +80,9 @@ struct MoeOps {
                            const MoeExpertActs& acts, const float* buf, const std::vector<MoeExpertWeights>& w,
                            const std::vector<int64_t>& fill, const MoeExpertShape& s, float* scratch);
   size_t (*experts_scratch_floats)(const MoeExpertShape& s);
+  void (*mix_forward)(float* y, const float* moe, const float* dense, const float* logits, int64_t N, int C, MoeMix kind);
+  void (*mix_backward)(float* dmoe, float* ddense, float* dlogits, const float* dy, const float* moe, const float* dense,
+                       const float* logits, int64_t N, int C, MoeMix kind);
 };
 
 }  // namespace zt

@@ -2,6 +2,7 @@
 // counted then assigned by the same code.
 #include "nn/gpt_activations.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/check.h"
@@ -39,6 +40,7 @@ struct Dims {
   // MoE blocks (zero for a dense model): experts, experts per token, the expert buffers'
   // rows per expert (moe_capacity_bound for B T tokens) and the expert width.
   size_t E = 0, K = 0, cap = 0, Ie = 0;
+  size_t S = 0;  // the dense MLP beside the experts (0: none)
 };
 
 // An MoE block's saved activations (nn/moe_config.h), fp32.
@@ -53,6 +55,13 @@ void carve_moe(BlockActivationsT<A>* b, const Dims& d, Carver* c) {
   if (d.swiglu) b->moe_h_up = c->stats(d.E * d.cap * d.Ie);
   b->moe_act = c->stats(d.E * d.cap * d.Ie);
   b->moe_out = c->stats(d.E * d.cap * d.C);
+  b->moe_routed = c->stats(d.BT * d.C);
+  if (d.S == 0) return;
+  b->moe_sh_in = c->stats(d.BT * d.S);
+  if (d.swiglu) b->moe_sh_up = c->stats(d.BT * d.S);
+  b->moe_sh_act = c->stats(d.BT * d.S);
+  b->moe_sh_out = c->stats(d.BT * d.C);
+  b->moe_mix_logits = c->stats(d.BT * 2);
 }
 
 // dense / moe: the dense MLP's buffers, an MoE block's (the shared recompute set may need both).
@@ -129,7 +138,13 @@ void carve_moe_scratch(GptScratchT<A>* s, const Dims& d, Carver* c) {
   s->moe_dout = c->stats(d.E * d.cap * d.C);
   s->moe_dweight = c->stats(d.BT * d.K);
   s->moe_dlogits = c->stats(d.BT * d.E);
-  s->moe_experts = c->stats(d.cap * d.Ie * 3 + d.cap * d.C);  // moe_experts_scratch_floats
+  // moe_experts_scratch_floats for the experts, or the dense MLP beside them (N rows, S wide).
+  const size_t rows = std::max(d.cap, d.S > 0 ? d.BT : 0), width = std::max(d.Ie, d.S);
+  s->moe_experts = c->stats(rows * width * 3 + rows * d.C);
+  if (d.S == 0) return;
+  s->moe_dmoe = c->stats(d.BT * d.C);
+  s->moe_ddense = c->stats(d.BT * d.C);
+  s->moe_dmix = c->stats(d.BT * 2);
 }
 
 template <typename A>
@@ -228,6 +243,7 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
     d.K = static_cast<size_t>(cfg.moe.k());
     d.cap = static_cast<size_t>(moe_capacity_bound(cfg.moe.widest_gate(), static_cast<int64_t>(d.BT), cfg.moe.num_experts));
     d.Ie = static_cast<size_t>(cfg.expert_width());
+    d.S = static_cast<size_t>(cfg.moe.has_shared() ? cfg.shared_width() : 0);
   }
   return d;
 }

@@ -61,6 +61,13 @@ struct BlockActivationsT {
   float* moe_h_up = nullptr;         // (E, cap, Ie) SwiGLU's up projection
   float* moe_act = nullptr;          // (E, cap, Ie)
   float* moe_out = nullptr;          // (E, cap, C) expert outputs
+  float* moe_routed = nullptr;       // (N, C) their combined output
+  // With a dense MLP beside the experts (S its width): its projections, output, mixing logits.
+  float* moe_sh_in = nullptr;        // (N, S)
+  float* moe_sh_up = nullptr;        // (N, S) SwiGLU
+  float* moe_sh_act = nullptr;       // (N, S)
+  float* moe_sh_out = nullptr;       // (N, C)
+  float* moe_mix_logits = nullptr;   // (N, 1 or 2)
   // Checkpointed blocks only.
   bool checkpointed = false;
   A* saved_input_part = nullptr;  // (B*T*C/tp) this rank's slice of the input (partitioned), else null
@@ -109,7 +116,10 @@ struct GptScratchT {
   A* route_branch = nullptr;     // (B, T, C) a scaled block's branch output, or its scaled gradient
   float* route_f32 = nullptr;    // (B, T, C) the same in fp32, being scaled
   // MoE blocks only.
-  float* moe_y = nullptr;        // (B, T, C) the combined expert output
+  float* moe_y = nullptr;        // (B, T, C) the routed and dense outputs mixed
+  float* moe_dmoe = nullptr;     // (B, T, C) mixing's gradients: of the routed output,
+  float* moe_ddense = nullptr;   // (B, T, C) of the dense MLP's output,
+  float* moe_dmix = nullptr;     // (B, T, 2) and of the mixing logits
   float* moe_dx = nullptr;       // (B, T, C) the router's input gradient
   float* moe_dbuf = nullptr;     // (E, cap, C)
   float* moe_dout = nullptr;     // (E, cap, C)

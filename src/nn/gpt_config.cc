@@ -130,16 +130,24 @@ static int64_t mlp_parameters(int64_t C, int64_t I, bool swiglu, bool bias) {
 
 int64_t GptConfig::expert_parameters() const { return mlp_parameters(n_embd, expert_width(), swiglu(), mlp_bias); }
 
+int64_t GptConfig::shared_parameters() const {
+  if (!moe.has_shared()) return 0;
+  const int64_t gate = moe.mix() == MoeMix::kResidual ? 2 * n_embd + 2 : moe.mix() == MoeMix::kGatedShared ? n_embd : 0;
+  return mlp_parameters(n_embd, shared_width(), swiglu(), mlp_bias) + gate;
+}
+
 int64_t GptConfig::block_matmul_weights(int l) const {
   const int64_t C = n_embd, KV = kv_dim();
   const int64_t attention = 2 * C * C + 2 * KV * C;
   if (!moe_block(l)) return attention + (swiglu() ? 3 : 2) * C * mlp_width();
-  return attention + moe.num_experts * C + moe.k() * (swiglu() ? 3 : 2) * C * expert_width();
+  const int64_t shared = moe.has_shared() ? (swiglu() ? 3 : 2) * C * shared_width() + moe_mix_logits(moe.mix()) * C : 0;
+  return attention + moe.num_experts * C + moe.k() * (swiglu() ? 3 : 2) * C * expert_width() + shared;
 }
 
 int64_t GptConfig::block_parameters(int l) const {
   if (!moe_block(l)) return attention_parameters() + mlp_parameters(n_embd, mlp_width(), swiglu(), mlp_bias);
-  return attention_parameters() + static_cast<int64_t>(moe.num_experts) * (n_embd + expert_parameters());
+  return attention_parameters() + static_cast<int64_t>(moe.num_experts) * (n_embd + expert_parameters()) +
+         shared_parameters();
 }
 
 int64_t GptConfig::position_parameters() const {

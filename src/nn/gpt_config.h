@@ -81,6 +81,8 @@ struct GptConfig {
   int mlp_width() const { return intermediate_size > 0 ? intermediate_size : 4 * n_embd; }
   int expert_width() const { return moe.intermediate_size > 0 ? moe.intermediate_size : mlp_width(); }
   bool moe_block(int l) const { return moe.moe_block(l); }
+  // The dense MLP beside an MoE block's experts: PR-MoE's is as wide as an expert.
+  int shared_width() const { return moe.use_residual ? expert_width() : moe.shared_intermediate_size; }
   bool tied_head() const { return tie_word_embeddings; }
   bool rotary() const { return positions == PositionKind::kRotary; }
   bool swiglu() const { return mlp == MlpKind::kSwiGlu; }
@@ -116,6 +118,7 @@ struct GptConfig {
  private:
   Status validate_rotary() const;
   int64_t expert_parameters() const;  // one expert MLP's
+  int64_t shared_parameters() const;  // an MoE block's dense MLP beside the experts, with its gate
   int64_t attention_parameters() const;  // a block's norms and attention
   ModelFamily family_ = ModelFamily::kGpt2;
 };

@@ -2,7 +2,9 @@
 //   logits = norm2 @ router^T (the table's linear, no bias)
 //   routing: the logits cross to the host, the gate (kernels/moe_gate.h) chooses each
 //            token's experts, slots and weights, and the choices cross back to the arena
-//   y = combine(experts(dispatch(norm2)))      (the backend's MoeOps)
+//   routed = combine(experts(dispatch(norm2)))      (the backend's MoeOps)
+//   y = routed, or mix(routed, dense MLP(norm2), logits) with a dense MLP beside the
+//       experts (PR-MoE's residual, a shared expert: nn/moe_config.h)
 //   output = res_attn + y
 // Backward, from s.dresidual = dL/d(output): combine, experts and dispatch backward give
 // the norm2 input gradient through the experts; the weights' gradient crosses to the host,
@@ -69,6 +71,46 @@ MoeGateNoise moe_noise(const MoeGateOptions& o, uint64_t key, int l, int64_t N, 
   return noise;
 }
 
+// The dense MLP beside the experts is the experts' kernel with one expert that every
+// token reaches (capacity N, all N rows filled).
+MoeExpertShape shared_shape(const GptConfig& c, int64_t N) {
+  return MoeExpertShape{1, N, c.n_embd, c.shared_width(), c.swiglu()};
+}
+
+MoeExpertWeights shared_weights(const BlockWeightsT<float>& w) {
+  return {w.shared.in_w, w.shared.in_b, w.shared.up_w, w.shared.out_w, w.shared.out_b};
+}
+
+// The block's MLP output: the routed output alone, or mixed with the dense MLP beside
+// the experts (into y).
+const float* shared_forward(const MoeOps& moe, const ActivationOps<float>& k, const GptConfig& c,
+                            const BlockWeightsT<float>& w, const BlockActivationsT<float>& a, float* y, int64_t N) {
+  if (!c.moe.has_shared()) return a.moe_routed;
+  const MoeMix mix = c.moe.mix();
+  const int nl = moe_mix_logits(mix);
+  moe.experts_forward(a.moe_sh_out, {a.moe_sh_in, a.moe_sh_up, a.moe_sh_act}, a.norm2, {shared_weights(w)}, {N},
+                      shared_shape(c, N));
+  if (nl > 0) k.linear_forward(a.moe_mix_logits, a.norm2, w.shared_gate_w, w.shared_gate_b, nullptr, N, c.n_embd, nl);
+  moe.mix_forward(y, a.moe_routed, a.moe_sh_out, a.moe_mix_logits, N, c.n_embd, mix);
+  return y;
+}
+
+// The dense MLP's backward from s.moe_ddense and the mixing logits' from s.moe_dmix: their
+// weight gradients (+=), and their input gradients added into s.dnorm.
+void shared_backward(const MoeOps& moe, const ActivationOps<float>& k, const KernelOps& f32, const GptConfig& c,
+                     const BlockWeightsT<float>& w, const BlockWeightsT<float>& dw, const BlockActivationsT<float>& a,
+                     GptScratchT<float>& s, int64_t N) {
+  const int C = c.n_embd, nl = moe_mix_logits(c.moe.mix());
+  const ExpertWeightsT<float>& g = dw.shared;
+  moe.experts_backward(s.moe_dx, {{g.in_w, g.in_b, g.up_w, g.out_w, g.out_b}}, s.moe_ddense,
+                       {a.moe_sh_in, a.moe_sh_up, a.moe_sh_act}, a.norm2, {shared_weights(w)}, {N}, shared_shape(c, N),
+                       s.moe_experts);
+  f32.accumulate(s.dnorm, s.moe_dx, N * C);
+  if (nl == 0) return;
+  k.linear_backward(s.moe_dx, dw.shared_gate_w, dw.shared_gate_b, s.moe_dmix, a.norm2, w.shared_gate_w, N, C, nl);
+  f32.accumulate(s.dnorm, s.moe_dx, N * C);
+}
+
 }  // namespace
 
 // The gate's balance-loss gradient to each expert's gates, for block l (moe_aux_weight_
@@ -123,11 +165,11 @@ Status GptModelImpl<A>::moe_forward(int l, const BlockActivationsT<A>& a, int64_
     backend_.copy_from_host(a.moe_location, r.location.data(), nk * sizeof(int32_t));
     backend_.copy_from_host(a.moe_weight, r.weight.data(), nk * sizeof(float));
     const MoeCall call = moe_call(config_, r, a, N, w, nullptr);
-    float* y = arena_.scratch.moe_y;
     moe_->dispatch(a.moe_buf, a.norm2, call.slots, C);
     moe_->experts_forward(a.moe_out, {a.moe_h_in, a.moe_h_up, a.moe_act}, a.moe_buf, call.weights, call.fill,
                           call.shape);
-    moe_->combine(y, a.moe_out, a.moe_weight, call.slots, C);
+    moe_->combine(a.moe_routed, a.moe_out, a.moe_weight, call.slots, C);
+    const float* y = shared_forward(*moe_, k_, config_, w, a, arena_.scratch.moe_y, N);
     k_.bias_residual(a.output, a.res_attn, y, nullptr, N, C);
     return Status::OK();
   }
@@ -145,7 +187,13 @@ Status GptModelImpl<A>::moe_backward(int l, const BlockActivationsT<A>& a, int64
     GptScratchT<float>& s = arena_.scratch;
     const MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)];
     const MoeCall call = moe_call(config_, r, a, N, w, &dw);
-    moe_->combine_backward(s.moe_dout, s.moe_dweight, s.dresidual, a.moe_out, a.moe_weight, call.slots, C);
+    const float* dy = s.dresidual;  // the routed output's gradient: dres, or through the mixing
+    if (m.has_shared()) {
+      moe_->mix_backward(s.moe_dmoe, s.moe_ddense, s.moe_dmix, s.dresidual, a.moe_routed, a.moe_sh_out,
+                         a.moe_mix_logits, N, C, m.mix());
+      dy = s.moe_dmoe;
+    }
+    moe_->combine_backward(s.moe_dout, s.moe_dweight, dy, a.moe_out, a.moe_weight, call.slots, C);
     moe_->experts_backward(s.moe_dbuf, call.grads, s.moe_dout, {a.moe_h_in, a.moe_h_up, a.moe_act}, a.moe_buf,
                            call.weights, call.fill, call.shape, s.moe_experts);
     moe_->dispatch_backward(s.dnorm, s.moe_dbuf, call.slots, C);
@@ -155,6 +203,7 @@ Status GptModelImpl<A>::moe_backward(int l, const BlockActivationsT<A>& a, int64
     backend_.copy_from_host(s.moe_dlogits, dlogits.data(), dlogits.size() * sizeof(float));
     k_.linear_backward(s.moe_dx, dw.router_w, nullptr, s.moe_dlogits, a.norm2, w.router_w, N, C, E);
     f32_.accumulate(s.dnorm, s.moe_dx, N * C);
+    if (m.has_shared()) shared_backward(*moe_, k_, f32_, config_, w, dw, a, s, N);
     return Status::OK();
   }
 }

@@ -110,6 +110,13 @@ void ParamWalk<W, F>::experts(const std::string& p, float out_std, BlockWeightsT
     if (c_.swiglu()) linear(e + n_.expert_up, Ie, C, false, -1, kStd, x.up_w, no_bias);
     linear(e + n_.expert_out, C, Ie, c_.mlp_bias, -1, out_std, x.out_w, x.out_b);
   }
+  if (!c_.moe.has_shared()) return;
+  const int64_t S = c_.shared_width(), mix = moe_mix_logits(c_.moe.mix());
+  const std::string sh = p + n_.shared;
+  linear(sh + n_.expert_in, S, C, c_.mlp_bias, -1, kStd, b.shared.in_w, b.shared.in_b);
+  if (c_.swiglu()) linear(sh + n_.expert_up, S, C, false, -1, kStd, b.shared.up_w, no_bias);
+  linear(sh + n_.expert_out, C, S, c_.mlp_bias, -1, out_std, b.shared.out_w, b.shared.out_b);
+  if (mix > 0) linear(p + n_.shared_gate, mix, C, mix == 2, -1, kStd, b.shared_gate_w, b.shared_gate_b);
 }
 
 // Walks `layer` (a layer id of the table) with f.

@@ -64,6 +64,9 @@ struct BlockWeightsT {
   // An MoE block (config.moe_block(l)) has these in place of the mlp_* tensors.
   W* router_w = nullptr;                   // (E, C)
   std::vector<ExpertWeightsT<W>> experts;  // E
+  ExpertWeightsT<W> shared;                // the dense MLP beside them (moe.has_shared())
+  W* shared_gate_w = nullptr;              // (1, C) gated shared expert, (2, C) PR-MoE coefficient
+  W* shared_gate_b = nullptr;              // (2) PR-MoE
 };
 
 template <typename W>

@@ -26,6 +26,13 @@ Status MoeConfig::validate(int n_layer) const {
     return Status::InvalidArgument("model.moe.capacity_factor / min_capacity: expected a positive factor and a "
                                    "non-negative minimum");
   }
+  if (use_residual && shared_intermediate_size > 0) {
+    return Status::InvalidArgument("model.moe.use_residual: a PR-MoE residual MLP and a shared expert "
+                                   "(shared_expert_intermediate_size) do not combine; choose one");
+  }
+  if (shared_intermediate_size < 0) {
+    return Status::InvalidArgument("model.moe.shared_expert_intermediate_size: expected 0 (none) or a width");
+  }
   if (!(aux_loss_coef >= 0.0)) {
     return Status::InvalidArgument("model.moe.router_aux_loss_coef: expected a non-negative number");
   }
@@ -57,7 +64,10 @@ bool MoeConfig::operator==(const MoeConfig& o) const {
   const MoeGateOptions &a = gate, &b = o.gate;
   const bool shape = a.routing == b.routing && a.k == b.k && intermediate_size == o.intermediate_size &&
                      every == o.every && aux_loss_coef == o.aux_loss_coef;
-  if (!shape) return false;
+  if (!shape || use_residual != o.use_residual || shared_intermediate_size != o.shared_intermediate_size ||
+      (shared_intermediate_size > 0 && shared_expert_gate != o.shared_expert_gate)) {
+    return false;
+  }
   if (a.routing == MoeRouting::kMixtral) return a.renormalize == b.renormalize;  // the only routing option it reads
   return a.capacity_factor == b.capacity_factor && eval_capacity_factor == o.eval_capacity_factor &&
          a.min_capacity == b.min_capacity && a.drop_tokens == b.drop_tokens && a.use_rts == b.use_rts &&

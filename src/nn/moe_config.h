@@ -16,6 +16,7 @@
 
 #include "core/status.h"
 #include "kernels/moe_gate.h"
+#include "kernels/moe_ops.h"
 
 namespace zt {
 
@@ -26,10 +27,21 @@ struct MoeConfig {
   MoeGateOptions gate;        // routing, k (experts per token), capacity, drops, noise
   double eval_capacity_factor = 1.0;  // DeepSpeed's capacity in evaluation (forward without backward)
   double aux_loss_coef = 0.0;
+  // A dense MLP beside the experts (kernels/moe_ops.h's MoeMix): DeepSpeed's use_residual
+  // (PR-MoE: an MLP of the experts' width, mixed by a softmax over a (2, C) coefficient
+  // linear with bias), or a shared expert of width shared_intermediate_size, gated by
+  // sigmoid of a (1, C) linear (Qwen2-MoE) or added as it is (DeepSeek-MoE).
+  bool use_residual = false;
+  int shared_intermediate_size = 0;
+  bool shared_expert_gate = true;
 
   bool enabled() const { return num_experts > 0; }
   bool moe_block(int l) const { return enabled() && (l + 1) % every == 0; }
   int k() const { return gate.k; }
+  bool has_shared() const { return use_residual || shared_intermediate_size > 0; }
+  MoeMix mix() const {
+    return use_residual ? MoeMix::kResidual : shared_expert_gate ? MoeMix::kGatedShared : MoeMix::kShared;
+  }
   // The gate's options in training or in evaluation (eval_capacity_factor).
   MoeGateOptions gate_for(bool eval) const;
   // The largest capacity factor either uses (what the expert buffers are sized for).

@@ -11,6 +11,11 @@ Json moe_config_json(const MoeConfig& m) {
             {"decoder_sparse_step", m.every},
             {"router_aux_loss_coef", m.aux_loss_coef},
             {"routing", g.routing == MoeRouting::kMixtral ? "mixtral" : "deepspeed"}};
+  if (m.use_residual) j["use_residual"] = true;
+  if (m.shared_intermediate_size > 0) {
+    j["shared_expert_intermediate_size"] = m.shared_intermediate_size;
+    j["shared_expert_gate"] = m.shared_expert_gate;
+  }
   if (g.routing == MoeRouting::kMixtral) {
     j["norm_topk_prob"] = g.renormalize;
     return j;
@@ -55,6 +60,9 @@ void read_moe_config(JsonReader& r, MoeConfig* m) {
   m->intermediate_size = static_cast<int>(r.integer("moe_intermediate_size", 0, 0, 1 << 24));
   m->every = static_cast<int>(r.integer("decoder_sparse_step", 1, 1, 1 << 16));
   m->aux_loss_coef = r.number("router_aux_loss_coef", 0.0, 0.0, 1e6);
+  m->use_residual = r.boolean("use_residual", false);
+  m->shared_intermediate_size = static_cast<int>(r.integer("shared_expert_intermediate_size", 0, 0, 1 << 24));
+  m->shared_expert_gate = r.boolean("shared_expert_gate", true);
   if (mixtral) {
     m->gate.renormalize = r.boolean("norm_topk_prob", true);
     m->gate.drop_tokens = false;

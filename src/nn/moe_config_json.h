@@ -5,6 +5,9 @@
 //   moe_intermediate_size, decoder_sparse_step, router_aux_loss_coef,
 //   routing ("mixtral": softmax top-k, nothing dropped; "deepspeed": DeepSpeed's gate),
 //   norm_topk_prob (mixtral routing: renormalise the top-k gates),
+//   a dense MLP beside the experts: use_residual (DeepSpeed's PR-MoE), or
+//   shared_expert_intermediate_size with shared_expert_gate (Qwen2-MoE's sigmoid-gated
+//   shared expert; false: DeepSeek-MoE's plain sum),
 //   and DeepSpeed's MoE layer arguments (deepspeed.moe.layer.MoE): capacity_factor,
 //   eval_capacity_factor, min_capacity, drop_tokens, use_rts, noisy_gate_policy (null,
 //   "Jitter", "RSample"), top2_2nd_expert_sampling, drop_policy ("probs", "position").

@@ -37,6 +37,10 @@ struct ParamNames {
   const char* expert_in;
   const char* expert_up;
   const char* expert_out;
+  // The dense MLP beside the experts (its projections are named as an expert's) and the
+  // linear that mixes it in (Qwen2-MoE's shared_expert and shared_expert_gate).
+  const char* shared;
+  const char* shared_gate;
 };
 
 const ParamNames& param_names(ModelFamily family);

@@ -7,7 +7,9 @@ or zerotrain's HuggingFace export in WORKDIR/hf, MixtralForCausalLM's config.jso
 names; writes WORKDIR/torch.safetensors, plus "aux" and "step_aux", the balance loss of
 batch 0 and of each training step). case.json's model: HF Mixtral's keys, plus for the
 cases HF cannot describe "moe_gate" (the routing rule; absent: Mixtral's),
-"moe_intermediate_size" and "decoder_sparse_step".
+"moe_intermediate_size", "decoder_sparse_step", and a dense MLP beside the experts:
+"use_residual" (DeepSpeed's PR-MoE) or "shared_expert_intermediate_size" with
+"shared_expert_gate" (Qwen2-MoE's gated shared expert; false: DeepSeek-MoE's plain sum).
 The Llama body of llama_reference.py with the MLP of every decoder_sparse_step-th block
 ((l + 1) % step == 0) replaced by a sparse MoE block of num_local_experts SwiGLU experts
 (w1 gate, w3 up, w2 down) behind a bias-free router, written from HF modeling_mixtral.py's
@@ -53,6 +55,17 @@ class SparseMoe(nn.Module):
         self.experts = nn.ModuleList(Expert(C, I) for _ in range(E))
         self.k, self.rule = cfg["num_experts_per_tok"], cfg.get("moe_gate", {"routing": "mixtral"})
         self.owner = [owner]  # the model collects each block's router logits / l_aux
+        # A dense MLP beside the experts: DeepSpeed's PR-MoE residual (an expert-sized MLP and
+        # a (2, C) coefficient linear with bias, softmax-mixed), or a shared expert, gated by
+        # sigmoid of a (1, C) linear (Qwen2-MoE) or added as it is (shared_expert_gate false).
+        self.mix = "residual" if cfg.get("use_residual") else None
+        if cfg.get("shared_expert_intermediate_size", 0) > 0:
+            self.mix = "gated" if cfg.get("shared_expert_gate", True) else "plain"
+        if self.mix:
+            S = I if self.mix == "residual" else cfg["shared_expert_intermediate_size"]
+            self.shared_expert = Expert(C, S)
+        if self.mix in ("residual", "gated"):
+            self.shared_expert_gate = nn.Linear(C, 2 if self.mix == "residual" else 1, bias=self.mix == "residual")
 
     def forward(self, x):
         B, T, C = x.shape
@@ -73,6 +86,13 @@ class SparseMoe(nn.Module):
             tok, slot = torch.where(chosen == e)
             if tok.numel() > 0:
                 y = y.index_add(0, tok, expert(h[tok]) * w[tok, slot, None])
+        if self.mix == "residual":
+            coef = F.softmax(self.shared_expert_gate(h), dim=-1)
+            y = y * coef[:, 0:1] + self.shared_expert(h) * coef[:, 1:2]
+        elif self.mix == "gated":
+            y = y + torch.sigmoid(self.shared_expert_gate(h)) * self.shared_expert(h)
+        elif self.mix == "plain":
+            y = y + self.shared_expert(h)
         return y.view(B, T, C)
 
 

@@ -25,6 +25,7 @@
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/moe_dispatch.h"
 #include "kernels/cpu/moe_experts.h"
+#include "kernels/cpu/moe_mix.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/vocab_parallel_kernels.h"
 
@@ -97,7 +98,7 @@ std::string half_gemm_description(DType compute) {
 
 constexpr MoeOps kCpuMoeOps = {moe_dispatch,          moe_dispatch_backward, moe_combine,
                                 moe_combine_backward,  moe_experts_forward,   moe_experts_backward,
-                                moe_experts_scratch_floats};
+                                moe_experts_scratch_floats, moe_mix_forward,     moe_mix_backward};
 
 class CpuBackend final : public Backend {
  public:

@@ -25,8 +25,6 @@ void coefficients(const float* logits, int64_t t, MoeMix kind, double* a, double
 
 }  // namespace
 
-int moe_mix_logits(MoeMix kind) { return kind == MoeMix::kResidual ? 2 : kind == MoeMix::kGatedShared ? 1 : 0; }
-
 void moe_mix_forward(float* y, const float* moe, const float* dense, const float* logits, int64_t N, int C, MoeMix kind) {
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < N; ++t) {

@@ -11,12 +11,10 @@
 
 #include <cstdint>
 
+#include "kernels/moe_ops.h"
+
 namespace zt {
 
-enum class MoeMix { kResidual, kGatedShared, kShared };
-
-// Logits per token: 2, 1 or 0.
-int moe_mix_logits(MoeMix kind);
 void moe_mix_forward(float* y, const float* moe, const float* dense, const float* logits, int64_t N, int C, MoeMix kind);
 // dlogits may be null for kShared.
 void moe_mix_backward(float* dmoe, float* ddense, float* dlogits, const float* dy, const float* moe, const float* dense,

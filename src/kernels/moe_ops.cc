@@ -5,8 +5,6 @@
 
 namespace zt {
 
-int moe_mix_logits(MoeMix kind) { return kind == MoeMix::kResidual ? 2 : kind == MoeMix::kGatedShared ? 1 : 0; }
-
 std::vector<int64_t> moe_fill(const MoeSlots& s) {
   std::vector<int64_t> fill(static_cast<size_t>(s.E), 0);
   for (int64_t i = 0; i < s.N * s.k; ++i) {

@@ -66,7 +66,7 @@ struct MoeExpertShape {
 // expert (sigmoid of one logit), DeepSeek-MoE's shared experts (a plain sum).
 enum class MoeMix { kResidual, kGatedShared, kShared };
 // Logits per token: 2, 1 or 0.
-int moe_mix_logits(MoeMix kind);
+inline int moe_mix_logits(MoeMix kind) { return kind == MoeMix::kResidual ? 2 : kind == MoeMix::kGatedShared ? 1 : 0; }
 
 struct MoeOps {
   void (*dispatch)(float* buf, const float* x, const MoeSlots& s, int C);

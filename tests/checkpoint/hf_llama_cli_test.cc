@@ -6,6 +6,7 @@
 //    gives exactly the values the script says its stored bits mean (its own widening,
 //    written to expected.safetensors), for every tensor of the model;
 //  - import -> export -> import -> export is byte-identical, from those files;
+//  - an imported Mixtral's loss equals PyTorch's on the writer's own files;
 //  - `zerotrain import` records a configuration zerotrain's own parser accepts, then
 //    `zerotrain train --init <checkpoint>` trains a few steps, and `--init <HF directory>`
 //    starts from the same weights (the same losses); `zerotrain export --max-shard-size`
@@ -25,6 +26,8 @@
 #include "checkpoint/hf_model.h"
 #include "checkpoint/sharded_load.h"
 #include "config/config.h"
+#include "core/rng.h"
+#include "nn/gpt_model.h"
 #include "testing/launch.h"
 #include "testing/temp_dir_test.h"
 
@@ -123,6 +126,40 @@ TEST_F(HfLlamaCli, PythonWrittenModelsImportExactlyAndRoundTrip) {
     ASSERT_TRUE(export_hf_llama(again->config, again->table, again->params.data(), src + "_b", o).ok());
     EXPECT_EQ(files_of(src + "_a"), files_of(src + "_b"));
   }
+}
+
+// An independently written Mixtral (F32, 4 experts, top-2): its loss in zerotrain after
+// import equals PyTorch's on the same files and tokens (tests/oracle/mixtral_eval.py, the
+// model of mixtral_reference.py reading the HF directory itself). The model computes in
+// fp32 on both sides: 1e-5, as the oracle's losses.
+TEST_F(HfLlamaCli, ImportedMixtralLossEqualsPyTorchs) {
+  write_model("mixtral", "--dtype f32 --seed 6 --experts 4 --experts-per-tok 2");
+  auto m = read_hf_model(dir_ + "/mixtral");
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  constexpr int B = 2, T = 17;
+  Rng rng(5);
+  std::vector<int32_t> seq(B * T);
+  for (int32_t& t : seq) t = static_cast<int32_t>(rng.below(static_cast<uint64_t>(m->config.vocab_size)));
+  std::vector<int32_t> tokens, targets;
+  std::string json = "[";
+  for (int b = 0; b < B; ++b) {
+    json += b ? ",[" : "[";
+    for (int t = 0; t < T; ++t) json += (t ? "," : "") + std::to_string(seq[b * T + t]);
+    json += "]";
+    tokens.insert(tokens.end(), seq.begin() + b * T, seq.begin() + b * T + T - 1);
+    targets.insert(targets.end(), seq.begin() + b * T + 1, seq.begin() + b * T + T);
+  }
+  std::ofstream(dir_ + "/tokens.json") << json << "]";
+  auto model = GptModel::create(m->config, B, T - 1);
+  model->bind(m->params.data(), nullptr);
+  ASSERT_TRUE(model->forward(tokens.data(), B, T - 1).ok());
+  const LossSum l = model->loss(targets.data()).value();
+  const double zt = l.sum / static_cast<double>(l.count);
+  std::string out;
+  ASSERT_EQ(run("/usr/bin/python3 " + source_dir() + "/tests/oracle/mixtral_eval.py mixtral tokens.json", &out), 0) << out;
+  const double torch = std::strtod(out.c_str(), nullptr);
+  EXPECT_LE(std::fabs(zt - torch) / torch, 1e-5) << zt << " vs " << torch;
+  std::printf("  imported Mixtral: loss %.7f, PyTorch %.7f\n", zt, torch);
 }
 
 TEST_F(HfLlamaCli, ImportThenTrainInitAndExportShardedThroughTheBinary) {

@@ -47,6 +47,7 @@ struct HfArch {
 };
 
 HfArch hf_arch(ModelFamily f, bool moe) {
+  if (moe && f == ModelFamily::kQwen2) return HfArch{"qwen2_moe", "Qwen2MoeForCausalLM"};
   if (moe) return HfArch{"mixtral", "MixtralForCausalLM"};
   return f == ModelFamily::kQwen2 ? HfArch{"qwen2", "Qwen2ForCausalLM"} : HfArch{"llama", "LlamaForCausalLM"};
 }
@@ -184,7 +185,7 @@ Json hf_llama_config_json(const GptConfig& m, StDType dtype) {
     rest["sliding_window"] = nullptr;
     rest["max_window_layers"] = m.n_layer;
   }
-  if (m.moe.enabled()) {  // MixtralConfig: no bias keys
+  if (m.moe.enabled()) {  // MixtralConfig, Qwen2MoeConfig: no bias keys
     for (const char* k : {"attention_bias", "mlp_bias", "pretraining_tp"}) rest.erase(k);
     rest.update(hf_mixtral_config_fields(m));
   }
@@ -222,11 +223,11 @@ Status export_hf_llama(const GptConfig& model, const ParamTable& table, const fl
 StatusOr<GptConfig> parse_hf_llama_config(const Json& j, const std::string& label, ModelFamily family) {
   if (!j.is_object()) return Status::InvalidArgument(label + ": not a JSON object");
   JsonReader r(j, "");
-  const bool mixtral = family == ModelFamily::kLlama && hf_is_mixtral(j);
-  check_architecture(r, hf_arch(family, mixtral));
+  const bool moe = family == ModelFamily::kLlama ? hf_is_mixtral(j) : hf_is_qwen2_moe(j);
+  check_architecture(r, hf_arch(family, moe));
   GptConfig c;
   c.set_family(family);
-  if (mixtral) read_hf_mixtral_fields(r, &c);
+  if (moe) read_hf_mixtral_fields(r, &c);
   c.n_embd = need_int(r, "hidden_size", 1 << 20);
   c.intermediate_size = need_int(r, "intermediate_size", 1 << 24);
   c.n_layer = need_int(r, "num_hidden_layers", 1 << 16);
@@ -236,7 +237,7 @@ StatusOr<GptConfig> parse_hf_llama_config(const Json& j, const std::string& labe
   c.n_kv_head = static_cast<int>(r.integer("num_key_value_heads", c.n_head, 1, 1 << 16));
   c.rms_norm_eps = static_cast<float>(r.number("rms_norm_eps", 1e-6, 1e-30, 1.0));
   c.tie_word_embeddings = r.boolean("tie_word_embeddings", false);
-  if (family == ModelFamily::kLlama && !mixtral) read_llama_biases(r, &c);
+  if (family == ModelFamily::kLlama && !moe) read_llama_biases(r, &c);
   if (r.boolean("use_sliding_window", false)) {
     r.fail("use_sliding_window", "is true; zerotrain's attention is full causal attention (no sliding window)");
   }

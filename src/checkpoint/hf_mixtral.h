@@ -7,6 +7,10 @@
 // names, config.json's MoE keys (num_local_experts, num_experts_per_tok,
 // router_aux_loss_coef, output_router_logits; router_jitter_noise and a sliding window are
 // refused), and the export's refusal of MoE models Mixtral's files cannot describe.
+// Qwen2MoeForCausalLM is the same for the Qwen2 family: mlp.gate, mlp.experts.{j}.gate_proj
+// / up_proj / down_proj (moe_intermediate_size wide), mlp.shared_expert.* and
+// mlp.shared_expert_gate, with Qwen2MoeConfig's keys (num_experts, norm_topk_prob,
+// shared_expert_intermediate_size, decoder_sparse_step; mlp_only_layers must be empty).
 #pragma once
 
 #include <string>
@@ -17,8 +21,10 @@
 
 namespace zt {
 
-// config.json describes a Mixtral (model_type "mixtral", or MixtralForCausalLM).
+// config.json describes a Mixtral (model_type "mixtral", or MixtralForCausalLM), or a
+// Qwen2-MoE (model_type "qwen2_moe", or Qwen2MoeForCausalLM).
 bool hf_is_mixtral(const Json& config);
+bool hf_is_qwen2_moe(const Json& config);
 // An MoE block's tensors after its attention, in HF's state-dict order (gate, then per
 // expert w1, w2, w3), relative to the layer.
 std::vector<std::string> hf_mixtral_moe_tensors(const GptConfig& m);

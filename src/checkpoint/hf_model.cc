@@ -16,9 +16,9 @@ StatusOr<ModelFamily> family_of(const Json& j, const std::string& label) {
     const std::string t = type->is_string() ? type->get<std::string>() : type->dump();
     if (t == "gpt2") return ModelFamily::kGpt2;
     if (t == "llama" || t == "mixtral") return ModelFamily::kLlama;  // Mixtral: Llama with experts
-    if (t == "qwen2") return ModelFamily::kQwen2;
+    if (t == "qwen2" || t == "qwen2_moe") return ModelFamily::kQwen2;  // Qwen2-MoE: Qwen2 with experts
     return Status::InvalidArgument(label + ": /model_type is " + type->dump() +
-                                   "; zerotrain imports \"gpt2\", \"llama\", \"mixtral\" and \"qwen2\" models");
+                                   "; zerotrain imports \"gpt2\", \"llama\", \"mixtral\", \"qwen2\" and \"qwen2_moe\" models");
   }
   const auto arch = j.find("architectures");
   if (arch == j.end() || !arch->is_array()) return ModelFamily::kGpt2;
@@ -26,7 +26,9 @@ StatusOr<ModelFamily> family_of(const Json& j, const std::string& label) {
     if (a.is_string() && (a.get<std::string>() == "LlamaForCausalLM" || a.get<std::string>() == "MixtralForCausalLM")) {
       return ModelFamily::kLlama;
     }
-    if (a.is_string() && a.get<std::string>() == "Qwen2ForCausalLM") return ModelFamily::kQwen2;
+    if (a.is_string() && (a.get<std::string>() == "Qwen2ForCausalLM" || a.get<std::string>() == "Qwen2MoeForCausalLM")) {
+      return ModelFamily::kQwen2;
+    }
   }
   return ModelFamily::kGpt2;
 }

@@ -206,6 +206,46 @@ TEST_F(HfLlama, Qwen2RoundTripsAsQwen2ForCausalLM) {
             "window)");
 }
 
+// A Qwen2-MoE (experts every second layer, top-2 not renormalised, a gated shared expert)
+// exports as Qwen2MoeForCausalLM in HF's state-dict order and imports back to the same
+// model, and a second export is byte-identical; a MoE model Qwen2-MoE cannot describe is
+// refused.
+TEST_F(HfLlama, Qwen2MoeRoundTripsAsQwen2MoeForCausalLM) {
+  GptConfig c = tiny_llama(false, 0);
+  c.set_family(ModelFamily::kQwen2);
+  MoeConfig& moe = c.moe;
+  moe.num_experts = 3;
+  moe.gate.k = 2;
+  moe.gate.routing = MoeRouting::kMixtral;
+  moe.gate.renormalize = false;
+  moe.intermediate_size = 24;
+  moe.shared_intermediate_size = 40;
+  moe.every = 2;
+  const ParamTable table = build_gpt_param_table(c);
+  const std::vector<HfName> names = hf_llama_names(c);
+  ASSERT_EQ(names.size(), table.specs().size());
+  EXPECT_EQ(names[20].hf, "model.layers.1.mlp.gate.weight");
+  EXPECT_EQ(names[21].hf, "model.layers.1.mlp.experts.0.gate_proj.weight");
+  EXPECT_EQ(names[30].hf, "model.layers.1.mlp.shared_expert.gate_proj.weight");
+  EXPECT_EQ(names[33].hf, "model.layers.1.mlp.shared_expert_gate.weight");
+  const std::vector<float> params = testing::random_vector(table.numel(), 13);
+  ASSERT_TRUE(export_hf_model(c, table, params.data(), dir_ + "/a", {.max_shard_bytes = 20000}).ok());
+  const Json cfg = Json::parse(testing::read_text(dir_ + "/a/config.json"));
+  EXPECT_EQ(cfg["architectures"], Json::array({"Qwen2MoeForCausalLM"}));
+  EXPECT_EQ(cfg["num_experts"], 3);
+  EXPECT_EQ(cfg["norm_topk_prob"], false);
+  EXPECT_EQ(cfg["shared_expert_intermediate_size"], 40);
+  auto back = read_hf_model(dir_ + "/a");
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_TRUE(back->config.same_model(c)) << back->config.to_string();
+  EXPECT_EQ(back->params, params);
+  ASSERT_TRUE(export_hf_model(back->config, back->table, back->params.data(), dir_ + "/b", {.max_shard_bytes = 20000}).ok());
+  EXPECT_EQ(files_of(dir_ + "/a"), files_of(dir_ + "/b"));
+  c.moe.shared_intermediate_size = 0;
+  EXPECT_EQ(export_hf_model(c, build_gpt_param_table(c), params.data(), dir_ + "/c", {}).message(),
+            "export: this MoE model is not a Qwen2MoeForCausalLM: Qwen2-MoE has a gated shared expert");
+}
+
 TEST_F(HfLlama, RopeScalingAndV5RopeParametersRoundTrip) {
   GptConfig c = tiny_llama(true, 0);
   c.rope_scaling = RopeScaling{"llama3", 32.0, 1.0, 4.0, 8192};
@@ -318,7 +358,7 @@ TEST_F(HfLlamaRefusals, ConfigNamesTheFileAndTheKey) {
   EXPECT_EQ(with("attention_bias", "yes"), config_ + ": /attention_bias: expected true or false, got \"yes\"");
   EXPECT_EQ(with("hidden_act", "gelu"), config_ + ": /hidden_act: is \"gelu\"; zerotrain's Llama MLP is SwiGLU with silu");
   EXPECT_EQ(with("model_type", "mistral"), config_ + ": /model_type is \"mistral\"; zerotrain imports \"gpt2\", "
-                                                     "\"llama\", \"mixtral\" and \"qwen2\" models");
+                                                     "\"llama\", \"mixtral\", \"qwen2\" and \"qwen2_moe\" models");
   EXPECT_EQ(with("num_key_value_heads", 3).find(config_ + ": model.num_key_value_heads: 3 does not divide"), 0u);
   EXPECT_EQ(with("hidden_size", "32"), config_ + ": /hidden_size: expected an integer 1..1048576, got \"32\"");
   Json j = good_config_;

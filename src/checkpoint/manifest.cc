@@ -41,6 +41,7 @@ Json body_json(const Manifest& m) {
   j["model"] = manifest_model_json(m.model);
   const CheckpointLayout& l = m.layout;
   j["layout"] = {{"world", l.world}, {"dp", l.dp}, {"pp", l.pp}, {"tp", l.tp}, {"zero_stage", l.zero_stage}};
+  if (l.ep > 1) j["layout"]["ep"] = l.ep;
   const EngineState& e = m.engine;
   j["engine"] = {{"global_step", e.global_step},
                  {"global_samples", e.global_step * e.train_batch_size},
@@ -128,6 +129,7 @@ void read_layout(JsonReader& root, CheckpointLayout* l) {
   l->pp = static_cast<int>(need_int(r, "pp", 1, 1 << 20));
   l->tp = static_cast<int>(need_int(r, "tp", 1, 1 << 20));
   l->zero_stage = static_cast<int>(need_int(r, "zero_stage", 0, 3));
+  l->ep = r.has("ep") ? static_cast<int>(need_int(r, "ep", 1, l->dp)) : 1;
   const int64_t product = static_cast<int64_t>(l->dp) * l->pp * l->tp;  // each up to 2^20: no overflow
   if (r.status().ok() && product != l->world) {
     r.fail("world", "is " + std::to_string(l->world) + " but dp x pp x tp = " + std::to_string(product));

@@ -81,6 +81,7 @@ struct CheckpointLayout {
   int pp = 1;
   int tp = 1;
   int zero_stage = 0;
+  int ep = 1;  // expert parallelism (a divisor of dp; written only when > 1)
 };
 
 struct EngineState {

@@ -50,7 +50,7 @@ void collect_rank_state(const Json& described, Manifest* m) {
 bool rank_state_fits(const Manifest& m, const CheckpointLayout& now) {
   const CheckpointLayout& l = m.layout;
   return !m.rank_states.empty() && l.world == now.world && l.dp == now.dp && l.pp == now.pp && l.tp == now.tp &&
-         l.zero_stage == now.zero_stage;
+         l.zero_stage == now.zero_stage && l.ep == now.ep;
 }
 
 Status load_rank_state(const CheckpointRef& ckpt, int rank, const std::vector<RankArray>& arrays) {

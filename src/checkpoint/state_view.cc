@@ -12,8 +12,9 @@ std::vector<SavedRange> saved_ranges(const RankStateView& view) {
     const TensorSpec& s = table.at(i);
     if (s.layer == view.skip_layer) continue;
     if (table.tp_size() > 1 && s.tp_dim < 0 && !view.save_tp_replicated) continue;
-    const size_t lo = std::max(s.offset, view.save_range.begin);
-    const size_t hi = std::min(s.offset + s.numel, view.save_range.end);
+    const ElementRange save = s.expert >= 0 && view.expert_save_range ? *view.expert_save_range : view.save_range;
+    const size_t lo = std::max(s.offset, save.begin);
+    const size_t hi = std::min(s.offset + s.numel, save.end);
     if (lo < hi) out.push_back({i, lo - s.offset, hi - s.offset});
   }
   return out;

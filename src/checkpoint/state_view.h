@@ -16,6 +16,7 @@
 #pragma once
 
 #include <climits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct RankStateView {
   const ParamTable* table = nullptr;  // this rank's tensors: its pipeline stage, its tp slice
   std::vector<StateArray> arrays;     // "param" first
   ElementRange save_range;            // arena elements this rank writes
+  // Expert parallelism: the arena elements of routed experts' tensors this rank writes
+  // (its share among the ranks holding the same experts); unset: save_range.
+  std::optional<ElementRange> expert_save_range;
   bool save_tp_replicated = true;     // writes the tensors every tp rank holds whole (tp rank 0)
   int skip_layer = INT_MIN;           // never written; loaded from the tensor of the same name
   std::vector<RankArray> rank_arrays; // this rank's own state (checkpoint/rank_state.h)

@@ -36,7 +36,7 @@ StatusOr<ZtConfig> parse_config(const Json& given, const AutoContext& ctx) {
   parse_parallel(r, &c.parallel);  // before parse_misc: DeepSpeed's pipeline section may refine it
   parse_misc(r, &c);
   parse_data(r, &c.data);
-  parse_model(r, c.data.tokenizer, &c.model);
+  parse_model(r, c.data.tokenizer, &c.model, &c.parallel.ep);
   parse_training(r, &c.training);
   parse_parameter_server(r, &c.parameter_server);
   parse_efficiency(r, &c.efficiency, &c.notes);
@@ -224,6 +224,16 @@ static Status check_moe(const ZtConfig& c) {
                                  "MoE blocks compute in fp32");
   }
   if (c.parallel.tp > 1) return Status::Unimplemented("/parallel/tp: " + std::to_string(c.parallel.tp) + why + "use tp 1");
+  if (c.parallel.ep > 1 && c.zero.stage != ZeroStage::kNone) {
+    return Status::Unimplemented("/zero_optimization/stage: " + std::to_string(static_cast<int>(c.zero.stage)) +
+                                 " with expert parallelism (/model/moe/ep_size " + std::to_string(c.parallel.ep) +
+                                 ") is not supported yet: experts need their own partition over the "
+                                 "expert-data-parallel group; use stage 0");
+  }
+  if (c.parallel.ep > 1 && c.model.moe.num_experts % c.parallel.ep != 0) {
+    return Status::InvalidArgument("/model/moe/ep_size: " + std::to_string(c.parallel.ep) + " must divide num_experts=" +
+                                   std::to_string(c.model.moe.num_experts));
+  }
   return Status::OK();
 }
 

@@ -122,6 +122,7 @@ struct ParallelConfig {
   int dp = 0;  // 0 = "auto": world size / (pp * tp)
   int pp = 1;
   int tp = 1;
+  int ep = 1;  // expert parallelism, from /model/moe/ep_size (a divisor of dp; MoE models only)
   CommAlgorithm algorithm = CommAlgorithm::kRing;  // "allreduce_algorithm": "ring" (default) | "mpi"
   std::string pipeline_schedule = "1f1b";          // "1f1b" | "gpipe"
   std::string partition_method = "flops";          // "flops" (compute-balanced), "parameters" (DeepSpeed's default), "uniform"

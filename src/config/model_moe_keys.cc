@@ -8,7 +8,8 @@
 //   balance loss enters the objective only with output_router_logits; it is reported either
 //   way.
 // Qwen2-MoE's shared_expert_intermediate_size is its sigmoid-gated shared expert. Giving
-// both forms is an error naming both.
+// both forms is an error naming both. The object's ep_size (DeepSpeed's MoE argument) is
+// a layout, not part of the model: it goes to the parallel section (ParallelConfig::ep).
 #include <string>
 
 #include "config/sections.h"
@@ -38,7 +39,7 @@ void parse_hf_moe_keys(JsonReader& r, GptConfig* m) {
 
 }  // namespace
 
-void parse_moe_keys(JsonReader& r, GptConfig* m) {
+void parse_moe_keys(JsonReader& r, GptConfig* m, int* ep_size) {
   const bool hf = r.has("num_local_experts") || r.has("num_experts");
   if (r.has("num_local_experts") && r.has("num_experts")) {
     return r.fail("num_experts", "given together with its synonym \"num_local_experts\"; keep one");
@@ -46,6 +47,8 @@ void parse_moe_keys(JsonReader& r, GptConfig* m) {
   if (std::optional<JsonReader> o = r.object("moe")) {
     if (hf) return r.fail("moe", "given together with HuggingFace's flat MoE keys; use one form");
     read_moe_config(*o, &m->moe);
+    const int ep = static_cast<int>(o->integer("ep_size", 1, 1, 1 << 16));
+    if (ep_size != nullptr) *ep_size = ep;
     o->done();
     return;
   }

@@ -39,6 +39,19 @@ TEST(ConfigMoe, DeepSpeedArgumentsTakeDeepSpeedsDefaults) {
   EXPECT_EQ(m.aux_loss_coef, 0.0);
 }
 
+// ep_size is DeepSpeed's MoE layer argument, but a layout: it lands in the parallel section.
+TEST(ConfigMoe, EpSizeIsTheExpertParallelLayout) {
+  auto c = parse(R"({"model": {"family": "llama", "moe": {"num_experts": 8, "ep_size": 4}}, "parallel": {"dp": 4}})");
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->parallel.ep, 4);
+  EXPECT_EQ(error_of(R"({"model": {"family": "llama", "moe": {"num_experts": 8, "ep_size": 3}}})"),
+            "/model/moe/ep_size: 3 must divide num_experts=8");
+  EXPECT_EQ(error_of(R"({"model": {"family": "llama", "moe": {"num_experts": 8, "ep_size": 2}},
+                         "zero_optimization": {"stage": 1}})"),
+            "/zero_optimization/stage: 1 with expert parallelism (/model/moe/ep_size 2) is not supported yet: experts "
+            "need their own partition over the expert-data-parallel group; use stage 0");
+}
+
 TEST(ConfigMoe, HuggingFaceKeysRouteAsHf) {
   auto c = parse(R"({"model": {"family": "llama", "num_local_experts": 4, "num_experts_per_tok": 2,
                                "router_aux_loss_coef": 0.02, "output_router_logits": true}})");

@@ -156,7 +156,7 @@ void refuse_llama_keys(JsonReader& r) {
 
 }  // namespace
 
-void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* m) {
+void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* m, int* ep_size) {
   m->n_layer = 4;
   m->n_head = 4;
   m->n_embd = 256;
@@ -184,7 +184,7 @@ void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* m) {
   } else {
     refuse_llama_keys(r);
   }
-  parse_moe_keys(r, m);
+  parse_moe_keys(r, m, ep_size);
   if (r.status().ok()) {
     if (Status s = m->validate(); !s.ok()) {
       const std::string msg = s.message();

@@ -38,9 +38,10 @@ void parse_compression(JsonReader& root, CompressionOptions* c);
 CurriculumOptions read_curriculum_schedule(JsonReader& r, std::vector<std::string>* notes);
 
 // zerotrain's sections (zt_sections.cc).
-void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* model);
+// ep_size: model.moe.ep_size (expert parallelism, DeepSpeed's MoE layer argument) when given.
+void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* model, int* ep_size = nullptr);
 // The model section's MoE keys (model_moe_keys.cc).
-void parse_moe_keys(JsonReader& model, GptConfig* m);
+void parse_moe_keys(JsonReader& model, GptConfig* m, int* ep_size);
 void parse_data(JsonReader& root, DataConfig* data);
 void parse_training(JsonReader& root, TrainingConfig* training);
 void parse_parallel(JsonReader& root, ParallelConfig* parallel);

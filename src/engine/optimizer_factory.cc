@@ -23,10 +23,10 @@ Status check_layout(const TrainerOptions& o, bool pipelined) {
     return Status::Unimplemented("/optimizer/type: LAMB needs whole tensors for its trust ratio; it runs with ZeRO "
                                  "stage 0, no tensor parallelism and no optimizer offload");
   }
-  if (onebit(o.optimizer) && (!whole || pipelined)) {
+  if (onebit(o.optimizer) && (!whole || pipelined || o.layout.ep_size > 1)) {
     return Status::Unimplemented("/optimizer/type: the 1-bit optimizers compress the data-parallel exchange of whole "
-                                 "tensors; they run with ZeRO stage 0 (as in DeepSpeed), no tensor or pipeline "
-                                 "parallelism and no optimizer offload");
+                                 "tensors; they run with ZeRO stage 0 (as in DeepSpeed), no tensor, pipeline or "
+                                 "expert parallelism and no optimizer offload");
   }
   return Status::OK();
 }

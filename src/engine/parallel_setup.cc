@@ -15,6 +15,8 @@ StatusOr<GptLayout> layout_for_rank(const GptConfig& config, const RankGrid& gri
   lay.head = c.pp == grid.pp() - 1;
   lay.tp_rank = c.tp;
   lay.tp_size = grid.tp();
+  lay.ep_rank = c.dp % grid.ep();
+  lay.ep_size = grid.ep();
   ZT_RETURN_IF_ERROR(lay.validate(config));
   return lay;
 }
@@ -46,6 +48,10 @@ StatusOr<ParallelGroups> make_mpi_groups(MpiWorld& world, const RankGrid& grid) 
   ZT_ASSIGN_OR_RETURN(g.dp, split(GridAxis::kDp));
   ZT_ASSIGN_OR_RETURN(g.pp, split(GridAxis::kPp));
   ZT_ASSIGN_OR_RETURN(g.tp, split(GridAxis::kTp));
+  if (grid.ep() > 1) {
+    ZT_ASSIGN_OR_RETURN(g.ep, split(GridAxis::kEp));
+    ZT_ASSIGN_OR_RETURN(g.edp, split(GridAxis::kEdp));
+  }
   if (grid.pp() > 1) {  // every rank takes part in the split; middle stages get a group of one
     const std::vector<int> tied = tied_members(grid, rank);
     const int color = tied.empty() ? grid.world_size() + rank : tied.front();
@@ -67,6 +73,10 @@ ParallelGroups make_thread_groups(ThreadWorld& world, const RankGrid& grid, int 
   g.dp = sub(grid.group_of(rank, GridAxis::kDp));
   g.pp = sub(grid.group_of(rank, GridAxis::kPp));
   g.tp = sub(grid.group_of(rank, GridAxis::kTp));
+  if (grid.ep() > 1) {
+    g.ep = sub(grid.group_of(rank, GridAxis::kEp));
+    g.edp = sub(grid.group_of(rank, GridAxis::kEdp));
+  }
   const std::vector<int> tied = tied_members(grid, rank);
   if (!tied.empty()) g.tied = sub(tied);
   return g;

@@ -32,8 +32,8 @@ Status check_resumable(const EngineState& e, const ZtConfig& cfg, const std::str
 }
 
 std::string layout_text(const CheckpointLayout& l) {
-  return "dp " + std::to_string(l.dp) + " x pp " + std::to_string(l.pp) + " x tp " + std::to_string(l.tp) + ", ZeRO-" +
-         std::to_string(l.zero_stage);
+  return "dp " + std::to_string(l.dp) + " x pp " + std::to_string(l.pp) + " x tp " + std::to_string(l.tp) +
+         (l.ep > 1 ? " (ep " + std::to_string(l.ep) + ")" : "") + ", ZeRO-" + std::to_string(l.zero_stage);
 }
 
 }  // namespace
@@ -76,7 +76,8 @@ Status restore_run(Trainer& t, const ZtConfig& cfg, const RestoreRequest& args, 
                 ckpt.manifest.rank_states.empty() ? "has none" : "was saved by another layout");
   }
   const std::string isa = isa_name(active_isa());
-  if (saved.dp != now.dp || saved.pp != now.pp || saved.tp != now.tp || saved.zero_stage != now.zero_stage) {
+  if (saved.dp != now.dp || saved.pp != now.pp || saved.tp != now.tp || saved.zero_stage != now.zero_stage ||
+      saved.ep != now.ep) {
     std::printf("note: resharded from %s to %s; losses continue within float reduction order, not bit for bit\n",
                 layout_text(saved).c_str(), layout_text(now).c_str());
   } else if (e.isa != isa || e.threads_per_rank != num_threads()) {

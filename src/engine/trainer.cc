@@ -65,11 +65,13 @@ Status validate_options(const TrainerOptions& options) {
 }
 
 // The model's options on this rank: its part, the micro-batch shape, the pipeline's slots.
-GptModelOptions model_options(const TrainerOptions& options, const Backend* backend, ProcessGroup* tp, ProcessGroup* pp) {
+GptModelOptions model_options(const TrainerOptions& options, const Backend* backend, const ParallelGroups& g) {
+  ProcessGroup* pp = g.pp;
   GptModelOptions mo;
   mo.layout = options.layout;
   mo.backend = backend;
-  mo.tp = options.layout.tp_size > 1 ? tp : nullptr;
+  mo.tp = options.layout.tp_size > 1 ? g.tp : nullptr;
+  mo.ep = options.layout.ep_size > 1 ? g.ep : nullptr;
   mo.max_batch = options.micro_batch;
   mo.max_seq = options.seq_len;
   mo.slots = pp != nullptr && pp->size() > 1
@@ -98,10 +100,12 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     t->pp_ = groups->pp;
     t->tp_ = groups->tp;
     t->tied_ = groups->tied;
+    t->ep_ = groups->ep;
+    t->edp_ = groups->edp;
   }
   if (t->world_ == nullptr) t->world_ = dp;
   // The groups move this backend's arenas inside its memory domain (comm/memory_domain.h).
-  for (ProcessGroup* g : {t->world_, t->dp_, t->pp_, t->tp_, t->tied_}) {
+  for (ProcessGroup* g : {t->world_, t->dp_, t->pp_, t->tp_, t->tied_, t->ep_, t->edp_}) {
     if (g != nullptr) g->set_memory_domain(t->backend_.memory_domain());
   }
   ZT_RETURN_IF_ERROR(t->validate_parallel());
@@ -109,7 +113,11 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     ZT_RETURN_IF_ERROR(LossScaler::validate(options.loss_scaler));
     t->scaler_.emplace(options.loss_scaler);
   }
-  GptModelOptions mo = model_options(options, &t->backend_, t->tp_, t->pp_);
+  ParallelGroups mine;
+  mine.pp = t->pp_;
+  mine.tp = t->tp_;
+  mine.ep = t->ep_;
+  GptModelOptions mo = model_options(options, &t->backend_, mine);
   Status swap = ModelStates::validate_offload(options.zero.stage, options.zero.offload);  // names the key at fault
   if (swap.ok()) swap = t->create_activation_swap(&mo);
   t->model_ = GptModel::create(options.model, mo);
@@ -150,6 +158,26 @@ Status Trainer::validate_parallel() const {
     ZT_RETURN_IF_ERROR(ModelStates::validate(options_.zero.stage, pp));
   } else if (!lay.embedding || !lay.head || lay.first_block != 0 || lay.end(options_.model) != options_.model.n_layer) {
     return Status::InvalidArgument("without pipeline parallelism the layout must hold every block, the embeddings and the head");
+  }
+  return validate_expert_parallel();
+}
+
+// Expert parallelism runs at ZeRO stage 0: stages 1-2 would give the experts a partition
+// of their own over the expert-data-parallel group (DeepSpeed's rule), not built yet.
+Status Trainer::validate_expert_parallel() const {
+  const GptLayout& lay = options_.layout;
+  const int ep = ep_ != nullptr ? ep_->size() : 1;
+  if (ep != lay.ep_size || (ep_ != nullptr && ep_->rank() != lay.ep_rank)) {
+    return Status::InvalidArgument("the expert-parallel group does not match the layout's ep rank and size");
+  }
+  if (ep == 1) return Status::OK();
+  if (edp_ == nullptr || edp_->size() * ep != dp_->size()) {
+    return Status::InvalidArgument("expert parallelism needs the expert-data-parallel group of dp / ep ranks");
+  }
+  if (options_.zero.stage != ZeroStage::kNone) {
+    return Status::Unimplemented("/zero_optimization/stage: expert parallelism (model.moe.ep_size " + std::to_string(ep) +
+                                 ") runs at ZeRO stage 0 for now; stages 1-2 need the experts' own partition over "
+                                 "the expert-data-parallel group, which is not built yet");
   }
   return Status::OK();
 }
@@ -212,6 +240,7 @@ Status Trainer::init_states(Status pending) {
   GradReducerOptions ro = options_.zero.reduce;
   ro.stage = so.stage;
   ro.backend = &backend_;
+  ro.expert_dp = expert_parallel() ? edp_ : nullptr;
   reducer_ = std::make_unique<GradReducer>(table, partition_, dp_, ro, states_->full_grads(), states_->grad_shard());
   states_->bind(model_.get());
   return Status::OK();
@@ -248,7 +277,7 @@ StatusOr<double> Trainer::global_grad_norm() {
   const ZeroStage stage = options_.zero.stage;
   const ElementRange range = states_->owned_range();
   const float* owned = states_->owned_grads();
-  const bool model_parallel = pipelined() || options_.layout.tp_size > 1;
+  const bool model_parallel = pipelined() || options_.layout.tp_size > 1 || expert_parallel();
   norm_acc_.zero();
   if (!optimizer_->engine_reduces_gradients()) {  // local gradients: the rms of the ranks' estimates dp x g_r
     const double dp = dp_->size();
@@ -262,11 +291,16 @@ StatusOr<double> Trainer::global_grad_norm() {
     ZT_ASSIGN_OR_RETURN(const double sq, all_reduce_sum(dp_, read_squares()));
     return std::sqrt(sq);
   }
-  if (stage != ZeroStage::kNone || dp_->rank() == 0) {
+  // Stage 0: replicas count on dp rank 0, a routed expert's tensors on the first rank
+  // holding them (expert-data-parallel rank 0).
+  const bool dense_here = stage != ZeroStage::kNone || dp_->rank() == 0;
+  const bool experts_here = stage != ZeroStage::kNone || (expert_parallel() ? edp_->rank() == 0 : dp_->rank() == 0);
+  if (dense_here || experts_here) {
     const ParamTable& table = model_->param_table();
     const int tied = tied_head_layer(options_.model);
     for (const TensorSpec& s : table.specs()) {
       if (s.layer == tied) continue;                                          // counted on the first stage
+      if (!(s.expert >= 0 ? experts_here : dense_here)) continue;
       if (options_.layout.tp_size > 1 && s.tp_dim < 0 && options_.layout.tp_rank != 0) continue;  // replicated
       const size_t lo = std::max(s.offset, range.begin), hi = std::min(s.offset + s.numel, range.end);
       if (lo < hi) add_squares(owned + (lo - range.begin), hi - lo);
@@ -410,14 +444,15 @@ StatusOr<double> Trainer::evaluate(const std::vector<MicroBatch>& batches) {
   const int N = dp_->size(), rank = dp_->rank();
   double sum = 0.0;
   int64_t count = 0;
-  // This replica's share: batches rank, rank + N, ... Under ZeRO-3 every forward is
-  // collective, so a replica without a batch left runs a dummy forward (not counted).
+  // This replica's share: batches rank, rank + N, ... Under ZeRO-3 and expert parallelism
+  // every forward is collective, so a replica without a batch left runs a dummy forward
+  // (not counted).
   const size_t per_rank = (batches.size() + static_cast<size_t>(N) - 1) / static_cast<size_t>(N);
   std::vector<MicroBatch> mine;
   std::vector<bool> real;
   for (size_t i = 0; i < per_rank; ++i) {
     const size_t idx = static_cast<size_t>(rank) + i * static_cast<size_t>(N);
-    if (idx >= batches.size() && !states_->gathers_layers()) continue;
+    if (idx >= batches.size() && !states_->gathers_layers() && !expert_parallel()) continue;
     mine.push_back(batches[idx < batches.size() ? idx : 0]);
     real.push_back(idx < batches.size());
   }
@@ -427,7 +462,7 @@ StatusOr<double> Trainer::evaluate(const std::vector<MicroBatch>& batches) {
   ZT_ASSIGN_OR_RETURN(const std::vector<MicroBatch> staged, staging_->stage(mine, int64_t{B} * T));
   for (size_t i = 0; i < staged.size(); ++i) {
     if (pipelined()) {
-      if (real[i]) ZT_RETURN_IF_ERROR(evaluate_pipeline(staged[i], staging_->loss_slot(i)));
+      if (real[i] || expert_parallel()) ZT_RETURN_IF_ERROR(evaluate_pipeline(staged[i], staging_->loss_slot(i)));
     } else {
       ZT_RETURN_IF_ERROR(LayerWalk(*model_).forward(staged[i], B, T, /*with_backward=*/false, layer_source()));
       ZT_RETURN_IF_ERROR(model_->loss_into(staged[i].targets, staging_->loss_slot(i)));

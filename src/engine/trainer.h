@@ -167,6 +167,8 @@ class Trainer {
   uint64_t disk_read() const;
   uint64_t disk_written() const;
   Status validate_parallel() const;
+  Status validate_expert_parallel() const;
+  bool expert_parallel() const { return options_.layout.ep_size > 1; }
   // Where the layer walk reads parameters: the model states, through compression's
   // quantized copies when it is on.
   LayerParamSource& layer_source();
@@ -210,6 +212,8 @@ class Trainer {
   ProcessGroup* pp_ = nullptr;
   ProcessGroup* tp_ = nullptr;
   ProcessGroup* tied_ = nullptr;
+  ProcessGroup* ep_ = nullptr;   // expert parallelism: the ranks the experts are spread over
+  ProcessGroup* edp_ = nullptr;  // and the ranks holding the same experts (null: ep = 1)
   std::vector<Arena> grad_send_;  // pipeline: per slot, the input gradient being sent
   Arena norm_acc_;  // one double (two f32 elements) of backend memory: the step's sum of squares
   std::unique_ptr<BatchStaging> staging_;  // the step's tokens, targets and losses in backend memory

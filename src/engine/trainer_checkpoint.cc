@@ -74,6 +74,7 @@ StatusOr<RankStateView> Trainer::checkpoint_view() {
   }
   v.rank_arrays = optimizer_->rank_state();
   v.save_range = shard;
+  if (expert_parallel()) v.expert_save_range = Partition(v.table->numel(), edp_->size()).shard(edp_->rank());
   v.save_tp_replicated = options_.layout.tp_rank == 0;
   if (options_.layout.has_tied_copy()) v.skip_layer = tied_head_layer(options_.model);
   return v;
@@ -128,7 +129,7 @@ Status load_trainer_weights(Trainer& t, Status local, const ParamTable& whole, c
 
 CheckpointLayout current_layout(Trainer& t) {
   const TrainerOptions& o = t.options();
-  return {t.world().size(), t.dp().size(), t.pp_size(), o.layout.tp_size, static_cast<int>(o.zero.stage)};
+  return {t.world().size(), t.dp().size(), t.pp_size(), o.layout.tp_size, static_cast<int>(o.zero.stage), o.layout.ep_size};
 }
 
 int64_t train_batch_size(Trainer& t) {

@@ -61,6 +61,34 @@ TEST_F(TrainerMoe, CheckpointReshardsAndNamesItsExperts) {
   EXPECT_FALSE(refused.status.ok());
 }
 
+// Expert parallelism: a killed ep 2 run resumes bit for bit, and an ep 4 checkpoint, whose
+// experts each rank wrote a part of, reloads into ep 2 and into one process.
+TEST_F(TrainerMoe, ExpertParallelResumesAndReshardsAcrossEp) {
+  const TrainerOptions o = moe_trainer(ZeroStage::kNone);
+  const std::string run = dir_ + "/ep2";
+  const testing::RunOut whole = testing::train_ranks(o, 2, 2, 0, 6, "", "", 2),
+                        first = testing::train_ranks(o, 2, 2, 0, 3, "", run, 2),
+                        second = testing::train_ranks(o, 2, 2, 3, 6, run, "", 2);
+  ASSERT_TRUE(whole.status.ok() && first.status.ok() && second.status.ok()) << second.status.to_string();
+  std::vector<double> resumed = first.losses;
+  resumed.insert(resumed.end(), second.losses.begin(), second.losses.end());
+  EXPECT_EQ(resumed, whole.losses);
+  EXPECT_TRUE(second.params == whole.params);
+  const std::string dir = dir_ + "/ep4";
+  const testing::RunOut saved = testing::train_ranks(o, 4, 1, 0, 2, "", dir, 4);
+  ASSERT_TRUE(saved.status.ok()) << saved.status.to_string();
+  const CheckpointRef ckpt = open_checkpoint(dir).value();
+  EXPECT_EQ(ckpt.manifest.layout.ep, 4);
+  const testing::RunOut ep2 = testing::train_ranks(o, 4, 1, 2, 3, dir, "", 2),
+                        one = testing::train_ranks(o, 1, 4, 2, 3, dir);
+  ASSERT_TRUE(ep2.status.ok() && one.status.ok()) << ep2.status.to_string() << one.status.to_string();
+  EXPECT_NEAR(ep2.losses[0], one.losses[0], 1e-5 * one.losses[0]);
+  // The single process read every expert of the checkpoint: its weights at step 2 are those
+  // an uninterrupted single process reaches within float reduction order.
+  const testing::RunOut straight = testing::train_ranks(o, 1, 4, 0, 3);
+  EXPECT_NEAR(one.losses[0], straight.losses[2], 1e-5 * straight.losses[2]);
+}
+
 // DeepSpeed's defaults for top-1: random token selection when tokens drop, and RSample
 // noise. The draws are keyed by the seed, the step and the micro-batch's place in the
 // global batch: two runs agree bit for bit, dp 2 agrees with the single process, and the

@@ -41,6 +41,7 @@ struct Dims {
   // rows per expert (moe_capacity_bound for B T tokens) and the expert width.
   size_t E = 0, K = 0, cap = 0, Ie = 0;
   size_t S = 0;  // the dense MLP beside the experts (0: none)
+  size_t ep = 1;  // expert parallelism: the group's size
 };
 
 // An MoE block's saved activations (nn/moe_config.h), fp32.
@@ -136,6 +137,7 @@ void carve_moe_scratch(GptScratchT<A>* s, const Dims& d, Carver* c) {
   s->moe_dx = c->stats(d.BT * d.C);
   s->moe_dbuf = c->stats(d.E * d.cap * d.C);
   s->moe_dout = c->stats(d.E * d.cap * d.C);
+  if (d.ep > 1) s->moe_xchg = c->stats(d.E * d.cap * d.C);
   s->moe_dweight = c->stats(d.BT * d.K);
   s->moe_dlogits = c->stats(d.BT * d.E);
   // moe_experts_scratch_floats for the experts, or the dense MLP beside them (N rows, S wide).
@@ -244,6 +246,7 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
     d.cap = static_cast<size_t>(moe_capacity_bound(cfg.moe.widest_gate(), static_cast<int64_t>(d.BT), cfg.moe.num_experts));
     d.Ie = static_cast<size_t>(cfg.expert_width());
     d.S = static_cast<size_t>(cfg.moe.has_shared() ? cfg.shared_width() : 0);
+    d.ep = static_cast<size_t>(lay.ep_size);
   }
   return d;
 }

@@ -123,6 +123,7 @@ struct GptScratchT {
   float* moe_dx = nullptr;       // (B, T, C) the router's input gradient
   float* moe_dbuf = nullptr;     // (E, cap, C)
   float* moe_dout = nullptr;     // (E, cap, C)
+  float* moe_xchg = nullptr;     // (E, cap, C) expert parallelism: the gradients the owners receive
   float* moe_dweight = nullptr;  // (B, T, k)
   float* moe_dlogits = nullptr;  // (B, T, E)
   float* moe_experts = nullptr;  // the experts' backward scratch (MoeOps::experts_scratch_floats)

@@ -12,6 +12,13 @@ Status GptLayout::validate(const GptConfig& c) const {
   if (tp_size < 1 || tp_rank < 0 || tp_rank >= tp_size) {
     return Status::InvalidArgument("tensor-parallel rank " + std::to_string(tp_rank) + " of " + std::to_string(tp_size));
   }
+  if (ep_size < 1 || ep_rank < 0 || ep_rank >= ep_size) {
+    return Status::InvalidArgument("expert-parallel rank " + std::to_string(ep_rank) + " of " + std::to_string(ep_size));
+  }
+  if (ep_size > 1 && (!c.moe.enabled() || c.moe.num_experts % ep_size != 0)) {
+    return Status::InvalidArgument("/model/moe/ep_size: " + std::to_string(ep_size) + " must divide num_experts=" +
+                                   std::to_string(c.moe.num_experts) + " (each rank holds num_experts / ep_size experts)");
+  }
   if (c.n_head % tp_size != 0) {
     return Status::InvalidArgument("/parallel/tp: " + std::to_string(tp_size) + " does not divide n_head=" +
                                    std::to_string(c.n_head));

@@ -6,6 +6,8 @@
 // weight (Megatron's layout: attention heads and kv heads, MLP columns, the vocabulary for
 // the embedding and LM head) and whole copies of the others (norms, learned positions, the
 // biases of row-parallel layers).
+// An expert-parallel rank (issue 30) holds the routed experts of its ep rank only,
+// [ep_rank E/ep, (ep_rank + 1) E/ep) of every MoE block, and whole copies of the rest.
 // The default layout is the whole model on one rank.
 #pragma once
 
@@ -23,13 +25,18 @@ struct GptLayout {
   bool head = true;       // the final norm and the LM head
   int tp_rank = 0;
   int tp_size = 1;
+  int ep_rank = 0;
+  int ep_size = 1;
 
   int end(const GptConfig& c) const { return end_block < 0 ? c.n_layer : end_block; }
   bool owns_block(const GptConfig& c, int l) const { return l >= first_block && l < end(c); }
   // A last stage without the embeddings holds a tied model's embedding copy in an extra layer.
   bool has_tied_copy() const { return head && !embedding; }
-  // InvalidArgument if the layout does not fit the model: an empty stage, or tp not
-  // dividing the heads and the padded vocabulary.
+  // The routed experts this rank holds: [first_expert, first_expert + local_experts).
+  int local_experts(const GptConfig& c) const { return c.moe.num_experts / ep_size; }
+  int first_expert(const GptConfig& c) const { return ep_rank * local_experts(c); }
+  // InvalidArgument if the layout does not fit the model: an empty stage, tp not dividing
+  // the heads and the padded vocabulary, or ep not dividing the experts.
   Status validate(const GptConfig& c) const;
 };
 

@@ -73,6 +73,9 @@ GptModel::GptModel(const GptConfig& config, const GptModelOptions& options)
   ZT_CHECK(options.layout.tp_size == 1 || (options.tp != nullptr && options.tp->size() == options.layout.tp_size &&
                                            options.tp->rank() == options.layout.tp_rank),
            "tensor-parallel group does not match the layout");
+  ZT_CHECK(options.layout.ep_size == 1 || (options.ep != nullptr && options.ep->size() == options.layout.ep_size &&
+                                           options.ep->rank() == options.layout.ep_rank),
+           "expert-parallel group does not match the layout");
   ZT_CHECK(options.slots >= 1, "at least one activation slot");
   const Status supported = check_supported(config, options);
   ZT_CHECK(supported.ok(), "%s", supported.to_string().c_str());
@@ -193,6 +196,7 @@ GptModelImpl<A>::GptModelImpl(const GptConfig& config, const GptModelOptions& op
   }
   moe_ = backend_.moe_ops();
   gates_.assign(static_cast<size_t>(options.slots), std::vector<MoeGateResult>(static_cast<size_t>(config.n_layer)));
+  exchanges_.assign(static_cast<size_t>(options.slots), std::vector<MoeExchange>(static_cast<size_t>(config.n_layer)));
 }
 
 template <typename A>

@@ -50,6 +50,7 @@ struct GptModelOptions {
   GptLayout layout;
   const Backend* backend = nullptr;  // the device and kernel table; null = cpu_backend()
   ProcessGroup* tp = nullptr;  // the tensor-parallel group (size layout.tp_size); null when tp = 1
+  ProcessGroup* ep = nullptr;  // the expert-parallel group (size layout.ep_size); null when ep = 1
   int max_batch = 1;
   int max_seq = 1;
   int slots = 1;                      // micro-batches in flight (pipeline stages)

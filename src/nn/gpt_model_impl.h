@@ -19,6 +19,7 @@
 #include "nn/gpt_params.h"
 #include "kernels/moe_gate.h"
 #include "kernels/moe_ops.h"
+#include "nn/moe_exchange.h"
 
 namespace zt {
 
@@ -118,6 +119,7 @@ class GptModelImpl final : public GptModel {
   float branch_scale_ = 1.0f;                 // the block being computed scales its branches by this
   const MoeOps* moe_ = nullptr;               // the backend's MoE table (an MoE model only)
   std::vector<std::vector<MoeGateResult>> gates_;  // per slot, per global block: the last routing (host)
+  std::vector<std::vector<MoeExchange>> exchanges_;  // expert parallelism: per slot, per global block
 };
 
 }  // namespace zt

@@ -13,7 +13,9 @@
 // adds its input gradient (in fp32, then one sum). The host keeps each slot's routing per
 // block (gates_) from forward to backward; a recompute routes again from the same logits
 // and gets the same choices (the gate is deterministic, and its noise is drawn from the
-// slot's key and the block).
+// slot's key and the block). With expert parallelism (layout.ep_size > 1) the experts run
+// on their owners' ranks: the dispatched rows travel there and back by all-to-all
+// (nn/moe_exchange.h), and the exchange's layout is kept per slot and block (exchanges_).
 #include <string>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "nn/gpt_model_impl.h"
+#include "nn/moe_exchange.h"
 
 namespace zt {
 
@@ -51,6 +54,20 @@ MoeCall moe_call(const GptConfig& c, const MoeGateResult& r, const BlockActivati
     call.grads.push_back({g.in_w, g.in_b, g.up_w, g.out_w, g.out_b});
   }
   return call;
+}
+
+// The expert-parallel view of a call: this rank's experts and the group they live in.
+MoeLocalExperts local_experts(const MoeOps* ops, ProcessGroup* ep, const GptConfig& c, const MoeCall& call) {
+  MoeLocalExperts x;
+  x.ops = ops;
+  x.ep = ep;
+  x.local = static_cast<int>(call.weights.size());
+  x.C = c.n_embd;
+  x.I = c.expert_width();
+  x.swiglu = c.swiglu();
+  x.weights = call.weights;
+  x.grads = call.grads;
+  return x;
 }
 
 // Block l's draws for N tokens: uniform in (0, 1) and standard Gumbel -log(-log(u)), each
@@ -165,9 +182,17 @@ Status GptModelImpl<A>::moe_forward(int l, const BlockActivationsT<A>& a, int64_
     backend_.copy_from_host(a.moe_location, r.location.data(), nk * sizeof(int32_t));
     backend_.copy_from_host(a.moe_weight, r.weight.data(), nk * sizeof(float));
     const MoeCall call = moe_call(config_, r, a, N, w, nullptr);
-    moe_->dispatch(a.moe_buf, a.norm2, call.slots, C);
-    moe_->experts_forward(a.moe_out, {a.moe_h_in, a.moe_h_up, a.moe_act}, a.moe_buf, call.weights, call.fill,
-                          call.shape);
+    const MoeExpertActs acts{a.moe_h_in, a.moe_h_up, a.moe_act};
+    if (options_.layout.ep_size == 1) {
+      moe_->dispatch(a.moe_buf, a.norm2, call.slots, C);
+      moe_->experts_forward(a.moe_out, acts, a.moe_buf, call.weights, call.fill, call.shape);
+    } else {  // dispatched here, computed by the owners into a.moe_buf's rows, returned to a.moe_out
+      GptScratchT<float>& s = arena_.scratch;
+      moe_->dispatch(s.moe_dout, a.norm2, call.slots, C);
+      ZT_ASSIGN_OR_RETURN(exchanges_[static_cast<size_t>(slot_)][static_cast<size_t>(l)],
+                          moe_ep_forward(local_experts(moe_, options_.ep, config_, call), s.moe_dout, r.capacity,
+                                         call.fill, a.moe_buf, acts, s.moe_dbuf, a.moe_out));
+    }
     moe_->combine(a.moe_routed, a.moe_out, a.moe_weight, call.slots, C);
     const float* y = shared_forward(*moe_, k_, config_, w, a, arena_.scratch.moe_y, N);
     k_.bias_residual(a.output, a.res_attn, y, nullptr, N, C);
@@ -194,9 +219,17 @@ Status GptModelImpl<A>::moe_backward(int l, const BlockActivationsT<A>& a, int64
       dy = s.moe_dmoe;
     }
     moe_->combine_backward(s.moe_dout, s.moe_dweight, dy, a.moe_out, a.moe_weight, call.slots, C);
-    moe_->experts_backward(s.moe_dbuf, call.grads, s.moe_dout, {a.moe_h_in, a.moe_h_up, a.moe_act}, a.moe_buf,
-                           call.weights, call.fill, call.shape, s.moe_experts);
-    moe_->dispatch_backward(s.dnorm, s.moe_dbuf, call.slots, C);
+    const MoeExpertActs acts{a.moe_h_in, a.moe_h_up, a.moe_act};
+    if (options_.layout.ep_size == 1) {
+      moe_->experts_backward(s.moe_dbuf, call.grads, s.moe_dout, acts, a.moe_buf, call.weights, call.fill, call.shape,
+                             s.moe_experts);
+      moe_->dispatch_backward(s.dnorm, s.moe_dbuf, call.slots, C);
+    } else {  // the owners' backward; the dispatched rows' gradient returns into s.moe_dout
+      const MoeExchange& ex = exchanges_[static_cast<size_t>(slot_)][static_cast<size_t>(l)];
+      ZT_RETURN_IF_ERROR(moe_ep_backward(local_experts(moe_, options_.ep, config_, call), ex, r.capacity, s.moe_dout,
+                                         s.moe_xchg, s.moe_dbuf, acts, a.moe_buf, s.moe_experts));
+      moe_->dispatch_backward(s.dnorm, s.moe_dout, call.slots, C);
+    }
     std::vector<float> dweight(static_cast<size_t>(N * k)), dlogits(static_cast<size_t>(N * E));
     backend_.copy_to_host(dweight.data(), s.moe_dweight, dweight.size() * sizeof(float));
     moe_gate_backward(dlogits.data(), r, dweight.data(), moe_dgate(l, N), N, E, m.gate);

@@ -29,6 +29,7 @@ struct ParamDef {
   int tp_dim = -1;
   int tp_groups = 1;
   int init_rows = -1;  // rows drawn from the init (vocabulary matrices: the real vocabulary)
+  int expert = -1;     // a routed expert's tensor: its global index
 };
 
 // The walk over one layer: f(def, slot) per tensor, in table order. Slot is the view the
@@ -36,7 +37,9 @@ struct ParamDef {
 template <typename W, typename F>
 class ParamWalk {
  public:
-  ParamWalk(const GptConfig& c, F& f) : c_(c), n_(param_names(c.family())), f_(f) {}
+  // ep_rank of ep_size: the routed experts this walk yields (every expert for 0 of 1).
+  ParamWalk(const GptConfig& c, F& f, int ep_rank, int ep_size)
+      : c_(c), n_(param_names(c.family())), f_(f), ep_rank_(ep_rank), ep_size_(ep_size) {}
 
   void norm(const std::string& name, W*& w, W*& b) {
     const int64_t C = c_.n_embd;
@@ -45,9 +48,9 @@ class ParamWalk {
   }
   // A linear layer (out, in); column-parallel (tp_dim 0) layers slice their bias too.
   void linear(const std::string& name, int64_t out, int64_t in, bool bias, int tp_dim, float std, W*& w, W*& b,
-              int groups = 1) {
-    f_(ParamDef{name + ".weight", {out, in}, InitKind::kNormal, std, tp_dim, groups}, w);
-    if (bias) f_(ParamDef{name + ".bias", {out}, InitKind::kZeros, 0.0f, tp_dim == 0 ? 0 : -1, groups}, b);
+              int groups = 1, int expert = -1) {
+    f_(ParamDef{name + ".weight", {out, in}, InitKind::kNormal, std, tp_dim, groups, -1, expert}, w);
+    if (bias) f_(ParamDef{name + ".bias", {out}, InitKind::kZeros, 0.0f, tp_dim == 0 ? 0 : -1, groups, -1, expert}, b);
   }
   void vocab_matrix(const char* name, W*& w) {
     f_(ParamDef{std::string(name) + ".weight", {c_.padded_vocab(), c_.n_embd}, InitKind::kNormal, kStd, 0, 1,
@@ -73,6 +76,7 @@ class ParamWalk {
   const GptConfig& c_;
   const ParamNames& n_;
   F& f_;
+  int ep_rank_, ep_size_;
 };
 
 template <typename W, typename F>
@@ -96,19 +100,21 @@ void ParamWalk<W, F>::block(int l, BlockWeightsT<W>& b) {
   linear(p + n_.mlp_out, C, I, c_.mlp_bias, 1, out_std, b.mlp_out_w, b.mlp_out_b);
 }
 
-// An MoE block's router and experts (replicated across tensor-parallel ranks).
+// An MoE block's router and experts (replicated across tensor-parallel ranks); the routed
+// experts of this walk's ep rank only, under their global names.
 template <typename W, typename F>
 void ParamWalk<W, F>::experts(const std::string& p, float out_std, BlockWeightsT<W>& b) {
   const int64_t C = c_.n_embd, Ie = c_.expert_width(), E = c_.moe.num_experts;
+  const int local = static_cast<int>(E) / ep_size_, first = ep_rank_ * local;
   W* no_bias = nullptr;
   linear(p + n_.moe_router, E, C, false, -1, kStd, b.router_w, no_bias);
-  b.experts.resize(static_cast<size_t>(E));
-  for (int64_t j = 0; j < E; ++j) {
-    ExpertWeightsT<W>& x = b.experts[static_cast<size_t>(j)];
+  b.experts.resize(static_cast<size_t>(local));
+  for (int j = first; j < first + local; ++j) {
+    ExpertWeightsT<W>& x = b.experts[static_cast<size_t>(j - first)];
     const std::string e = p + n_.experts + std::to_string(j) + ".";
-    linear(e + n_.expert_in, Ie, C, c_.mlp_bias, -1, kStd, x.in_w, x.in_b);
-    if (c_.swiglu()) linear(e + n_.expert_up, Ie, C, false, -1, kStd, x.up_w, no_bias);
-    linear(e + n_.expert_out, C, Ie, c_.mlp_bias, -1, out_std, x.out_w, x.out_b);
+    linear(e + n_.expert_in, Ie, C, c_.mlp_bias, -1, kStd, x.in_w, x.in_b, 1, j);
+    if (c_.swiglu()) linear(e + n_.expert_up, Ie, C, false, -1, kStd, x.up_w, no_bias, 1, j);
+    linear(e + n_.expert_out, C, Ie, c_.mlp_bias, -1, out_std, x.out_w, x.out_b, 1, j);
   }
   if (!c_.moe.has_shared()) return;
   const int64_t S = c_.shared_width(), mix = moe_mix_logits(c_.moe.mix());
@@ -121,8 +127,8 @@ void ParamWalk<W, F>::experts(const std::string& p, float out_std, BlockWeightsT
 
 // Walks `layer` (a layer id of the table) with f.
 template <typename W, typename F>
-void walk_layer(const GptConfig& c, int layer, GptWeightsT<W>& w, F f) {
-  ParamWalk<W, F> walk(c, f);
+void walk_layer(const GptConfig& c, int layer, GptWeightsT<W>& w, F f, int ep_rank, int ep_size) {
+  ParamWalk<W, F> walk(c, f, ep_rank, ep_size);
   if (layer == kEmbeddingLayer) {
     walk.embedding(w);
   } else if (layer == tied_head_layer(c)) {
@@ -139,14 +145,19 @@ void walk_layer(const GptConfig& c, int layer, GptWeightsT<W>& w, F f) {
 ParamTable build_gpt_param_table(const GptConfig& cfg, const GptLayout& lay) {
   ParamTable table;
   table.set_tp(lay.tp_rank, lay.tp_size);
+  table.set_ep(lay.ep_rank, lay.ep_size);
   GptWeightsT<float> none;
   none.blocks.resize(static_cast<size_t>(cfg.n_layer));
   auto add = [&](int layer) {
-    walk_layer(cfg, layer, none, [&](const ParamDef& d, float*&) {
-      TensorSpec s = param_spec(d.name, d.shape, layer, d.init, d.std);
-      s.init_rows = d.init_rows;
-      table.add(d.tp_dim >= 0 ? tp_slice(std::move(s), lay, d.tp_dim, d.tp_groups) : std::move(s));
-    });
+    walk_layer(
+        cfg, layer, none,
+        [&](const ParamDef& d, float*&) {
+          TensorSpec s = param_spec(d.name, d.shape, layer, d.init, d.std);
+          s.init_rows = d.init_rows;
+          s.expert = d.expert;
+          table.add(d.tp_dim >= 0 ? tp_slice(std::move(s), lay, d.tp_dim, d.tp_groups) : std::move(s));
+        },
+        lay.ep_rank, lay.ep_size);
   };
   if (lay.embedding) add(kEmbeddingLayer);
   for (int l = lay.first_block; l < lay.end(cfg); ++l) add(l);
@@ -159,7 +170,9 @@ ParamTable build_gpt_param_table(const GptConfig& cfg, const GptLayout& lay) {
 
 template <typename W>
 void bind_gpt_layer(const GptConfig& cfg, const ParamTable& table, int layer, W* layer_base, GptWeightsT<W>* w) {
-  walk_layer(cfg, layer, *w, [&](const ParamDef& d, W*& slot) { slot = param_in_layer(table, layer, layer_base, d.name); });
+  walk_layer(
+      cfg, layer, *w, [&](const ParamDef& d, W*& slot) { slot = param_in_layer(table, layer, layer_base, d.name); },
+      table.ep_rank(), table.ep_size());
   if (layer == kEmbeddingLayer && cfg.tied_head()) w->lm_head = w->embed;
 }
 

@@ -3,7 +3,7 @@
 
 namespace zt {
 
-StatusOr<RankGrid> RankGrid::create(int world_size, int tp, int dp, int pp) {
+StatusOr<RankGrid> RankGrid::create(int world_size, int tp, int dp, int pp, int ep) {
   if (tp < 1 || dp < 1 || pp < 1) {
     return Status::InvalidArgument("parallel degrees must be >= 1, got tp=" + std::to_string(tp) + " dp=" +
                                    std::to_string(dp) + " pp=" + std::to_string(pp));
@@ -13,7 +13,11 @@ StatusOr<RankGrid> RankGrid::create(int world_size, int tp, int dp, int pp) {
                                    std::to_string(pp) + " = " + std::to_string(tp * dp * pp) +
                                    " does not match the " + std::to_string(world_size) + " ranks launched");
   }
-  return RankGrid(tp, dp, pp);
+  if (ep < 1 || dp % ep != 0) {
+    return Status::InvalidArgument("/model/moe/ep_size: " + std::to_string(ep) + " must divide the data-parallel size " +
+                                   std::to_string(dp) + " (expert-parallel groups are made of data-parallel ranks)");
+  }
+  return RankGrid(tp, dp, pp, ep);
 }
 
 int RankGrid::degree(GridAxis axis) const {
@@ -21,6 +25,8 @@ int RankGrid::degree(GridAxis axis) const {
     case GridAxis::kTp: return tp_;
     case GridAxis::kDp: return dp_;
     case GridAxis::kPp: return pp_;
+    case GridAxis::kEp: return ep_;
+    case GridAxis::kEdp: return dp_ / ep_;
   }
   return 1;
 }
@@ -38,10 +44,13 @@ int RankGrid::rank(const GridCoord& c) const { return c.tp + tp_ * (c.dp + dp_ *
 std::vector<int> RankGrid::group_of(int r, GridAxis axis) const {
   GridCoord c = coord(r);
   std::vector<int> out;
+  const int ep_first = c.dp / ep_ * ep_, ep_rank = c.dp % ep_;
   for (int i = 0; i < degree(axis); ++i) {
     if (axis == GridAxis::kTp) c.tp = i;
     if (axis == GridAxis::kDp) c.dp = i;
     if (axis == GridAxis::kPp) c.pp = i;
+    if (axis == GridAxis::kEp) c.dp = ep_first + i;
+    if (axis == GridAxis::kEdp) c.dp = i * ep_ + ep_rank;
     out.push_back(rank(c));
   }
   return out;

@@ -8,6 +8,10 @@
 //   tp groups (same dp, pp): [0 1] [2 3] [4 5] ... [14 15]
 //   dp groups (same tp, pp): [0 2] [1 3] [4 6] [5 7] ... [13 15]
 //   pp groups (same tp, dp): [0 4 8 12] [1 5 9 13] [2 6 10 14] [3 7 11 15]
+// Expert parallelism (MoE, issue 30) splits each dp group further, as DeepSpeed does: an
+// expert-parallel group is ep consecutive dp ranks (dp // ep), and the expert-data-parallel
+// group the dp ranks holding the same experts (dp % ep). dp=4, ep=2 (tp = pp = 1):
+//   ep groups [0 1] [2 3]; expert-data-parallel groups [0 2] [1 3]
 // Thread-safety: RankGrid is an immutable value.
 #pragma once
 
@@ -27,17 +31,18 @@ struct GridCoord {
   bool operator==(const GridCoord& o) const { return tp == o.tp && dp == o.dp && pp == o.pp; }
 };
 
-enum class GridAxis { kTp, kDp, kPp };
+enum class GridAxis { kTp, kDp, kPp, kEp, kEdp };
 
 class RankGrid {
  public:
-  // InvalidArgument unless every degree is >= 1 and tp * dp * pp == world_size.
-  static StatusOr<RankGrid> create(int world_size, int tp, int dp, int pp);
+  // InvalidArgument unless every degree is >= 1, tp * dp * pp == world_size and ep divides dp.
+  static StatusOr<RankGrid> create(int world_size, int tp, int dp, int pp, int ep = 1);
 
   int world_size() const { return tp_ * dp_ * pp_; }
   int tp() const { return tp_; }
   int dp() const { return dp_; }
   int pp() const { return pp_; }
+  int ep() const { return ep_; }
   int degree(GridAxis axis) const;
 
   GridCoord coord(int rank) const;
@@ -50,8 +55,8 @@ class RankGrid {
   int group_color(int rank, GridAxis axis) const;
 
  private:
-  RankGrid(int tp, int dp, int pp) : tp_(tp), dp_(dp), pp_(pp) {}
-  int tp_, dp_, pp_;
+  RankGrid(int tp, int dp, int pp, int ep) : tp_(tp), dp_(dp), pp_(pp), ep_(ep) {}
+  int tp_, dp_, pp_, ep_;
 };
 
 // The communicators of one rank: the world and its group along each axis, plus the
@@ -63,6 +68,8 @@ struct ParallelGroups {
   ProcessGroup* pp = nullptr;
   ProcessGroup* tp = nullptr;
   ProcessGroup* tied = nullptr;  // first and last pipeline stage with this rank's (dp, tp); null unless pp > 1 and at an end
+  ProcessGroup* ep = nullptr;    // expert parallelism: this rank's ep and expert-data-parallel groups (null: ep = 1)
+  ProcessGroup* edp = nullptr;
   std::vector<std::unique_ptr<ProcessGroup>> owned;  // groups created for this bundle
 };
 

@@ -39,5 +39,24 @@ TEST(RankGrid, PureDataParallelAndErrors) {
   EXPECT_FALSE(RankGrid::create(4, 0, 4, 1).ok());
 }
 
+// DeepSpeed's expert groups: ep consecutive dp ranks; the ranks holding the same experts.
+TEST(RankGrid, ExpertParallelGroupsSplitEachDataParallelGroup) {
+  auto g = RankGrid::create(16, 2, 4, 2, 2);  // tp 2, dp 4, pp 2, ep 2
+  ASSERT_TRUE(g.ok());
+  // dp group of rank 0 is [0 2 4 6]: ep groups [0 2] [4 6], expert-data-parallel [0 4] [2 6].
+  EXPECT_EQ(g->group_of(0, GridAxis::kEp), (std::vector<int>{0, 2}));
+  EXPECT_EQ(g->group_of(4, GridAxis::kEp), (std::vector<int>{4, 6}));
+  EXPECT_EQ(g->group_of(2, GridAxis::kEdp), (std::vector<int>{2, 6}));
+  EXPECT_EQ(g->group_of(9, GridAxis::kEdp), (std::vector<int>{9, 13}));
+  EXPECT_EQ(g->groups(GridAxis::kEp).size(), 8u);
+  auto four = RankGrid::create(4, 1, 4, 1, 4);
+  ASSERT_TRUE(four.ok());
+  EXPECT_EQ(four->groups(GridAxis::kEp), (Groups{{0, 1, 2, 3}}));
+  EXPECT_EQ(four->groups(GridAxis::kEdp), (Groups{{0}, {1}, {2}, {3}}));
+  EXPECT_EQ(RankGrid::create(6, 1, 6, 1, 4).status().message(),
+            "/model/moe/ep_size: 4 must divide the data-parallel size 6 (expert-parallel groups are made of "
+            "data-parallel ranks)");
+}
+
 }  // namespace
 }  // namespace zt

@@ -38,6 +38,10 @@ struct TensorSpec {
   std::vector<int64_t> global_shape;  // empty: same as shape
   int tp_dim = -1;
   int tp_groups = 1;
+  // Expert parallelism: the global index of the routed expert this tensor belongs to (-1:
+  // not an expert's). A rank holds the experts of its ep rank only; their gradients are
+  // reduced, and their checkpoint pieces written, within the expert-data-parallel group.
+  int expert = -1;
 };
 
 // For a tensor-parallel slice (rank `tp_rank` of `tp_size`): whether element
@@ -75,12 +79,22 @@ class ParamTable {
     tp_rank_ = rank;
     tp_size_ = size;
   }
+  // The expert-parallel part this table describes: the experts of ep rank `rank` of
+  // `size` (rank 0 of 1: every expert).
+  int ep_rank() const { return ep_rank_; }
+  int ep_size() const { return ep_size_; }
+  void set_ep(int rank, int size) {
+    ep_rank_ = rank;
+    ep_size_ = size;
+  }
 
  private:
   std::vector<TensorSpec> specs_;
   size_t numel_ = 0;
   int tp_rank_ = 0;
   int tp_size_ = 1;
+  int ep_rank_ = 0;
+  int ep_size_ = 1;
 };
 
 }  // namespace zt

@@ -8,6 +8,7 @@
 
 #include "checkpoint/sharded_load.h"
 #include "comm/thread_world.h"
+#include "engine/parallel_setup.h"
 #include "engine/trainer.h"
 #include "engine/trainer_checkpoint.h"
 #include "testing/synthetic_data.h"
@@ -37,14 +38,18 @@ struct RunOut {
 
 // Steps [from, to) of the synthetic data (vocabulary 61, 8 tokens, 2 sequences a
 // micro-batch) on N thread-ranks with `accum` micro-batches each; loads `resume` first and
-// saves to `save` after (either may be empty).
+// saves to `save` after (either may be empty). ep > 1: expert parallelism over the N
+// data-parallel ranks (params are then rank 0's experts and the rest).
 inline RunOut train_ranks(const TrainerOptions& o, int N, int accum, int from, int to, const std::string& resume = "",
-                          const std::string& save = "") {
+                          const std::string& save = "", int ep = 1) {
   ThreadWorld world(N, CommOptions{});
+  const RankGrid grid = RankGrid::create(N, 1, N, 1, ep).value();
   RunOut out;
   out.status = run_ranks(N, [&](int rank) -> Status {
-    auto group = world.group(rank);
-    ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(o, group.get()));
+    ParallelGroups groups = make_thread_groups(world, grid, rank);
+    TrainerOptions mine = o;
+    ZT_ASSIGN_OR_RETURN(mine.layout, layout_for_rank(o.model, grid, rank, StagePartition::kUniform));
+    ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(mine, &groups));
     if (!resume.empty()) {
       ZT_ASSIGN_OR_RETURN(const CheckpointRef ckpt, open_checkpoint(resume));
       ZT_RETURN_IF_ERROR(load_trainer(*t, ckpt, false).status());

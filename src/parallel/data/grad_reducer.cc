@@ -11,13 +11,31 @@ namespace zt {
 
 namespace {
 constexpr size_t kMaxBucketBuffers = 3;  // the embedding's, one being filled, one in flight
+
+// `range` cut into maximal runs of routed experts' tensors and of the others, in order.
+std::vector<std::pair<ElementRange, bool>> expert_runs(const ParamTable& table, ElementRange range) {
+  std::vector<std::pair<ElementRange, bool>> runs;
+  for (const TensorSpec& s : table.specs()) {
+    const size_t lo = std::max(s.offset, range.begin), hi = std::min(s.offset + s.numel, range.end);
+    if (lo >= hi) continue;
+    const bool expert = s.expert >= 0;
+    if (!runs.empty() && runs.back().second == expert && runs.back().first.end == lo) {
+      runs.back().first.end = hi;
+    } else {
+      runs.push_back({ElementRange{lo, hi}, expert});
+    }
+  }
+  return runs;
 }
+}  // namespace
 
 GradReducer::GradReducer(const ParamTable& table, const Partition& partition, ProcessGroup* dp,
                          const GradReducerOptions& options, float* full_grads, float* grad_shard)
     : partition_(partition), dp_(dp), options_(options), full_grads_(full_grads), grad_shard_(grad_shard) {
   ZT_CHECK(shards_gradients(options.stage) ? grad_shard != nullptr : full_grads != nullptr,
            "gradient storage does not match the ZeRO stage");
+  ZT_CHECK(options.expert_dp == nullptr || options.stage == ZeroStage::kNone,
+           "expert parallelism reduces gradients at ZeRO stage 0 only");
   const std::vector<int> layers = table.layers();
   order_.assign(layers.rbegin(), layers.rend());
   const size_t slots = static_cast<size_t>(*std::max_element(layers.begin(), layers.end()) + 2);
@@ -25,7 +43,7 @@ GradReducer::GradReducer(const ParamTable& table, const Partition& partition, Pr
   layer_range_.resize(slots);
   for (int layer : layers) layer_range_[static_cast<size_t>(layer + 1)] = table.layer_range(layer);
   for (const std::vector<int>& group : bucket_layers(table, options.bucket_elems)) {
-    buckets_.push_back(Bucket{layer_range_[static_cast<size_t>(group.front() + 1)], group, 0, nullptr, nullptr, false});
+    buckets_.push_back(Bucket{layer_range_[static_cast<size_t>(group.front() + 1)], group, 0, nullptr, {}, false, {}});
     Bucket& b = buckets_.back();
     for (int layer : group) {
       const ElementRange r = layer_range_[static_cast<size_t>(layer + 1)];
@@ -33,6 +51,7 @@ GradReducer::GradReducer(const ParamTable& table, const Partition& partition, Pr
       b.range.begin = std::min(b.range.begin, r.begin);
       bucket_of_layer_[static_cast<size_t>(layer + 1)] = static_cast<int>(buckets_.size()) - 1;
     }
+    if (options.expert_dp != nullptr) b.runs = expert_runs(table, b.range);
   }
 }
 
@@ -71,7 +90,7 @@ void GradReducer::begin_micro(bool last) {
   for (Bucket& b : buckets_) {
     b.pending = static_cast<int>(b.layers.size());
     b.launched = false;
-    b.work = nullptr;
+    b.work.clear();
     b.buffer = nullptr;
   }
 }
@@ -129,11 +148,16 @@ void GradReducer::launch(Bucket& b) {
   const bool reduce_now = last_micro_ || shards_gradients(options_.stage);
   if (!reduce_now) return;  // stages 0-1 accumulate locally until the last micro-batch
   const ElementRange r = b.range;
-  if (options_.stage == ZeroStage::kNone) {
-    b.work = dp_->all_reduce(full_grads_ + r.begin, r.size(), CommDType::kF32);
+  if (!b.runs.empty()) {  // expert parallelism: experts' runs over their group
+    for (const auto& [run, expert] : b.runs) {
+      ProcessGroup* g = expert ? options_.expert_dp : dp_;
+      b.work.push_back(g->all_reduce(full_grads_ + run.begin, run.size(), CommDType::kF32));
+    }
+  } else if (options_.stage == ZeroStage::kNone) {
+    b.work.push_back(dp_->all_reduce(full_grads_ + r.begin, r.size(), CommDType::kF32));
   } else {
     float* data = shards_gradients(options_.stage) ? b.buffer : full_grads_ + r.begin;
-    b.work = dp_->reduce_scatter(data, partition_.counts(r));
+    b.work.push_back(dp_->reduce_scatter(data, partition_.counts(r)));
   }
   in_flight_.push_back(&b);
 }
@@ -141,8 +165,13 @@ void GradReducer::launch(Bucket& b) {
 Status GradReducer::retire(Bucket& b) {
   ZT_CHECK(!in_flight_.empty() && in_flight_.front() == &b, "buckets retire in launch order");
   in_flight_.pop_front();
-  ZT_RETURN_IF_ERROR(b.work->wait());
-  b.work = nullptr;
+  Status first;
+  for (WorkHandle& w : b.work) {
+    const Status st = w->wait();
+    if (first.ok() && !st.ok()) first = st;
+  }
+  b.work.clear();
+  ZT_RETURN_IF_ERROR(first);
   if (shards_gradients(options_.stage)) {
     // This rank's segment of the bucket now holds the sum over ranks: add it to the shard.
     const ElementRange mine = partition_.shard(dp_->rank());

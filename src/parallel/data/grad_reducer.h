@@ -16,6 +16,10 @@
 //            on every micro-batch, the rank's part added into its gradient shard, and the
 //            buffer reused: gradient memory is the shard plus a few buckets.
 // Gradients are summed, not averaged: the loss is normalised by the global token count.
+// Expert parallelism (stage 0): a routed expert's tensors (TensorSpec::expert) differ
+// between the ranks of an expert-parallel group, so a bucket's runs of them are
+// all-reduced over the expert-data-parallel group (the ranks holding the same experts)
+// and the rest over dp, as DeepSpeed does.
 // Thread-safety: used by the training thread only.
 #pragma once
 
@@ -38,6 +42,7 @@ struct GradReducerOptions {
   bool overlap = true;  // overlap_comm: a full bucket's reduction runs while backward goes on;
                         // off: it runs to completion before backward continues
   const Backend* backend = nullptr;  // allocates, zeroes and accumulates the buckets; null = cpu_backend()
+  ProcessGroup* expert_dp = nullptr;  // expert parallelism (stage 0): the routed experts' group; null: dp
 };
 
 // The layer walk (nn/layer_walk.h) hands it each layer's gradients as backward finishes them.
@@ -80,8 +85,9 @@ class GradReducer final : public LayerGradSink {
     std::vector<int> layers;   // units, in completion order
     int pending = 0;           // units not yet done in this micro-batch
     float* buffer = nullptr;   // stage 2+: pooled buffer holding `range`
-    WorkHandle work;
+    std::vector<WorkHandle> work;
     bool launched = false;
+    std::vector<std::pair<ElementRange, bool>> runs;  // expert parallelism: (range, routed experts'?)
   };
   void launch(Bucket& b);
   Status retire(Bucket& b);          // wait, accumulate (stage 2+), release the buffer

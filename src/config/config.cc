@@ -223,7 +223,6 @@ static Status check_moe(const ZtConfig& c) {
     return Status::Unimplemented(std::string(c.precision.fp16 ? "/fp16" : "/bf16") + "/enabled: true" + why +
                                  "MoE blocks compute in fp32");
   }
-  if (c.parallel.tp > 1) return Status::Unimplemented("/parallel/tp: " + std::to_string(c.parallel.tp) + why + "use tp 1");
   if (c.parallel.ep > 1 && c.zero.stage != ZeroStage::kNone) {
     return Status::Unimplemented("/zero_optimization/stage: " + std::to_string(static_cast<int>(c.zero.stage)) +
                                  " with expert parallelism (/model/moe/ep_size " + std::to_string(c.parallel.ep) +

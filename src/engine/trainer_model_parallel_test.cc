@@ -242,6 +242,17 @@ TEST(ModelParallel, MixtureOfExpertsMatchesSingleProcess) {
   pp.stage = ZeroStage::kOptimizer;
   pp.micro_batches = 4;
   expect_matches(pp, "moe top-2 dp 2 x pp 2 1f1b, ZeRO-1");
+  // Tensor parallelism slices the attention and vocabulary; the MoE MLP (router, experts,
+  // shared expert) is replicated on each tp rank, which computes it whole.
+  for (Family f : {Family::kMoe, Family::kMixtral}) {
+    Layout3D tp;
+    tp.family = f;
+    tp.tp = 2;
+    tp.dp = 2;
+    tp.stage = ZeroStage::kGradients;
+    tp.micro_batches = 2;
+    expect_matches(tp, f == Family::kMoe ? "moe top-2 dp 2 x tp 2, ZeRO-2" : "mixtral dp 2 x tp 2, ZeRO-2");
+  }
   TrainerOptions last_stage;  // HF's balance loss spans every MoE block: refused on a stage holding some
   last_stage.model = tiny_model(Family::kMixtral);
   last_stage.seq_len = 8;
@@ -262,8 +273,10 @@ TEST(ModelParallel, ExpertParallelMatchesSingleProcess) {
     Family f;
     int dp, ep, pp;
     bool checkpoint;
+    int tp = 1;
   };
   for (const Case& c : {Case{Family::kMoe, 2, 2, 1, false}, Case{Family::kMoe, 4, 2, 1, false},
+                        Case{Family::kMoe, 2, 2, 1, false, 2}, Case{Family::kMoe, 2, 2, 2, false, 2},
                         Case{Family::kMoe, 4, 4, 1, true}, Case{Family::kMixtral, 4, 4, 1, false},
                         Case{Family::kMixtral, 2, 2, 1, true}, Case{Family::kMoe, 2, 2, 2, false}}) {
     Layout3D s;
@@ -272,9 +285,11 @@ TEST(ModelParallel, ExpertParallelMatchesSingleProcess) {
     s.ep = c.ep;
     s.pp = c.pp;
     s.checkpoint = c.checkpoint;
+    s.tp = c.tp;
     s.micro_batches = c.pp > 1 ? 4 : 2;
     const std::string what = std::string(c.f == Family::kMoe ? "moe top-2" : "mixtral") + " dp " + std::to_string(c.dp) +
                              " ep " + std::to_string(c.ep) + (c.pp > 1 ? " x pp 2" : "") +
+                             (c.tp > 1 ? " x tp 2" : "") +
                              (c.checkpoint ? ", checkpointed" : "");
     expect_matches(s, what.c_str());
   }

@@ -45,7 +45,6 @@ Status GptModel::check_supported(const GptConfig& config, const GptModelOptions&
   const std::string why = "model.moe: MoE blocks are not built for ";
   if (b.moe_ops() == nullptr) return Status::Unimplemented(why + "the backend " + b.describe() + " (no MoE kernels)");
   if (b.compute_dtype() != DType::kF32) return Status::Unimplemented(why + "bf16/fp16 compute yet; they run in fp32");
-  if (options.layout.tp_size > 1) return Status::Unimplemented(why + "tensor parallelism yet (tp must be 1)");
   return Status::OK();
 }
 

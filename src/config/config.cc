@@ -223,12 +223,6 @@ static Status check_moe(const ZtConfig& c) {
     return Status::Unimplemented(std::string(c.precision.fp16 ? "/fp16" : "/bf16") + "/enabled: true" + why +
                                  "MoE blocks compute in fp32");
   }
-  if (c.parallel.ep > 1 && c.zero.stage != ZeroStage::kNone) {
-    return Status::Unimplemented("/zero_optimization/stage: " + std::to_string(static_cast<int>(c.zero.stage)) +
-                                 " with expert parallelism (/model/moe/ep_size " + std::to_string(c.parallel.ep) +
-                                 ") is not supported yet: experts need their own partition over the "
-                                 "expert-data-parallel group; use stage 0");
-  }
   if (c.parallel.ep > 1 && c.model.moe.num_experts % c.parallel.ep != 0) {
     return Status::InvalidArgument("/model/moe/ep_size: " + std::to_string(c.parallel.ep) + " must divide num_experts=" +
                                    std::to_string(c.model.moe.num_experts));

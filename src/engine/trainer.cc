@@ -104,6 +104,9 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     t->edp_ = groups->edp;
   }
   if (t->world_ == nullptr) t->world_ = dp;
+  t->zero_ = t->ep_ != nullptr && options.zero.stage != ZeroStage::kNone ? t->edp_ : dp;
+  if (t->zero_ == nullptr) return Status::InvalidArgument("expert parallelism needs the expert-data-parallel group");
+  t->partition_ = Partition(t->partition_.numel(), t->zero_->size(), partition_align(t->backend_.compute_dtype()));
   // The groups move this backend's arenas inside its memory domain (comm/memory_domain.h).
   for (ProcessGroup* g : {t->world_, t->dp_, t->pp_, t->tp_, t->tied_, t->ep_, t->edp_}) {
     if (g != nullptr) g->set_memory_domain(t->backend_.memory_domain());
@@ -162,8 +165,7 @@ Status Trainer::validate_parallel() const {
   return validate_expert_parallel();
 }
 
-// Expert parallelism runs at ZeRO stage 0: stages 1-2 would give the experts a partition
-// of their own over the expert-data-parallel group (DeepSpeed's rule), not built yet.
+// Expert parallelism: the groups match the layout.
 Status Trainer::validate_expert_parallel() const {
   const GptLayout& lay = options_.layout;
   const int ep = ep_ != nullptr ? ep_->size() : 1;
@@ -173,11 +175,6 @@ Status Trainer::validate_expert_parallel() const {
   if (ep == 1) return Status::OK();
   if (edp_ == nullptr || edp_->size() * ep != dp_->size()) {
     return Status::InvalidArgument("expert parallelism needs the expert-data-parallel group of dp / ep ranks");
-  }
-  if (options_.zero.stage != ZeroStage::kNone) {
-    return Status::Unimplemented("/zero_optimization/stage: expert parallelism (model.moe.ep_size " + std::to_string(ep) +
-                                 ") runs at ZeRO stage 0 for now; stages 1-2 need the experts' own partition over "
-                                 "the expert-data-parallel group, which is not built yet");
   }
   return Status::OK();
 }
@@ -213,7 +210,7 @@ uint64_t Trainer::disk_written() const {
 
 Status Trainer::init_states(Status pending) {
   const ParamTable& table = model_->param_table();
-  const ElementRange owned = ModelStates::owned_range(partition_, dp_->rank(), options_.zero.stage);
+  const ElementRange owned = ModelStates::owned_range(partition_, zero_->rank(), options_.zero.stage);
   // The optimizer's state lives in the model states' store (in memory, or swapped).
   ZT_ASSIGN_OR_RETURN(optimizer_, make_optimizer(options_, table, owned, dp_, pipelined()));
   ModelStatesOptions so;
@@ -227,7 +224,7 @@ Status Trainer::init_states(Status pending) {
   so.backend = &backend_;
   // Creating the states may fail on one rank only (memory, a full or unwritable swap
   // disk): every rank learns it before the first collective.
-  auto created = pending.ok() ? ModelStates::create_local(table, partition_, dp_, options_.model.n_layer, so)
+  auto created = pending.ok() ? ModelStates::create_local(table, partition_, zero_, options_.model.n_layer, so)
                               : StatusOr<std::unique_ptr<ModelStates>>(pending);
   ZT_ASSIGN_OR_RETURN(const int64_t failed, all_reduce_sum(world_, int64_t{!created.ok()}));
   ZT_RETURN_IF_ERROR(created.status());
@@ -240,8 +237,10 @@ Status Trainer::init_states(Status pending) {
   GradReducerOptions ro = options_.zero.reduce;
   ro.stage = so.stage;
   ro.backend = &backend_;
-  ro.expert_dp = expert_parallel() ? edp_ : nullptr;
-  reducer_ = std::make_unique<GradReducer>(table, partition_, dp_, ro, states_->full_grads(), states_->grad_shard());
+  const bool ep_stage0 = expert_parallel() && so.stage == ZeroStage::kNone;
+  ro.expert_dp = ep_stage0 ? edp_ : nullptr;
+  ro.dense_ep = expert_parallel() && !ep_stage0 ? ep_ : nullptr;
+  reducer_ = std::make_unique<GradReducer>(table, partition_, zero_, ro, states_->full_grads(), states_->grad_shard());
   states_->bind(model_.get());
   return Status::OK();
 }
@@ -292,9 +291,11 @@ StatusOr<double> Trainer::global_grad_norm() {
     return std::sqrt(sq);
   }
   // Stage 0: replicas count on dp rank 0, a routed expert's tensors on the first rank
-  // holding them (expert-data-parallel rank 0).
-  const bool dense_here = stage != ZeroStage::kNone || dp_->rank() == 0;
-  const bool experts_here = stage != ZeroStage::kNone || (expert_parallel() ? edp_->rank() == 0 : dp_->rank() == 0);
+  // holding them (expert-data-parallel rank 0). Stages 1+: each shard on its owner; with
+  // expert parallelism a shard's dense part, held by the whole ep group, on ep rank 0.
+  const bool sharded = stage != ZeroStage::kNone;
+  const bool dense_here = sharded ? !expert_parallel() || ep_->rank() == 0 : dp_->rank() == 0;
+  const bool experts_here = sharded || (expert_parallel() ? edp_->rank() == 0 : dp_->rank() == 0);
   if (dense_here || experts_here) {
     const ParamTable& table = model_->param_table();
     const int tied = tied_head_layer(options_.model);

@@ -214,6 +214,10 @@ class Trainer {
   ProcessGroup* tied_ = nullptr;
   ProcessGroup* ep_ = nullptr;   // expert parallelism: the ranks the experts are spread over
   ProcessGroup* edp_ = nullptr;  // and the ranks holding the same experts (null: ep = 1)
+  // The group ZeRO partitions over: dp, or with expert parallelism at stages 1+ the
+  // expert-data-parallel group (each rank's table holds its own experts; its dense part is
+  // then held by every rank of the ep group).
+  ProcessGroup* zero_ = nullptr;
   std::vector<Arena> grad_send_;  // pipeline: per slot, the input gradient being sent
   Arena norm_acc_;  // one double (two f32 elements) of backend memory: the step's sum of squares
   std::unique_ptr<BatchStaging> staging_;  // the step's tokens, targets and losses in backend memory

@@ -60,7 +60,7 @@ Status all_ranks_ok(Trainer& t, const Status& local, const std::string& what) {
 StatusOr<RankStateView> Trainer::checkpoint_view() {
   RankStateView v;
   v.table = &model_->param_table();
-  const ElementRange shard = partition_.shard(dp_->rank());
+  const ElementRange shard = partition_.shard(zero_->rank());
   ZT_ASSIGN_OR_RETURN(const std::vector<OwnedArray> arrays, states_->open_arrays());
   mirrors_.clear();
   for (const OwnedArray& a : arrays) {
@@ -74,7 +74,13 @@ StatusOr<RankStateView> Trainer::checkpoint_view() {
   }
   v.rank_arrays = optimizer_->rank_state();
   v.save_range = shard;
-  if (expert_parallel()) v.expert_save_range = Partition(v.table->numel(), edp_->size()).shard(edp_->rank());
+  if (expert_parallel() && zero_ == dp_) {  // stage 0: experts split among the ranks holding them
+    v.expert_save_range = Partition(v.table->numel(), edp_->size()).shard(edp_->rank());
+  } else if (expert_parallel()) {  // stages 1+: the ep group holds the same dense shard: each writes a part
+    v.expert_save_range = shard;
+    const ElementRange part = Partition(shard.size(), ep_->size()).shard(ep_->rank());
+    v.save_range = {shard.begin + part.begin, shard.begin + part.end};
+  }
   v.save_tp_replicated = options_.layout.tp_rank == 0;
   if (options_.layout.has_tied_copy()) v.skip_layer = tied_head_layer(options_.model);
   return v;

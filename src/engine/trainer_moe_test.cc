@@ -61,31 +61,34 @@ TEST_F(TrainerMoe, CheckpointReshardsAndNamesItsExperts) {
   EXPECT_FALSE(refused.status.ok());
 }
 
-// Expert parallelism: a killed ep 2 run resumes bit for bit, and an ep 4 checkpoint, whose
-// experts each rank wrote a part of, reloads into ep 2 and into one process.
+// Expert parallelism: a killed ep 2 run resumes bit for bit (ZeRO-0 and -2), and an ep 4
+// ZeRO-1 checkpoint, whose experts each rank wrote a part of, reloads into ep 2 with ZeRO-2
+// and into one process.
 TEST_F(TrainerMoe, ExpertParallelResumesAndReshardsAcrossEp) {
-  const TrainerOptions o = moe_trainer(ZeroStage::kNone);
-  const std::string run = dir_ + "/ep2";
-  const testing::RunOut whole = testing::train_ranks(o, 2, 2, 0, 6, "", "", 2),
-                        first = testing::train_ranks(o, 2, 2, 0, 3, "", run, 2),
-                        second = testing::train_ranks(o, 2, 2, 3, 6, run, "", 2);
-  ASSERT_TRUE(whole.status.ok() && first.status.ok() && second.status.ok()) << second.status.to_string();
-  std::vector<double> resumed = first.losses;
-  resumed.insert(resumed.end(), second.losses.begin(), second.losses.end());
-  EXPECT_EQ(resumed, whole.losses);
-  EXPECT_TRUE(second.params == whole.params);
+  for (int stage : {0, 2}) {  // dp 4, ep 2: ZeRO-2 partitions over the expert-data-parallel pairs
+    const TrainerOptions o = moe_trainer(static_cast<ZeroStage>(stage));
+    const std::string run = dir_ + "/ep2_" + std::to_string(stage);
+    const testing::RunOut whole = testing::train_ranks(o, 4, 1, 0, 6, "", "", 2),
+                          first = testing::train_ranks(o, 4, 1, 0, 3, "", run, 2),
+                          second = testing::train_ranks(o, 4, 1, 3, 6, run, "", 2);
+    ASSERT_TRUE(whole.status.ok() && first.status.ok() && second.status.ok()) << second.status.to_string();
+    std::vector<double> resumed = first.losses;
+    resumed.insert(resumed.end(), second.losses.begin(), second.losses.end());
+    EXPECT_EQ(resumed, whole.losses) << "ZeRO-" << stage;
+    EXPECT_TRUE(second.params == whole.params) << "ZeRO-" << stage;
+  }
   const std::string dir = dir_ + "/ep4";
-  const testing::RunOut saved = testing::train_ranks(o, 4, 1, 0, 2, "", dir, 4);
+  const testing::RunOut saved = testing::train_ranks(moe_trainer(ZeroStage::kOptimizer), 4, 1, 0, 2, "", dir, 4);
   ASSERT_TRUE(saved.status.ok()) << saved.status.to_string();
   const CheckpointRef ckpt = open_checkpoint(dir).value();
   EXPECT_EQ(ckpt.manifest.layout.ep, 4);
-  const testing::RunOut ep2 = testing::train_ranks(o, 4, 1, 2, 3, dir, "", 2),
-                        one = testing::train_ranks(o, 1, 4, 2, 3, dir);
+  const testing::RunOut ep2 = testing::train_ranks(moe_trainer(ZeroStage::kGradients), 4, 1, 2, 3, dir, "", 2),
+                        one = testing::train_ranks(moe_trainer(ZeroStage::kNone), 1, 4, 2, 3, dir);
   ASSERT_TRUE(ep2.status.ok() && one.status.ok()) << ep2.status.to_string() << one.status.to_string();
   EXPECT_NEAR(ep2.losses[0], one.losses[0], 1e-5 * one.losses[0]);
-  // The single process read every expert of the checkpoint: its weights at step 2 are those
-  // an uninterrupted single process reaches within float reduction order.
-  const testing::RunOut straight = testing::train_ranks(o, 1, 4, 0, 3);
+  // The single process read every expert of the checkpoint: its step 2 is the one an
+  // uninterrupted single process takes, within float reduction order.
+  const testing::RunOut straight = testing::train_ranks(moe_trainer(ZeroStage::kNone), 1, 4, 0, 3);
   EXPECT_NEAR(one.losses[0], straight.losses[2], 1e-5 * straight.losses[2]);
 }
 

@@ -27,6 +27,17 @@ std::vector<std::pair<ElementRange, bool>> expert_runs(const ParamTable& table, 
   }
   return runs;
 }
+
+// Waits for every operation; the first failure.
+Status wait_all(std::vector<WorkHandle>* work) {
+  Status first;
+  for (WorkHandle& w : *work) {
+    const Status st = w->wait();
+    if (first.ok() && !st.ok()) first = st;
+  }
+  work->clear();
+  return first;
+}
 }  // namespace
 
 GradReducer::GradReducer(const ParamTable& table, const Partition& partition, ProcessGroup* dp,
@@ -35,7 +46,8 @@ GradReducer::GradReducer(const ParamTable& table, const Partition& partition, Pr
   ZT_CHECK(shards_gradients(options.stage) ? grad_shard != nullptr : full_grads != nullptr,
            "gradient storage does not match the ZeRO stage");
   ZT_CHECK(options.expert_dp == nullptr || options.stage == ZeroStage::kNone,
-           "expert parallelism reduces gradients at ZeRO stage 0 only");
+           "the experts' own group is for stage 0; stages 1+ partition over it");
+  ZT_CHECK(options.dense_ep == nullptr || options.stage != ZeroStage::kNone, "dense_ep is for stages 1+");
   const std::vector<int> layers = table.layers();
   order_.assign(layers.rbegin(), layers.rend());
   const size_t slots = static_cast<size_t>(*std::max_element(layers.begin(), layers.end()) + 2);
@@ -51,7 +63,7 @@ GradReducer::GradReducer(const ParamTable& table, const Partition& partition, Pr
       b.range.begin = std::min(b.range.begin, r.begin);
       bucket_of_layer_[static_cast<size_t>(layer + 1)] = static_cast<int>(buckets_.size()) - 1;
     }
-    if (options.expert_dp != nullptr) b.runs = expert_runs(table, b.range);
+    if (options.expert_dp != nullptr || options.dense_ep != nullptr) b.runs = expert_runs(table, b.range);
   }
 }
 
@@ -148,7 +160,7 @@ void GradReducer::launch(Bucket& b) {
   const bool reduce_now = last_micro_ || shards_gradients(options_.stage);
   if (!reduce_now) return;  // stages 0-1 accumulate locally until the last micro-batch
   const ElementRange r = b.range;
-  if (!b.runs.empty()) {  // expert parallelism: experts' runs over their group
+  if (options_.expert_dp != nullptr) {  // expert parallelism, stage 0: experts' runs over their group
     for (const auto& [run, expert] : b.runs) {
       ProcessGroup* g = expert ? options_.expert_dp : dp_;
       b.work.push_back(g->all_reduce(full_grads_ + run.begin, run.size(), CommDType::kF32));
@@ -165,13 +177,8 @@ void GradReducer::launch(Bucket& b) {
 Status GradReducer::retire(Bucket& b) {
   ZT_CHECK(!in_flight_.empty() && in_flight_.front() == &b, "buckets retire in launch order");
   in_flight_.pop_front();
-  Status first;
-  for (WorkHandle& w : b.work) {
-    const Status st = w->wait();
-    if (first.ok() && !st.ok()) first = st;
-  }
-  b.work.clear();
-  ZT_RETURN_IF_ERROR(first);
+  ZT_RETURN_IF_ERROR(wait_all(&b.work));
+  if (options_.dense_ep != nullptr) ZT_RETURN_IF_ERROR(sum_dense_over_ep(b));
   if (shards_gradients(options_.stage)) {
     // This rank's segment of the bucket now holds the sum over ranks: add it to the shard.
     const ElementRange mine = partition_.shard(dp_->rank());
@@ -185,6 +192,20 @@ Status GradReducer::retire(Bucket& b) {
     b.buffer = nullptr;
   }
   return Status::OK();
+}
+
+// This rank's segment of the bucket holds the sum over the expert-data-parallel group; its
+// non-expert runs are completed by a sum over the expert-parallel group, whose ranks all
+// own the same segment of identically laid out dense tensors.
+Status GradReducer::sum_dense_over_ep(const Bucket& b) {
+  const ElementRange mine = partition_.shard(dp_->rank());
+  float* base = shards_gradients(options_.stage) ? b.buffer - b.range.begin : full_grads_;
+  std::vector<WorkHandle> work;
+  for (const auto& [run, expert] : b.runs) {
+    const size_t lo = std::max(mine.begin, run.begin), hi = std::min(mine.end, run.end);
+    if (!expert && lo < hi) work.push_back(options_.dense_ep->all_reduce(base + lo, hi - lo, CommDType::kF32));
+  }
+  return wait_all(&work);
 }
 
 Status GradReducer::end_micro() {

@@ -19,7 +19,10 @@
 // Expert parallelism (stage 0): a routed expert's tensors (TensorSpec::expert) differ
 // between the ranks of an expert-parallel group, so a bucket's runs of them are
 // all-reduced over the expert-data-parallel group (the ranks holding the same experts)
-// and the rest over dp, as DeepSpeed does.
+// and the rest over dp, as DeepSpeed does. Stages 1+: ZeRO partitions every tensor over the
+// expert-data-parallel group (`dp` here), and after a bucket's reduce-scatter the non-expert
+// runs of this rank's segment are all-reduced over the expert-parallel group (dense_ep),
+// which completes their sum over all dp ranks.
 // Thread-safety: used by the training thread only.
 #pragma once
 
@@ -43,6 +46,7 @@ struct GradReducerOptions {
                         // off: it runs to completion before backward continues
   const Backend* backend = nullptr;  // allocates, zeroes and accumulates the buckets; null = cpu_backend()
   ProcessGroup* expert_dp = nullptr;  // expert parallelism (stage 0): the routed experts' group; null: dp
+  ProcessGroup* dense_ep = nullptr;   // expert parallelism (stages 1+): the non-expert segments' last sum
 };
 
 // The layer walk (nn/layer_walk.h) hands it each layer's gradients as backward finishes them.
@@ -91,6 +95,7 @@ class GradReducer final : public LayerGradSink {
   };
   void launch(Bucket& b);
   Status retire(Bucket& b);          // wait, accumulate (stage 2+), release the buffer
+  Status sum_dense_over_ep(const Bucket& b);  // expert parallelism, stages 1+: after the reduce-scatter
   float* take_buffer(size_t elems);
   void give_back(float* buffer, size_t elems) { free_.emplace_back(elems, buffer); }
   void note(const Status& s) {

@@ -154,6 +154,15 @@ void print_run_shape(const Session& s) {
     std::printf("model parallel: pp %d (%s schedule, %s partition), tp %d\n", cfg.parallel.pp,
                 cfg.parallel.pipeline_schedule.c_str(), cfg.parallel.partition_method.c_str(), cfg.parallel.tp);
   }
+  if (const int ep = cfg.parallel.ep; ep > 1) {
+    const int E = cfg.model.moe.num_experts, edp = cfg.parallel.dp / ep;
+    std::printf("expert parallel: ep %d (%d of %d experts per rank), expert-data-parallel %d%s\n", ep, E / ep, E, edp,
+                cfg.zero.stage == ZeroStage::kNone
+                    ? ""
+                    : ("; ZeRO shards every tensor over the expert-data-parallel ranks: the dense states 1/" +
+                       std::to_string(edp) + " per rank, not DeepSpeed's 1/" + std::to_string(cfg.parallel.dp))
+                          .c_str());
+  }
   if (!s.topts.checkpoint.empty()) {
     int n = 0;
     for (bool b : s.topts.checkpoint) n += b;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,21 @@ inline std::vector<double> step_losses(const std::string& log) {
   std::vector<double> out;
   for (const std::string& hex : step_loss_hex(log)) out.push_back(std::strtod(hex.c_str(), nullptr));
   return out;
+}
+
+// step -> loss, from the hex column (the last) of a run's metrics.csv at `path`.
+inline std::map<int64_t, double> metrics_losses(const std::string& path) {
+  std::map<int64_t, double> m;
+  std::istringstream in(read_text(path));
+  std::string line;
+  while (std::getline(in, line) && line[0] == '#') {
+  }  // the "# backend" lines, then the header
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::string hex = line.substr(line.rfind(',') + 1);
+    m[std::strtoll(line.c_str(), nullptr, 10)] = std::strtod(hex.c_str(), nullptr);
+  }
+  return m;
 }
 
 // The values after `key` ("norm", ...) on the "step N loss <hex> key <hex>" lines of `log`.

@@ -121,19 +121,7 @@ class CheckpointCli : public zt::testing::TempDirTest {
   std::string launcher(const Layout& l) const { return l.np > 1 ? mpirun_prefix(l.np) : ""; }
 
   // step -> loss (from the hex column) of out/metrics.csv.
-  std::map<int64_t, double> losses(const std::string& out) {
-    std::map<int64_t, double> m;
-    std::istringstream in(read_text(dir_ + "/" + out + "/metrics.csv"));
-    std::string line;
-    while (std::getline(in, line) && line[0] == '#') {
-    }  // the "# backend" lines, then the header
-    while (std::getline(in, line)) {
-      if (line[0] == '#') continue;
-      const std::string hex = line.substr(line.rfind(',') + 1);
-      m[std::strtoll(line.c_str(), nullptr, 10)] = std::strtod(hex.c_str(), nullptr);
-    }
-    return m;
-  }
+  std::map<int64_t, double> losses(const std::string& out) { return testing::metrics_losses(dir_ + "/" + out + "/metrics.csv"); }
 
   // Every piece of a checkpoint as "tensor kind file [begin,end) checksum", sorted: the
   // parameter and optimizer-state digests.

@@ -1,0 +1,51 @@
+// Expert parallelism through the zerotrain binary under mpirun (issue 30): a config's
+// model.moe.ep_size splits the MPI world into expert-parallel and expert-data-parallel
+// communicators, 4 ranks with ep 2 and ZeRO-1 train as one process does on the same global
+// batch, and their checkpoint, whose experts were written by the ranks holding them,
+// resumes in one process.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "testing/cli_corpus_test.h"
+
+namespace zt {
+namespace {
+
+class MoeEpCli : public testing::CliCorpusTest {
+ protected:
+  // A 2-block Llama with 4 top-2 experts per block, 8 sequences of 16 tokens per step.
+  static std::string config(int ep, int stage, const std::string& out, int steps) {
+    return R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2,
+      "optimizer": {"type": "AdamW", "params": {"lr": 3e-3}},
+      "zero_optimization": {"stage": )" + std::to_string(stage) + R"(},
+      "model": {"family": "llama", "n_layer": 2, "n_head": 2, "n_embd": 16, "intermediate_size": 32,
+                "n_positions": 16,
+                "moe": {"num_experts": 4, "num_experts_per_tok": 2, "capacity_factor": 1.5, "min_capacity": 0,
+                        "use_rts": false, "top2_2nd_expert_sampling": false, "router_aux_loss_coef": 0.01,
+                        "ep_size": )" + std::to_string(ep) + R"(}},
+      "data": {"train": "train.bin", "tokenizer": "byte", "seq_len": 16},
+      "training": {"steps": )" + std::to_string(steps) + R"(, "output_dir": ")" + out + R"(", "save_interval": 2,
+                   "eval_interval": 0, "sample_tokens": 0}})";
+  }
+  std::map<int64_t, double> losses(const std::string& out) { return testing::metrics_losses(dir_ + "/" + out + "/metrics.csv"); }
+};
+
+TEST_F(MoeEpCli, FourRanksWithEp2MatchOneProcessAndResumeInIt) {
+  ASSERT_EQ(train(4, config(2, 1, "ep", 4)), 0) << out_;
+  EXPECT_NE(out_.find("expert parallel: ep 2 (2 of 4 experts per rank), expert-data-parallel 2"), std::string::npos) << out_;
+  ASSERT_EQ(train(1, config(1, 0, "one", 4)), 0) << out_;
+  const std::map<int64_t, double> ep = losses("ep"), one = losses("one");
+  ASSERT_EQ(ep.size(), 4u);
+  ASSERT_EQ(one.size(), 4u);
+  for (const auto& [step, loss] : one) EXPECT_NEAR(ep.at(step), loss, 1e-5 * loss) << "step " << step;
+  // One process resumes the 4-rank checkpoint of step 2 and takes the same steps 3 and 4.
+  ASSERT_EQ(train(1, config(1, 0, "ep", 4), "--resume ep/checkpoints/global_step2"), 0) << out_;
+  EXPECT_NE(out_.find("resharded from dp 4 x pp 1 x tp 1 (ep 2), ZeRO-1"), std::string::npos) << out_;
+  const std::map<int64_t, double> resumed = losses("ep");
+  for (int64_t step : {3, 4}) EXPECT_NEAR(resumed.at(step), one.at(step), 1e-5 * one.at(step)) << "step " << step;
+}
+
+}  // namespace
+}  // namespace zt

@@ -6,9 +6,15 @@
 #     at THREADS threads; medians. The MoE step also does the host routing, the dispatch
 #     and combine copies, and its experts' GEMMs are 8 smaller ones.
 #  2. The all-to-all against MPI_Alltoall: bench/alltoall.sh (ALLTOALL=0 skips it).
-# Expert parallelism (ep 1 to 4) is not built yet, so its scaling is not measured.
-# Last line: one JSON object {"moe_over_dense_tokens_per_s": ..., ...}.
-#   ROUNDS=5 STEPS=4 THREADS=2 bench/moe.sh
+#  3. Expert parallelism (EP=0 skips it): 4 ranks x 1 thread, dp 4 with 4 x 128 tokens each,
+#     a 4 x 256 Llama with 8 top-2 experts 512 wide (Mixtral routing), ZeRO-0, as ep 1 (each
+#     rank holds every expert), ep 2 and ep 4: on this machine (shared memory; 4 ranks on
+#     its cores) and on 2 network-namespace hosts x 2 ranks whose links are limited to
+#     RATE Mbit/s (the ep 2 groups stay within a host, ep 4 crosses the link). Per layout:
+#     ms/step (slowest rank), the all-to-all seconds per step and the model states per rank.
+# Last line: one JSON object {"moe_over_dense_tokens_per_s": ..., ...}; with EP=1 a second
+# one {"bench": "moe_ep", ...} before it.
+#   ROUNDS=5 STEPS=4 THREADS=2 EP_ROUNDS=2 RATE=400 bench/moe.sh
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 ROUNDS="${ROUNDS:-5}"
@@ -42,3 +48,4 @@ print(json.dumps({"moe_over_dense_tokens_per_s": round(tps["moe"] / tps["dense"]
                   "moe_active_over_dense_params": round(info["moe"]["active_params"] / info["dense"]["active_params"], 4)}))
 PY
 if [ "${ALLTOALL:-1}" = 1 ]; then "$(dirname "$0")/alltoall.sh"; fi
+if [ "${EP:-1}" = 1 ]; then "$(dirname "$0")/moe_ep.sh"; fi

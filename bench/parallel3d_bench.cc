@@ -1,10 +1,12 @@
 // Times one parallel layout of GPT-2 (default small) on synthetic data: data, pipeline or
 // tensor parallel over the ranks mpirun starts (or one process), optionally with
-// activation checkpointing. Every rank prints one JSON line: median step time, time in
+// activation checkpointing; with --experts, a Llama whose blocks hold E top-2 experts
+// (Mixtral routing), expert parallel over --ep of the data-parallel ranks (issue 30). Every rank prints one JSON line: median step time, time in
 // communication, the pipeline bubble (time blocked on neighbours / step time) next to
 // the ideal (S-1)/(M+S-1), activation bytes and peak RSS. Used by bench/parallel3d.sh.
 //   [mpirun -np N] parallel3d_bench [--tp P] [--pp P] [--micro B] [--accum M] [--seq T]
 //       [--steps K] [--ckpt 0|1] [--schedule 1f1b|gpipe] [--layers L] [--embd C] [--heads H]
+//       [--experts E --expert-width I --ep P --vocab V]
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 
 int main(int argc, char** argv) {
   int tp = 1, pp = 1, micro = 4, accum = 1, seq = 64, steps = 3, ckpt = 0, layers = 12, embd = 768, heads = 12;
+  int experts = 0, expert_width = 512, ep = 1, vocab = 50257;
   std::string schedule = "1f1b";
   CLI::App app{"parallel3d_bench: times one parallel layout of GPT-2"};
   app.add_option("--tp", tp);
@@ -35,6 +38,10 @@ int main(int argc, char** argv) {
   app.add_option("--layers", layers);
   app.add_option("--embd", embd);
   app.add_option("--heads", heads);
+  app.add_option("--experts", experts);
+  app.add_option("--expert-width", expert_width);
+  app.add_option("--ep", ep);
+  app.add_option("--vocab", vocab);
   CLI11_PARSE(app, argc, argv);
   if (!zt::backend_environment_ok()) return 2;
   std::unique_ptr<zt::MpiWorld> world;
@@ -47,14 +54,23 @@ int main(int argc, char** argv) {
     size = world->world().size();
     rank = world->world().rank();
   }
-  const zt::RankGrid grid = zt::RankGrid::create(size, tp, size / (tp * pp), pp).value();
+  const zt::RankGrid grid = zt::RankGrid::create(size, tp, size / (tp * pp), pp, ep).value();
   if (world) groups = std::move(zt::make_mpi_groups(*world, grid)).value();
   zt::TrainerOptions o;
   o.model.n_layer = layers;
   o.model.n_head = heads;
   o.model.n_embd = embd;
-  o.model.vocab_size = 50257;
-  o.model.padded_vocab_size = 50304;  // divisible by tp 2, 4, 8
+  o.model.vocab_size = vocab;
+  o.model.padded_vocab_size = (vocab + 127) / 128 * 128;  // divisible by tp 2, 4, 8
+  if (experts > 0) {
+    o.model.set_family(zt::ModelFamily::kLlama);
+    o.model.intermediate_size = 2 * expert_width;
+    o.model.moe.num_experts = experts;
+    o.model.moe.intermediate_size = expert_width;
+    o.model.moe.gate.routing = zt::MoeRouting::kMixtral;
+    o.model.moe.gate.k = 2;
+    o.model.moe.gate.drop_tokens = o.model.moe.gate.use_rts = o.model.moe.gate.second_sampling = false;
+  }
   o.micro_batch = micro;
   o.seq_len = seq;
   o.schedule.base_lr = 1e-4;
@@ -68,11 +84,11 @@ int main(int argc, char** argv) {
   zt::Trainer& t = *created.value();
   const int dp_rank = grid.coord(rank).dp;
   std::vector<double> times, bubbles;
-  double comm_s = 0.0;
+  double comm_s = 0.0, a2a_s = 0.0;
   for (int s = 0; s < steps + 1; ++s) {
-    const zt::testing::SyntheticStep data = zt::testing::synthetic_step(50257, seq, micro, accum, dp_rank, grid.dp(), s, 5);
+    const zt::testing::SyntheticStep data = zt::testing::synthetic_step(vocab, seq, micro, accum, dp_rank, grid.dp(), s, 5);
     const std::vector<zt::MicroBatch> mbs = data.micro_batches();
-    for (zt::ProcessGroup* g : {groups.dp, groups.pp, groups.tp, groups.tied}) {
+    for (zt::ProcessGroup* g : {groups.dp, groups.pp, groups.tp, groups.tied, groups.ep, groups.edp}) {
       if (g != nullptr) g->reset_stats();
     }
     zt::Stopwatch sw;
@@ -82,9 +98,10 @@ int main(int argc, char** argv) {
     const double dt = sw.seconds();
     times.push_back(dt);
     bubbles.push_back(st->pipeline_wait_s / dt);
-    for (zt::ProcessGroup* g : {groups.dp, groups.pp, groups.tp, groups.tied}) {
+    for (zt::ProcessGroup* g : {groups.dp, groups.pp, groups.tp, groups.tied, groups.ep, groups.edp}) {
       if (g != nullptr && g->size() > 1) comm_s += g->stats().busy_seconds;
     }
+    if (groups.ep != nullptr) a2a_s += groups.ep->stats().busy_seconds;  // at ZeRO-0: the token exchanges
   }
   std::sort(times.begin(), times.end());
   std::sort(bubbles.begin(), bubbles.end());
@@ -92,9 +109,10 @@ int main(int argc, char** argv) {
   const double ideal = pp > 1 ? static_cast<double>(pp - 1) / (accum + pp - 1) : 0.0;
   std::printf("{\"rank\":%d,\"tp\":%d,\"pp\":%d,\"dp\":%d,\"ckpt\":%d,\"micro\":%d,\"accum\":%d,\"ms\":%.1f,"
               "\"comm_s_per_step\":%.3f,\"bubble\":%.3f,\"ideal_bubble\":%.3f,\"activation_mb\":%.1f,"
-              "\"model_state_mb\":%.1f,\"peak_rss_mb\":%.1f}\n",
+              "\"model_state_mb\":%.1f,\"peak_rss_mb\":%.1f,\"ep\":%d,\"all_to_all_s_per_step\":%.3f}\n",
               rank, tp, pp, grid.dp(), ckpt, micro, accum, 1e3 * times[times.size() / 2], comm_s / steps,
               bubbles[bubbles.size() / 2], ideal, m.activation_bytes / 1048576.0,
-              (m.param_bytes + m.grad_bytes + m.optimizer_bytes) / 1048576.0, m.peak_rss_bytes / 1048576.0);
+              (m.param_bytes + m.grad_bytes + m.optimizer_bytes) / 1048576.0, m.peak_rss_bytes / 1048576.0, ep,
+              a2a_s / steps);
   return 0;
 }

@@ -40,10 +40,12 @@ double available_memory() {
 }
 
 void print_header(const ZtConfig& cfg, int world) {
-  std::printf("model: %s, %.2f M parameters; %d ranks = dp %d x pp %d x tp %d; ZeRO stage %d; micro-batch %lld x %d "
+  const std::string ep = cfg.parallel.ep > 1 ? " (experts over ep " + std::to_string(cfg.parallel.ep) + ")" : "";
+  std::printf("model: %s, %.2f M parameters; %d ranks = dp %d x pp %d x tp %d%s; ZeRO stage %d; micro-batch %lld x %d "
               "tokens\n",
               cfg.model.to_string().c_str(), cfg.model.num_parameters() / 1e6, world, cfg.parallel.dp, cfg.parallel.pp,
-              cfg.parallel.tp, static_cast<int>(cfg.zero.stage), static_cast<long long>(cfg.batch.micro_batch), cfg.data.seq_len);
+              cfg.parallel.tp, ep.c_str(), static_cast<int>(cfg.zero.stage), static_cast<long long>(cfg.batch.micro_batch),
+              cfg.data.seq_len);
   std::printf("%-6s %-14s %12s %12s %12s %12s %12s %12s %12s\n", "rank", "dp/pp/tp", "params", "parameters",
               "gradients", "optimizer", "activations", "buffers<=", "total<=");
 }
@@ -143,7 +145,8 @@ StatusOr<std::vector<MemoryEstimate>> estimate_all_ranks(const ZtConfig& cfg, in
   for (int rank = 0; rank < world; ++rank) {
     ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, grid, rank, stage_partition(cfg)));
     const GridCoord c = grid.coord(rank);
-    ZT_ASSIGN_OR_RETURN(MemoryEstimate e, estimate_rank_memory(o, grid.dp(), c.dp, grid.pp(), c.pp));
+    const ZeroGroupPlace z = zero_group_place(grid, rank, o.zero.stage);
+    ZT_ASSIGN_OR_RETURN(MemoryEstimate e, estimate_rank_memory(o, z.size, z.rank, grid.pp(), c.pp));
     out.push_back(e);
   }
   return out;

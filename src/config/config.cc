@@ -214,6 +214,10 @@ static Status check_offload(const ZtConfig& c) {
 
 // What experts (model.moe) do not combine with yet, named by the other key.
 static Status check_moe(const ZtConfig& c) {
+  if (!c.model.moe.enabled() && c.parallel.ep > 1) {
+    return Status::InvalidArgument("/parallel/ep: " + std::to_string(c.parallel.ep) +
+                                   " (expert parallelism) needs a model with experts (model.moe)");
+  }
   if (!c.model.moe.enabled()) return Status::OK();
   const std::string why = " with experts (model.moe) is not supported yet: ";
   if (c.parameter_server.enabled) {
@@ -224,7 +228,7 @@ static Status check_moe(const ZtConfig& c) {
                                  "MoE blocks compute in fp32");
   }
   if (c.parallel.ep > 1 && c.model.moe.num_experts % c.parallel.ep != 0) {
-    return Status::InvalidArgument("/model/moe/ep_size: " + std::to_string(c.parallel.ep) + " must divide num_experts=" +
+    return Status::InvalidArgument("/parallel/ep (model.moe.ep_size): " + std::to_string(c.parallel.ep) + " must divide num_experts=" +
                                    std::to_string(c.model.moe.num_experts));
   }
   return Status::OK();

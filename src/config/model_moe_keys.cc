@@ -9,7 +9,8 @@
 //   way.
 // Qwen2-MoE's shared_expert_intermediate_size is its sigmoid-gated shared expert. Giving
 // both forms is an error naming both. The object's ep_size (DeepSpeed's MoE argument) is
-// a layout, not part of the model: it goes to the parallel section (ParallelConfig::ep).
+// a layout, not part of the model: it goes to the parallel section (ParallelConfig::ep),
+// where zerotrain's own spelling is "parallel": {"ep": N} (for presets and HF's flat keys).
 #include <string>
 
 #include "config/sections.h"
@@ -48,7 +49,10 @@ void parse_moe_keys(JsonReader& r, GptConfig* m, int* ep_size) {
     if (hf) return r.fail("moe", "given together with HuggingFace's flat MoE keys; use one form");
     read_moe_config(*o, &m->moe);
     const int ep = static_cast<int>(o->integer("ep_size", 1, 1, 1 << 16));
-    if (ep_size != nullptr) *ep_size = ep;
+    if (ep_size != nullptr && o->has("ep_size")) {
+      if (*ep_size != 1 && *ep_size != ep) o->fail("ep_size", "contradicts /parallel/ep (" + std::to_string(*ep_size) + ")");
+      *ep_size = ep;
+    }
     o->done();
     return;
   }

@@ -45,7 +45,14 @@ TEST(ConfigMoe, EpSizeIsTheExpertParallelLayout) {
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   EXPECT_EQ(c->parallel.ep, 4);
   EXPECT_EQ(error_of(R"({"model": {"family": "llama", "moe": {"num_experts": 8, "ep_size": 3}}})"),
-            "/model/moe/ep_size: 3 must divide num_experts=8");
+            "/parallel/ep (model.moe.ep_size): 3 must divide num_experts=8");
+  auto preset = parse(R"({"model": {"preset": "Mixtral-8x7B"}, "parallel": {"dp": 8, "ep": 8}})");  // HF's keys: no ep_size
+  ASSERT_TRUE(preset.ok()) << preset.status().to_string();
+  EXPECT_EQ(preset->parallel.ep, 8);
+  EXPECT_NE(error_of(R"({"model": {"family": "llama", "moe": {"num_experts": 8, "ep_size": 2}}, "parallel": {"ep": 4}})")
+                .find("contradicts /parallel/ep (4)"),
+            std::string::npos);
+  EXPECT_EQ(error_of(R"({"parallel": {"ep": 2}})"), "/parallel/ep: 2 (expert parallelism) needs a model with experts (model.moe)");
 }
 
 TEST(ConfigMoe, HuggingFaceKeysRouteAsHf) {

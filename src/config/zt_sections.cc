@@ -55,6 +55,7 @@ void parse_parallel(JsonReader& root, ParallelConfig* p) {
   }
   p->pp = static_cast<int>(r.integer("pp", 1, 1, 1 << 20));
   p->tp = static_cast<int>(r.integer("tp", 1, 1, 1 << 20));
+  p->ep = static_cast<int>(r.integer("ep", 1, 1, 1 << 16));  // or DeepSpeed's model.moe.ep_size
   p->algorithm = r.choice("allreduce_algorithm", "ring", {"ring", "mpi"}) == "ring" ? CommAlgorithm::kRing
                                                                                   : CommAlgorithm::kMpi;
   p->pipeline_schedule = r.choice("pipeline_schedule", "1f1b", {"1f1b", "gpipe"});

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/thread_world.h"
+#include "engine/parallel_setup.h"
 #include "testing/synthetic_data.h"
 
 namespace zt {
@@ -67,6 +68,39 @@ TEST(MemoryEstimate, MatchesTheTrainersArenasAtEveryStage) {
   TrainerOptions wide = options(ZeroStage::kParameters, OptimizerKind::kAdamW, false);
   wide.zero.fetch.prefetch_elems = 50'000'000;
   expect_estimate_matches(2, wide);
+}
+
+// Expert parallelism (issue 30): each rank's table holds its experts, and from stage 1
+// ZeRO partitions over the expert-data-parallel group (zero_group_place).
+TEST(MemoryEstimate, MatchesTheTrainersArenasWithExpertParallelism) {
+  for (int stage = 0; stage <= 2; ++stage) {
+    TrainerOptions o = options(static_cast<ZeroStage>(stage), OptimizerKind::kAdamW, false);
+    o.model = testing::tiny_config(true, 2, 32, 61, 8, 48);
+    o.model.moe.num_experts = 4;
+    o.model.moe.gate.k = 2;
+    const int N = 4;
+    ThreadWorld world(N, CommOptions{});
+    const RankGrid grid = RankGrid::create(N, 1, N, 1, 2).value();
+    const Status s = run_ranks(N, [&](int rank) -> Status {
+      ParallelGroups groups = make_thread_groups(world, grid, rank);
+      TrainerOptions mine = o;
+      ZT_ASSIGN_OR_RETURN(mine.layout, layout_for_rank(o.model, grid, rank, StagePartition::kUniform));
+      ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(mine, &groups));
+      const testing::SyntheticStep data = testing::synthetic_step(61, 8, 2, 1, rank, N, 0, 5);
+      ZT_RETURN_IF_ERROR(t->step(data.micro_batches()).status());
+      const ZeroGroupPlace z = zero_group_place(grid, rank, o.zero.stage);
+      ZT_ASSIGN_OR_RETURN(const MemoryEstimate e, estimate_rank_memory(mine, z.size, z.rank, 1, 0));
+      const MemoryReport m = t->memory();
+      const std::string what = "ep 2, stage " + std::to_string(stage) + ", rank " + std::to_string(rank);
+      EXPECT_EQ(e.param_bytes, m.param_bytes) << what;
+      EXPECT_EQ(e.grad_bytes, m.grad_bytes) << what;
+      EXPECT_EQ(e.optimizer_bytes, m.optimizer_bytes) << what;
+      EXPECT_EQ(e.activation_bytes, m.activation_bytes) << what;
+      EXPECT_LE(m.bucket_bytes, e.buffer_bytes_max) << what;
+      return Status::OK();
+    });
+    ASSERT_TRUE(s.ok()) << s.to_string();
+  }
 }
 
 TEST(MemoryEstimate, MatchesTheTrainersArenasInMixedPrecisionAndTheFormulas) {

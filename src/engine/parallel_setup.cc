@@ -21,6 +21,12 @@ StatusOr<GptLayout> layout_for_rank(const GptConfig& config, const RankGrid& gri
   return lay;
 }
 
+ZeroGroupPlace zero_group_place(const RankGrid& grid, int rank, ZeroStage stage) {
+  const int dp = grid.coord(rank).dp;
+  if (grid.ep() == 1 || stage == ZeroStage::kNone) return {grid.dp(), dp};
+  return {grid.dp() / grid.ep(), dp / grid.ep()};
+}
+
 namespace {
 
 // The first and last stage of rank's pipeline, or empty for a middle stage / pp == 1.

@@ -11,10 +11,19 @@
 #include "nn/gpt_layout.h"
 #include "parallel/grid.h"
 #include "parallel/pipeline/partition.h"
+#include "parallel/zero/partition.h"
 
 namespace zt {
 
 StatusOr<GptLayout> layout_for_rank(const GptConfig& config, const RankGrid& grid, int rank, StagePartition method);
+
+// The group ZeRO partitions a rank's states over (engine/trainer.h): dp, or with expert
+// parallelism at stages 1+ the expert-data-parallel group. Its size and the rank's place.
+struct ZeroGroupPlace {
+  int size = 1;
+  int rank = 0;
+};
+ZeroGroupPlace zero_group_place(const RankGrid& grid, int rank, ZeroStage stage);
 
 // Collective over the world: every rank calls it with the same grid.
 StatusOr<ParallelGroups> make_mpi_groups(MpiWorld& world, const RankGrid& grid);

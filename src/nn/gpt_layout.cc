@@ -16,7 +16,7 @@ Status GptLayout::validate(const GptConfig& c) const {
     return Status::InvalidArgument("expert-parallel rank " + std::to_string(ep_rank) + " of " + std::to_string(ep_size));
   }
   if (ep_size > 1 && (!c.moe.enabled() || c.moe.num_experts % ep_size != 0)) {
-    return Status::InvalidArgument("/model/moe/ep_size: " + std::to_string(ep_size) + " must divide num_experts=" +
+    return Status::InvalidArgument("/parallel/ep (model.moe.ep_size): " + std::to_string(ep_size) + " must divide num_experts=" +
                                    std::to_string(c.moe.num_experts) + " (each rank holds num_experts / ep_size experts)");
   }
   if (c.n_head % tp_size != 0) {

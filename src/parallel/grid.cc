@@ -14,7 +14,7 @@ StatusOr<RankGrid> RankGrid::create(int world_size, int tp, int dp, int pp, int 
                                    " does not match the " + std::to_string(world_size) + " ranks launched");
   }
   if (ep < 1 || dp % ep != 0) {
-    return Status::InvalidArgument("/model/moe/ep_size: " + std::to_string(ep) + " must divide the data-parallel size " +
+    return Status::InvalidArgument("/parallel/ep (model.moe.ep_size): " + std::to_string(ep) + " must divide the data-parallel size " +
                                    std::to_string(dp) + " (expert-parallel groups are made of data-parallel ranks)");
   }
   return RankGrid(tp, dp, pp, ep);

@@ -54,7 +54,7 @@ TEST(RankGrid, ExpertParallelGroupsSplitEachDataParallelGroup) {
   EXPECT_EQ(four->groups(GridAxis::kEp), (Groups{{0, 1, 2, 3}}));
   EXPECT_EQ(four->groups(GridAxis::kEdp), (Groups{{0}, {1}, {2}, {3}}));
   EXPECT_EQ(RankGrid::create(6, 1, 6, 1, 4).status().message(),
-            "/model/moe/ep_size: 4 must divide the data-parallel size 6 (expert-parallel groups are made of "
+            "/parallel/ep (model.moe.ep_size): 4 must divide the data-parallel size 6 (expert-parallel groups are made of "
             "data-parallel ranks)");
 }
 

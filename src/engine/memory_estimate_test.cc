@@ -32,6 +32,16 @@ TrainerOptions options(ZeroStage stage, OptimizerKind opt, bool checkpoint) {
   return o;
 }
 
+// The estimate against what a Trainer that has taken a step holds.
+void expect_same(const MemoryEstimate& e, const MemoryReport& m, const std::string& what) {
+  EXPECT_EQ(e.param_bytes, m.param_bytes) << what;
+  EXPECT_EQ(e.master_bytes, m.master_bytes) << what;
+  EXPECT_EQ(e.grad_bytes, m.grad_bytes) << what;
+  EXPECT_EQ(e.optimizer_bytes, m.optimizer_bytes) << what;
+  EXPECT_EQ(e.activation_bytes, m.activation_bytes) << what;
+  EXPECT_LE(m.bucket_bytes, e.buffer_bytes_max) << what;
+}
+
 void expect_estimate_matches(int N, const TrainerOptions& o) {
   ThreadWorld world(N, CommOptions{});
   const Status s = run_ranks(N, [&](int rank) -> Status {
@@ -42,14 +52,8 @@ void expect_estimate_matches(int N, const TrainerOptions& o) {
     ZT_RETURN_IF_ERROR(t->step(data.micro_batches()).status());  // buckets and gather buffers reach their use
     ZT_ASSIGN_OR_RETURN(const MemoryEstimate e, estimate_rank_memory(o, N, rank, 1, 0));
     const MemoryReport m = t->memory();
-    const std::string what = "stage " + std::to_string(static_cast<int>(o.zero.stage)) + ", rank " +
-                             std::to_string(rank) + " of " + std::to_string(N);
-    EXPECT_EQ(e.param_bytes, m.param_bytes) << what;
-    EXPECT_EQ(e.master_bytes, m.master_bytes) << what;
-    EXPECT_EQ(e.grad_bytes, m.grad_bytes) << what;
-    EXPECT_EQ(e.optimizer_bytes, m.optimizer_bytes) << what;
-    EXPECT_EQ(e.activation_bytes, m.activation_bytes) << what;
-    EXPECT_LE(m.bucket_bytes, e.buffer_bytes_max) << what;
+    expect_same(e, m, "stage " + std::to_string(static_cast<int>(o.zero.stage)) + ", rank " + std::to_string(rank) +
+                          " of " + std::to_string(N));
     return Status::OK();
   });
   ASSERT_TRUE(s.ok()) << s.to_string();
@@ -91,12 +95,7 @@ TEST(MemoryEstimate, MatchesTheTrainersArenasWithExpertParallelism) {
       const ZeroGroupPlace z = zero_group_place(grid, rank, o.zero.stage);
       ZT_ASSIGN_OR_RETURN(const MemoryEstimate e, estimate_rank_memory(mine, z.size, z.rank, 1, 0));
       const MemoryReport m = t->memory();
-      const std::string what = "ep 2, stage " + std::to_string(stage) + ", rank " + std::to_string(rank);
-      EXPECT_EQ(e.param_bytes, m.param_bytes) << what;
-      EXPECT_EQ(e.grad_bytes, m.grad_bytes) << what;
-      EXPECT_EQ(e.optimizer_bytes, m.optimizer_bytes) << what;
-      EXPECT_EQ(e.activation_bytes, m.activation_bytes) << what;
-      EXPECT_LE(m.bucket_bytes, e.buffer_bytes_max) << what;
+      expect_same(e, m, "ep 2, stage " + std::to_string(stage) + ", rank " + std::to_string(rank));
       return Status::OK();
     });
     ASSERT_TRUE(s.ok()) << s.to_string();

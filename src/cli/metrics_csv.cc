@@ -10,8 +10,9 @@
 
 namespace zt {
 
-const char* MetricsCsv::header() {
-  return "step,loss,val_loss,lr,grad_norm,tokens_per_s,forward_ms,backward_ms,optimizer_ms,loss_hex";
+std::string MetricsCsv::header(bool moe) {
+  return std::string("step,loss,val_loss,lr,grad_norm,tokens_per_s,forward_ms,backward_ms,optimizer_ms,") +
+         (moe ? "moe_aux_loss,moe_dropped,moe_imbalance," : "") + "loss_hex";
 }
 
 namespace {
@@ -29,13 +30,14 @@ size_t skip_comments(const std::string& s) {
 }  // namespace
 
 StatusOr<MetricsCsv> MetricsCsv::open(const std::string& path, bool append, int64_t resume_step,
-                                      const std::string& about) {
+                                      const std::string& about, bool moe) {
+  const std::string head = header(moe);
   bool need_header = true;
   if (append) {
     auto existing = read_file(path);
     if (existing.ok() && !existing->empty()) {
       const size_t body = skip_comments(*existing);
-      if (existing->compare(body, std::string(header()).size() + 1, std::string(header()) + "\n") != 0) {
+      if (existing->compare(body, head.size() + 1, head + "\n") != 0) {
         return Status::InvalidArgument(path + ": existing metrics file has a different header; move it away");
       }
       need_header = false;
@@ -62,17 +64,19 @@ StatusOr<MetricsCsv> MetricsCsv::open(const std::string& path, bool append, int6
       std::fprintf(m.f_, "# resumed after step %lld: %s\n", static_cast<long long>(resume_step), about.c_str());
     }
   }
-  if (need_header) std::fprintf(m.f_, "%s\n", header());
+  if (need_header) std::fprintf(m.f_, "%s\n", head.c_str());
+  m.moe_ = moe;
   std::fflush(m.f_);
   return m;
 }
 
-MetricsCsv::MetricsCsv(MetricsCsv&& other) noexcept : f_(std::exchange(other.f_, nullptr)) {}
+MetricsCsv::MetricsCsv(MetricsCsv&& other) noexcept : f_(std::exchange(other.f_, nullptr)), moe_(other.moe_) {}
 
 MetricsCsv& MetricsCsv::operator=(MetricsCsv&& other) noexcept {
   if (this != &other) {
     if (f_ != nullptr) std::fclose(f_);
     f_ = std::exchange(other.f_, nullptr);
+    moe_ = other.moe_;
   }
   return *this;
 }
@@ -84,8 +88,10 @@ MetricsCsv::~MetricsCsv() {
 void MetricsCsv::write(const MetricsRow& r) {
   char val[32] = "";
   if (r.val_loss) std::snprintf(val, sizeof(val), "%.6f", *r.val_loss);
-  std::fprintf(f_, "%lld,%.6f,%s,%.6e,%.17g,%.1f,%.2f,%.2f,%.2f,%a\n", static_cast<long long>(r.step), r.loss, val, r.lr,
-               r.grad_norm, r.tokens_per_s, r.forward_ms, r.backward_ms, r.optimizer_ms, r.loss);
+  std::fprintf(f_, "%lld,%.6f,%s,%.6e,%.17g,%.1f,%.2f,%.2f,%.2f,", static_cast<long long>(r.step), r.loss, val, r.lr,
+               r.grad_norm, r.tokens_per_s, r.forward_ms, r.backward_ms, r.optimizer_ms);
+  if (moe_) std::fprintf(f_, "%.6e,%lld,%.4f,", r.moe_aux_loss, static_cast<long long>(r.moe_dropped), r.moe_imbalance);
+  std::fprintf(f_, "%a\n", r.loss);
   std::fflush(f_);
 }
 

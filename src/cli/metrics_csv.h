@@ -1,5 +1,6 @@
 // metrics.csv: one row per optimizer step (step, loss, val_loss, lr, grad_norm,
-// tokens_per_s, forward_ms, backward_ms, optimizer_ms, loss_hex: the loss as a hex float;
+// tokens_per_s, forward_ms, backward_ms, optimizer_ms, for a model with experts
+// moe_aux_loss, moe_dropped and moe_imbalance, then loss_hex: the loss as a hex float;
 // grad_norm at 17 significant digits, which read back exactly,
 // for bit-for-bit comparisons). The header is written exactly once: a resumed run
 // appends to an existing file after checking its header matches, and first drops the
@@ -30,14 +31,19 @@ struct MetricsRow {
   double forward_ms = 0.0;
   double backward_ms = 0.0;
   double optimizer_ms = 0.0;
+  // A model with experts: the balance loss before its coefficient, the token slots dropped
+  // at capacity, and the load imbalance (most tokens routed to one expert / the mean).
+  double moe_aux_loss = 0.0;
+  int64_t moe_dropped = 0;
+  double moe_imbalance = 0.0;
 };
 
 class MetricsCsv {
  public:
   // resume_step: with append, rows of later steps are removed first.
-  // about: the "# ..." line's text (empty: none).
+  // about: the "# ..." line's text (empty: none); moe: the MoE columns.
   static StatusOr<MetricsCsv> open(const std::string& path, bool append, int64_t resume_step = INT64_MAX,
-                                   const std::string& about = "");
+                                   const std::string& about = "", bool moe = false);
   MetricsCsv(MetricsCsv&& other) noexcept;
   MetricsCsv& operator=(MetricsCsv&& other) noexcept;
   MetricsCsv(const MetricsCsv&) = delete;
@@ -45,11 +51,12 @@ class MetricsCsv {
   ~MetricsCsv();
 
   void write(const MetricsRow& row);
-  static const char* header();
+  static std::string header(bool moe = false);
 
  private:
   MetricsCsv() = default;
   FILE* f_ = nullptr;
+  bool moe_ = false;
 };
 
 }  // namespace zt

@@ -1,7 +1,8 @@
 // `zerotrain report RUN_DIR [RUN_DIR ...] -o report.html [--png loss.png]`: one
 // self-contained HTML page of one or more runs (several are overlaid): loss and eval-loss
 // curves, learning rate, throughput and MFU, the wall-clock breakdown per step as stacked
-// bars, memory per rank against the estimate, the communication table, the configuration
+// bars, for runs with experts the balance loss, load imbalance and dropped tokens per step,
+// memory per rank against the estimate, the communication table, the configuration
 // and the machine. It reads <run>/metrics.csv and, when present, <run>/run_report.json
 // (written at the end of `zerotrain train`). The charts are Chart.js (npm chart.js,
 // installed by setup.sh under third_party/npm), inlined into the page, so it opens with

@@ -27,6 +27,7 @@ const char* kBody = R"(</script></head><body>
 <h2>Learning rate</h2><div class="chart"><canvas id="lr"></canvas></div>
 <h2>Throughput and MFU</h2><div class="chart"><canvas id="throughput"></canvas></div>
 <h2>Wall-clock breakdown per step (first run)</h2><div class="chart"><canvas id="breakdown"></canvas></div>
+<h2>Mixture of experts</h2><div class="chart"><canvas id="moe"></canvas></div>
 <h2>Memory per rank against the estimate (first run)</h2><div class="chart"><canvas id="memory"></canvas></div>
 <h2>Communication</h2><div id="comm"></div>
 <h2>Configuration</h2><div id="config"></div>
@@ -73,6 +74,23 @@ RUNS.forEach((r, i) => {
 });
 draw('throughput', 'line', tp, {x: linearX, y: {position: 'left', title: {display: true, text: 'tokens/s'}},
                                 y1: {position: 'right', title: {display: true, text: 'MFU %'}, grid: {drawOnChartArea: false}}});
+const moe = [];
+RUNS.forEach((r, i) => {
+  const m = r.metrics;
+  if (!m.moe_aux_loss) return;
+  moe.push({label: r.name + ' balance loss', data: pts(m.step, m.moe_aux_loss), borderColor: color(i), pointRadius: 0, yAxisID: 'y'});
+  moe.push({label: r.name + ' load imbalance (max / mean tokens per expert)', data: pts(m.step, m.moe_imbalance),
+            borderColor: color(i), borderDash: [4, 4], pointRadius: 0, yAxisID: 'y1'});
+  moe.push({label: r.name + ' dropped token slots', data: pts(m.step, m.moe_dropped), borderColor: color(i),
+            borderDash: [1, 3], pointRadius: 2, yAxisID: 'y2'});
+});
+if (moe.length) {
+  draw('moe', 'line', moe, {x: linearX, y: {position: 'left', title: {display: true, text: 'balance loss'}},
+                            y1: {position: 'right', title: {display: true, text: 'imbalance'}, grid: {drawOnChartArea: false}},
+                            y2: {position: 'right', title: {display: true, text: 'dropped'}, grid: {drawOnChartArea: false}}});
+} else {
+  document.getElementById('moe').parentNode.textContent = 'No run has experts.';
+}
 const m0 = RUNS[0].metrics;
 draw('breakdown', 'bar', [['forward_ms', 'forward'], ['backward_ms', 'backward'], ['optimizer_ms', 'optimizer step']]
        .map(([k, l], i) => ({label: l + ' (ms)', data: m0[k], backgroundColor: color(i)})),

@@ -187,7 +187,8 @@ Next train_steps(Session* s, const TrainCommandArgs& args, LoopResult* out) {
   Trainer& trainer = *s->trainer;
   auto csv = (s->lead && tc.metrics_csv)
                  ? MetricsCsv::open(tc.output_dir + "/metrics.csv", !args.resume.empty(), trainer.global_step(),
-                                    std::string("zerotrain ") + kZerotrainVersion + ", " + trainer.backend().describe())
+                                    std::string("zerotrain ") + kZerotrainVersion + ", " + trainer.backend().describe(),
+                                    cfg.model.moe.enabled())
                  : StatusOr<MetricsCsv>(Status::NotFound("disabled"));
   if (s->lead && tc.metrics_csv && !csv.ok()) return report_error(csv.status(), kExitBadInput);
   std::unique_ptr<Monitors> monitors;  // rank 0; every rank joins the per-step RSS gather

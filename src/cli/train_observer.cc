@@ -1,6 +1,7 @@
 // The per-step output of `zerotrain train`; see train_observer.h.
 #include "cli/train_observer.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/flops_profiler.h"
@@ -31,12 +32,31 @@ void TrainObserver::print_lines(const StepEvent& e, const MetricsRow& row) {
   }
 }
 
+namespace {
+
+// The MoE columns: the balance loss, dropped slots, and rank 0's load imbalance (the most
+// token slots routed to one expert over the mean; 1 is perfectly even).
+void moe_columns(const StepStats& st, MetricsRow* row) {
+  row->moe_aux_loss = st.moe_aux_loss;
+  row->moe_dropped = st.moe_dropped;
+  int64_t sum = 0, top = 0;
+  for (int64_t n : st.moe_expert_tokens) {
+    sum += n;
+    top = std::max(top, n);
+  }
+  const double mean = st.moe_expert_tokens.empty() ? 0.0 : static_cast<double>(sum) / st.moe_expert_tokens.size();
+  row->moe_imbalance = mean > 0 ? static_cast<double>(top) / mean : 0.0;
+}
+
+}  // namespace
+
 Status TrainObserver::on_step(const StepEvent& e) {
   const ZtConfig& cfg = *v_.cfg;
   const StepStats& st = *e.stats;
   const double tok_s = static_cast<double>(st.tokens) * cfg.parallel.dp / e.seconds;  // the whole job's throughput
   MetricsRow row{st.step, st.loss, e.val_loss, st.lr, st.grad_norm, tok_s,
                  1e3 * st.forward_s, 1e3 * st.backward_s, 1e3 * st.optimizer_s};
+  moe_columns(st, &row);
   const double mfu = v_.peak > 0 ? cfg.model.flops_per_token(cfg.data.seq_len) * tok_s / v_.peak : -1.0;
   const double elapsed = run_clock_.seconds() * static_cast<double>(st.step) / static_cast<double>(st.step - e.first_step);
   if (v_.lead) {

@@ -1,5 +1,5 @@
-// `zerotrain report` end to end: two short runs (one with a higher learning rate) drawn
-// overlaid into one page, opened in Debian's headless Chromium with every HTTP request
+// `zerotrain report` end to end: two short runs (one with a higher learning rate and 4
+// experts, expert parallel over its 2 ranks) drawn overlaid into one page, opened in Debian's headless Chromium with every HTTP request
 // sent to a dead proxy (the page needs no network). The DOM after the scripts ran must
 // hold each chart with the number of points drawn (data-points, data-series); the page
 // must reference nothing outside itself; the screenshot is kept as a test artifact
@@ -29,10 +29,11 @@ class ReportCli : public zt::testing::TempDirTest {
                                    "/zerotrain " + args,
                                dir_ + "/log", &out_);
   }
-  void train(const std::string& name, double lr) {
+  void train(const std::string& name, double lr, bool experts = false) {
+    const std::string moe = experts ? R"(, "moe": {"num_experts": 4, "num_experts_per_tok": 2, "ep_size": 2})" : "";
     std::ofstream(dir_ + "/" + name + ".json") << R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 4,
       "optimizer": {"type": "AdamW", "params": {"lr": )" << lr << R"(}},
-      "model": {"n_layer": 2, "n_head": 2, "n_embd": 32, "n_positions": 32},
+      "model": {"n_layer": 2, "n_head": 2, "n_embd": 32, "n_positions": 32)" << moe << R"(},
       "data": {"train": "train.bin", "val": "train.bin", "tokenizer": "byte", "seq_len": 16},
       "training": {"steps": 6, "eval_interval": 3, "eval_batches": 2, "output_dir": ")" << name << R"(",
                    "save_at_end": false}})";
@@ -45,7 +46,7 @@ class ReportCli : public zt::testing::TempDirTest {
 TEST_F(ReportCli, TwoRunsOverlaidRenderOfflineInHeadlessChromium) {
   if (!have("chromium") || !have("gnuplot")) GTEST_SKIP() << "chromium or gnuplot not installed: report rendering not checked";
   train("a", 3e-3);
-  train("b", 1e-3);
+  train("b", 1e-3, /*experts=*/true);
   ASSERT_TRUE(std::filesystem::exists(dir_ + "/a/run_report.json"));
   ASSERT_EQ(run("report a b -o report.html --png loss.png"), 0) << out_;
   const std::string html = testing::read_text(dir_ + "/report.html");
@@ -68,6 +69,7 @@ TEST_F(ReportCli, TwoRunsOverlaidRenderOfflineInHeadlessChromium) {
   EXPECT_EQ(points("throughput"), std::make_pair(24, 4));  // tokens/s and MFU per run
   EXPECT_EQ(points("breakdown"), std::make_pair(18, 3));   // forward, backward, optimizer per step
   EXPECT_EQ(points("memory"), std::make_pair(6, 3));       // 2 ranks: RSS, states, estimate
+  EXPECT_EQ(points("moe"), std::make_pair(18, 3));         // run b: balance loss, imbalance, dropped per step
   EXPECT_NE(out_.find("Comm. Op"), std::string::npos) << "the communication table";
   const std::string artifacts = testing::binary_dir() + "/test-artifacts";
   std::filesystem::create_directories(artifacts);

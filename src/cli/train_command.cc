@@ -154,6 +154,10 @@ void print_run_shape(const Session& s) {
     std::printf("model parallel: pp %d (%s schedule, %s partition), tp %d\n", cfg.parallel.pp,
                 cfg.parallel.pipeline_schedule.c_str(), cfg.parallel.partition_method.c_str(), cfg.parallel.tp);
   }
+  if (cfg.model.moe.enabled() && cfg.parallel.tp > 1) {
+    std::printf("experts with tp %d: the MoE MLP is replicated and each tp rank computes it whole on the same tokens "
+                "(DeepSpeed splits those tokens among the tp ranks instead)\n", cfg.parallel.tp);
+  }
   if (const int ep = cfg.parallel.ep; ep > 1) {
     const int E = cfg.model.moe.num_experts, edp = cfg.parallel.dp / ep;
     std::printf("expert parallel: ep %d (%d of %d experts per rank), expert-data-parallel %d%s\n", ep, E / ep, E, edp,

@@ -2,7 +2,8 @@
 // model.moe.ep_size splits the MPI world into expert-parallel and expert-data-parallel
 // communicators, 4 ranks with ep 2 and ZeRO-1 train as one process does on the same global
 // batch, and their checkpoint, whose experts were written by the ranks holding them,
-// resumes in one process.
+// resumes in one process and exports as one MixtralForCausalLM. MPI's own all-to-all
+// (allreduce_algorithm "mpi": MPI_Ialltoallv) trains the same model as zerotrain's exchange.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,16 +16,16 @@ namespace {
 
 class MoeEpCli : public testing::CliCorpusTest {
  protected:
-  // A 2-block Llama with 4 top-2 experts per block, 8 sequences of 16 tokens per step.
-  static std::string config(int ep, int stage, const std::string& out, int steps) {
+  // A 2-block Mixtral with 4 top-2 experts per block, 8 sequences of 16 tokens per step.
+  static std::string config(int ep, int stage, const std::string& out, int steps, const char* algorithm = "ring") {
     return R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2,
+      "parallel": {"allreduce_algorithm": ")" + std::string(algorithm) + R"("},
       "optimizer": {"type": "AdamW", "params": {"lr": 3e-3}},
       "zero_optimization": {"stage": )" + std::to_string(stage) + R"(},
       "model": {"family": "llama", "n_layer": 2, "n_head": 2, "n_embd": 16, "intermediate_size": 32,
                 "n_positions": 16,
-                "moe": {"num_experts": 4, "num_experts_per_tok": 2, "capacity_factor": 1.5, "min_capacity": 0,
-                        "use_rts": false, "top2_2nd_expert_sampling": false, "router_aux_loss_coef": 0.01,
-                        "ep_size": )" + std::to_string(ep) + R"(}},
+                "moe": {"routing": "mixtral", "num_experts": 4, "num_experts_per_tok": 2,
+                        "router_aux_loss_coef": 0.02, "ep_size": )" + std::to_string(ep) + R"(}},
       "data": {"train": "train.bin", "tokenizer": "byte", "seq_len": 16},
       "training": {"steps": )" + std::to_string(steps) + R"(, "output_dir": ")" + out + R"(", "save_interval": 2,
                    "eval_interval": 0, "sample_tokens": 0}})";
@@ -45,6 +46,21 @@ TEST_F(MoeEpCli, FourRanksWithEp2MatchOneProcessAndResumeInIt) {
   EXPECT_NE(out_.find("resharded from dp 4 x pp 1 x tp 1 (ep 2), ZeRO-1"), std::string::npos) << out_;
   const std::map<int64_t, double> resumed = losses("ep");
   for (int64_t step : {3, 4}) EXPECT_NEAR(resumed.at(step), one.at(step), 1e-5 * one.at(step)) << "step " << step;
+  // The 4-rank checkpoint is one HF model with every expert.
+  ASSERT_EQ(run(testing::binary_dir() + "/zerotrain export ep/checkpoints/global_step2 -o hf"), 0) << out_;
+  const std::string config_json = testing::read_text(dir_ + "/hf/config.json");
+  EXPECT_NE(config_json.find("MixtralForCausalLM"), std::string::npos) << config_json;
+  const std::string weights = testing::read_text(dir_ + "/hf/model.safetensors");
+  for (int l = 0; l < 2; ++l) {
+    for (int j = 0; j < 4; ++j) {
+      const std::string name = "model.layers." + std::to_string(l) + ".block_sparse_moe.experts." + std::to_string(j) + ".w2.weight";
+      EXPECT_NE(weights.find(name), std::string::npos) << name;
+    }
+  }
+  // MPI_Ialltoallv moves the tokens, MPI's collectives the gradients.
+  ASSERT_EQ(train(4, config(4, 2, "mpi", 4, "mpi")), 0) << out_;
+  const std::map<int64_t, double> mpi = losses("mpi");
+  for (const auto& [step, loss] : one) EXPECT_NEAR(mpi.at(step), loss, 1e-5 * loss) << "step " << step;
 }
 
 }  // namespace

@@ -223,10 +223,6 @@ static Status check_moe(const ZtConfig& c) {
   if (c.parameter_server.enabled) {
     return Status::Unimplemented("/parameter_server/enabled: true" + why + "the workers do not weigh the balance loss");
   }
-  if (c.precision.fp16 || c.precision.bf16) {
-    return Status::Unimplemented(std::string(c.precision.fp16 ? "/fp16" : "/bf16") + "/enabled: true" + why +
-                                 "MoE blocks compute in fp32");
-  }
   if (c.parallel.ep > 1 && c.model.moe.num_experts % c.parallel.ep != 0) {
     return Status::InvalidArgument("/parallel/ep (model.moe.ep_size): " + std::to_string(c.parallel.ep) + " must divide num_experts=" +
                                    std::to_string(c.model.moe.num_experts));

@@ -2,6 +2,8 @@
 // counted then assigned by the same code.
 #include "nn/gpt_activations.h"
 
+#include "nn/gpt_params.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -42,6 +44,7 @@ struct Dims {
   size_t E = 0, K = 0, cap = 0, Ie = 0;
   size_t S = 0;  // the dense MLP beside the experts (0: none)
   size_t ep = 1;  // expert parallelism: the group's size
+  size_t moe_block_params = 0;  // the largest MoE block's parameters on this rank (16-bit compute's fp32 copy)
 };
 
 // An MoE block's saved activations (nn/moe_config.h), fp32.
@@ -138,6 +141,12 @@ void carve_moe_scratch(GptScratchT<A>* s, const Dims& d, Carver* c) {
   s->moe_dbuf = c->stats(d.E * d.cap * d.C);
   s->moe_dout = c->stats(d.E * d.cap * d.C);
   if (d.ep > 1) s->moe_xchg = c->stats(d.E * d.cap * d.C);
+  if constexpr (!std::is_same_v<A, float>) {
+    s->moe_x32 = c->stats(d.BT * d.C);
+    s->moe_dy32 = c->stats(d.BT * d.C);
+    s->moe_dx32 = c->stats(d.BT * d.C);
+    s->moe_w32 = c->stats(d.moe_block_params);
+  }
   s->moe_dweight = c->stats(d.BT * d.K);
   s->moe_dlogits = c->stats(d.BT * d.E);
   // moe_experts_scratch_floats for the experts, or the dense MLP beside them (N rows, S wide).
@@ -247,6 +256,10 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
     d.Ie = static_cast<size_t>(cfg.expert_width());
     d.S = static_cast<size_t>(cfg.moe.has_shared() ? cfg.shared_width() : 0);
     d.ep = static_cast<size_t>(lay.ep_size);
+    const ParamTable table = build_gpt_param_table(cfg, lay);
+    for (int l = lay.first_block; l < lay.end(cfg); ++l) {
+      if (cfg.moe_block(l)) d.moe_block_params = std::max(d.moe_block_params, table.layer_range(l).size());
+    }
   }
   return d;
 }

@@ -124,6 +124,12 @@ struct GptScratchT {
   float* moe_dbuf = nullptr;     // (E, cap, C)
   float* moe_dout = nullptr;     // (E, cap, C)
   float* moe_xchg = nullptr;     // (E, cap, C) expert parallelism: the gradients the owners receive
+  // 16-bit compute: the MoE MLP's fp32 island (nn/gpt_moe.cc): its input, output gradient
+  // (and the forward's output sum), input gradient, and the widest MoE block's weights.
+  float* moe_x32 = nullptr;      // (B, T, C)
+  float* moe_dy32 = nullptr;     // (B, T, C)
+  float* moe_dx32 = nullptr;     // (B, T, C)
+  float* moe_w32 = nullptr;      // (the MoE block's parameters)
   float* moe_dweight = nullptr;  // (B, T, k)
   float* moe_dlogits = nullptr;  // (B, T, E)
   float* moe_experts = nullptr;  // the experts' backward scratch (MoeOps::experts_scratch_floats)

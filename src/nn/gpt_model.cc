@@ -44,7 +44,6 @@ Status GptModel::check_supported(const GptConfig& config, const GptModelOptions&
   const Backend& b = backend_or_cpu(options.backend);
   const std::string why = "model.moe: MoE blocks are not built for ";
   if (b.moe_ops() == nullptr) return Status::Unimplemented(why + "the backend " + b.describe() + " (no MoE kernels)");
-  if (b.compute_dtype() != DType::kF32) return Status::Unimplemented(why + "bf16/fp16 compute yet; they run in fp32");
   return Status::OK();
 }
 

@@ -1,4 +1,6 @@
-// The MLP of an MoE block (nn/moe_config.h), forward and backward, in fp32:
+// The MLP of an MoE block (nn/moe_config.h), forward and backward, in fp32 (with 16-bit
+// compute, on exact fp32 copies of the block's input, weights and output gradient, its
+// output and input gradient rounded once to the compute dtype):
 //   logits = norm2 @ router^T (the table's linear, no bias)
 //   routing: the logits cross to the host, the gate (kernels/moe_gate.h) chooses each
 //            token's experts, slots and weights, and the choices cross back to the arena
@@ -40,7 +42,8 @@ struct MoeCall {
   std::vector<MoeExpertGrads> grads;  // when asked for
 };
 
-MoeCall moe_call(const GptConfig& c, const MoeGateResult& r, const BlockActivationsT<float>& a, int64_t N,
+template <typename A>
+MoeCall moe_call(const GptConfig& c, const MoeGateResult& r, const BlockActivationsT<A>& a, int64_t N,
                  const BlockWeightsT<float>& w, const BlockWeightsT<float>* dw) {
   const int E = c.moe.num_experts, k = c.moe.k();
   MoeCall call{MoeSlots{a.moe_expert, a.moe_location, N, k, E, r.capacity},
@@ -99,33 +102,36 @@ MoeExpertWeights shared_weights(const BlockWeightsT<float>& w) {
 }
 
 // The block's MLP output: the routed output alone, or mixed with the dense MLP beside
-// the experts (into y).
+// the experts (into y). x: the block's norm2 output in fp32.
+template <typename A>
 const float* shared_forward(const MoeOps& moe, const ActivationOps<float>& k, const GptConfig& c,
-                            const BlockWeightsT<float>& w, const BlockActivationsT<float>& a, float* y, int64_t N) {
+                            const BlockWeightsT<float>& w, const BlockActivationsT<A>& a, const float* x, float* y,
+                            int64_t N) {
   if (!c.moe.has_shared()) return a.moe_routed;
   const MoeMix mix = c.moe.mix();
   const int nl = moe_mix_logits(mix);
-  moe.experts_forward(a.moe_sh_out, {a.moe_sh_in, a.moe_sh_up, a.moe_sh_act}, a.norm2, {shared_weights(w)}, {N},
+  moe.experts_forward(a.moe_sh_out, {a.moe_sh_in, a.moe_sh_up, a.moe_sh_act}, x, {shared_weights(w)}, {N},
                       shared_shape(c, N));
-  if (nl > 0) k.linear_forward(a.moe_mix_logits, a.norm2, w.shared_gate_w, w.shared_gate_b, nullptr, N, c.n_embd, nl);
+  if (nl > 0) k.linear_forward(a.moe_mix_logits, x, w.shared_gate_w, w.shared_gate_b, nullptr, N, c.n_embd, nl);
   moe.mix_forward(y, a.moe_routed, a.moe_sh_out, a.moe_mix_logits, N, c.n_embd, mix);
   return y;
 }
 
 // The dense MLP's backward from s.moe_ddense and the mixing logits' from s.moe_dmix: their
-// weight gradients (+=), and their input gradients added into s.dnorm.
-void shared_backward(const MoeOps& moe, const ActivationOps<float>& k, const KernelOps& f32, const GptConfig& c,
-                     const BlockWeightsT<float>& w, const BlockWeightsT<float>& dw, const BlockActivationsT<float>& a,
-                     GptScratchT<float>& s, int64_t N) {
+// weight gradients (+=), and their input gradients added into dx (fp32).
+template <typename A>
+void shared_backward(const MoeOps& moe, const KernelOps& f32, const GptConfig& c, const BlockWeightsT<float>& w,
+                     const BlockWeightsT<float>& dw, const BlockActivationsT<A>& a, const float* x, float* dx,
+                     GptScratchT<A>& s, int64_t N) {
   const int C = c.n_embd, nl = moe_mix_logits(c.moe.mix());
   const ExpertWeightsT<float>& g = dw.shared;
   moe.experts_backward(s.moe_dx, {{g.in_w, g.in_b, g.up_w, g.out_w, g.out_b}}, s.moe_ddense,
-                       {a.moe_sh_in, a.moe_sh_up, a.moe_sh_act}, a.norm2, {shared_weights(w)}, {N}, shared_shape(c, N),
+                       {a.moe_sh_in, a.moe_sh_up, a.moe_sh_act}, x, {shared_weights(w)}, {N}, shared_shape(c, N),
                        s.moe_experts);
-  f32.accumulate(s.dnorm, s.moe_dx, N * C);
+  f32.accumulate(dx, s.moe_dx, N * C);
   if (nl == 0) return;
-  k.linear_backward(s.moe_dx, dw.shared_gate_w, dw.shared_gate_b, s.moe_dmix, a.norm2, w.shared_gate_w, N, C, nl);
-  f32.accumulate(s.dnorm, s.moe_dx, N * C);
+  f32.linear_backward(s.moe_dx, dw.shared_gate_w, dw.shared_gate_b, s.moe_dmix, x, w.shared_gate_w, N, C, nl);
+  f32.accumulate(dx, s.moe_dx, N * C);
 }
 
 }  // namespace
@@ -161,88 +167,127 @@ double GptModelImpl<A>::moe_aux_loss() const {
   return sum;
 }
 
+// fp32 compute reads the block's own input and weights; 16-bit compute widens them into
+// the scratch (exact), computes in fp32 and rounds the output once: res_attn + y.
 template <typename A>
 Status GptModelImpl<A>::moe_forward(int l, const BlockActivationsT<A>& a, int64_t N) {
-  if constexpr (!std::is_same_v<A, float>) {
-    return Status::Unimplemented("MoE blocks compute in fp32 only");
-  } else {
-    const MoeConfig& m = config_.moe;
-    const int C = config_.n_embd, E = m.num_experts, k = m.k();
-    const BlockWeightsT<float>& w = w_.blocks[static_cast<size_t>(l)];
-    k_.linear_forward(a.moe_logits, a.norm2, w.router_w, nullptr, nullptr, N, C, E);
-    std::vector<float> logits(static_cast<size_t>(N * E));
-    backend_.copy_to_host(logits.data(), a.moe_logits, logits.size() * sizeof(float));
-    const uint64_t key = moe_noise_keys_.empty() ? 0 : moe_noise_keys_[static_cast<size_t>(slot_)];
-    const MoeGateOptions gate = m.gate_for(moe_eval_);
-    StatusOr<MoeGateResult> routed = moe_gate_forward(logits.data(), N, E, gate, moe_noise(gate, key, l, N, E));
-    if (!routed.ok()) return Status::InvalidArgument("block " + std::to_string(l) + ": " + routed.status().message());
-    MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)] = std::move(routed).value();
-    const size_t nk = static_cast<size_t>(N * k);
-    backend_.copy_from_host(a.moe_expert, r.expert.data(), nk * sizeof(int32_t));
-    backend_.copy_from_host(a.moe_location, r.location.data(), nk * sizeof(int32_t));
-    backend_.copy_from_host(a.moe_weight, r.weight.data(), nk * sizeof(float));
-    const MoeCall call = moe_call(config_, r, a, N, w, nullptr);
-    const MoeExpertActs acts{a.moe_h_in, a.moe_h_up, a.moe_act};
-    if (options_.layout.ep_size == 1) {
-      moe_->dispatch(a.moe_buf, a.norm2, call.slots, C);
-      moe_->experts_forward(a.moe_out, acts, a.moe_buf, call.weights, call.fill, call.shape);
-    } else {  // dispatched here, computed by the owners into a.moe_buf's rows, returned to a.moe_out
-      GptScratchT<float>& s = arena_.scratch;
-      moe_->dispatch(s.moe_dout, a.norm2, call.slots, C);
-      ZT_ASSIGN_OR_RETURN(exchanges_[static_cast<size_t>(slot_)][static_cast<size_t>(l)],
-                          moe_ep_forward(local_experts(moe_, options_.ep, config_, call), s.moe_dout, r.capacity,
-                                         call.fill, a.moe_buf, acts, s.moe_dbuf, a.moe_out));
-    }
-    moe_->combine(a.moe_routed, a.moe_out, a.moe_weight, call.slots, C);
-    const float* y = shared_forward(*moe_, k_, config_, w, a, arena_.scratch.moe_y, N);
+  const int C = config_.n_embd;
+  if constexpr (std::is_same_v<A, float>) {
+    ZT_ASSIGN_OR_RETURN(const float* y, moe_mlp_forward(l, a, a.norm2, w_.blocks[static_cast<size_t>(l)], N));
     k_.bias_residual(a.output, a.res_attn, y, nullptr, N, C);
-    return Status::OK();
+  } else {
+    GptScratchT<A>& s = arena_.scratch;
+    k_.to_f32(s.moe_x32, a.norm2, N * C);
+    ZT_ASSIGN_OR_RETURN(const float* y, moe_mlp_forward(l, a, s.moe_x32, widened_block(l), N));
+    k_.to_f32(s.moe_dy32, a.res_attn, N * C);
+    f32_.accumulate(s.moe_dy32, y, N * C);
+    k_.from_f32(a.output, s.moe_dy32, N * C);
   }
+  return Status::OK();
 }
 
 template <typename A>
 Status GptModelImpl<A>::moe_backward(int l, const BlockActivationsT<A>& a, int64_t N) {
-  if constexpr (!std::is_same_v<A, float>) {
-    return Status::Unimplemented("MoE blocks compute in fp32 only");
+  GptScratchT<A>& s = arena_.scratch;
+  if constexpr (std::is_same_v<A, float>) {
+    return moe_mlp_backward(l, a, a.norm2, w_.blocks[static_cast<size_t>(l)], s.dresidual, s.dnorm, N);
   } else {
-    const MoeConfig& m = config_.moe;
-    const int C = config_.n_embd, E = m.num_experts, k = m.k();
-    const BlockWeightsT<float>& w = w_.blocks[static_cast<size_t>(l)];
-    const BlockWeightsT<float>& dw = dw_.blocks[static_cast<size_t>(l)];
-    GptScratchT<float>& s = arena_.scratch;
-    const MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)];
-    const MoeCall call = moe_call(config_, r, a, N, w, &dw);
-    const float* dy = s.dresidual;  // the routed output's gradient: dres, or through the mixing
-    if (m.has_shared()) {
-      moe_->mix_backward(s.moe_dmoe, s.moe_ddense, s.moe_dmix, s.dresidual, a.moe_routed, a.moe_sh_out,
-                         a.moe_mix_logits, N, C, m.mix());
-      dy = s.moe_dmoe;
-    }
-    moe_->combine_backward(s.moe_dout, s.moe_dweight, dy, a.moe_out, a.moe_weight, call.slots, C);
-    const MoeExpertActs acts{a.moe_h_in, a.moe_h_up, a.moe_act};
-    if (options_.layout.ep_size == 1) {
-      moe_->experts_backward(s.moe_dbuf, call.grads, s.moe_dout, acts, a.moe_buf, call.weights, call.fill, call.shape,
-                             s.moe_experts);
-      moe_->dispatch_backward(s.dnorm, s.moe_dbuf, call.slots, C);
-    } else {  // the owners' backward; the dispatched rows' gradient returns into s.moe_dout
-      const MoeExchange& ex = exchanges_[static_cast<size_t>(slot_)][static_cast<size_t>(l)];
-      ZT_RETURN_IF_ERROR(moe_ep_backward(local_experts(moe_, options_.ep, config_, call), ex, r.capacity, s.moe_dout,
-                                         s.moe_xchg, s.moe_dbuf, acts, a.moe_buf, s.moe_experts));
-      moe_->dispatch_backward(s.dnorm, s.moe_dout, call.slots, C);
-    }
-    std::vector<float> dweight(static_cast<size_t>(N * k)), dlogits(static_cast<size_t>(N * E));
-    backend_.copy_to_host(dweight.data(), s.moe_dweight, dweight.size() * sizeof(float));
-    moe_gate_backward(dlogits.data(), r, dweight.data(), moe_dgate(l, N), N, E, m.gate);
-    backend_.copy_from_host(s.moe_dlogits, dlogits.data(), dlogits.size() * sizeof(float));
-    k_.linear_backward(s.moe_dx, dw.router_w, nullptr, s.moe_dlogits, a.norm2, w.router_w, N, C, E);
-    f32_.accumulate(s.dnorm, s.moe_dx, N * C);
-    if (m.has_shared()) shared_backward(*moe_, k_, f32_, config_, w, dw, a, s, N);
+    const int C = config_.n_embd;
+    k_.to_f32(s.moe_x32, a.norm2, N * C);
+    k_.to_f32(s.moe_dy32, s.dresidual, N * C);
+    ZT_RETURN_IF_ERROR(moe_mlp_backward(l, a, s.moe_x32, widened_block(l), s.moe_dy32, s.moe_dx32, N));
+    k_.from_f32(s.dnorm, s.moe_dx32, N * C);
     return Status::OK();
   }
 }
 
+template <typename A>
+const BlockWeightsT<float>& GptModelImpl<A>::widened_block(int l) {
+  float* w32 = arena_.scratch.moe_w32;
+  k_.to_f32(w32, static_cast<const A*>(bound_params(l)), static_cast<int64_t>(table_.layer_range(l).size()));
+  if (w32_.blocks.empty()) w32_.blocks.resize(static_cast<size_t>(config_.n_layer));
+  bind_gpt_layer<float>(config_, table_, l, w32, &w32_);
+  return w32_.blocks[static_cast<size_t>(l)];
+}
+
+// The routed (and mixed) output y (fp32) of block l from its norm2 output x.
+template <typename A>
+StatusOr<const float*> GptModelImpl<A>::moe_mlp_forward(int l, const BlockActivationsT<A>& a, const float* x,
+                                                        const BlockWeightsT<float>& w, int64_t N) {
+  const MoeConfig& m = config_.moe;
+  const int C = config_.n_embd, E = m.num_experts, k = m.k();
+  f32_.linear_forward(a.moe_logits, x, w.router_w, nullptr, nullptr, N, C, E);
+  std::vector<float> logits(static_cast<size_t>(N * E));
+  backend_.copy_to_host(logits.data(), a.moe_logits, logits.size() * sizeof(float));
+  const uint64_t key = moe_noise_keys_.empty() ? 0 : moe_noise_keys_[static_cast<size_t>(slot_)];
+  const MoeGateOptions gate = m.gate_for(moe_eval_);
+  StatusOr<MoeGateResult> routed = moe_gate_forward(logits.data(), N, E, gate, moe_noise(gate, key, l, N, E));
+  if (!routed.ok()) return Status::InvalidArgument("block " + std::to_string(l) + ": " + routed.status().message());
+  MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)] = std::move(routed).value();
+  const size_t nk = static_cast<size_t>(N * k);
+  backend_.copy_from_host(a.moe_expert, r.expert.data(), nk * sizeof(int32_t));
+  backend_.copy_from_host(a.moe_location, r.location.data(), nk * sizeof(int32_t));
+  backend_.copy_from_host(a.moe_weight, r.weight.data(), nk * sizeof(float));
+  const MoeCall call = moe_call(config_, r, a, N, w, nullptr);
+  const MoeExpertActs acts{a.moe_h_in, a.moe_h_up, a.moe_act};
+  GptScratchT<A>& s = arena_.scratch;
+  if (options_.layout.ep_size == 1) {
+    moe_->dispatch(a.moe_buf, x, call.slots, C);
+    moe_->experts_forward(a.moe_out, acts, a.moe_buf, call.weights, call.fill, call.shape);
+  } else {  // dispatched here, computed by the owners into a.moe_buf's rows, returned to a.moe_out
+    moe_->dispatch(s.moe_dout, x, call.slots, C);
+    ZT_ASSIGN_OR_RETURN(exchanges_[static_cast<size_t>(slot_)][static_cast<size_t>(l)],
+                        moe_ep_forward(local_experts(moe_, options_.ep, config_, call), s.moe_dout, r.capacity,
+                                       call.fill, a.moe_buf, acts, s.moe_dbuf, a.moe_out));
+  }
+  moe_->combine(a.moe_routed, a.moe_out, a.moe_weight, call.slots, C);
+  return shared_forward(*moe_, f32_, config_, w, a, x, s.moe_y, N);
+}
+
+// From dy = dL/d(y) (fp32): the weights' gradients (+=) and the input gradient dx (assigned).
+template <typename A>
+Status GptModelImpl<A>::moe_mlp_backward(int l, const BlockActivationsT<A>& a, const float* x,
+                                         const BlockWeightsT<float>& w, const float* dy, float* dx, int64_t N) {
+  const MoeConfig& m = config_.moe;
+  const int C = config_.n_embd, E = m.num_experts, k = m.k();
+  const BlockWeightsT<float>& dw = dw_.blocks[static_cast<size_t>(l)];
+  GptScratchT<A>& s = arena_.scratch;
+  const MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)];
+  const MoeCall call = moe_call(config_, r, a, N, w, &dw);
+  if (m.has_shared()) {  // the routed output's gradient through the mixing
+    moe_->mix_backward(s.moe_dmoe, s.moe_ddense, s.moe_dmix, dy, a.moe_routed, a.moe_sh_out, a.moe_mix_logits, N, C,
+                       m.mix());
+  }
+  moe_->combine_backward(s.moe_dout, s.moe_dweight, m.has_shared() ? s.moe_dmoe : dy, a.moe_out, a.moe_weight,
+                         call.slots, C);
+  const MoeExpertActs acts{a.moe_h_in, a.moe_h_up, a.moe_act};
+  if (options_.layout.ep_size == 1) {
+    moe_->experts_backward(s.moe_dbuf, call.grads, s.moe_dout, acts, a.moe_buf, call.weights, call.fill, call.shape,
+                           s.moe_experts);
+    moe_->dispatch_backward(dx, s.moe_dbuf, call.slots, C);
+  } else {  // the owners' backward; the dispatched rows' gradient returns into s.moe_dout
+    const MoeExchange& ex = exchanges_[static_cast<size_t>(slot_)][static_cast<size_t>(l)];
+    ZT_RETURN_IF_ERROR(moe_ep_backward(local_experts(moe_, options_.ep, config_, call), ex, r.capacity, s.moe_dout,
+                                       s.moe_xchg, s.moe_dbuf, acts, a.moe_buf, s.moe_experts));
+    moe_->dispatch_backward(dx, s.moe_dout, call.slots, C);
+  }
+  std::vector<float> dweight(static_cast<size_t>(N * k)), dlogits(static_cast<size_t>(N * E));
+  backend_.copy_to_host(dweight.data(), s.moe_dweight, dweight.size() * sizeof(float));
+  moe_gate_backward(dlogits.data(), r, dweight.data(), moe_dgate(l, N), N, E, m.gate);
+  backend_.copy_from_host(s.moe_dlogits, dlogits.data(), dlogits.size() * sizeof(float));
+  f32_.linear_backward(s.moe_dx, dw.router_w, nullptr, s.moe_dlogits, x, w.router_w, N, C, E);
+  f32_.accumulate(dx, s.moe_dx, N * C);
+  if (m.has_shared()) shared_backward(*moe_, f32_, config_, w, dw, a, x, dx, s, N);
+  return Status::OK();
+}
+
 #define ZT_INSTANTIATE_MOE(A)                                                                        \
   template std::vector<double> GptModelImpl<A>::moe_dgate(int, int64_t) const;                       \
+  template const BlockWeightsT<float>& GptModelImpl<A>::widened_block(int);                           \
+  template StatusOr<const float*> GptModelImpl<A>::moe_mlp_forward(int, const BlockActivationsT<A>&, const float*, \
+                                                                   const BlockWeightsT<float>&, int64_t);          \
+  template Status GptModelImpl<A>::moe_mlp_backward(int, const BlockActivationsT<A>&, const float*,             \
+                                                    const BlockWeightsT<float>&, const float*, float*, int64_t);  \
   template std::vector<const MoeGateResult*> GptModelImpl<A>::slot_routings() const;                 \
   template double GptModelImpl<A>::moe_aux_loss() const;                                             \
   template Status GptModelImpl<A>::moe_forward(int, const BlockActivationsT<A>&, int64_t);           \

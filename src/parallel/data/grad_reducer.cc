@@ -199,11 +199,13 @@ Status GradReducer::retire(Bucket& b) {
 // own the same segment of identically laid out dense tensors.
 Status GradReducer::sum_dense_over_ep(const Bucket& b) {
   const ElementRange mine = partition_.shard(dp_->rank());
-  float* base = shards_gradients(options_.stage) ? b.buffer - b.range.begin : full_grads_;
+  const bool pooled = shards_gradients(options_.stage);  // the bucket's buffer holds b.range
   std::vector<WorkHandle> work;
   for (const auto& [run, expert] : b.runs) {
     const size_t lo = std::max(mine.begin, run.begin), hi = std::min(mine.end, run.end);
-    if (!expert && lo < hi) work.push_back(options_.dense_ep->all_reduce(base + lo, hi - lo, CommDType::kF32));
+    if (expert || lo >= hi) continue;
+    float* data = pooled ? b.buffer + (lo - b.range.begin) : full_grads_ + lo;
+    work.push_back(options_.dense_ep->all_reduce(data, hi - lo, CommDType::kF32));
   }
   return wait_all(&work);
 }

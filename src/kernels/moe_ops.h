@@ -30,6 +30,21 @@ struct MoeSlots {
 // host copies of the choices.
 std::vector<int64_t> moe_fill(const MoeSlots& s);
 
+// The compact layout of the expert buffers: expert e's rows are [offset[e], offset[e] +
+// fill[e]) of one buffer of rows() rows, experts in order, so a run of experts is one
+// contiguous block (expert parallelism sends each peer one segment) and nothing is padded to
+// the capacity. For dispatch and combine it is the layout of one expert whose capacity is
+// rows(): slot_expert is 0 where a slot was kept and -1 where dropped, slot_row its row.
+struct MoeCompact {
+  std::vector<int64_t> fill;         // E
+  std::vector<int64_t> offset;       // E + 1
+  std::vector<int32_t> slot_expert;  // (N, k)
+  std::vector<int32_t> slot_row;     // (N, k)
+  int64_t rows() const { return offset.back(); }
+};
+// From host copies of the choices (locations count an expert's kept tokens in token order).
+MoeCompact moe_compact(const MoeSlots& s);
+
 struct MoeExpertWeights {
   const float* in_w;   // (I, C): GELU's c_fc, SwiGLU's gate (w1)
   const float* in_b;   // (I) or null

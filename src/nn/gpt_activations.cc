@@ -44,6 +44,10 @@ struct Dims {
   size_t E = 0, K = 0, cap = 0, Ie = 0;
   size_t S = 0;  // the dense MLP beside the experts (0: none)
   size_t ep = 1;  // expert parallelism: the group's size
+  // The expert buffers' rows in the compact layout (kernels/moe_ops.h): a rank's own kept
+  // slots, at most min(BT k, E cap); with ep, what its experts receive from the ep peers,
+  // at most min(E cap, ep BT min(k, E/ep)).
+  size_t rows_local = 0, rows_recv = 0;
   size_t moe_block_params = 0;  // the largest MoE block's parameters on this rank (16-bit compute's fp32 copy)
 };
 
@@ -54,11 +58,11 @@ void carve_moe(BlockActivationsT<A>* b, const Dims& d, Carver* c) {
   b->moe_expert = c->take<int32_t>(d.BT * d.K);
   b->moe_location = c->take<int32_t>(d.BT * d.K);
   b->moe_weight = c->stats(d.BT * d.K);
-  b->moe_buf = c->stats(d.E * d.cap * d.C);
-  b->moe_h_in = c->stats(d.E * d.cap * d.Ie);
-  if (d.swiglu) b->moe_h_up = c->stats(d.E * d.cap * d.Ie);
-  b->moe_act = c->stats(d.E * d.cap * d.Ie);
-  b->moe_out = c->stats(d.E * d.cap * d.C);
+  b->moe_buf = c->stats(d.rows_recv * d.C);
+  b->moe_h_in = c->stats(d.rows_recv * d.Ie);
+  if (d.swiglu) b->moe_h_up = c->stats(d.rows_recv * d.Ie);
+  b->moe_act = c->stats(d.rows_recv * d.Ie);
+  b->moe_out = c->stats(d.rows_local * d.C);
   b->moe_routed = c->stats(d.BT * d.C);
   if (d.S == 0) return;
   b->moe_sh_in = c->stats(d.BT * d.S);
@@ -138,9 +142,9 @@ template <typename A>
 void carve_moe_scratch(GptScratchT<A>* s, const Dims& d, Carver* c) {
   s->moe_y = c->stats(d.BT * d.C);
   s->moe_dx = c->stats(d.BT * d.C);
-  s->moe_dbuf = c->stats(d.E * d.cap * d.C);
-  s->moe_dout = c->stats(d.E * d.cap * d.C);
-  if (d.ep > 1) s->moe_xchg = c->stats(d.E * d.cap * d.C);
+  s->moe_dbuf = c->stats(d.rows_recv * d.C);
+  s->moe_dout = c->stats(d.rows_local * d.C);
+  if (d.ep > 1) s->moe_xchg = c->stats(d.rows_recv * d.C);
   if constexpr (!std::is_same_v<A, float>) {
     s->moe_x32 = c->stats(d.BT * d.C);
     s->moe_dy32 = c->stats(d.BT * d.C);
@@ -256,6 +260,8 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
     d.Ie = static_cast<size_t>(cfg.expert_width());
     d.S = static_cast<size_t>(cfg.moe.has_shared() ? cfg.shared_width() : 0);
     d.ep = static_cast<size_t>(lay.ep_size);
+    d.rows_local = std::min(d.BT * d.K, d.E * d.cap);
+    d.rows_recv = d.ep == 1 ? d.rows_local : std::min(d.E * d.cap, d.ep * d.BT * std::min(d.K, d.E / d.ep));
     const ParamTable table = build_gpt_param_table(cfg, lay);
     for (int l = lay.first_block; l < lay.end(cfg); ++l) {
       if (cfg.moe_block(l)) d.moe_block_params = std::max(d.moe_block_params, table.layer_range(l).size());

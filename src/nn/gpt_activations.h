@@ -56,11 +56,13 @@ struct BlockActivationsT {
   int32_t* moe_expert = nullptr;     // (N, k) the gate's choices (-1: dropped), in backend memory
   int32_t* moe_location = nullptr;   // (N, k)
   float* moe_weight = nullptr;       // (N, k) combine weights
-  float* moe_buf = nullptr;          // (E, cap, C) dispatched rows
-  float* moe_h_in = nullptr;         // (E, cap, Ie) each expert's input projection
-  float* moe_h_up = nullptr;         // (E, cap, Ie) SwiGLU's up projection
-  float* moe_act = nullptr;          // (E, cap, Ie)
-  float* moe_out = nullptr;          // (E, cap, C) expert outputs
+  // Expert rows in the compact layout (kernels/moe_ops.h): R = this rank's kept slots, or
+  // with expert parallelism the rows its experts received from the ep peers.
+  float* moe_buf = nullptr;          // (R, C) the experts' input rows
+  float* moe_h_in = nullptr;         // (R, Ie) each expert's input projection
+  float* moe_h_up = nullptr;         // (R, Ie) SwiGLU's up projection
+  float* moe_act = nullptr;          // (R, Ie)
+  float* moe_out = nullptr;          // (kept slots, C) the expert outputs, back in this rank's layout
   float* moe_routed = nullptr;       // (N, C) their combined output
   // With a dense MLP beside the experts (S its width): its projections, output, mixing logits.
   float* moe_sh_in = nullptr;        // (N, S)
@@ -121,9 +123,9 @@ struct GptScratchT {
   float* moe_ddense = nullptr;   // (B, T, C) of the dense MLP's output,
   float* moe_dmix = nullptr;     // (B, T, 2) and of the mixing logits
   float* moe_dx = nullptr;       // (B, T, C) the router's input gradient
-  float* moe_dbuf = nullptr;     // (E, cap, C)
-  float* moe_dout = nullptr;     // (E, cap, C)
-  float* moe_xchg = nullptr;     // (E, cap, C) expert parallelism: the gradients the owners receive
+  float* moe_dbuf = nullptr;     // (R, C) the experts' input gradients (and ep's outputs before return)
+  float* moe_dout = nullptr;     // (kept slots, C) the outputs' gradient (and ep's dispatched rows)
+  float* moe_xchg = nullptr;     // (R, C) expert parallelism: the gradients the owners receive
   // 16-bit compute: the MoE MLP's fp32 island (nn/gpt_moe.cc): its input, output gradient
   // (and the forward's output sum), input gradient, and the widest MoE block's weights.
   float* moe_x32 = nullptr;      // (B, T, C)

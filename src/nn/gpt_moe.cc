@@ -32,45 +32,38 @@ namespace zt {
 
 namespace {
 
-// What the MoE table's calls for one block take: the routing in backend memory (slots),
-// the experts' shape, their filled rows (from the host copy), weights and gradients.
+// What the MoE table's calls for one block take: the routing in backend memory as the
+// compact layout's slots, the layout itself (host), this rank's experts' weights and
+// gradients.
 struct MoeCall {
   MoeSlots slots;
-  MoeExpertShape shape;
-  std::vector<int64_t> fill;
-  std::vector<MoeExpertWeights> weights;
-  std::vector<MoeExpertGrads> grads;  // when asked for
+  MoeCompact layout;
+  MoeLocalExperts experts;
 };
 
 template <typename A>
-MoeCall moe_call(const GptConfig& c, const MoeGateResult& r, const BlockActivationsT<A>& a, int64_t N,
-                 const BlockWeightsT<float>& w, const BlockWeightsT<float>* dw) {
+MoeCall moe_call(const MoeOps* ops, ProcessGroup* ep, const GptConfig& c, const MoeGateResult& r,
+                 const BlockActivationsT<A>& a, int64_t N, const BlockWeightsT<float>& w,
+                 const BlockWeightsT<float>* dw) {
   const int E = c.moe.num_experts, k = c.moe.k();
-  MoeCall call{MoeSlots{a.moe_expert, a.moe_location, N, k, E, r.capacity},
-               MoeExpertShape{E, r.capacity, c.n_embd, c.expert_width(), c.swiglu()},
-               moe_fill(MoeSlots{r.expert.data(), r.location.data(), N, k, E, r.capacity}), {}, {}};
-  for (size_t j = 0; j < w.experts.size(); ++j) {
-    const ExpertWeightsT<float>& x = w.experts[j];
-    call.weights.push_back({x.in_w, x.in_b, x.up_w, x.out_w, x.out_b});
-    if (dw == nullptr) continue;
-    const ExpertWeightsT<float>& g = dw->experts[j];
-    call.grads.push_back({g.in_w, g.in_b, g.up_w, g.out_w, g.out_b});
-  }
-  return call;
-}
-
-// The expert-parallel view of a call: this rank's experts and the group they live in.
-MoeLocalExperts local_experts(const MoeOps* ops, ProcessGroup* ep, const GptConfig& c, const MoeCall& call) {
-  MoeLocalExperts x;
+  MoeCall call;
+  call.layout = moe_compact(MoeSlots{r.expert.data(), r.location.data(), N, k, E, r.capacity});
+  call.slots = MoeSlots{a.moe_expert, a.moe_location, N, k, 1, call.layout.rows()};
+  MoeLocalExperts& x = call.experts;
   x.ops = ops;
   x.ep = ep;
-  x.local = static_cast<int>(call.weights.size());
+  x.local = static_cast<int>(w.experts.size());
   x.C = c.n_embd;
   x.I = c.expert_width();
   x.swiglu = c.swiglu();
-  x.weights = call.weights;
-  x.grads = call.grads;
-  return x;
+  for (size_t j = 0; j < w.experts.size(); ++j) {
+    const ExpertWeightsT<float>& e = w.experts[j];
+    x.weights.push_back({e.in_w, e.in_b, e.up_w, e.out_w, e.out_b});
+    if (dw == nullptr) continue;
+    const ExpertWeightsT<float>& g = dw->experts[j];
+    x.grads.push_back({g.in_w, g.in_b, g.up_w, g.out_w, g.out_b});
+  }
+  return call;
 }
 
 // Block l's draws for N tokens: uniform in (0, 1) and standard Gumbel -log(-log(u)), each
@@ -224,21 +217,20 @@ StatusOr<const float*> GptModelImpl<A>::moe_mlp_forward(int l, const BlockActiva
   StatusOr<MoeGateResult> routed = moe_gate_forward(logits.data(), N, E, gate, moe_noise(gate, key, l, N, E));
   if (!routed.ok()) return Status::InvalidArgument("block " + std::to_string(l) + ": " + routed.status().message());
   MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)] = std::move(routed).value();
+  const MoeCall call = moe_call(moe_, options_.ep, config_, r, a, N, w, nullptr);
   const size_t nk = static_cast<size_t>(N * k);
-  backend_.copy_from_host(a.moe_expert, r.expert.data(), nk * sizeof(int32_t));
-  backend_.copy_from_host(a.moe_location, r.location.data(), nk * sizeof(int32_t));
+  backend_.copy_from_host(a.moe_expert, call.layout.slot_expert.data(), nk * sizeof(int32_t));
+  backend_.copy_from_host(a.moe_location, call.layout.slot_row.data(), nk * sizeof(int32_t));
   backend_.copy_from_host(a.moe_weight, r.weight.data(), nk * sizeof(float));
-  const MoeCall call = moe_call(config_, r, a, N, w, nullptr);
   const MoeExpertActs acts{a.moe_h_in, a.moe_h_up, a.moe_act};
   GptScratchT<A>& s = arena_.scratch;
   if (options_.layout.ep_size == 1) {
     moe_->dispatch(a.moe_buf, x, call.slots, C);
-    moe_->experts_forward(a.moe_out, acts, a.moe_buf, call.weights, call.fill, call.shape);
+    moe_local_experts_forward(call.experts, a.moe_out, acts, a.moe_buf, call.layout.fill, call.layout.offset);
   } else {  // dispatched here, computed by the owners into a.moe_buf's rows, returned to a.moe_out
     moe_->dispatch(s.moe_dout, x, call.slots, C);
     ZT_ASSIGN_OR_RETURN(exchanges_[static_cast<size_t>(slot_)][static_cast<size_t>(l)],
-                        moe_ep_forward(local_experts(moe_, options_.ep, config_, call), s.moe_dout, r.capacity,
-                                       call.fill, a.moe_buf, acts, s.moe_dbuf, a.moe_out));
+                        moe_ep_forward(call.experts, s.moe_dout, call.layout, a.moe_buf, acts, s.moe_dbuf, a.moe_out));
   }
   moe_->combine(a.moe_routed, a.moe_out, a.moe_weight, call.slots, C);
   return shared_forward(*moe_, f32_, config_, w, a, x, s.moe_y, N);
@@ -253,7 +245,7 @@ Status GptModelImpl<A>::moe_mlp_backward(int l, const BlockActivationsT<A>& a, c
   const BlockWeightsT<float>& dw = dw_.blocks[static_cast<size_t>(l)];
   GptScratchT<A>& s = arena_.scratch;
   const MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)];
-  const MoeCall call = moe_call(config_, r, a, N, w, &dw);
+  const MoeCall call = moe_call(moe_, options_.ep, config_, r, a, N, w, &dw);
   if (m.has_shared()) {  // the routed output's gradient through the mixing
     moe_->mix_backward(s.moe_dmoe, s.moe_ddense, s.moe_dmix, dy, a.moe_routed, a.moe_sh_out, a.moe_mix_logits, N, C,
                        m.mix());
@@ -262,13 +254,13 @@ Status GptModelImpl<A>::moe_mlp_backward(int l, const BlockActivationsT<A>& a, c
                          call.slots, C);
   const MoeExpertActs acts{a.moe_h_in, a.moe_h_up, a.moe_act};
   if (options_.layout.ep_size == 1) {
-    moe_->experts_backward(s.moe_dbuf, call.grads, s.moe_dout, acts, a.moe_buf, call.weights, call.fill, call.shape,
-                           s.moe_experts);
+    moe_local_experts_backward(call.experts, s.moe_dbuf, s.moe_dout, acts, a.moe_buf, call.layout.fill,
+                               call.layout.offset, s.moe_experts);
     moe_->dispatch_backward(dx, s.moe_dbuf, call.slots, C);
   } else {  // the owners' backward; the dispatched rows' gradient returns into s.moe_dout
     const MoeExchange& ex = exchanges_[static_cast<size_t>(slot_)][static_cast<size_t>(l)];
-    ZT_RETURN_IF_ERROR(moe_ep_backward(local_experts(moe_, options_.ep, config_, call), ex, r.capacity, s.moe_dout,
-                                       s.moe_xchg, s.moe_dbuf, acts, a.moe_buf, s.moe_experts));
+    ZT_RETURN_IF_ERROR(moe_ep_backward(call.experts, ex, call.layout, s.moe_dout, s.moe_xchg, s.moe_dbuf, acts,
+                                       a.moe_buf, s.moe_experts));
     moe_->dispatch_backward(dx, s.moe_dout, call.slots, C);
   }
   std::vector<float> dweight(static_cast<size_t>(N * k)), dlogits(static_cast<size_t>(N * E));

@@ -1,4 +1,5 @@
-// Expert parallelism's token exchange around an MoE block's experts (nn/moe_exchange.h).
+// The routed experts on the compact layout, and expert parallelism's token exchange
+// around them (nn/moe_exchange.h).
 #include "nn/moe_exchange.h"
 
 #include <string>
@@ -9,48 +10,55 @@ namespace {
 
 constexpr size_t kF = sizeof(float);
 
-// The headers: each peer learns this rank's capacity and its filled rows for the peer's
-// experts, in one all-to-all of (1 + local) int64 per pair.
-StatusOr<MoeExchange> exchange_layout(const MoeLocalExperts& x, int64_t cap, const std::vector<int64_t>& fill) {
+// Expert j's part of the saved activations: its rows of each (rows, I) array.
+MoeExpertActs rows_of(const MoeExpertActs& a, int64_t row, int I) {
+  const int64_t at = row * I;
+  return MoeExpertActs{a.h_in + at, a.h_up == nullptr ? nullptr : a.h_up + at, a.act + at};
+}
+
+MoeExpertShape one_expert(const MoeLocalExperts& x, int64_t rows) { return MoeExpertShape{1, rows, x.C, x.I, x.swiglu}; }
+
+// The headers: each peer learns this rank's filled rows for the peer's experts, in one
+// all-to-all of E/ep int64 per pair.
+StatusOr<MoeExchange> exchange_layout(const MoeLocalExperts& x, const std::vector<int64_t>& fill) {
   const int ep = x.ep->size(), L = x.local;
-  const size_t per = static_cast<size_t>(L) + 1;
-  std::vector<int64_t> send(per * static_cast<size_t>(ep)), recv(send.size());
-  for (int q = 0; q < ep; ++q) {
-    send[per * static_cast<size_t>(q)] = cap;
-    for (int j = 0; j < L; ++j) send[per * static_cast<size_t>(q) + 1 + static_cast<size_t>(j)] = fill[static_cast<size_t>(q * L + j)];
-  }
-  const std::vector<size_t> bytes(static_cast<size_t>(ep), per * sizeof(int64_t));
-  ZT_RETURN_IF_ERROR(x.ep->all_to_all(send.data(), bytes, recv.data(), bytes)->wait());
+  std::vector<int64_t> recv(fill.size());
+  const std::vector<size_t> bytes(static_cast<size_t>(ep), static_cast<size_t>(L) * sizeof(int64_t));
+  ZT_RETURN_IF_ERROR(x.ep->all_to_all(fill.data(), bytes, recv.data(), bytes)->wait());
   MoeExchange ex;
   for (int p = 0; p < ep; ++p) {
-    const int64_t* h = recv.data() + per * static_cast<size_t>(p);
-    ex.capacity.push_back(h[0]);
-    ex.fill.emplace_back(h + 1, h + per);
+    const int64_t* h = recv.data() + static_cast<size_t>(p) * L;
+    ex.fill.emplace_back(h, h + L);
     ex.row.push_back(ex.rows);
-    ex.rows += L * h[0];
+    for (int j = 0; j < L; ++j) ex.rows += h[j];
   }
   return ex;
 }
 
-// Bytes per peer of the owners' side (their segments) and of this rank's side (E/ep x cap
-// rows to each peer).
+// Bytes per peer of the owners' side (their segments) and of this rank's side (the rows of
+// each peer's experts).
 std::vector<size_t> owner_bytes(const MoeLocalExperts& x, const MoeExchange& ex) {
   std::vector<size_t> b;
-  for (int64_t c : ex.capacity) b.push_back(static_cast<size_t>(x.local * c * x.C) * kF);
+  for (size_t p = 0; p < ex.row.size(); ++p) {
+    const int64_t end = p + 1 < ex.row.size() ? ex.row[p + 1] : ex.rows;
+    b.push_back(static_cast<size_t>((end - ex.row[p]) * x.C) * kF);
+  }
   return b;
 }
-std::vector<size_t> sender_bytes(const MoeLocalExperts& x, int64_t cap) {
-  return std::vector<size_t>(static_cast<size_t>(x.ep->size()), static_cast<size_t>(x.local * cap * x.C) * kF);
+std::vector<size_t> sender_bytes(const MoeLocalExperts& x, const MoeCompact& layout) {
+  std::vector<size_t> b;
+  for (int q = 0; q < x.ep->size(); ++q) {
+    const int64_t rows = layout.offset[static_cast<size_t>((q + 1) * x.local)] - layout.offset[static_cast<size_t>(q * x.local)];
+    b.push_back(static_cast<size_t>(rows * x.C) * kF);
+  }
+  return b;
 }
 
-MoeExpertShape segment_shape(const MoeLocalExperts& x, const MoeExchange& ex, int p) {
-  return MoeExpertShape{x.local, ex.capacity[static_cast<size_t>(p)], x.C, x.I, x.swiglu};
-}
-
-// Peer p's part of the saved activations: its rows of each (rows, I) array.
-MoeExpertActs segment_acts(const MoeLocalExperts& x, const MoeExpertActs& a, int64_t row) {
-  const int64_t at = row * x.I;
-  return MoeExpertActs{a.h_in + at, a.h_up == nullptr ? nullptr : a.h_up + at, a.act + at};
+// Peer p's segment as a compact layout of the local experts: (fill, offsets from row 0).
+std::vector<int64_t> segment_offsets(const MoeExchange& ex, int p) {
+  std::vector<int64_t> off{ex.row[static_cast<size_t>(p)]};
+  for (int64_t f : ex.fill[static_cast<size_t>(p)]) off.push_back(off.back() + f);
+  return off;
 }
 
 Status exchanged(const Status& s, const char* what) {
@@ -60,30 +68,46 @@ Status exchanged(const Status& s, const char* what) {
 
 }  // namespace
 
-StatusOr<MoeExchange> moe_ep_forward(const MoeLocalExperts& x, const float* send, int64_t cap,
-                                     const std::vector<int64_t>& fill, float* recv, const MoeExpertActs& acts,
-                                     float* eout, float* out) {
-  ZT_ASSIGN_OR_RETURN(MoeExchange ex, exchange_layout(x, cap, fill));
-  const std::vector<size_t> mine = sender_bytes(x, cap), theirs = owner_bytes(x, ex);
+void moe_local_experts_forward(const MoeLocalExperts& x, float* out, const MoeExpertActs& acts, const float* buf,
+                               const std::vector<int64_t>& fill, const std::vector<int64_t>& offset) {
+  for (int j = 0; j < x.local; ++j) {
+    const int64_t n = fill[static_cast<size_t>(j)], at = offset[static_cast<size_t>(j)];
+    if (n == 0) continue;
+    x.ops->experts_forward(out + at * x.C, rows_of(acts, at, x.I), buf + at * x.C, {x.weights[static_cast<size_t>(j)]},
+                           {n}, one_expert(x, n));
+  }
+}
+
+void moe_local_experts_backward(const MoeLocalExperts& x, float* dbuf, const float* dout, const MoeExpertActs& acts,
+                                const float* buf, const std::vector<int64_t>& fill, const std::vector<int64_t>& offset,
+                                float* scratch) {
+  for (int j = 0; j < x.local; ++j) {
+    const int64_t n = fill[static_cast<size_t>(j)], at = offset[static_cast<size_t>(j)];
+    if (n == 0) continue;
+    x.ops->experts_backward(dbuf + at * x.C, {x.grads[static_cast<size_t>(j)]}, dout + at * x.C, rows_of(acts, at, x.I),
+                            buf + at * x.C, {x.weights[static_cast<size_t>(j)]}, {n}, one_expert(x, n), scratch);
+  }
+}
+
+StatusOr<MoeExchange> moe_ep_forward(const MoeLocalExperts& x, const float* send, const MoeCompact& layout,
+                                     float* recv, const MoeExpertActs& acts, float* eout, float* out) {
+  ZT_ASSIGN_OR_RETURN(MoeExchange ex, exchange_layout(x, layout.fill));
+  const std::vector<size_t> mine = sender_bytes(x, layout), theirs = owner_bytes(x, ex);
   ZT_RETURN_IF_ERROR(exchanged(x.ep->all_to_all(send, mine, recv, theirs)->wait(), "tokens to their experts"));
   for (int p = 0; p < x.ep->size(); ++p) {
-    const int64_t row = ex.row[static_cast<size_t>(p)];
-    x.ops->experts_forward(eout + row * x.C, segment_acts(x, acts, row), recv + row * x.C, x.weights,
-                           ex.fill[static_cast<size_t>(p)], segment_shape(x, ex, p));
+    moe_local_experts_forward(x, eout, acts, recv, ex.fill[static_cast<size_t>(p)], segment_offsets(ex, p));
   }
   ZT_RETURN_IF_ERROR(exchanged(x.ep->all_to_all(eout, theirs, out, mine)->wait(), "the experts' outputs"));
   return ex;
 }
 
-Status moe_ep_backward(const MoeLocalExperts& x, const MoeExchange& ex, int64_t cap, float* dout, float* drecv,
-                       float* dbuf, const MoeExpertActs& acts, const float* recv, float* scratch) {
-  const std::vector<size_t> mine = sender_bytes(x, cap), theirs = owner_bytes(x, ex);
+Status moe_ep_backward(const MoeLocalExperts& x, const MoeExchange& ex, const MoeCompact& layout, float* dout,
+                       float* drecv, float* dbuf, const MoeExpertActs& acts, const float* recv, float* scratch) {
+  const std::vector<size_t> mine = sender_bytes(x, layout), theirs = owner_bytes(x, ex);
   ZT_RETURN_IF_ERROR(exchanged(x.ep->all_to_all(dout, mine, drecv, theirs)->wait(), "the outputs' gradients"));
   for (int p = 0; p < x.ep->size(); ++p) {
-    const int64_t row = ex.row[static_cast<size_t>(p)];
-    x.ops->experts_backward(dbuf + row * x.C, x.grads, drecv + row * x.C, segment_acts(x, acts, row),
-                            recv + row * x.C, x.weights, ex.fill[static_cast<size_t>(p)], segment_shape(x, ex, p),
-                            scratch);
+    moe_local_experts_backward(x, dbuf, drecv, acts, recv, ex.fill[static_cast<size_t>(p)], segment_offsets(ex, p),
+                               scratch);
   }
   return exchanged(x.ep->all_to_all(dbuf, theirs, dout, mine)->wait(), "the inputs' gradients");
 }

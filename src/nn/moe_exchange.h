@@ -1,21 +1,19 @@
-// Expert parallelism (issue 30): an MoE block's routed experts spread over the ranks of an
+// The routed experts of an MoE block on the compact layout (kernels/moe_ops.h: expert e's
+// rows contiguous, experts in order, nothing padded), here or, with expert parallelism, on
+// their owners. Expert parallelism (issue 30) spreads the experts over the ranks of an
 // expert-parallel group of size ep, each rank holding E/ep of them (nn/gpt_layout.h), and
-// the tokens carried to them and back by all-to-all (DeepSpeed's MOELayer: dispatch,
+// carries the tokens to them and back by all-to-all (DeepSpeed's MOELayer: dispatch,
 // all-to-all, experts, all-to-all, combine).
 //
-// Layout. Every rank routes and dispatches its own tokens as without ep, into its
-// (E, cap, C) buffer; peer q's experts are the contiguous rows of experts
-// [q E/ep, (q + 1) E/ep), so that block is q's segment of the exchange. A small first
-// all-to-all tells each owner the sender's capacity and its filled rows per expert
-// (capacities differ between ranks when tokens are not dropped). The owner receives
-// segments in peer order, peer p's at row `row[p]` = sum over q < p of (E/ep) cap_q, and
-// runs its experts once per peer segment, on the same rows with the same shapes as the
-// single process would: results are bit-identical, and an expert's weight gradient adds
-// the peers' contributions in peer order. Outputs return by the reverse all-to-all into
-// the sender's (E, cap, C) layout, where combine reads them.
-//
-// Backward mirrors it: the outputs' gradients go to the owners, the experts' backward runs
-// per peer segment (weight gradients +=), and the inputs' gradients return.
+// Layout. Every rank routes and dispatches its own tokens as without ep, into its compact
+// buffer; peer q's experts [q E/ep, (q + 1) E/ep) are one contiguous block of it, which is
+// q's segment of the exchange (only kept rows travel). A small first all-to-all tells each
+// owner the sender's filled rows per expert. The owner receives segments in peer order, peer
+// p's at row `row[p]`, each compact over the owner's experts, and runs each expert once per
+// peer on the same rows with the same shapes as the single process: results are
+// bit-identical, and an expert's weight gradient adds the peers' contributions in peer
+// order. Outputs return by the reverse all-to-all into the sender's compact buffer, where
+// combine reads them. Backward mirrors it.
 // Every rank of the group must run the same blocks in the same order (the schedule is
 // the same on every data-parallel rank of a stage).
 // Thread-safety: one training thread per rank.
@@ -32,13 +30,12 @@ namespace zt {
 
 // What one block's exchange received, kept from forward to backward.
 struct MoeExchange {
-  std::vector<int64_t> capacity;           // per peer: rows per expert in its segment
-  std::vector<std::vector<int64_t>> fill;  // per peer, per local expert: filled rows
+  std::vector<std::vector<int64_t>> fill;  // per peer, per local expert: rows received
   std::vector<int64_t> row;                // per peer: its segment's first row here
   int64_t rows = 0;                        // rows received in all
 };
 
-// This rank's experts of one block and the group they are spread over.
+// This rank's experts of one block and (ep > 1) the group they are spread over.
 struct MoeLocalExperts {
   const MoeOps* ops = nullptr;
   ProcessGroup* ep = nullptr;
@@ -49,19 +46,25 @@ struct MoeLocalExperts {
   std::vector<MoeExpertGrads> grads;      // backward only
 };
 
-// Forward. send: this rank's dispatched rows (E, cap, C) with `fill` (E) filled rows per
-// expert. recv and acts receive the peers' rows and the experts' saved activations (kept
-// for backward), eout is scratch for the experts' outputs (all at least E x bound rows),
-// and the outputs come back into out (E, cap, C).
-StatusOr<MoeExchange> moe_ep_forward(const MoeLocalExperts& x, const float* send, int64_t cap,
-                                     const std::vector<int64_t>& fill, float* recv, const MoeExpertActs& acts,
-                                     float* eout, float* out);
+// The experts on a compact buffer whose expert j has fill[j] rows from row offset[j]
+// (every array indexed by rows: buf, out, dbuf, dout (C wide), the acts (I wide)).
+void moe_local_experts_forward(const MoeLocalExperts& x, float* out, const MoeExpertActs& acts, const float* buf,
+                               const std::vector<int64_t>& fill, const std::vector<int64_t>& offset);
+void moe_local_experts_backward(const MoeLocalExperts& x, float* dbuf, const float* dout, const MoeExpertActs& acts,
+                                const float* buf, const std::vector<int64_t>& fill, const std::vector<int64_t>& offset,
+                                float* scratch);
 
-// Backward. dout: the outputs' gradient (E, cap, C); on return it holds the dispatched
-// rows' gradient in the same layout (what dispatch_backward reads). drecv and dbuf are
-// scratch of at least ex.rows rows, scratch the experts' backward scratch for the widest
-// segment.
-Status moe_ep_backward(const MoeLocalExperts& x, const MoeExchange& ex, int64_t cap, float* dout, float* drecv,
-                       float* dbuf, const MoeExpertActs& acts, const float* recv, float* scratch);
+// Forward with ep > 1. send: this rank's dispatched compact buffer, laid out by `layout`
+// (E experts). recv and acts receive the peers' rows and the experts' saved activations
+// (kept for backward), eout is scratch for the experts' outputs, and the outputs come back
+// into out (laid out as send).
+StatusOr<MoeExchange> moe_ep_forward(const MoeLocalExperts& x, const float* send, const MoeCompact& layout,
+                                     float* recv, const MoeExpertActs& acts, float* eout, float* out);
+
+// Backward with ep > 1. dout: the outputs' gradient (laid out by `layout`); on return it
+// holds the dispatched rows' gradient in the same layout (what dispatch_backward reads).
+// drecv and dbuf are scratch of at least ex.rows rows.
+Status moe_ep_backward(const MoeLocalExperts& x, const MoeExchange& ex, const MoeCompact& layout, float* dout,
+                       float* drecv, float* dbuf, const MoeExpertActs& acts, const float* recv, float* scratch);
 
 }  // namespace zt

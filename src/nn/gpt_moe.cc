@@ -4,7 +4,9 @@
 //   logits = norm2 @ router^T (the table's linear, no bias)
 //   routing: the logits cross to the host, the gate (kernels/moe_gate.h) chooses each
 //            token's experts, slots and weights, and the choices cross back to the arena
-//   routed = combine(experts(dispatch(norm2)))      (the backend's MoeOps)
+//            as rows of the compact layout (kernels/moe_ops.h MoeCompact: each expert's
+//            kept rows contiguous, nothing padded)
+//   routed = combine(experts(dispatch(norm2)))      (the backend's MoeOps, each expert on its rows)
 //   y = routed, or mix(routed, dense MLP(norm2), logits) with a dense MLP beside the
 //       experts (PR-MoE's residual, a shared expert: nn/moe_config.h)
 //   output = res_attn + y

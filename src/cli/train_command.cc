@@ -227,7 +227,7 @@ int finish_run(Session* s, const LoopResult& r) {
   const TrainingConfig& tc = cfg.training;
   Trainer& trainer = *s->trainer;
   Status st;
-  const bool model_parallel = cfg.parallel.pp > 1 || cfg.parallel.tp > 1;
+  const bool model_parallel = cfg.parallel.pp > 1 || cfg.parallel.tp > 1 || cfg.parallel.ep > 1;
   auto end = end_run(s, tc.sample_tokens > 0 && !r.stopped && !model_parallel);
   if (!end.ok()) return report_error(end.status(), kExitFailure);
   if (!s->lead) return kExitOk;
@@ -249,7 +249,8 @@ int finish_run(Session* s, const LoopResult& r) {
   if (tc.sample_tokens == 0) return kExitOk;
   if (model_parallel) {  // the model is split over ranks: the sample reads the whole model back from the checkpoint
     if (r.saved_step != trainer.global_step()) {
-      std::printf("no sample: the model is split over pipeline/tensor-parallel ranks and no checkpoint of the last step was saved\n");
+      std::printf("no sample: the model is split over pipeline/tensor/expert-parallel ranks and no checkpoint of the last "
+                  "step was saved\n");
       return kExitOk;
     }
     if (!(st = read_back_weights(cfg, &full)).ok()) return report_error(st, kExitFailure);

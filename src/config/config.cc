@@ -53,9 +53,9 @@ StatusOr<ZtConfig> parse_config(const Json& given, const AutoContext& ctx) {
     c.notes.push_back("/zero_optimization/sub_group_size: 0 -> one sub-group per parameter tensor, as DeepSpeed reads "
                       "it: offloaded optimizer state streams in chunks of the largest tensor");
   }
-  if (c.efficiency.eigenvalue.enabled && (c.parallel.pp > 1 || c.parallel.tp > 1)) {
-    return Status::InvalidArgument("/eigenvalue/enabled: the estimate needs the whole model on every rank; pipeline "
-                                   "and tensor parallelism hold a part (use data parallelism and ZeRO)");
+  if (c.efficiency.eigenvalue.enabled && (c.parallel.pp > 1 || c.parallel.tp > 1 || c.parallel.ep > 1)) {
+    return Status::InvalidArgument("/eigenvalue/enabled: the estimate needs the whole model on every rank; pipeline, "
+                                   "tensor and expert parallelism hold a part (use data parallelism and ZeRO)");
   }
   if (c.data.seq_len > c.model.n_positions) {
     return Status::InvalidArgument("/data/seq_len: " + std::to_string(c.data.seq_len) +

@@ -102,9 +102,9 @@ StatusOr<std::vector<BlockEigenvalue>> trainer_block_eigenvalues(Trainer& traine
                                                                  const std::vector<MicroBatch>& micro,
                                                                  const EigenvalueOptions& o) {
   const TrainerOptions& to = trainer.options();
-  if (trainer.pp_size() > 1 || trainer.param_table().tp_size() > 1) {
-    return Status::FailedPrecondition("/eigenvalue: needs the whole model on every rank; pipeline and tensor parallelism "
-                                      "hold a part (use data parallelism and ZeRO)");
+  if (trainer.pp_size() > 1 || trainer.param_table().tp_size() > 1 || trainer.param_table().ep_size() > 1) {
+    return Status::FailedPrecondition("/eigenvalue: needs the whole model on every rank; pipeline, tensor and expert "
+                                      "parallelism hold a part (use data parallelism and ZeRO)");
   }
   if (o.layer_num > to.model.n_layer) {
     return Status::InvalidArgument("/eigenvalue/layer_num: " + std::to_string(o.layer_num) + " exceeds the model's " +

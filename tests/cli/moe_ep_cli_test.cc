@@ -17,7 +17,8 @@ namespace {
 class MoeEpCli : public testing::CliCorpusTest {
  protected:
   // A 2-block Mixtral with 4 top-2 experts per block, 8 sequences of 16 tokens per step.
-  static std::string config(int ep, int stage, const std::string& out, int steps, const char* algorithm = "ring") {
+  static std::string config(int ep, int stage, const std::string& out, int steps, const char* algorithm = "ring",
+                            int sample_tokens = 0) {
     return R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2,
       "parallel": {"allreduce_algorithm": ")" + std::string(algorithm) + R"("},
       "optimizer": {"type": "AdamW", "params": {"lr": 3e-3}},
@@ -28,13 +29,16 @@ class MoeEpCli : public testing::CliCorpusTest {
                         "router_aux_loss_coef": 0.02, "ep_size": )" + std::to_string(ep) + R"(}},
       "data": {"train": "train.bin", "tokenizer": "byte", "seq_len": 16},
       "training": {"steps": )" + std::to_string(steps) + R"(, "output_dir": ")" + out + R"(", "save_interval": 2,
-                   "eval_interval": 0, "sample_tokens": 0}})";
+                   "eval_interval": 0, "sample_tokens": )" + std::to_string(sample_tokens) + R"(}})";
   }
   std::map<int64_t, double> losses(const std::string& out) { return testing::metrics_losses(dir_ + "/" + out + "/metrics.csv"); }
 };
 
 TEST_F(MoeEpCli, FourRanksWithEp2MatchOneProcessAndResumeInIt) {
-  ASSERT_EQ(train(4, config(2, 1, "ep", 4)), 0) << out_;
+  // The end-of-run sample reads the whole model back from the last checkpoint (each rank
+  // holds half the experts).
+  ASSERT_EQ(train(4, config(2, 1, "ep", 4, "ring", 8)), 0) << out_;
+  EXPECT_NE(out_.find("--- sample"), std::string::npos) << out_;
   EXPECT_NE(out_.find("expert parallel: ep 2 (2 of 4 experts per rank), expert-data-parallel 2"), std::string::npos) << out_;
   ASSERT_EQ(train(1, config(1, 0, "one", 4)), 0) << out_;
   const std::map<int64_t, double> ep = losses("ep"), one = losses("one");

@@ -92,6 +92,32 @@ TEST_F(TrainerMoe, ExpertParallelResumesAndReshardsAcrossEp) {
   EXPECT_NEAR(one.losses[0], straight.losses[2], 1e-5 * straight.losses[2]);
 }
 
+// Evaluation under ep: every forward is collective over the ep group, so with 3 batches on
+// 2 ranks the second rank runs a dummy forward for the third; the loss is the single
+// process's over the same 3 batches.
+TEST_F(TrainerMoe, ExpertParallelEvaluationRunsDummyForwards) {
+  const TrainerOptions o = moe_trainer(ZeroStage::kNone);
+  const testing::SyntheticStep val = testing::synthetic_step(61, 8, 2, 3, 0, 1, 99, 7);  // 3 micro-batches
+  auto single = Trainer::create(o);
+  ASSERT_TRUE(single.ok()) << single.status().to_string();
+  const StatusOr<double> want = (*single)->evaluate(val.micro_batches());
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  const int N = 2;
+  ThreadWorld world(N, CommOptions{});
+  const RankGrid grid = RankGrid::create(N, 1, N, 1, 2).value();
+  std::vector<double> got(N);
+  const Status st = run_ranks(N, [&](int rank) -> Status {
+    ParallelGroups groups = make_thread_groups(world, grid, rank);
+    TrainerOptions mine = o;
+    ZT_ASSIGN_OR_RETURN(mine.layout, layout_for_rank(o.model, grid, rank, StagePartition::kUniform));
+    ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(mine, &groups));
+    ZT_ASSIGN_OR_RETURN(got[static_cast<size_t>(rank)], t->evaluate(val.micro_batches()));
+    return Status::OK();
+  });
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  for (double g : got) EXPECT_NEAR(g, *want, 1e-6 * *want);
+}
+
 // NVMe offload of the optimizer state (ZeRO-2) and of the parameter shard (ZeRO-3) under
 // ep 2 on 4 ranks: the same bits as the states kept in memory.
 TEST_F(TrainerMoe, ExpertParallelWithNvmeOffloadGivesTheSameBits) {

@@ -45,8 +45,9 @@ struct MemoryEstimate {
   }
 };
 
-// o.layout is this rank's layout; dp_size and dp_rank its data-parallel group, pp_size
-// and pp_rank its pipeline.
+// o.layout is this rank's layout; dp_size and dp_rank the group ZeRO partitions over (its
+// data-parallel group, or with expert parallelism at stages 1+ the expert-data-parallel
+// group: engine/parallel_setup.h zero_group_place), pp_size and pp_rank its pipeline.
 StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_size, int dp_rank, int pp_size,
                                               int pp_rank);
 

@@ -174,6 +174,7 @@ TEST(TrainerPrecision, ExpertsTrainInSixteenBitsAsTheSingleProcessDoes) {
     o.model.moe.gate.routing = MoeRouting::kMixtral;
     o.model.moe.gate.drop_tokens = o.model.moe.gate.use_rts = o.model.moe.gate.second_sampling = false;
     o.model.moe.aux_loss_coef = 0.02;
+    o.model.moe.shared_intermediate_size = 32;  // Qwen2-MoE's gated shared expert: widened too
     return o;
   };
   for (DType t : {DType::kBF16, DType::kF16}) {

@@ -3,8 +3,10 @@
 #include "nn/gpt_activations.h"
 
 #include "nn/gpt_params.h"
+#include "nn/param_names.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "core/check.h"
@@ -235,6 +237,30 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
   point_shared(a, p);
 }
 
+// 16-bit compute's fp32 copy of an MoE block (nn/gpt_moe.cc widened_moe): the block's
+// tensors from the router on that are not an expert's, plus its largest expert; the most
+// over this rank's MoE blocks.
+size_t moe_island_params(const GptConfig& cfg, const GptLayout& lay) {
+  const ParamTable table = build_gpt_param_table(cfg, lay);
+  const ParamNames& names = param_names(cfg.family());
+  size_t most = 0;
+  for (int l = lay.first_block; l < lay.end(cfg); ++l) {
+    if (!cfg.moe_block(l)) continue;
+    const int router = table.find(block_prefix(names, l) + names.moe_router + ".weight");
+    ZT_CHECK(router >= 0, "MoE block %d has no router", l);
+    size_t dense = 0;
+    std::map<int, size_t> expert;
+    for (size_t i = static_cast<size_t>(router); i < table.specs().size() && table.specs()[i].layer == l; ++i) {
+      const TensorSpec& t = table.specs()[i];
+      (t.expert < 0 ? dense : expert[t.expert]) += t.numel;
+    }
+    size_t widest = 0;
+    for (const auto& [e, n] : expert) widest = std::max(widest, n);
+    most = std::max(most, dense + widest);
+  }
+  return most;
+}
+
 Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq) {
   const size_t tp = static_cast<size_t>(lay.tp_size);
   Dims d;
@@ -262,10 +288,7 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
     d.ep = static_cast<size_t>(lay.ep_size);
     d.rows_local = std::min(d.BT * d.K, d.E * d.cap);
     d.rows_recv = d.ep == 1 ? d.rows_local : std::min(d.E * d.cap, d.ep * d.BT * std::min(d.K, d.E / d.ep));
-    const ParamTable table = build_gpt_param_table(cfg, lay);
-    for (int l = lay.first_block; l < lay.end(cfg); ++l) {
-      if (cfg.moe_block(l)) d.moe_block_params = std::max(d.moe_block_params, table.layer_range(l).size());
-    }
+    d.moe_block_params = moe_island_params(cfg, lay);
   }
   return d;
 }

@@ -10,6 +10,8 @@
 // Thread-safety: as GptModel.
 #pragma once
 
+#include <functional>
+
 #include <initializer_list>
 #include <type_traits>
 #include <vector>
@@ -108,13 +110,14 @@ class GptModelImpl final : public GptModel {
   Status moe_forward(int layer, const BlockActivationsT<A>& a, int64_t N);
   Status moe_backward(int layer, const BlockActivationsT<A>& a, int64_t N);
   // The MLP itself in fp32 from the norm2 output x: forward gives y, backward takes dy and
-  // assigns dx. 16-bit compute calls them with widened copies (widened_block: block l's
-  // 16-bit weights as fp32 in the scratch, valid until the next call).
+  // assigns dx. 16-bit compute calls them with widened copies (widened_moe: block l's MoE
+  // tensors as fp32 in the scratch, the experts one at a time through expert_widener_;
+  // valid until the next call).
   StatusOr<const float*> moe_mlp_forward(int layer, const BlockActivationsT<A>& a, const float* x,
                                          const BlockWeightsT<float>& w, int64_t N);
   Status moe_mlp_backward(int layer, const BlockActivationsT<A>& a, const float* x, const BlockWeightsT<float>& w,
                           const float* dy, float* dx, int64_t N);
-  const BlockWeightsT<float>& widened_block(int layer);
+  BlockWeightsT<float> widened_moe(int layer);
   std::vector<double> moe_dgate(int layer, int64_t N) const;
   std::vector<const MoeGateResult*> slot_routings() const;  // this stage's MoE blocks, current slot
 
@@ -128,7 +131,7 @@ class GptModelImpl final : public GptModel {
   const MoeOps* moe_ = nullptr;               // the backend's MoE table (an MoE model only)
   std::vector<std::vector<MoeGateResult>> gates_;  // per slot, per global block: the last routing (host)
   std::vector<std::vector<MoeExchange>> exchanges_;  // expert parallelism: per slot, per global block
-  GptWeightsT<float> w32_;  // 16-bit compute: the fp32 view widened_block() binds
+  std::function<MoeExpertWeights(int)> expert_widener_;  // 16-bit compute: set by widened_moe()
 };
 
 }  // namespace zt

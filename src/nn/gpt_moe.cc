@@ -20,6 +20,7 @@
 // slot's key and the block). With expert parallelism (layout.ep_size > 1) the experts run
 // on their owners' ranks: the dispatched rows travel there and back by all-to-all
 // (nn/moe_exchange.h), and the exchange's layout is kept per slot and block (exchanges_).
+#include <functional>
 #include <string>
 
 #include <algorithm>
@@ -46,7 +47,7 @@ struct MoeCall {
 template <typename A>
 MoeCall moe_call(const MoeOps* ops, ProcessGroup* ep, const GptConfig& c, const MoeGateResult& r,
                  const BlockActivationsT<A>& a, int64_t N, const BlockWeightsT<float>& w,
-                 const BlockWeightsT<float>* dw) {
+                 const BlockWeightsT<float>* dw, const std::function<MoeExpertWeights(int)>& widen) {
   const int E = c.moe.num_experts, k = c.moe.k();
   MoeCall call;
   call.layout = moe_compact(MoeSlots{r.expert.data(), r.location.data(), N, k, E, r.capacity});
@@ -58,6 +59,7 @@ MoeCall moe_call(const MoeOps* ops, ProcessGroup* ep, const GptConfig& c, const 
   x.C = c.n_embd;
   x.I = c.expert_width();
   x.swiglu = c.swiglu();
+  x.widen = widen;
   for (size_t j = 0; j < w.experts.size(); ++j) {
     const ExpertWeightsT<float>& e = w.experts[j];
     x.weights.push_back({e.in_w, e.in_b, e.up_w, e.out_w, e.out_b});
@@ -66,6 +68,15 @@ MoeCall moe_call(const MoeOps* ops, ProcessGroup* ep, const GptConfig& c, const 
     x.grads.push_back({g.in_w, g.in_b, g.up_w, g.out_w, g.out_b});
   }
   return call;
+}
+
+// The element count of the tensor starting at arena element `offset`.
+size_t numel_at(const ParamTable& table, size_t offset) {
+  for (const TensorSpec& t : table.specs()) {
+    if (t.offset == offset) return t.numel;
+  }
+  ZT_CHECK(false, "no tensor starts at element %zu", offset);
+  return 0;
 }
 
 // Block l's draws for N tokens: uniform in (0, 1) and standard Gumbel -log(-log(u)), each
@@ -173,7 +184,8 @@ Status GptModelImpl<A>::moe_forward(int l, const BlockActivationsT<A>& a, int64_
   } else {
     GptScratchT<A>& s = arena_.scratch;
     k_.to_f32(s.moe_x32, a.norm2, N * C);
-    ZT_ASSIGN_OR_RETURN(const float* y, moe_mlp_forward(l, a, s.moe_x32, widened_block(l), N));
+    const BlockWeightsT<float> w32 = widened_moe(l);
+    ZT_ASSIGN_OR_RETURN(const float* y, moe_mlp_forward(l, a, s.moe_x32, w32, N));
     k_.to_f32(s.moe_dy32, a.res_attn, N * C);
     f32_.accumulate(s.moe_dy32, y, N * C);
     k_.from_f32(a.output, s.moe_dy32, N * C);
@@ -190,19 +202,45 @@ Status GptModelImpl<A>::moe_backward(int l, const BlockActivationsT<A>& a, int64
     const int C = config_.n_embd;
     k_.to_f32(s.moe_x32, a.norm2, N * C);
     k_.to_f32(s.moe_dy32, s.dresidual, N * C);
-    ZT_RETURN_IF_ERROR(moe_mlp_backward(l, a, s.moe_x32, widened_block(l), s.moe_dy32, s.moe_dx32, N));
+    const BlockWeightsT<float> w32 = widened_moe(l);
+    ZT_RETURN_IF_ERROR(moe_mlp_backward(l, a, s.moe_x32, w32, s.moe_dy32, s.moe_dx32, N));
     k_.from_f32(s.dnorm, s.moe_dx32, N * C);
     return Status::OK();
   }
 }
 
+// 16-bit compute: fp32 copies in the scratch (moe_w32) of block l's router, dense MLP beside
+// the experts and its gate; the experts are widened one at a time after them
+// (expert_widener_, for MoeLocalExperts::widen). Exact.
 template <typename A>
-const BlockWeightsT<float>& GptModelImpl<A>::widened_block(int l) {
-  float* w32 = arena_.scratch.moe_w32;
-  k_.to_f32(w32, static_cast<const A*>(bound_params(l)), static_cast<int64_t>(table_.layer_range(l).size()));
-  if (w32_.blocks.empty()) w32_.blocks.resize(static_cast<size_t>(config_.n_layer));
-  bind_gpt_layer<float>(config_, table_, l, w32, &w32_);
-  return w32_.blocks[static_cast<size_t>(l)];
+BlockWeightsT<float> GptModelImpl<A>::widened_moe(int l) {
+  const BlockWeightsT<A>& h = w_.blocks[static_cast<size_t>(l)];
+  const A* base = static_cast<const A*>(bound_params(l));
+  const size_t begin = table_.layer_range(l).begin;
+  auto widen_into = [this, base, begin](float** at, const A* p) -> float* {
+    if (p == nullptr) return nullptr;
+    const size_t n = numel_at(table_, begin + static_cast<size_t>(p - base));
+    float* out = *at;
+    k_.to_f32(out, p, static_cast<int64_t>(n));
+    *at += n;
+    return out;
+  };
+  float* at = arena_.scratch.moe_w32;
+  BlockWeightsT<float> w;
+  w.router_w = widen_into(&at, h.router_w);
+  w.shared = {widen_into(&at, h.shared.in_w), widen_into(&at, h.shared.in_b), widen_into(&at, h.shared.up_w),
+              widen_into(&at, h.shared.out_w), widen_into(&at, h.shared.out_b)};
+  w.shared_gate_w = widen_into(&at, h.shared_gate_w);
+  w.shared_gate_b = widen_into(&at, h.shared_gate_b);
+  w.experts.resize(h.experts.size());  // null: widened one at a time
+  float* const slot = at;
+  expert_widener_ = [&h, widen_into, slot](int j) {
+    const ExpertWeightsT<A>& e = h.experts[static_cast<size_t>(j)];
+    float* at_j = slot;
+    return MoeExpertWeights{widen_into(&at_j, e.in_w), widen_into(&at_j, e.in_b), widen_into(&at_j, e.up_w),
+                            widen_into(&at_j, e.out_w), widen_into(&at_j, e.out_b)};
+  };
+  return w;
 }
 
 // The routed (and mixed) output y (fp32) of block l from its norm2 output x.
@@ -219,7 +257,7 @@ StatusOr<const float*> GptModelImpl<A>::moe_mlp_forward(int l, const BlockActiva
   StatusOr<MoeGateResult> routed = moe_gate_forward(logits.data(), N, E, gate, moe_noise(gate, key, l, N, E));
   if (!routed.ok()) return Status::InvalidArgument("block " + std::to_string(l) + ": " + routed.status().message());
   MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)] = std::move(routed).value();
-  const MoeCall call = moe_call(moe_, options_.ep, config_, r, a, N, w, nullptr);
+  const MoeCall call = moe_call(moe_, options_.ep, config_, r, a, N, w, nullptr, expert_widener_);
   const size_t nk = static_cast<size_t>(N * k);
   backend_.copy_from_host(a.moe_expert, call.layout.slot_expert.data(), nk * sizeof(int32_t));
   backend_.copy_from_host(a.moe_location, call.layout.slot_row.data(), nk * sizeof(int32_t));
@@ -247,7 +285,7 @@ Status GptModelImpl<A>::moe_mlp_backward(int l, const BlockActivationsT<A>& a, c
   const BlockWeightsT<float>& dw = dw_.blocks[static_cast<size_t>(l)];
   GptScratchT<A>& s = arena_.scratch;
   const MoeGateResult& r = gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)];
-  const MoeCall call = moe_call(moe_, options_.ep, config_, r, a, N, w, &dw);
+  const MoeCall call = moe_call(moe_, options_.ep, config_, r, a, N, w, &dw, expert_widener_);
   if (m.has_shared()) {  // the routed output's gradient through the mixing
     moe_->mix_backward(s.moe_dmoe, s.moe_ddense, s.moe_dmix, dy, a.moe_routed, a.moe_sh_out, a.moe_mix_logits, N, C,
                        m.mix());
@@ -277,7 +315,7 @@ Status GptModelImpl<A>::moe_mlp_backward(int l, const BlockActivationsT<A>& a, c
 
 #define ZT_INSTANTIATE_MOE(A)                                                                        \
   template std::vector<double> GptModelImpl<A>::moe_dgate(int, int64_t) const;                       \
-  template const BlockWeightsT<float>& GptModelImpl<A>::widened_block(int);                           \
+  template BlockWeightsT<float> GptModelImpl<A>::widened_moe(int);                                     \
   template StatusOr<const float*> GptModelImpl<A>::moe_mlp_forward(int, const BlockActivationsT<A>&, const float*, \
                                                                    const BlockWeightsT<float>&, int64_t);          \
   template Status GptModelImpl<A>::moe_mlp_backward(int, const BlockActivationsT<A>&, const float*,             \

@@ -54,11 +54,25 @@ std::vector<size_t> sender_bytes(const MoeLocalExperts& x, const MoeCompact& lay
   return b;
 }
 
-// Peer p's segment as a compact layout of the local experts: (fill, offsets from row 0).
-std::vector<int64_t> segment_offsets(const MoeExchange& ex, int p) {
-  std::vector<int64_t> off{ex.row[static_cast<size_t>(p)]};
-  for (int64_t f : ex.fill[static_cast<size_t>(p)]) off.push_back(off.back() + f);
+// Where each peer's rows of each local expert start in the received buffer: [p][j].
+std::vector<std::vector<int64_t>> segment_offsets(const MoeExchange& ex) {
+  std::vector<std::vector<int64_t>> off;
+  for (size_t p = 0; p < ex.row.size(); ++p) {
+    off.push_back({ex.row[p]});
+    for (int64_t f : ex.fill[p]) off.back().push_back(off.back().back() + f);
+  }
   return off;
+}
+
+// Expert j with weights w on its n rows from row `at`.
+void expert_forward(const MoeLocalExperts& x, const MoeExpertWeights& w, int64_t n, int64_t at, float* out,
+                    const MoeExpertActs& acts, const float* buf) {
+  x.ops->experts_forward(out + at * x.C, rows_of(acts, at, x.I), buf + at * x.C, {w}, {n}, one_expert(x, n));
+}
+void expert_backward(const MoeLocalExperts& x, int j, const MoeExpertWeights& w, int64_t n, int64_t at, float* dbuf,
+                     const float* dout, const MoeExpertActs& acts, const float* buf, float* scratch) {
+  x.ops->experts_backward(dbuf + at * x.C, {x.grads[static_cast<size_t>(j)]}, dout + at * x.C, rows_of(acts, at, x.I),
+                          buf + at * x.C, {w}, {n}, one_expert(x, n), scratch);
 }
 
 Status exchanged(const Status& s, const char* what) {
@@ -71,10 +85,8 @@ Status exchanged(const Status& s, const char* what) {
 void moe_local_experts_forward(const MoeLocalExperts& x, float* out, const MoeExpertActs& acts, const float* buf,
                                const std::vector<int64_t>& fill, const std::vector<int64_t>& offset) {
   for (int j = 0; j < x.local; ++j) {
-    const int64_t n = fill[static_cast<size_t>(j)], at = offset[static_cast<size_t>(j)];
-    if (n == 0) continue;
-    x.ops->experts_forward(out + at * x.C, rows_of(acts, at, x.I), buf + at * x.C, {x.weights[static_cast<size_t>(j)]},
-                           {n}, one_expert(x, n));
+    if (fill[static_cast<size_t>(j)] == 0) continue;
+    expert_forward(x, x.weights_of(j), fill[static_cast<size_t>(j)], offset[static_cast<size_t>(j)], out, acts, buf);
   }
 }
 
@@ -82,10 +94,9 @@ void moe_local_experts_backward(const MoeLocalExperts& x, float* dbuf, const flo
                                 const float* buf, const std::vector<int64_t>& fill, const std::vector<int64_t>& offset,
                                 float* scratch) {
   for (int j = 0; j < x.local; ++j) {
-    const int64_t n = fill[static_cast<size_t>(j)], at = offset[static_cast<size_t>(j)];
-    if (n == 0) continue;
-    x.ops->experts_backward(dbuf + at * x.C, {x.grads[static_cast<size_t>(j)]}, dout + at * x.C, rows_of(acts, at, x.I),
-                            buf + at * x.C, {x.weights[static_cast<size_t>(j)]}, {n}, one_expert(x, n), scratch);
+    if (fill[static_cast<size_t>(j)] == 0) continue;
+    expert_backward(x, j, x.weights_of(j), fill[static_cast<size_t>(j)], offset[static_cast<size_t>(j)], dbuf, dout,
+                    acts, buf, scratch);
   }
 }
 
@@ -94,8 +105,13 @@ StatusOr<MoeExchange> moe_ep_forward(const MoeLocalExperts& x, const float* send
   ZT_ASSIGN_OR_RETURN(MoeExchange ex, exchange_layout(x, layout.fill));
   const std::vector<size_t> mine = sender_bytes(x, layout), theirs = owner_bytes(x, ex);
   ZT_RETURN_IF_ERROR(exchanged(x.ep->all_to_all(send, mine, recv, theirs)->wait(), "tokens to their experts"));
-  for (int p = 0; p < x.ep->size(); ++p) {
-    moe_local_experts_forward(x, eout, acts, recv, ex.fill[static_cast<size_t>(p)], segment_offsets(ex, p));
+  const std::vector<std::vector<int64_t>> at = segment_offsets(ex);
+  for (int j = 0; j < x.local; ++j) {  // each expert once, on every peer's rows in peer order
+    const MoeExpertWeights w = x.weights_of(j);
+    for (size_t p = 0; p < at.size(); ++p) {
+      const int64_t n = ex.fill[p][static_cast<size_t>(j)];
+      if (n > 0) expert_forward(x, w, n, at[p][static_cast<size_t>(j)], eout, acts, recv);
+    }
   }
   ZT_RETURN_IF_ERROR(exchanged(x.ep->all_to_all(eout, theirs, out, mine)->wait(), "the experts' outputs"));
   return ex;
@@ -105,9 +121,13 @@ Status moe_ep_backward(const MoeLocalExperts& x, const MoeExchange& ex, const Mo
                        float* drecv, float* dbuf, const MoeExpertActs& acts, const float* recv, float* scratch) {
   const std::vector<size_t> mine = sender_bytes(x, layout), theirs = owner_bytes(x, ex);
   ZT_RETURN_IF_ERROR(exchanged(x.ep->all_to_all(dout, mine, drecv, theirs)->wait(), "the outputs' gradients"));
-  for (int p = 0; p < x.ep->size(); ++p) {
-    moe_local_experts_backward(x, dbuf, drecv, acts, recv, ex.fill[static_cast<size_t>(p)], segment_offsets(ex, p),
-                               scratch);
+  const std::vector<std::vector<int64_t>> at = segment_offsets(ex);
+  for (int j = 0; j < x.local; ++j) {  // the weight gradients add the peers' parts in peer order
+    const MoeExpertWeights w = x.weights_of(j);
+    for (size_t p = 0; p < at.size(); ++p) {
+      const int64_t n = ex.fill[p][static_cast<size_t>(j)];
+      if (n > 0) expert_backward(x, j, w, n, at[p][static_cast<size_t>(j)], dbuf, drecv, acts, recv, scratch);
+    }
   }
   return exchanged(x.ep->all_to_all(dbuf, theirs, dout, mine)->wait(), "the inputs' gradients");
 }

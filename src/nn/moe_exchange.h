@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "comm/process_group.h"
@@ -44,6 +45,10 @@ struct MoeLocalExperts {
   bool swiglu = false;
   std::vector<MoeExpertWeights> weights;  // the local experts'
   std::vector<MoeExpertGrads> grads;      // backward only
+  // 16-bit compute: expert j's weights widened to fp32 on demand (valid until the next
+  // call); empty: weights[j]. Each expert is asked for once per forward and backward.
+  std::function<MoeExpertWeights(int j)> widen;
+  MoeExpertWeights weights_of(int j) const { return widen ? widen(j) : weights[static_cast<size_t>(j)]; }
 };
 
 // The experts on a compact buffer whose expert j has fill[j] rows from row offset[j]

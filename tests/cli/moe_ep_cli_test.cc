@@ -3,7 +3,8 @@
 // communicators, 4 ranks with ep 2 and ZeRO-1 train as one process does on the same global
 // batch, and their checkpoint, whose experts were written by the ranks holding them,
 // resumes in one process and exports as one MixtralForCausalLM. MPI's own all-to-all
-// (allreduce_algorithm "mpi": MPI_Ialltoallv) trains the same model as zerotrain's exchange.
+// (allreduce_algorithm "mpi": MPI_Ialltoallv) trains the same model as zerotrain's exchange,
+// and bf16 with ep trains close to fp32.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -61,6 +62,12 @@ TEST_F(MoeEpCli, FourRanksWithEp2MatchOneProcessAndResumeInIt) {
       EXPECT_NE(weights.find(name), std::string::npos) << name;
     }
   }
+  // bf16 with ep 2 and ZeRO-2 through the binary: the MoE MLP's fp32 island trains close to fp32.
+  std::string bf16 = config(2, 2, "bf16", 4);
+  bf16.insert(1, R"("bf16": {"enabled": true}, )");
+  ASSERT_EQ(train(4, bf16), 0) << out_;
+  EXPECT_NE(out_.find("backend: cpu bf16"), std::string::npos) << out_;
+  for (const auto& [step, loss] : losses("bf16")) EXPECT_NEAR(loss, one.at(step), 2e-2 * one.at(step)) << "step " << step;
   // MPI_Ialltoallv moves the tokens, MPI's collectives the gradients.
   ASSERT_EQ(train(4, config(4, 2, "mpi", 4, "mpi")), 0) << out_;
   const std::map<int64_t, double> mpi = losses("mpi");

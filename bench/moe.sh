@@ -12,8 +12,9 @@
 #     its cores) and on 2 network-namespace hosts x 2 ranks whose links are limited to
 #     RATE Mbit/s (the ep 2 groups stay within a host, ep 4 crosses the link). Per layout:
 #     ms/step (slowest rank), the all-to-all seconds per step and the model states per rank.
-# Last line: one JSON object {"moe_over_dense_tokens_per_s": ..., ...}; with EP=1 a second
-# one {"bench": "moe_ep", ...} before it.
+# Output: part 1 ends with one JSON object {"moe_over_dense_tokens_per_s": ..., ...}; part 2
+# prints bench/alltoall.sh's, and with EP=1 (the default) the last line is part 3's
+# {"bench": "moe_ep", ...}.
 #   ROUNDS=5 STEPS=4 THREADS=2 EP_ROUNDS=2 RATE=400 bench/moe.sh
 set -euo pipefail
 source "$(dirname "$0")/common.sh"

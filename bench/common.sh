@@ -28,3 +28,24 @@ zt_alternate() {
     done
   done
 }
+
+# Network-namespace hosts (tests/cluster/netns_hosts.sh) for one benchmark at a time.
+# zt_netns_begin DIR N: takes the hosts' lock; at exit the N hosts go down and DIR (the
+# benchmark's work directory) is removed.
+zt_netns_begin() {
+  ZT_NETNS_DIR=$1
+  ZT_NETNS_N=$2
+  exec 9>/tmp/zt_netns_hosts.lock
+  flock 9
+  trap '"$ZT_ROOT/tests/cluster/netns_hosts.sh" down "$ZT_NETNS_N" >/dev/null 2>&1 || true; rm -rf "$ZT_NETNS_DIR"' EXIT
+}
+
+# mpirun's options for ranks on those hosts, listed in HOSTFILE, into the array
+# ZT_NETNS_MPIRUN: the namespace remote shell, TCP on the hosts' bridge only, and
+# --bind-to none (the hosts share this machine's cores, and each host's Open MPI daemon
+# would bind its first rank to core 0).  zt_netns_mpirun HOSTFILE
+zt_netns_mpirun() {
+  ZT_NETNS_MPIRUN=(--hostfile "$1" --bind-to none --mca plm_rsh_agent "$ZT_ROOT/tests/cluster/netns_rsh.sh"
+                   --mca btl tcp,self --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24
+                   -x OMP_NUM_THREADS)
+}

@@ -18,19 +18,15 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 B="$ZT_BENCH_BUILD/parallel3d_bench"
 CLUSTER="$ZT_ROOT/tests/cluster"
 W=$(mktemp -d /tmp/zt_moe_ep.XXXXXX)
-exec 9>/tmp/zt_netns_hosts.lock
-flock 9
-cleanup() { "$CLUSTER/netns_hosts.sh" down 2 >/dev/null 2>&1 || true; rm -rf "$W"; }
-trap cleanup EXIT
+zt_netns_begin "$W" 2
 ARGS=(--layers 4 --embd 256 --heads 4 --vocab 8192 --seq 128 --micro 4 --accum 1 --steps "$STEPS" --experts 8
       --expert-width 512)
 LOCAL=(mpirun --oversubscribe --bind-to none --mca btl self,vader -np 4 -x OMP_NUM_THREADS)
 HOSTS=()
 if "$CLUSTER/netns_hosts.sh" up 2 --rate "$RATE" >/dev/null 2>"$W/netns.err"; then
   printf '10.77.0.11 slots=2\n10.77.0.12 slots=2\n' >"$W/hosts"
-  HOSTS=(mpirun --hostfile "$W/hosts" --map-by slot -np 4 --bind-to none --mca plm_rsh_agent "$CLUSTER/netns_rsh.sh"
-         --mca btl tcp,self --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24
-         -x OMP_NUM_THREADS)
+  zt_netns_mpirun "$W/hosts"
+  HOSTS=(mpirun "${ZT_NETNS_MPIRUN[@]}" --map-by slot -np 4)
 else
   echo "namespace hosts skipped: $(cat "$W/netns.err")"
 fi

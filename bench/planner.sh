@@ -24,10 +24,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ZT="$ZT_BENCH_BUILD/zerotrain"
 CLUSTER="$ZT_ROOT/tests/cluster"
 W=$(mktemp -d /tmp/zt_planner.XXXXXX)
-exec 9>/tmp/zt_netns_hosts.lock
-flock 9
-cleanup() { "$CLUSTER/netns_hosts.sh" down 2 >/dev/null 2>&1 || true; rm -rf "$W"; }
-trap cleanup EXIT
+zt_netns_begin "$W" 2
 echo "machine: $(zt_machine)"
 mapfile -t texts < <(find "${ZT_DEMO_CORPUS:-/usr/share/games/fortunes}" -maxdepth 1 -type f ! -name '*.dat' ! -name '*.u8' | sort)
 "$ZT" prepare --tokenizer byte -o "$W/train.bin" "${texts[@]}" >/dev/null
@@ -40,10 +37,8 @@ cat >"$W/cfg.json" <<JSON
 JSON
 CAL="$W/calibration.json"
 MPI1=(mpirun --oversubscribe --mca btl self,vader -np 2 -x OMP_NUM_THREADS)
-# --bind-to none: the namespace "hosts" share this machine's cores, and each host's Open MPI
-# daemon would bind its first rank to core 0 (both ranks on one core: half the compute).
-MPIH=(mpirun --hostfile "$W/hosts" --map-by node -np 2 --bind-to none --mca plm_rsh_agent "$CLUSTER/netns_rsh.sh"
-      --mca btl tcp,self --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 -x OMP_NUM_THREADS)
+zt_netns_mpirun "$W/hosts"
+MPIH=(mpirun "${ZT_NETNS_MPIRUN[@]}" --map-by node -np 2)
 "$CLUSTER/netns_hosts.sh" up 2 ${DELAY:+--delay "$DELAY"} --rate "$RATE" >/dev/null
 printf '10.77.0.11 slots=1\n10.77.0.12 slots=1\n' >"$W/hosts"
 CALARGS=(calibrate --config "$W/cfg.json" --micro-batches 1,2,4,8,16 --tp 1,2 -o "$CAL")

@@ -16,11 +16,12 @@
 
 namespace zt {
 
-Trainer::Trainer(const TrainerOptions& options, ProcessGroup* dp)
+Trainer::Trainer(const TrainerOptions& options, ProcessGroup* dp, ProcessGroup* zero)
     : options_(options),
       backend_(backend_or_cpu(options.backend)),
       dp_(dp),
-      partition_(build_gpt_param_table(options.model, options.layout).numel(), dp->size(),
+      zero_(zero),
+      partition_(build_gpt_param_table(options.model, options.layout).numel(), zero->size(),
                  partition_align(backend_.compute_dtype())),
       schedule_(options.schedule),
       efficiency_(options.efficiency, options.model.n_layer, options.seed),
@@ -65,13 +66,13 @@ Status validate_options(const TrainerOptions& options) {
 }
 
 // The model's options on this rank: its part, the micro-batch shape, the pipeline's slots.
-GptModelOptions model_options(const TrainerOptions& options, const Backend* backend, const ParallelGroups& g) {
-  ProcessGroup* pp = g.pp;
+GptModelOptions model_options(const TrainerOptions& options, const Backend* backend, ProcessGroup* tp, ProcessGroup* pp,
+                              ProcessGroup* ep) {
   GptModelOptions mo;
   mo.layout = options.layout;
   mo.backend = backend;
-  mo.tp = options.layout.tp_size > 1 ? g.tp : nullptr;
-  mo.ep = options.layout.ep_size > 1 ? g.ep : nullptr;
+  mo.tp = options.layout.tp_size > 1 ? tp : nullptr;
+  mo.ep = options.layout.ep_size > 1 ? ep : nullptr;
   mo.max_batch = options.micro_batch;
   mo.max_seq = options.seq_len;
   mo.slots = pp != nullptr && pp->size() > 1
@@ -93,7 +94,12 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     own = make_single_process_group();
     dp = own.get();
   }
-  std::unique_ptr<Trainer> t(new Trainer(options, dp));
+  // ZeRO partitions over dp, or with expert parallelism at stages 1+ over the
+  // expert-data-parallel group (trainer.h).
+  ProcessGroup* zero = dp;
+  if (groups != nullptr && groups->ep != nullptr && options.zero.stage != ZeroStage::kNone) zero = groups->edp;
+  if (zero == nullptr) return Status::InvalidArgument("expert parallelism needs the expert-data-parallel group");
+  std::unique_ptr<Trainer> t(new Trainer(options, dp, zero));
   t->own_group_ = std::move(own);
   if (groups != nullptr) {
     t->world_ = groups->world;
@@ -104,9 +110,6 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     t->edp_ = groups->edp;
   }
   if (t->world_ == nullptr) t->world_ = dp;
-  t->zero_ = t->ep_ != nullptr && options.zero.stage != ZeroStage::kNone ? t->edp_ : dp;
-  if (t->zero_ == nullptr) return Status::InvalidArgument("expert parallelism needs the expert-data-parallel group");
-  t->partition_ = Partition(t->partition_.numel(), t->zero_->size(), partition_align(t->backend_.compute_dtype()));
   // The groups move this backend's arenas inside its memory domain (comm/memory_domain.h).
   for (ProcessGroup* g : {t->world_, t->dp_, t->pp_, t->tp_, t->tied_, t->ep_, t->edp_}) {
     if (g != nullptr) g->set_memory_domain(t->backend_.memory_domain());
@@ -116,11 +119,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     ZT_RETURN_IF_ERROR(LossScaler::validate(options.loss_scaler));
     t->scaler_.emplace(options.loss_scaler);
   }
-  ParallelGroups mine;
-  mine.pp = t->pp_;
-  mine.tp = t->tp_;
-  mine.ep = t->ep_;
-  GptModelOptions mo = model_options(options, &t->backend_, mine);
+  GptModelOptions mo = model_options(options, &t->backend_, t->tp_, t->pp_, t->ep_);
   Status swap = ModelStates::validate_offload(options.zero.stage, options.zero.offload);  // names the key at fault
   if (swap.ok()) swap = t->create_activation_swap(&mo);
   t->model_ = GptModel::create(options.model, mo);

@@ -159,7 +159,7 @@ class Trainer {
   void set_loss_scaler_state(const LossScalerState& s) { scaler_->set_state(s); }
 
  private:
-  Trainer(const TrainerOptions& options, ProcessGroup* dp);
+  Trainer(const TrainerOptions& options, ProcessGroup* dp, ProcessGroup* zero);
   // pending: a local failure before the states (the activation swap) that every rank
   // must learn about in the same agreement.
   Status init_states(Status pending);
@@ -217,7 +217,7 @@ class Trainer {
   // The group ZeRO partitions over: dp, or with expert parallelism at stages 1+ the
   // expert-data-parallel group (each rank's table holds its own experts; its dense part is
   // then held by every rank of the ep group).
-  ProcessGroup* zero_ = nullptr;
+  ProcessGroup* zero_;
   std::vector<Arena> grad_send_;  // pipeline: per slot, the input gradient being sent
   Arena norm_acc_;  // one double (two f32 elements) of backend memory: the step's sum of squares
   std::unique_ptr<BatchStaging> staging_;  // the step's tokens, targets and losses in backend memory

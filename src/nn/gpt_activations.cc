@@ -50,7 +50,7 @@ struct Dims {
   // slots, at most min(BT k, E cap); with ep, what its experts receive from the ep peers,
   // at most min(E cap, ep BT min(k, E/ep)).
   size_t rows_local = 0, rows_recv = 0;
-  size_t moe_block_params = 0;  // the largest MoE block's parameters on this rank (16-bit compute's fp32 copy)
+  size_t moe_island = 0;  // 16-bit compute: the fp32 copy of an MoE block's weights (moe_island_params)
 };
 
 // An MoE block's saved activations (nn/moe_config.h), fp32.
@@ -151,7 +151,7 @@ void carve_moe_scratch(GptScratchT<A>* s, const Dims& d, Carver* c) {
     s->moe_x32 = c->stats(d.BT * d.C);
     s->moe_dy32 = c->stats(d.BT * d.C);
     s->moe_dx32 = c->stats(d.BT * d.C);
-    s->moe_w32 = c->stats(d.moe_block_params);
+    s->moe_w32 = c->stats(d.moe_island);
   }
   s->moe_dweight = c->stats(d.BT * d.K);
   s->moe_dlogits = c->stats(d.BT * d.E);
@@ -288,7 +288,7 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
     d.ep = static_cast<size_t>(lay.ep_size);
     d.rows_local = std::min(d.BT * d.K, d.E * d.cap);
     d.rows_recv = d.ep == 1 ? d.rows_local : std::min(d.E * d.cap, d.ep * d.BT * std::min(d.K, d.E / d.ep));
-    d.moe_block_params = moe_island_params(cfg, lay);
+    d.moe_island = moe_island_params(cfg, lay);
   }
   return d;
 }

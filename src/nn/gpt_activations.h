@@ -127,11 +127,12 @@ struct GptScratchT {
   float* moe_dout = nullptr;     // (kept slots, C) the outputs' gradient (and ep's dispatched rows)
   float* moe_xchg = nullptr;     // (R, C) expert parallelism: the gradients the owners receive
   // 16-bit compute: the MoE MLP's fp32 island (nn/gpt_moe.cc): its input, output gradient
-  // (and the forward's output sum), input gradient, and the widest MoE block's weights.
+  // (and the forward's output sum), input gradient, and the weights it widens: the router,
+  // the dense MLP beside the experts with its gate, and one expert at a time.
   float* moe_x32 = nullptr;      // (B, T, C)
   float* moe_dy32 = nullptr;     // (B, T, C)
   float* moe_dx32 = nullptr;     // (B, T, C)
-  float* moe_w32 = nullptr;      // (the MoE block's parameters)
+  float* moe_w32 = nullptr;      // (those weights of the largest MoE block)
   float* moe_dweight = nullptr;  // (B, T, k)
   float* moe_dlogits = nullptr;  // (B, T, E)
   float* moe_experts = nullptr;  // the experts' backward scratch (MoeOps::experts_scratch_floats)

@@ -70,13 +70,14 @@ MoeCall moe_call(const MoeOps* ops, ProcessGroup* ep, const GptConfig& c, const 
   return call;
 }
 
-// The element count of the tensor starting at arena element `offset`.
+// The element count of the tensor starting at arena element `offset` (the table's tensors
+// are in offset order).
 size_t numel_at(const ParamTable& table, size_t offset) {
-  for (const TensorSpec& t : table.specs()) {
-    if (t.offset == offset) return t.numel;
-  }
-  ZT_CHECK(false, "no tensor starts at element %zu", offset);
-  return 0;
+  const std::vector<TensorSpec>& specs = table.specs();
+  const auto it = std::lower_bound(specs.begin(), specs.end(), offset,
+                                   [](const TensorSpec& t, size_t at) { return t.offset < at; });
+  ZT_CHECK(it != specs.end() && it->offset == offset, "no tensor starts at element %zu", offset);
+  return it->numel;
 }
 
 // Block l's draws for N tokens: uniform in (0, 1) and standard Gumbel -log(-log(u)), each

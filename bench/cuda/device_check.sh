@@ -6,12 +6,14 @@
 # over the kernel tests and a training run; `zerotrain doctor`; a CLI run on the GPU that
 # saves, resumes and continues; the kernels against PyTorch's; the GPT-2 124M training
 # step against PyTorch eager with a per-entry profile of the GPU's time. It ends with one
-# JSON line. Logs go to $OUT (the device tool's folder) or /tmp/zt_device_out.
-# usage: bash bench/cuda/device_check.sh
+# JSON line. Logs go to /tmp/zt_device_out, and as one archive (logs.tgz) to $OUT, the
+# device tool's folder, when it is set.
+# usage: bash bench/cuda/device_check.sh   (BATCHES="16 64" and COMPILE=1 by default: the step at both
+# batch sizes, torch.compile too)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PKG=${ZT_DEVICE_DIR:-$ROOT/.device}
-LOGS=${OUT:-/tmp/zt_device_out}
+LOGS=/tmp/zt_device_out
 RT=/tmp/zt_rt
 mkdir -p "$LOGS" "$RT"
 for d in "$PKG"/debs/*.deb; do dpkg -x "$d" "$RT"; done
@@ -26,14 +28,14 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 section "CUDA tests"
 "$PKG/bin/zt_cuda_tests" --gtest_color=no > "$LOGS/cuda_tests.log" 2>&1
 tests_rc=$?
-grep -E "^  (gpt2|llama|bf16 step|f16 step|[a-z_ ]+\(|bf16 GEMM|NVIDIA)|Failure|Expected|actual|FAILED  \]" "$LOGS/cuda_tests.log" | head -60
+grep -E "^  (gpt2|llama|bf16 step|f16 step|[a-z_ ]+\(|bf16 GEMM|NVIDIA|flash|[a-zA-Z0-9 ]+: worst)|Failure|Expected|actual|FAILED  \]" "$LOGS/cuda_tests.log" | head -80
 section "Trainer exactness with ZT_CUDA_ATTENTION=fp32"
 ZT_CUDA_ATTENTION=fp32 "$PKG/bin/zt_cuda_tests" --gtest_color=no --gtest_filter='*Trainer*' > "$LOGS/fp32_attention.log" 2>&1
 fp32att_rc=$?
 grep -E "^  (gpt2|llama)|FAILED  \]" "$LOGS/fp32_attention.log"
 section "memory checker (compute-sanitizer memcheck)"
 timeout 180 compute-sanitizer --tool memcheck --error-exitcode 3 "$PKG/bin/zt_cuda_tests" --gtest_color=no \
-  --gtest_filter='CudaNorms.*:CudaCrossEntropy.*:CudaEncoder.*:CudaAttention.*:CudaOptimizer.Lamb*:*CheckpointGoes*/Gpt2' \
+  --gtest_filter='CudaNorms.*:CudaCrossEntropy.*:CudaEncoder.*:CudaAttention.*:CudaFlashAttention.*:CudaOptimizer.Lamb*:*CheckpointGoes*/Gpt2' \
   > "$LOGS/memcheck.log" 2>&1
 memcheck_rc=$?
 grep -E "ERROR SUMMARY" "$LOGS/memcheck.log"
@@ -62,12 +64,13 @@ grep -E "^backend|saved checkpoint|resum" "$LOGS/cli_first.log" "$LOGS/cli_resum
 section "kernels: zerotrain and PyTorch"
 "$PKG/bin/gpu_kernels_bench" > "$LOGS/zt_kernels.log" 2>&1
 python3 "$ROOT/bench/cuda/torch_kernels.py" > "$LOGS/torch_kernels.log" 2>&1
-paste <(grep -E " ms " "$LOGS/zt_kernels.log" | awk '{print $1, $2}') <(grep -E " ms " "$LOGS/torch_kernels.log" | awk '{print $2}') |
-  awk '{printf "  %-26s zerotrain %9.4f ms  torch %9.4f ms  torch/zerotrain %.2f\n", $1, $2, $3, $3 / $2}' 
+awk 'NR == FNR { if ($3 == "ms") torch[$1] = $2; next }
+     $3 == "ms" { if ($1 in torch) printf "  %-32s zerotrain %9.4f ms  torch %9.4f ms  torch/zerotrain %.2f\n", $1, $2, torch[$1], torch[$1] / $2;
+                  else printf "  %-32s zerotrain %9.4f ms\n", $1, $2 }' "$LOGS/torch_kernels.log" "$LOGS/zt_kernels.log"
 section "GPT-2 124M training step, with the profile"
-ZEROTRAIN="$ZT" BATCHES="16" STEPS=15 COMPILE=${COMPILE:-1} bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/train_step.log" 2>&1
+ZEROTRAIN="$ZT" BATCHES="${BATCHES:-16 64}" STEPS=15 COMPILE=${COMPILE:-1} bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/train_step.log" 2>&1
 tail -2 "$LOGS/train_step.log"
-ZT_CUDA_PROFILE=1 ZEROTRAIN="$ZT" BATCHES="16" STEPS=6 bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/profile.log" 2>&1
+ZT_CUDA_PROFILE=1 TORCH=0 ZEROTRAIN="$ZT" BATCHES="16" STEPS=6 bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/profile.log" 2>&1
 grep -A14 "CUDA table profile" "$LOGS/profile.log"
 section "summary"
 python3 - "$LOGS" "$tests_rc" "$fp32att_rc" "$memcheck_rc" "$resumed" "$whole" <<'PY'
@@ -89,3 +92,4 @@ print(json.dumps({"device_check": "cuda", "card": zt.get("device", "?"), "cuda_t
                   "memcheck_exit": int(mem_rc), "cli_resume_bitwise": resumed == whole and resumed != "",
                   "train_step": step, "kernel_torch_ms_over_zerotrain_ms": ratios}))
 PY
+if [ -n "${OUT:-}" ]; then tar czf "$OUT/logs.tgz" -C "$LOGS" .; fi

@@ -5,8 +5,8 @@
 // - the memory-bound kernels (AdamW over 124M parameters, GELU, casts, the sum of
 //   squares, the bias gradient) as ms and GB/s against a device-to-device copy measured
 //   in the same run;
-// - LayerNorm, the classifier (cross-entropy over 50,304 classes) and the materialized
-//   attention (B=16, 12 heads, causal; TFLOP/s counted on the causal half).
+// - LayerNorm, the classifier (cross-entropy over 50,304 classes) and attention (B=16,
+//   12 heads, causal; TFLOP/s counted as if not causal): flash, then phase 1's materialized.
 // Prints one line per kernel and a last JSON line. bench/cuda/gpu_kernels.sh runs it with
 // PyTorch's equivalents on the same card.
 // usage: gpu_kernels_bench [--repeats N]
@@ -22,6 +22,7 @@
 #include "backend/cuda/cuda_device.h"
 #include "kernels/cuda/activation.h"
 #include "kernels/cuda/attention.h"
+#include "kernels/cuda/flash_attention.h"
 #include "kernels/cuda/bias_grad.h"
 #include "kernels/cuda/crossentropy.h"
 #include "kernels/cuda/elementwise.h"
@@ -161,6 +162,24 @@ void bench_layers(cuda::LtGemm& lt) {
   const cuda::CpuOrder order{16, true};
   void* x = device(2 * N * C, 20);
   void* y = device(2 * N * C, 21);
+  // attention first: its rows are the ones phase 2 is about
+  void* qkv = device(2 * N * 3 * C, 29);
+  void* att = device(2 * size_t{1} * B * NH * T * T, 30);
+  void* aws = device(cuda::attention_workspace_bytes(DType::kBF16, B, T, C, NH), 31, DType::kF32);
+  void* dqkv = device(2 * N * 3 * C, 32);
+  const double aflops = 4.0 * B * NH * T * static_cast<double>(T) * (C / NH);
+  const double af = time_ms([&] { check(cuda::flash_attention_forward(DType::kBF16, y, att, qkv, B, T, C, NH, g_stream)); });
+  record("attention_fwd_bf16", af, "TFLOP/s", aflops / af / 1e9);
+  const double ab = time_ms([&] {
+    check(cuda::flash_attention_backward(DType::kBF16, dqkv, y, qkv, att, B, T, C, NH, aws, g_stream));
+  });
+  record("attention_bwd_bf16", ab, "TFLOP/s", 2.0 * aflops / ab / 1e9);
+  const double mf = time_ms([&] { check(cuda::attention_forward(lt, DType::kBF16, y, att, qkv, B, T, C, NH, aws, g_stream)); });
+  record("attention_materialized_fwd_bf16", mf, "TFLOP/s", aflops / mf / 1e9);
+  const double mb = time_ms([&] {
+    check(cuda::attention_backward(lt, DType::kBF16, dqkv, y, qkv, att, B, T, C, NH, aws, g_stream));
+  });
+  record("attention_materialized_bwd_bf16", mb, "TFLOP/s", 2.0 * aflops / mb / 1e9);
   void* w = device(2 * C, 22);
   void* b = device(2 * C, 23);
   float* stats = static_cast<float*>(device(12 * N, 24, DType::kF32));  // N losses | (N, 2) stats; LN: mean | rstd
@@ -185,18 +204,8 @@ void bench_layers(cuda::LtGemm& lt) {
     cuda::crossentropy_backward(DType::kBF16, order, logits, logits, stats, targets, 1.0f / N, N, V, Vp, g_stream);
   });
   record("crossentropy_bwd_bf16", cb, "GB/s", 4.0 * N * Vp / cb / 1e6);
-  void* qkv = device(2 * N * 3 * C, 29);
-  void* att = device(2 * size_t{1} * B * NH * T * T, 30);
-  void* aws = device(cuda::attention_workspace_bytes(DType::kBF16, B, T, C, NH), 31, DType::kF32);
-  const double af = time_ms([&] { check(cuda::attention_forward(lt, DType::kBF16, y, att, qkv, B, T, C, NH, aws, g_stream)); });
-  const double aflops = 4.0 * B * NH * T * static_cast<double>(T) * (C / NH);
-  record("attention_fwd_bf16", af, "TFLOP/s", aflops / af / 1e9);
-  const double ab = time_ms([&] {
-    check(cuda::attention_backward(lt, DType::kBF16, qkv, y, qkv, att, B, T, C, NH, aws, g_stream));
-  });
-  record("attention_bwd_bf16", ab, "TFLOP/s", 2.0 * aflops / ab / 1e9);
   for (void* p : {x, y, w, b, static_cast<void*>(stats), static_cast<void*>(dwb), static_cast<void*>(ws), logits,
-                  static_cast<void*>(targets), qkv, att, aws}) {
+                  static_cast<void*>(targets), qkv, att, aws, dqkv}) {
     cudaFree(p);
   }
 }

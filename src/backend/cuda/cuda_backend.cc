@@ -40,8 +40,7 @@ class CudaBackend final : public Backend {
     return std::string("cuda ") + dtype_name(compute_) + (compute_ == DType::kF32 ? "" : " (fp32 master weights)") +
            " on " + info_.describe() + "; gemm: " + CudaContext::get().lt().describe() +
            "; elementwise kernels in the CPU's " + std::to_string(o.width) + "-lane " + (o.fused ? "fused" : "unfused") +
-           " order; attention materialized (T x T)" +
-           (compute_ != DType::kF32 && cuda::attention_in_fp32() ? ", computed in fp32 (ZT_CUDA_ATTENTION=fp32)" : "");
+           " order; attention " + (compute_ == DType::kF32 ? "materialized (T x T)" : cuda::attention_path_name());
   }
 
   double peak_flops() const override { return info_.dense_bf16_peak_tflops * 1e12; }

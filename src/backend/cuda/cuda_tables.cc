@@ -12,6 +12,7 @@
 #include "kernels/cpu/rope.h"
 #include "kernels/cuda/activation.h"
 #include "kernels/cuda/attention.h"
+#include "kernels/cuda/flash_attention.h"
 #include "kernels/cuda/bias_grad.h"
 #include "kernels/cuda/crossentropy.h"
 #include "kernels/cuda/elementwise.h"
@@ -91,6 +92,12 @@ std::vector<float*> widened(std::initializer_list<std::pair<const void*, int64_t
   return out;
 }
 
+// 16-bit attention runs as flash attention where it serves the shape (flash_attention.h),
+// unless ZT_CUDA_ATTENTION asks for the materialized kernels.
+bool uses_flash(DType d, int T, int C, int NH) {
+  return !attention_in_fp32() && !attention_materialized() && flash_attention_serves(d, T, C, NH);
+}
+
 template <DType D>
 void attention_forward(Elem<D>* atty, Elem<D>* att, const Elem<D>* qkv, int B, int T, int C, int NH) {
   if constexpr (D != DType::kF32) {
@@ -104,6 +111,10 @@ void attention_forward(Elem<D>* atty, Elem<D>* att, const Elem<D>* qkv, int B, i
       cast_from_f32(D, att, p, np, st());
       return;
     }
+  }
+  if (uses_flash(D, T, C, NH)) {
+    check_ok(cuda::flash_attention_forward(D, atty, att, qkv, B, T, C, NH, st()), "attention_forward (flash)");
+    return;
   }
   void* ws = ctx().scratch(Scratch::kWorkspace, attention_workspace_bytes(D, B, T, C, NH));
   check_ok(cuda::attention_forward(ctx().lt(), D, atty, att, qkv, B, T, C, NH, ws, st()), "attention_forward");
@@ -123,6 +134,12 @@ void attention_backward(Elem<D>* dqkv, const Elem<D>* datty, const Elem<D>* qkv,
       return;
     }
   }
+  if (uses_flash(D, T, C, NH)) {
+    void* ws = ctx().scratch(Scratch::kWorkspace, flash_attention_workspace_bytes(B, T, NH));
+    check_ok(cuda::flash_attention_backward(D, dqkv, datty, qkv, att, B, T, C, NH, ws, st()),
+             "attention_backward (flash)");
+    return;
+  }
   void* ws = ctx().scratch(Scratch::kWorkspace, attention_workspace_bytes(D, B, T, C, NH));
   check_ok(cuda::attention_backward(ctx().lt(), D, dqkv, datty, qkv, att, B, T, C, NH, ws, st()),
            "attention_backward");
@@ -138,14 +155,9 @@ void encoder_forward(Elem<D>* out, const int32_t* tokens, const Elem<D>* wte, co
 
 template <DType D>
 void encoder_backward(float* dwte, float* dwpe, const Elem<D>* dout, const int32_t* tokens, int B, int T, int C) {
-  const EncoderBuckets b = encoder_buckets(tokens, static_cast<int64_t>(B) * T);
-  std::vector<int32_t> packed(b.rows);  // rows | starts | tokens, one staging copy
-  packed.insert(packed.end(), b.starts.begin(), b.starts.end());
-  packed.insert(packed.end(), b.tokens.begin(), b.tokens.end());
-  auto* d = static_cast<const int32_t*>(ctx().stage(Scratch::kBuckets, packed.data(), packed.size() * 4));
-  const DeviceBuckets db{d, d + b.rows.size(), d + b.rows.size() + b.starts.size(),
-                         static_cast<int32_t>(b.tokens.size())};
-  cuda::encoder_backward(D, dwte, dwpe, dout, db, B, T, C, st());  // the copy from pageable `packed` is done
+  const int64_t n = static_cast<int64_t>(B) * T;
+  void* ws = ctx().scratch(Scratch::kBuckets, encoder_backward_workspace_bytes(n));
+  cuda::encoder_backward(D, dwte, dwpe, dout, tokens, B, T, C, ws, st());
 }
 
 template <DType D>

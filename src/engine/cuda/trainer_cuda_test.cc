@@ -11,7 +11,9 @@
 //   computed in fp32 as on the CPU (ZT_CUDA_ATTENTION=fp32), four times with the default
 //   16-bit attention products (sixteen_bit_factor says why);
 // - the same GPU run twice gives the same bits; ZeRO stages 1-3 at world 1 give stage
-//   0's bits; activation checkpointing changes no bit.
+//   0's bits; activation checkpointing changes no bit;
+// - at T = 64, where 16-bit attention runs as flash attention, the bf16 bar again and the
+//   same bits twice.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_context.h"
+#include "kernels/cuda/flash_attention.h"
 #include "checkpoint/sharded_load.h"
 #include "engine/trainer.h"
 #include "engine/trainer_checkpoint.h"
@@ -35,12 +38,12 @@ struct TrainRun {
   std::vector<float> params;
 };
 
-TrainerOptions tiny(Device device, DType dtype, bool llama) {
+TrainerOptions tiny(Device device, DType dtype, bool llama, int seq_len = 16) {
   TrainerOptions o;
-  o.model = testing::tiny_config(llama, 2, 64, 61, 16, 128);
+  o.model = testing::tiny_config(llama, 2, 64, 61, seq_len, 128);
   o.model.padded_vocab_size = 64;
   o.micro_batch = 2;
-  o.seq_len = 16;
+  o.seq_len = seq_len;
   o.micro_batches = 2;
   o.schedule.base_lr = 3e-3;
   o.zero.reduce.bucket_elems = 5000;
@@ -57,7 +60,7 @@ TrainRun train(const TrainerOptions& o, int steps) {
   EXPECT_TRUE(t.ok()) << t.status().to_string();
   if (!t.ok()) return r;
   for (int s = 0; s < steps; ++s) {
-    const testing::SyntheticStep data = testing::synthetic_step(61, 16, 2, 2, 0, 1, s, 11);
+    const testing::SyntheticStep data = testing::synthetic_step(61, o.seq_len, 2, 2, 0, 1, s, 11);
     auto st = (*t)->step(data.micro_batches());
     EXPECT_TRUE(st.ok()) << st.status().to_string();
     if (!st.ok()) return r;
@@ -127,12 +130,12 @@ TEST_P(CudaTrainer, SixteenBitGradientsWithinTheOracleBoundOfFp32) {
 // roundings are), so within one gap; two 16-bit runs are each within one gap of fp32,
 // so within two of each other. (Gradient norms are printed, not bounded: on random
 // tokens they swing by tens of percent from step to step.)
-void expect_within_gap(bool llama, DType dtype, int steps, double factor) {
-  const TrainRun cpu32 = train(tiny(Device::kCpu, DType::kF32, llama), steps);
+void expect_within_gap(bool llama, DType dtype, int steps, double factor, int seq_len = 16) {
+  const TrainRun cpu32 = train(tiny(Device::kCpu, DType::kF32, llama, seq_len), steps);
   const DType low = dtype == DType::kF32 ? DType::kBF16 : dtype;
-  const TrainRun cpu16 = train(tiny(Device::kCpu, low, llama), steps);
+  const TrainRun cpu16 = train(tiny(Device::kCpu, low, llama, seq_len), steps);
   const TrainRun& cpu = dtype == DType::kF32 ? cpu32 : cpu16;
-  const TrainRun gpu = train(tiny(Device::kCuda, dtype, llama), steps);
+  const TrainRun gpu = train(tiny(Device::kCuda, dtype, llama, seq_len), steps);
   ASSERT_EQ(gpu.steps.size(), static_cast<size_t>(steps));
   double gap = 0, worst = 0;
   for (int s = 0; s < steps; ++s) gap = std::max(gap, std::fabs(cpu16.steps[s].loss - cpu32.steps[s].loss));
@@ -148,9 +151,9 @@ void expect_within_gap(bool llama, DType dtype, int steps, double factor) {
     rms_cpu += std::pow(cpu16.steps[s].loss - cpu32.steps[s].loss, 2);
     rms_gpu += std::pow(gpu.steps[s].loss - cpu32.steps[s].loss, 2);
   }
-  std::printf("  %s %s%s, %d steps: GPU-vs-CPU loss difference <= %.3f of the CPU's fp32-vs-%s loss gap (%.2e); rms "
+  std::printf("  %s %s%s T=%d, %d steps: GPU-vs-CPU loss difference <= %.3f of the CPU's fp32-vs-%s loss gap (%.2e); rms "
               "distance from fp32: GPU %.2e, CPU %s %.2e\n", llama ? "llama" : "gpt2", dtype_name(dtype),
-              cuda::attention_in_fp32() ? " (attention in fp32)" : "", steps, worst, dtype_name(low), gap,
+              cuda::attention_in_fp32() ? " (attention in fp32)" : "", seq_len, steps, worst, dtype_name(low), gap,
               std::sqrt(rms_gpu / steps), dtype_name(low), std::sqrt(rms_cpu / steps));
 }
 
@@ -174,6 +177,21 @@ TEST_P(CudaTrainer, Bf16WithinTwiceTheCpusPrecisionGap) {
 TEST_P(CudaTrainer, Fp16WithTheLossScalerWithinTwiceTheCpusPrecisionGap) {
   ZT_REQUIRE_CUDA();
   expect_within_gap(GetParam(), DType::kF16, 20, sixteen_bit_factor());
+}
+
+// At T = 64 the tiny model's 16-bit attention runs as flash attention (at T = 16 the saved
+// state does not fit in the activations' P slot, and the materialized kernels serve): the
+// same rounding count as the materialized 16-bit products (P before P V and dV, dS before
+// dQ and dK), so the same bar; two runs give the same bits.
+TEST_P(CudaTrainer, FlashAttentionBf16WithinTheBarAndDeterministic) {
+  ZT_REQUIRE_CUDA();
+  if (cuda::attention_in_fp32() || cuda::attention_materialized()) GTEST_SKIP() << "ZT_CUDA_ATTENTION selects another path";
+  ASSERT_TRUE(cuda::flash_attention_serves(DType::kBF16, 64, 64, 4));
+  expect_within_gap(GetParam(), DType::kBF16, 20, sixteen_bit_factor(), 64);
+  const TrainerOptions o = tiny(Device::kCuda, DType::kBF16, GetParam(), 64);
+  const TrainRun a = train(o, 3), b = train(o, 3);
+  ASSERT_EQ(a.steps.size(), 3u);
+  EXPECT_TRUE(testing::same_bits(a.params, b.params)) << "two flash runs";
 }
 
 TEST_P(CudaTrainer, DeterministicAndZeroStagesAndCheckpointingChangeNoBit) {

@@ -9,7 +9,8 @@
 // kernel: here P·V and the dQ/dK products read P and dS rounded to the storage type once
 // (cuBLASLt multiplies 16-bit operands), one more rounding of relative size 2^-9 (bf16)
 // per operand; every sum is fp32. fp32 storage keeps everything fp32 (no TF32).
-// T x T is materialized (B NH T^2 fp32 of workspace); flash attention comes next.
+// T x T is materialized (B NH T^2 fp32 of workspace): the fp32 path, head sizes flash
+// attention does not serve, and ZT_CUDA_ATTENTION=materialized (flash_attention.h otherwise).
 // Thread-safety: as LtGemm.
 #pragma once
 

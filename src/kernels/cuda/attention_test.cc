@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/cuda/attention.h"
+#include "kernels/cuda/attention_reference.h"
 #include "testing/cuda_test.h"
 
 namespace zt {
@@ -24,86 +25,7 @@ namespace {
 
 using testing::DeviceArray;
 using testing::DeviceValues;
-
-struct Reference {  // value and magnitude per element
-  std::vector<double> y, ym, p, dqkv, dqkvm;
-};
-
-// The double reference of forward and backward for one (B, T, C, NH).
-Reference reference(const std::vector<float>& qkv, const std::vector<float>& dy, int B, int T, int C, int NH) {
-  const int hs = C / NH, C3 = 3 * C;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(hs));
-  Reference r;
-  r.y.assign(static_cast<size_t>(B) * T * C, 0.0);
-  r.ym = r.y;
-  r.p.assign(static_cast<size_t>(B) * NH * T * T, 0.0);
-  r.dqkv.assign(qkv.size(), 0.0);
-  r.dqkvm = r.dqkv;
-  auto at = [&](int b, int t, int part, int h, int d) { return (static_cast<size_t>(b) * T + t) * C3 + part * C + h * hs + d; };
-  for (int b = 0; b < B; ++b) {
-    for (int h = 0; h < NH; ++h) {
-      std::vector<double> P(static_cast<size_t>(T) * T, 0.0), dP = P, dPm = P;
-      for (int i = 0; i < T; ++i) {
-        double m = -INFINITY;
-        std::vector<double> s(i + 1);
-        for (int j = 0; j <= i; ++j) {
-          double acc = 0;
-          for (int d = 0; d < hs; ++d) acc += static_cast<double>(qkv[at(b, i, 0, h, d)]) * qkv[at(b, j, 1, h, d)];
-          s[j] = acc * scale;
-          m = std::max(m, s[j]);
-        }
-        double sum = 0;
-        for (int j = 0; j <= i; ++j) sum += std::exp(s[j] - m);
-        for (int j = 0; j <= i; ++j) P[i * T + j] = std::exp(s[j] - m) / sum;
-        for (int d = 0; d < hs; ++d) {
-          double y = 0, ym = 0;
-          for (int j = 0; j <= i; ++j) y += P[i * T + j] * qkv[at(b, j, 2, h, d)], ym += P[i * T + j] * std::fabs(qkv[at(b, j, 2, h, d)]);
-          r.y[(static_cast<size_t>(b) * T + i) * C + h * hs + d] = y;
-          r.ym[(static_cast<size_t>(b) * T + i) * C + h * hs + d] = ym;
-        }
-      }
-      for (int i = 0; i < T * T; ++i) r.p[(static_cast<size_t>(b) * NH + h) * T * T + i] = P[i];
-      auto dout = [&](int t, int d) { return static_cast<double>(dy[(static_cast<size_t>(b) * T + t) * C + h * hs + d]); };
-      for (int i = 0; i < T; ++i) {
-        for (int j = 0; j <= i; ++j) {
-          for (int d = 0; d < hs; ++d) {
-            dP[i * T + j] += dout(i, d) * qkv[at(b, j, 2, h, d)];
-            dPm[i * T + j] += std::fabs(dout(i, d) * qkv[at(b, j, 2, h, d)]);
-          }
-        }
-      }
-      for (int i = 0; i < T; ++i) {
-        double dot = 0, dotm = 0;
-        for (int j = 0; j <= i; ++j) dot += P[i * T + j] * dP[i * T + j], dotm += P[i * T + j] * dPm[i * T + j];
-        for (int j = 0; j <= i; ++j) {
-          const double ds = scale * P[i * T + j] * (dP[i * T + j] - dot);
-          const double dsm = scale * P[i * T + j] * (dPm[i * T + j] + dotm);
-          for (int d = 0; d < hs; ++d) {
-            r.dqkv[at(b, i, 0, h, d)] += ds * qkv[at(b, j, 1, h, d)];
-            r.dqkvm[at(b, i, 0, h, d)] += dsm * std::fabs(qkv[at(b, j, 1, h, d)]);
-            r.dqkv[at(b, j, 1, h, d)] += ds * qkv[at(b, i, 0, h, d)];
-            r.dqkvm[at(b, j, 1, h, d)] += dsm * std::fabs(qkv[at(b, i, 0, h, d)]);
-            r.dqkv[at(b, j, 2, h, d)] += P[i * T + j] * dout(i, d);
-            r.dqkvm[at(b, j, 2, h, d)] += P[i * T + j] * std::fabs(dout(i, d));
-          }
-        }
-      }
-    }
-  }
-  return r;
-}
-
-void expect_bounded(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& mag,
-                    double eps, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(got[i] - want[i]), bound = eps * mag[i] + 1e-30;
-    ASSERT_LE(err, bound) << what << " element " << i << ": " << got[i] << " vs " << want[i];
-    worst = std::max(worst, err / bound);
-  }
-  std::printf("  %s: worst error %.3f of its bound\n", what.c_str(), worst);
-}
+using testing::expect_bounded;
 
 TEST(CudaAttention, ForwardAndBackwardWithinTheRoundingBound) {
   ZT_REQUIRE_CUDA();
@@ -122,7 +44,7 @@ TEST(CudaAttention, ForwardAndBackwardWithinTheRoundingBound) {
     ASSERT_TRUE(cuda::attention_forward(**lt, t, y.get(), att.get(), in.get(), B, T, C, NH, ws.get(), nullptr).ok());
     ASSERT_TRUE(cuda::attention_backward(**lt, t, dqkv.get(), dout.get(), in.get(), att.get(), B, T, C, NH, ws.get(),
                                          nullptr).ok());
-    const Reference r = reference(in.host(), dout.host(), B, T, C, NH);
+    const testing::AttentionReference r = testing::attention_reference(in.host(), dout.host(), B, T, C, NH);
     const double u16 = t == DType::kBF16 ? std::ldexp(1.0, -9) : t == DType::kF16 ? std::ldexp(1.0, -12) : 0.0;
     const double eps = 4.0 * (T + C / NH + 16) * std::ldexp(1.0, -24) + 8.0 * u16;
     expect_bounded(y.download(), r.y, r.ym, eps, std::string("y ") + dtype_name(t));

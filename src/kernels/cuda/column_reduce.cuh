@@ -29,11 +29,23 @@ __global__ void column_chunk_kernel(float* partial, int64_t N, int C, F f) {
 #pragma unroll
   for (int k = 0; k < K; ++k) acc[k] = 0.0f;
   if (col < C) {
-    for (int64_t r = r0 + threadIdx.y; r < r0 + kColumnChunkRows && r < N; r += kColumnLanes) {
-      float t[K];
-      f(r, col, t);
+    // kUnroll rows' terms are read before any is added (their loads in flight together),
+    // then added in row order: the same sums as one row at a time.
+    constexpr int kUnroll = 8;
+    const int64_t end = r0 + kColumnChunkRows < N ? r0 + kColumnChunkRows : N;
+    for (int64_t r = r0 + threadIdx.y; r < end; r += kColumnLanes * kUnroll) {
+      float t[kUnroll][K];
 #pragma unroll
-      for (int k = 0; k < K; ++k) acc[k] = vadd(acc[k], t[k]);
+      for (int u = 0; u < kUnroll; ++u) {
+        if (r + u * kColumnLanes < end) f(r + u * kColumnLanes, col, t[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (r + u * kColumnLanes < end) {
+#pragma unroll
+          for (int k = 0; k < K; ++k) acc[k] = vadd(acc[k], t[u][k]);
+        }
+      }
     }
   }
 #pragma unroll
@@ -65,7 +77,15 @@ __global__ void column_combine_kernel(ColumnTargets<K> out, const float* partial
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     float total = 0.0f;
-    for (int64_t c = 0; c < chunks; ++c) total = vadd(total, partial[(k * chunks + c) * C + col]);
+    for (int64_t c = 0; c < chunks; c += 8) {  // 8 loads in flight, added in chunk order
+      float v[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) v[u] = c + u < chunks ? partial[(k * chunks + c + u) * C + col] : 0.0f;
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        if (c + u < chunks) total = vadd(total, v[u]);
+      }
+    }
     out.dst[k][col] = vadd(out.dst[k][col], total);
   }
 }

@@ -1,8 +1,9 @@
 // Embedding forward/backward and the rotary rotation (encoder.h).
 #include "kernels/cuda/encoder.h"
 
-#include <algorithm>
-#include <numeric>
+#include <cub/device/device_radix_sort.cuh>
+
+#include "core/check.h"
 
 #include "kernels/cuda/half_bits.cuh"
 #include "kernels/cuda/launch.h"
@@ -24,16 +25,56 @@ __global__ void encoder_forward_kernel(typename H::T* out, const int32_t* tokens
   }
 }
 
-// Block (group, column tile of 256): one thread per channel adds the group's rows in order.
+// Block (sorted position i, column tile of 256): the block at the first row of a token adds
+// that token's rows, ascending, one thread per channel; every other block leaves.
 template <class H>
-__global__ void encoder_wte_kernel(float* dwte, const typename H::T* dout, DeviceBuckets b, int C) {
-  const int g = blockIdx.x;
+__global__ void encoder_wte_kernel(float* dwte, const typename H::T* dout, const int32_t* keys, const int32_t* rows,
+                                   int64_t n, int C) {
+  const int64_t i = blockIdx.x;
+  if (i > 0 && keys[i] == keys[i - 1]) return;
   const int c = blockIdx.y * blockDim.x + threadIdx.x;
   if (c >= C) return;
-  float* dst = dwte + static_cast<int64_t>(b.tokens[g]) * C + c;
+  const int32_t token = keys[i];
+  float* dst = dwte + static_cast<int64_t>(token) * C + c;
   float acc = *dst;
-  for (int i = b.starts[g]; i < b.starts[g + 1]; ++i) acc = vadd(acc, H::load(dout[static_cast<int64_t>(b.rows[i]) * C + c]));
+  for (int64_t j = i; j < n && keys[j] == token; ++j) {
+    acc = vadd(acc, H::load(dout[static_cast<int64_t>(rows[j]) * C + c]));
+  }
   *dst = acc;
+}
+
+__global__ void iota_kernel(int32_t* out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    out[i] = static_cast<int32_t>(i);
+  }
+}
+
+// The workspace: sorted tokens, row indices in and out, then CUB's temporary storage.
+struct SortSpace {
+  int32_t *keys, *rows_in, *rows;
+  void* temp;
+  size_t temp_bytes;
+};
+
+// A failed sort is a broken invariant (the workspace is sized for it), as a failed launch.
+void check_sort(cudaError_t e) {
+  ZT_CHECK(e == cudaSuccess, "CUDA encoder_backward's token sort: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+size_t sort_temp_bytes(int64_t n) {
+  size_t bytes = 0;
+  cub::DeviceRadixSort::SortPairs(nullptr, bytes, static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr),
+                                  static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr), n);
+  return bytes;
+}
+
+SortSpace sort_space(void* workspace, int64_t n) {
+  char* p = static_cast<char*>(workspace);
+  const size_t a = aligned(static_cast<size_t>(n) * sizeof(int32_t));
+  return {reinterpret_cast<int32_t*>(p), reinterpret_cast<int32_t*>(p + a), reinterpret_cast<int32_t*>(p + 2 * a),
+          p + 3 * a, sort_temp_bytes(n)};
 }
 
 template <class H>
@@ -67,20 +108,8 @@ __global__ void rope_kernel(typename H::T* out, const typename H::T* inp, const 
 
 }  // namespace
 
-EncoderBuckets encoder_buckets(const int32_t* host_tokens, int64_t rows) {
-  EncoderBuckets b;
-  b.rows.resize(static_cast<size_t>(rows));
-  std::iota(b.rows.begin(), b.rows.end(), 0);
-  std::stable_sort(b.rows.begin(), b.rows.end(),
-                   [&](int32_t x, int32_t y) { return host_tokens[x] < host_tokens[y]; });
-  for (int64_t i = 0; i < rows; ++i) {
-    if (i == 0 || host_tokens[b.rows[i]] != host_tokens[b.rows[i - 1]]) {
-      b.starts.push_back(static_cast<int32_t>(i));
-      b.tokens.push_back(host_tokens[b.rows[i]]);
-    }
-  }
-  b.starts.push_back(static_cast<int32_t>(rows));
-  return b;
+size_t encoder_backward_workspace_bytes(int64_t rows) {
+  return 3 * aligned(static_cast<size_t>(rows) * sizeof(int32_t)) + sort_temp_bytes(rows);
 }
 
 void encoder_forward(DType t, void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T, int C,
@@ -96,15 +125,20 @@ void encoder_forward(DType t, void* out, const int32_t* tokens, const void* wte,
   check_launch("encoder_forward");
 }
 
-void encoder_backward(DType t, float* dwte, float* dwpe, const void* dout, const DeviceBuckets& buckets, int B, int T,
-                      int C, cudaStream_t stream) {
+void encoder_backward(DType t, float* dwte, float* dwpe, const void* dout, const int32_t* tokens, int B, int T, int C,
+                      void* workspace, cudaStream_t stream) {
+  const int64_t n = static_cast<int64_t>(B) * T;
+  if (n <= 0) return;
+  SortSpace sp = sort_space(workspace, n);
+  iota_kernel<<<grid_for(n), kThreads, 0, stream>>>(sp.rows_in, n);
+  const cudaError_t e = cub::DeviceRadixSort::SortPairs(sp.temp, sp.temp_bytes, tokens, sp.keys, sp.rows_in, sp.rows,
+                                                        n, 0, 32, stream);
+  check_sort(e);
   with_storage(t, [&](auto h) {
     using H = decltype(h);
     using X = typename H::T;
-    if (buckets.groups > 0) {
-      const dim3 grid(static_cast<unsigned>(buckets.groups), static_cast<unsigned>((C + 255) / 256));
-      encoder_wte_kernel<H><<<grid, 256, 0, stream>>>(dwte, static_cast<const X*>(dout), buckets, C);
-    }
+    const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>((C + 255) / 256));
+    encoder_wte_kernel<H><<<grid, 256, 0, stream>>>(dwte, static_cast<const X*>(dout), sp.keys, sp.rows, n, C);
     if (dwpe != nullptr) {
       const int64_t n = static_cast<int64_t>(T) * C;
       encoder_wpe_kernel<H><<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(

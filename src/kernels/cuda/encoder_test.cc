@@ -30,16 +30,15 @@ TEST(CudaEncoder, ForwardAndBackwardMatchTheCpuBitForBit) {
   std::mt19937 rng(3);
   for (int32_t& x : tokens) x = static_cast<int32_t>(rng() % Vocab);
   DeviceArray<int32_t> dtok(tokens);
-  const cuda::EncoderBuckets hb = cuda::encoder_buckets(tokens.data(), B * T);
-  DeviceArray<int32_t> rows(hb.rows), starts(hb.starts), toks(hb.tokens);
-  const cuda::DeviceBuckets buckets{rows.get(), starts.get(), toks.get(), static_cast<int32_t>(hb.tokens.size())};
+  DeviceArray<char> ws(cuda::encoder_backward_workspace_bytes(B * T));
   for (DType t : {DType::kF32, DType::kBF16, DType::kF16}) {
     for (bool with_wpe : {true, false}) {
       DeviceValues wte(t, normal(Vocab * C, 1)), wpe(t, normal(T * C, 2)), out(t, std::vector<float>(B * T * C));
       DeviceValues dout(t, normal(B * T * C, 3));
       DeviceArray<float> dwte(normal(Vocab * C, 4)), dwpe(normal(T * C, 5));
       cuda::encoder_forward(t, out.get(), dtok.get(), wte.get(), with_wpe ? wpe.get() : nullptr, B, T, C, nullptr);
-      cuda::encoder_backward(t, dwte.get(), with_wpe ? dwpe.get() : nullptr, dout.get(), buckets, B, T, C, nullptr);
+      cuda::encoder_backward(t, dwte.get(), with_wpe ? dwpe.get() : nullptr, dout.get(), dtok.get(), B, T, C, ws.get(),
+                             nullptr);
       std::vector<float> ro(B * T * C), rwte = normal(Vocab * C, 4), rwpe = normal(T * C, 5);
       encoder_forward(ro.data(), tokens.data(), wte.host().data(), with_wpe ? wpe.host().data() : nullptr, B, T, C);
       encoder_backward(rwte.data(), with_wpe ? rwpe.data() : nullptr, dout.host().data(), tokens.data(), B, T, C);

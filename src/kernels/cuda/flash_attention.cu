@@ -1,0 +1,74 @@
+// Flash attention's host side (flash_attention.h): which shapes it serves, where the saved
+// state sits in `att`, and the dispatch to the kernels of flash_forward.cu and
+// flash_backward.cu by storage type and head size.
+#include "kernels/cuda/flash_attention.h"
+
+#include "kernels/cuda/flash_kernels.cuh"
+
+namespace zt::cuda {
+
+namespace {
+
+// The saved state inside att: lse (B NH T fp32), then O's copy at the next 256 bytes.
+struct Saved {
+  float* lse;
+  uint16_t* y;
+};
+Saved saved_in(const void* att, int B, int T, int NH) {
+  char* p = static_cast<char*>(const_cast<void*>(att));
+  const size_t lse_bytes = (static_cast<size_t>(B) * NH * T * sizeof(float) + 255) / 256 * 256;
+  return {reinterpret_cast<float*>(p), reinterpret_cast<uint16_t*>(p + lse_bytes)};
+}
+
+// Calls f(tag, head size constant) for the served (t, hs).
+template <class F>
+void with_flash(DType t, int hs, F&& f) {
+  auto by_size = [&](auto tag) {
+    if (hs == 16) f(tag, std::integral_constant<int, 16>{});
+    if (hs == 32) f(tag, std::integral_constant<int, 32>{});
+    if (hs == 64) f(tag, std::integral_constant<int, 64>{});
+  };
+  if (t == DType::kBF16) by_size(Bf16{});
+  if (t == DType::kF16) by_size(F16{});
+}
+
+}  // namespace
+
+bool flash_attention_serves(DType t, int T, int C, int NH) {
+  if (t == DType::kF32 || NH <= 0 || C % NH != 0 || C % 8 != 0) return false;
+  const int hs = C / NH;
+  if (hs != 16 && hs != 32 && hs != 64) return false;
+  // per (b, t): 2 NH T bytes of att hold 4 NH bytes of lse and 2 C of O (plus 256 of alignment)
+  const int64_t have = 2LL * NH * T, need = 4LL * NH + 2LL * C;
+  return T >= 1 && have >= need + 256;
+}
+
+size_t flash_attention_workspace_bytes(int B, int T, int NH) {
+  return static_cast<size_t>(B) * NH * T * sizeof(float);
+}
+
+Status flash_attention_forward(DType t, void* atty, void* att, const void* qkv, int B, int T, int C, int NH,
+                               cudaStream_t stream) {
+  if (!flash_attention_serves(t, T, C, NH)) return Status::InvalidArgument("flash attention does not serve this shape");
+  const Saved sv = saved_in(att, B, T, NH);
+  with_flash(t, C / NH, [&](auto tag, auto hs) {
+    flash::launch_forward<decltype(tag), decltype(hs)::value>(static_cast<uint16_t*>(atty), sv.y, sv.lse,
+                                                   static_cast<const uint16_t*>(qkv), B, T, C, NH, stream);
+  });
+  return Status::OK();
+}
+
+Status flash_attention_backward(DType t, void* dqkv, const void* datty, const void* qkv, const void* att, int B,
+                                int T, int C, int NH, void* workspace, cudaStream_t stream) {
+  if (!flash_attention_serves(t, T, C, NH)) return Status::InvalidArgument("flash attention does not serve this shape");
+  const Saved sv = saved_in(att, B, T, NH);
+  with_flash(t, C / NH, [&](auto tag, auto hs) {
+    flash::launch_backward<decltype(tag), decltype(hs)::value>(static_cast<uint16_t*>(dqkv),
+                                                    static_cast<const uint16_t*>(datty),
+                                                    static_cast<const uint16_t*>(qkv), sv.lse,
+                                                    static_cast<float*>(workspace), sv.y, B, T, C, NH, stream);
+  });
+  return Status::OK();
+}
+
+}  // namespace zt::cuda

@@ -1,33 +1,39 @@
 #!/usr/bin/env bash
 # zerotrain's training step on the GPU against PyTorch eager on the same card (issue 28's
-# speed bar): GPT-2 124M (preset gpt2, vocabulary padded to 50304), bf16 with fp32 master
+# speed bar): GPT-2 124M (preset gpt2, vocabulary padded to 50304), or with MODEL=llama
+# SmolLM-135M's Llama shape (preset SmolLM-135M, vocabulary 49152), bf16 with fp32 master
 # weights, T=1024, random tokens (the byte tokenizer: only the vocabulary size matters), AdamW and gradient clipping included. zerotrain's
 # tokens/s is the median of its metrics.csv after STEPS_WARM warm-up steps; PyTorch's is
 # bench/cuda/torch_gpt2_cuda.py's median. Prints one line per run and a JSON line.
 # COMPILE=1 adds torch.compile (its compilation takes a minute or more); TORCH=0 runs
 # zerotrain alone (for its profile).
-# usage: ZEROTRAIN=path BATCHES="16 64" STEPS=20 [COMPILE=1] bash bench/cuda/gpu_train_step.sh
+# usage: ZEROTRAIN=path BATCHES="16 64" STEPS=20 [COMPILE=1] [MODEL=llama] bash bench/cuda/gpu_train_step.sh
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ZT=${ZEROTRAIN:-$ROOT/build/zerotrain}
 STEPS=${STEPS:-20}
 WARM=${STEPS_WARM:-5}
+if [ "${MODEL:-gpt2}" = llama ]; then
+  VOCAB=49152 MODEL_JSON='"preset": "SmolLM-135M"' TORCH_ARGS=--llama
+else
+  VOCAB=50257 MODEL_JSON='"preset": "gpt2", "vocab_size": 50257, "padded_vocab_size": 50304' TORCH_ARGS=
+fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-python3 - "$WORK/train.bin" <<'PY'
+python3 - "$WORK/train.bin" "$VOCAB" <<'PY'
 import struct, sys, random
 random.seed(0)
-n = 64 * 1024 * 30
+n, vocab = 64 * 1024 * 30, int(sys.argv[2])
 with open(sys.argv[1], "wb") as f:
     f.write(struct.pack("<256i", 20240520, 1, n, *([0] * 253)))
-    f.write(struct.pack("<%dH" % n, *(random.randrange(50257) for _ in range(n))))
+    f.write(struct.pack("<%dH" % n, *(random.randrange(vocab) for _ in range(n))))
 PY
 summary="{"
 for B in ${BATCHES:-16}; do
   cat > "$WORK/cfg.json" <<JSON
 {"train_batch_size": $B, "train_micro_batch_size_per_gpu": $B, "gradient_accumulation_steps": 1,
  "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "weight_decay": 0.1}}, "gradient_clipping": 1.0,
- "bf16": {"enabled": true}, "model": {"preset": "gpt2", "vocab_size": 50257, "padded_vocab_size": 50304},
+ "bf16": {"enabled": true}, "model": {$MODEL_JSON},
  "data": {"train": "$WORK/train.bin", "tokenizer": "byte", "seq_len": 1024},
  "training": {"steps": $STEPS, "eval_interval": 0, "output_dir": "$WORK/out$B", "save_at_end": false, "device": "cuda"}}
 JSON
@@ -43,11 +49,11 @@ PY
   [ $rc -ne 0 ] && { tail -5 "$WORK/zt$B.log"; zt=0; }
   grep -A48 "CUDA table profile" "$WORK/zt$B.log" || true  # with ZT_CUDA_PROFILE=1
   eager='{"tokens_per_s": 0}'
-  [ "${TORCH:-1}" = 1 ] && eager=$(python3 "$ROOT/bench/cuda/torch_gpt2_cuda.py" --batch "$B" --steps "$STEPS" | tail -1)
+  [ "${TORCH:-1}" = 1 ] && eager=$(python3 "$ROOT/bench/cuda/torch_gpt2_cuda.py" $TORCH_ARGS --batch "$B" --steps "$STEPS" | tail -1)
   te=$(echo "$eager" | python3 -c "import json,sys; print(json.load(sys.stdin)['tokens_per_s'])" 2>/dev/null || echo 0)
   tc=0
   if [ "${COMPILE:-0}" = 1 ]; then
-    compiled=$(python3 "$ROOT/bench/cuda/torch_gpt2_cuda.py" --batch "$B" --steps "$STEPS" --compile | tail -1)
+    compiled=$(python3 "$ROOT/bench/cuda/torch_gpt2_cuda.py" $TORCH_ARGS --batch "$B" --steps "$STEPS" --compile | tail -1)
     tc=$(echo "$compiled" | python3 -c "import json,sys; print(json.load(sys.stdin)['tokens_per_s'])" 2>/dev/null || echo 0)
   fi
   echo "B=$B: zerotrain $zt tokens/s; PyTorch eager $te tokens/s ($eager); torch.compile $tc tokens/s"

@@ -24,7 +24,7 @@
 
 #define ZT_KERNEL_OPS_ENTRIES(X)                                                                              \
   X(gemm) X(vocab_xent_finish) X(rope_table) X(accumulate) X(scale) X(cast_f32_to_bf16) X(cast_bf16_to_f32)  \
-  X(loss_sum) X(sum_squares) X(adamw_step) X(lamb_moments) X(lamb_apply) X(sgd_step)
+  X(cast_f32_to_f16) X(cast_f16_to_f32) X(loss_sum) X(sum_squares) X(adamw_step) X(lamb_moments) X(lamb_apply) X(sgd_step)
 
 #define ZT_MOE_OPS_ENTRIES(X)                                                                                 \
   X(dispatch) X(dispatch_backward) X(combine) X(combine_backward) X(experts_forward) X(experts_backward)     \

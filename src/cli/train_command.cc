@@ -158,6 +158,10 @@ void print_run_shape(const Session& s) {
     std::printf("experts with tp %d: the MoE MLP is replicated and each tp rank computes it whole on the same tokens "
                 "(DeepSpeed splits those tokens among the tp ranks instead)\n", cfg.parallel.tp);
   }
+  if (const CommDType w = cfg.zero.reduce.wire; w != CommDType::kF32) {
+    std::printf("gradient reduction in %s (communication_data_type): each bucket is rounded to 16 bits and summed in 16 "
+                "bits, at every dp size (fp32 accumulation within a rank)\n", comm_dtype_name(w));
+  }
   if (const int ep = cfg.parallel.ep; ep > 1) {
     const int E = cfg.model.moe.num_experts, edp = cfg.parallel.dp / ep;
     std::printf("expert parallel: ep %d (%d of %d experts per rank), expert-data-parallel %d%s\n", ep, E / ep, E, edp,

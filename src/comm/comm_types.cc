@@ -22,8 +22,21 @@ size_t comm_dtype_size(CommDType dtype) {
     case CommDType::kF32: return 4;
     case CommDType::kF64: return 8;
     case CommDType::kI64: return 8;
+    case CommDType::kBF16: return 2;
+    case CommDType::kF16: return 2;
   }
   return 0;
+}
+
+const char* comm_dtype_name(CommDType dtype) {
+  switch (dtype) {
+    case CommDType::kF32: return "f32";
+    case CommDType::kF64: return "f64";
+    case CommDType::kI64: return "i64";
+    case CommDType::kBF16: return "bf16";
+    case CommDType::kF16: return "f16";
+  }
+  return "?";
 }
 
 double CommStats::hidden_fraction() const {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "comm/half_sum.h"
 #include "comm/mpi_call.h"
 #include "comm/mpi_world.h"
 #include "comm/segments.h"
@@ -21,8 +22,32 @@ MPI_Datatype mpi_type(CommDType dtype) {
     case CommDType::kF32: return MPI_FLOAT;
     case CommDType::kF64: return MPI_DOUBLE;
     case CommDType::kI64: return MPI_INT64_T;
+    case CommDType::kBF16:
+    case CommDType::kF16: return MPI_UINT16_T;
   }
   return MPI_DATATYPE_NULL;
+}
+
+// MPI's reduction of 16-bit data by comm/half_sum.h's rule (MPI_SUM knows no bf16 or
+// f16): one user operation per format, made once MPI is up.
+template <CommDType D>
+void half_sum_op(void* in, void* inout, int* len, MPI_Datatype*) {
+  half_sum_into(D, static_cast<uint16_t*>(inout), static_cast<const uint16_t*>(in), static_cast<size_t>(*len));
+}
+
+MPI_Op mpi_sum(CommDType dtype) {
+  if (!is_half(dtype)) return MPI_SUM;
+  static const MPI_Op bf16 = [] {
+    MPI_Op op;
+    MPI_Op_create(&half_sum_op<CommDType::kBF16>, 1, &op);
+    return op;
+  }();
+  static const MPI_Op f16 = [] {
+    MPI_Op op;
+    MPI_Op_create(&half_sum_op<CommDType::kF16>, 1, &op);
+    return op;
+  }();
+  return dtype == CommDType::kBF16 ? bf16 : f16;
 }
 
 // Prints the deadline line once per process and aborts the job. Runs on a communication
@@ -113,7 +138,7 @@ std::unique_ptr<CommTask> MpiProcessGroup::mpi_task(const char* call,
       name_, rank_, size_);
 }
 
-std::unique_ptr<CommTask> MpiProcessGroup::ring_task(RingPhase phase, float* data, std::vector<size_t> counts) {
+RingConfig MpiProcessGroup::ring_config() {
   RingConfig config;
   config.comm = ring_comm_;
   config.rank = rank_;
@@ -121,7 +146,11 @@ std::unique_ptr<CommTask> MpiProcessGroup::ring_task(RingPhase phase, float* dat
   config.tag = static_cast<int>(ring_seq_++ % 32768);
   config.chunk_bytes = options_.ring_chunk_bytes;
   config.group = name_;
-  return make_ring_task(phase, data, std::move(counts), config);
+  return config;
+}
+
+std::unique_ptr<CommTask> MpiProcessGroup::ring_task(RingPhase phase, float* data, std::vector<size_t> counts) {
+  return make_ring_task(phase, data, std::move(counts), ring_config());
 }
 
 WorkHandle MpiProcessGroup::all_reduce(void* data, size_t count, CommDType dtype) {
@@ -131,18 +160,42 @@ WorkHandle MpiProcessGroup::all_reduce(void* data, size_t count, CommDType dtype
     return submit(CommOp::kAllReduce, bytes,
                   ring_task(RingPhase::kAllReduce, static_cast<float*>(data), ring_even_counts(count, size_)));
   }
+  if (use_ring() && is_half(dtype)) {
+    return submit(CommOp::kAllReduce, bytes,
+                  make_ring_task_16(RingPhase::kAllReduce, static_cast<uint16_t*>(data), ring_even_counts(count, size_),
+                                    ring_config(), dtype));
+  }
   if (count > static_cast<size_t>(INT_MAX)) return submit(CommOp::kAllReduce, bytes, make_failed_task(too_large("count")));
   const MPI_Datatype type = mpi_type(dtype);
+  const MPI_Op op = mpi_sum(dtype);
   return submit(CommOp::kAllReduce, bytes, mpi_task("MPI_Iallreduce", [=](MPI_Comm comm, MPI_Request* req) {
-                  return MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), type, MPI_SUM, comm, req);
+                  return MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), type, op, comm, req);
                 }));
 }
 
 WorkHandle MpiProcessGroup::reduce_scatter(float* data, const std::vector<size_t>& counts) {
   check_segments("reduce_scatter", data, counts, size_);
-  const std::vector<size_t> offsets = segment_offsets(counts);
-  const size_t bytes = offsets.back() * sizeof(float);
+  const size_t bytes = segment_offsets(counts).back() * sizeof(float);
   if (use_ring()) return submit(CommOp::kReduceScatter, bytes, ring_task(RingPhase::kReduceScatter, data, counts));
+  return mpi_reduce_scatter(data, counts, CommDType::kF32);
+}
+
+WorkHandle MpiProcessGroup::reduce_scatter_16(uint16_t* data, const std::vector<size_t>& counts, CommDType dtype) {
+  ZT_CHECK(is_half(dtype), "reduce_scatter_16: dtype %s is not 16-bit", comm_dtype_name(dtype));
+  check_segments("reduce_scatter_16", data, counts, size_);
+  const size_t bytes = segment_offsets(counts).back() * sizeof(uint16_t);
+  if (use_ring()) {
+    return submit(CommOp::kReduceScatter, bytes,
+                  make_ring_task_16(RingPhase::kReduceScatter, data, counts, ring_config(), dtype));
+  }
+  return mpi_reduce_scatter(data, counts, dtype);
+}
+
+// MPI_Ireduce_scatter has no in-place form that keeps our layout: reduce into a temporary,
+// then copy it into this rank's segment.
+WorkHandle MpiProcessGroup::mpi_reduce_scatter(void* data, const std::vector<size_t>& counts, CommDType dtype) {
+  const std::vector<size_t> offsets = segment_offsets(counts);
+  const size_t es = comm_dtype_size(dtype), bytes = offsets.back() * es;
   auto recv_counts = std::make_shared<std::vector<int>>(counts.size());
   for (size_t r = 0; r < counts.size(); ++r) {
     if (counts[r] > static_cast<size_t>(INT_MAX)) {
@@ -150,18 +203,18 @@ WorkHandle MpiProcessGroup::reduce_scatter(float* data, const std::vector<size_t
     }
     (*recv_counts)[r] = static_cast<int>(counts[r]);
   }
-  // MPI_Ireduce_scatter has no in-place form that keeps our layout: reduce into a
-  // temporary, then copy it into this rank's segment.
-  auto temp = std::make_shared<std::vector<float>>(counts[rank_]);
-  float* own = data + offsets[rank_];
+  auto temp = std::make_shared<std::vector<char>>(counts[rank_] * es);
+  char* own = static_cast<char*>(data) + offsets[rank_] * es;
+  const MPI_Datatype type = mpi_type(dtype);
+  const MPI_Op op = mpi_sum(dtype);
   return submit(CommOp::kReduceScatter, bytes,
                 mpi_task(
                     "MPI_Ireduce_scatter",
                     [=](MPI_Comm comm, MPI_Request* req) {
-                      return MPI_Ireduce_scatter(data, temp->data(), recv_counts->data(), MPI_FLOAT, MPI_SUM, comm, req);
+                      return MPI_Ireduce_scatter(data, temp->data(), recv_counts->data(), type, op, comm, req);
                     },
                     [=] {
-                      if (!temp->empty()) std::memcpy(own, temp->data(), temp->size() * sizeof(float));
+                      if (!temp->empty()) std::memcpy(own, temp->data(), temp->size());
                     }));
 }
 

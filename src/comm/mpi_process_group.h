@@ -1,7 +1,8 @@
 // MpiProcessGroup: ProcessGroup over one MPI communicator (see mpi_world.h for the
 // lifecycle). CommAlgorithm::kMpi runs the library's non-blocking collectives;
-// kRing runs comm/ring.h for float all_reduce, reduce_scatter and all_gather (F64/I64
-// all_reduce always goes to MPI_Iallreduce). MpiRegistry lets the MpiWorld release every
+// kRing runs comm/ring.h for float and 16-bit all_reduce and reduce_scatter and float
+// all_gather (F64/I64 all_reduce always goes to MPI_Iallreduce; 16-bit data under kMpi
+// reduce with a user MPI_Op of comm/half_sum.h's rule). MpiRegistry lets the MpiWorld release every
 // live group before MPI_Finalize.
 // Thread-safety: per process_group.h; release() under the registry's mutex only.
 #pragma once
@@ -43,6 +44,7 @@ class MpiProcessGroup final : public ProcessGroup {
   WorkHandle all_reduce(void* data, size_t count, CommDType dtype) override;
   WorkHandle reduce_scatter(float* data, const std::vector<size_t>& counts) override;
   WorkHandle all_gather(float* data, const std::vector<size_t>& counts) override;
+  WorkHandle reduce_scatter_16(uint16_t* data, const std::vector<size_t>& counts, CommDType dtype) override;
   WorkHandle broadcast(void* data, size_t bytes, int root) override;
   WorkHandle send(const void* data, size_t bytes, int dst, int tag) override;
   WorkHandle recv(void* data, size_t bytes, int src, int tag) override;
@@ -72,6 +74,8 @@ class MpiProcessGroup final : public ProcessGroup {
   std::unique_ptr<CommTask> mpi_task(const char* call, std::function<int(MPI_Comm, MPI_Request*)> start,
                                      std::function<void()> on_done = {});
   std::unique_ptr<CommTask> ring_task(RingPhase phase, float* data, std::vector<size_t> counts);
+  RingConfig ring_config();  // the next ring operation's (its tag advances)
+  WorkHandle mpi_reduce_scatter(void* data, const std::vector<size_t>& counts, CommDType dtype);
   bool use_ring() const { return options_.algorithm == CommAlgorithm::kRing && size_ > 1; }
 
   MPI_Comm comm_;

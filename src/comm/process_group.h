@@ -38,8 +38,11 @@ constexpr int kNumCommOps = 8;
 constexpr int kAllToAllTag = 32767;
 const char* comm_op_name(CommOp op);  // "all_reduce", "reduce_scatter", ...
 
-enum class CommDType { kF32, kF64, kI64 };
+// kBF16 / kF16: 16-bit bit patterns, summed by comm/half_sum.h's rule (every addition in
+// fp32 from two 16-bit operands, rounded to the format): the wire carries 2 bytes an element.
+enum class CommDType { kF32, kF64, kI64, kBF16, kF16 };
 size_t comm_dtype_size(CommDType dtype);
+const char* comm_dtype_name(CommDType dtype);  // "f32", "f64", "i64", "bf16", "f16"
 
 // Which implementation moves the data of all_reduce, reduce_scatter and all_gather.
 enum class CommAlgorithm {
@@ -116,6 +119,9 @@ class ProcessGroup {
   // In-place all-gather of floats over segments (same layout): before, this rank's own
   // segment holds its data; afterwards every segment holds its owner's data, everywhere.
   virtual WorkHandle all_gather(float* data, const std::vector<size_t>& counts) = 0;
+  // reduce_scatter of 16-bit data (dtype kBF16 or kF16), summed by comm/half_sum.h's rule:
+  // half the bytes of the fp32 form. Segments as reduce_scatter's, in elements.
+  virtual WorkHandle reduce_scatter_16(uint16_t* data, const std::vector<size_t>& counts, CommDType dtype) = 0;
   virtual WorkHandle broadcast(void* data, size_t bytes, int root) = 0;
   virtual WorkHandle send(const void* data, size_t bytes, int dst, int tag) = 0;
   virtual WorkHandle recv(void* data, size_t bytes, int src, int tag) = 0;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 
+#include "comm/half_sum.h"
 #include "comm/mpi_call.h"
 
 namespace zt {
@@ -22,11 +23,31 @@ constexpr size_t kRecvWindow = 2;    // receives posted ahead
 constexpr size_t kSendWindow = 4;    // sends in flight (they need no temporaries)
 constexpr size_t kMaxChunkElems = size_t{1} << 28;
 
+// The element the ring moves and how two are added: fp32, or 16-bit bit patterns summed by
+// comm/half_sum.h's rule (the format in `dtype`).
+struct F32Wire {
+  using T = float;
+  static MPI_Datatype type() { return MPI_FLOAT; }
+  static void add(CommDType, float* __restrict dst, const float* __restrict src, int n) {
+    for (int i = 0; i < n; ++i) dst[i] += src[i];
+  }
+};
+struct HalfWire {
+  using T = uint16_t;
+  static MPI_Datatype type() { return MPI_UINT16_T; }
+  static void add(CommDType d, uint16_t* dst, const uint16_t* src, int n) {
+    half_sum_into(d, dst, src, static_cast<size_t>(n));
+  }
+};
+
+template <class W>
 class RingTask final : public CommTask {
+  using T = typename W::T;
+
  public:
-  RingTask(RingPhase phase, float* data, std::vector<size_t> counts, const RingConfig& config)
-      : data_(data), counts_(std::move(counts)), cfg_(config), n_(config.size), r_(config.rank) {
-    chunk_ = std::clamp<size_t>(cfg_.chunk_bytes / sizeof(float), 1, kMaxChunkElems);
+  RingTask(RingPhase phase, T* data, std::vector<size_t> counts, const RingConfig& config, CommDType dtype)
+      : data_(data), counts_(std::move(counts)), cfg_(config), dtype_(dtype), n_(config.size), r_(config.rank) {
+    chunk_ = std::clamp<size_t>(cfg_.chunk_bytes / sizeof(T), 1, kMaxChunkElems);
     offsets_.assign(counts_.size() + 1, 0);
     for (size_t i = 0; i < counts_.size(); ++i) offsets_[i + 1] = offsets_[i] + counts_[i];
     k0_ = phase == RingPhase::kAllGather ? n_ - 1 : 0;
@@ -51,7 +72,7 @@ class RingTask final : public CommTask {
       largest = std::max(largest, counts_[recv_seg(k)]);
     }
     if (needs_temps) {
-      for (auto& t : temps_) t.reset(new float[std::min(chunk_, largest)]);
+      for (auto& t : temps_) t.reset(new T[std::min(chunk_, largest)]);
     }
     send_cursor_ = first(true);
     recv_cursor_ = first(false);
@@ -92,7 +113,7 @@ class RingTask final : public CommTask {
   bool reduces(int k) const { return k < n_ - 1; }
   size_t nchunks(int seg) const { return (counts_[seg] + chunk_ - 1) / chunk_; }
   int chunk_len(int seg, size_t c) const { return static_cast<int>(std::min(chunk_, counts_[seg] - c * chunk_)); }
-  float* chunk_ptr(int seg, size_t c) const { return data_ + offsets_[seg] + c * chunk_; }
+  T* chunk_ptr(int seg, size_t c) const { return data_ + offsets_[seg] + c * chunk_; }
   size_t send_index(const Cursor& u) const { return send_base_[u.k - k0_] + u.c; }
   size_t recv_index(int k, size_t c) const { return recv_base_[k - k0_] + c; }
 
@@ -109,7 +130,7 @@ class RingTask final : public CommTask {
       if (u.k > k0_ && !recv_done_[recv_index(u.k - 1, u.c)]) break;
       const int seg = send_seg(u.k);
       Pending p{send_index(u), u.k, u.c, -1, MPI_REQUEST_NULL};
-      ZT_RETURN_IF_ERROR(mpi_check(MPI_Isend(chunk_ptr(seg, u.c), chunk_len(seg, u.c), MPI_FLOAT, mod(r_ + 1),
+      ZT_RETURN_IF_ERROR(mpi_check(MPI_Isend(chunk_ptr(seg, u.c), chunk_len(seg, u.c), W::type(), mod(r_ + 1),
                                              cfg_.tag, cfg_.comm, &p.request),
                                    "MPI_Isend", where_));
       sends_.push_back(p);
@@ -133,10 +154,10 @@ class RingTask final : public CommTask {
         const int ks = u.k - (n_ - 1);  // the earlier send that reads this chunk
         if (ks >= k0_ && !send_done_[send_index({ks, u.c})]) break;
       }
-      float* dst = temp >= 0 ? temps_[temp].get() : chunk_ptr(seg, u.c);
+      T* dst = temp >= 0 ? temps_[temp].get() : chunk_ptr(seg, u.c);
       Pending p{recv_index(u.k, u.c), u.k, u.c, temp, MPI_REQUEST_NULL};
       ZT_RETURN_IF_ERROR(mpi_check(
-          MPI_Irecv(dst, chunk_len(seg, u.c), MPI_FLOAT, mod(r_ - 1), cfg_.tag, cfg_.comm, &p.request),
+          MPI_Irecv(dst, chunk_len(seg, u.c), W::type(), mod(r_ - 1), cfg_.tag, cfg_.comm, &p.request),
           "MPI_Irecv", where_));
       if (temp >= 0) temp_busy_[temp] = true;
       recvs_.push_back(p);
@@ -154,10 +175,7 @@ class RingTask final : public CommTask {
       if (!flag) break;
       if (p.temp >= 0) {
         const int seg = recv_seg(p.k);
-        float* __restrict dst = chunk_ptr(seg, p.c);
-        const float* __restrict src = temps_[p.temp].get();
-        const int len = chunk_len(seg, p.c);
-        for (int i = 0; i < len; ++i) dst[i] += src[i];
+        W::add(dtype_, chunk_ptr(seg, p.c), temps_[p.temp].get(), chunk_len(seg, p.c));
         temp_busy_[p.temp] = false;
       }
       recv_done_[p.index] = 1;
@@ -182,10 +200,11 @@ class RingTask final : public CommTask {
     return Status::OK();
   }
 
-  float* data_;
+  T* data_;
   std::vector<size_t> counts_;
   std::vector<size_t> offsets_;
   RingConfig cfg_;
+  CommDType dtype_;
   int n_, r_;
   size_t chunk_ = 1;
   int k0_ = 0, k1_ = 0;  // steps [k0_, k1_)
@@ -194,7 +213,7 @@ class RingTask final : public CommTask {
   size_t sends_completed_ = 0, recvs_completed_ = 0;
   Cursor send_cursor_{0, 0}, recv_cursor_{0, 0};
   std::deque<Pending> sends_, recvs_;
-  std::unique_ptr<float[]> temps_[kTemps];
+  std::unique_ptr<T[]> temps_[kTemps];
   bool temp_busy_[kTemps] = {false, false};
   std::string where_;
 };
@@ -203,7 +222,12 @@ class RingTask final : public CommTask {
 
 std::unique_ptr<CommTask> make_ring_task(RingPhase phase, float* data, std::vector<size_t> counts,
                                          const RingConfig& config) {
-  return std::make_unique<RingTask>(phase, data, std::move(counts), config);
+  return std::make_unique<RingTask<F32Wire>>(phase, data, std::move(counts), config, CommDType::kF32);
+}
+
+std::unique_ptr<CommTask> make_ring_task_16(RingPhase phase, uint16_t* data, std::vector<size_t> counts,
+                                            const RingConfig& config, CommDType dtype) {
+  return std::make_unique<RingTask<HalfWire>>(phase, data, std::move(counts), config, dtype);
 }
 
 std::vector<size_t> ring_even_counts(size_t count, int size) {

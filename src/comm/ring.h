@@ -1,5 +1,6 @@
 // The ring algorithm over MPI point-to-point messages (CommAlgorithm::kRing) for float
-// reduce-scatter, all-gather and all-reduce, as one non-blocking CommTask.
+// reduce-scatter, all-gather and all-reduce, as one non-blocking CommTask; and the same
+// over 16-bit data (bf16 / f16 bit patterns, each hop's sum by comm/half_sum.h's rule).
 //
 // With N ranks, step k (0 <= k < 2N-2) sends segment (r-k-1) mod N to the right neighbour
 // and receives segment (r-k-2) mod N from the left. Steps 0..N-2 are the reduce-scatter
@@ -22,6 +23,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +46,9 @@ struct RingConfig {
 // `counts` is the segment layout (process_group.h); `data` must stay valid until done.
 std::unique_ptr<CommTask> make_ring_task(RingPhase phase, float* data, std::vector<size_t> counts,
                                          const RingConfig& config);
+// The 16-bit ring (dtype kBF16 or kF16).
+std::unique_ptr<CommTask> make_ring_task_16(RingPhase phase, uint16_t* data, std::vector<size_t> counts,
+                                            const RingConfig& config, CommDType dtype);
 
 // all_reduce's split of `count` elements into `size` segments: the first count % size
 // segments get one more element.

@@ -19,7 +19,7 @@ inline std::vector<size_t> segment_offsets(const std::vector<size_t>& counts) {
   return offsets;
 }
 
-inline void check_segments(const char* op, const float* data, const std::vector<size_t>& counts, int size) {
+inline void check_segments(const char* op, const void* data, const std::vector<size_t>& counts, int size) {
   ZT_CHECK(counts.size() == static_cast<size_t>(size), "%s: %zu segment counts for a group of %d", op,
            counts.size(), size);
   size_t total = 0;

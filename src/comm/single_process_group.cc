@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "comm/comm_engine.h"
+#include "comm/half_sum.h"
 #include "comm/segments.h"
 #include "core/check.h"
 
@@ -33,6 +34,12 @@ class SingleProcessGroup final : public ProcessGroup {
     check_segments("all_gather", data, counts, 1);
     return done(CommOp::kAllGather, counts[0] * sizeof(float));
   }
+  WorkHandle reduce_scatter_16(uint16_t* data, const std::vector<size_t>& counts, CommDType dtype) override {
+    ZT_CHECK(is_half(dtype), "reduce_scatter_16: dtype %s is not 16-bit", comm_dtype_name(dtype));
+    check_segments("reduce_scatter_16", data, counts, 1);
+    return done(CommOp::kReduceScatter, counts[0] * sizeof(uint16_t));
+  }
+
   WorkHandle broadcast(void* data, size_t bytes, int root) override {
     check_buffer("broadcast", data, bytes);
     check_peer("broadcast", root, 1);

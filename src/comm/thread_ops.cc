@@ -4,23 +4,16 @@
 #include <algorithm>
 #include <cstring>
 
+#include "comm/half_sum.h"
+
 namespace zt {
 
 namespace {
 
-const char* dtype_name(CommDType dtype) {
-  switch (dtype) {
-    case CommDType::kF32: return "f32";
-    case CommDType::kF64: return "f64";
-    case CommDType::kI64: return "i64";
-  }
-  return "?";
-}
-
 std::string describe_call(CommOp op, CommDType dtype, size_t count, const std::vector<size_t>& counts, int root) {
   std::string s = comm_op_name(op);
   switch (op) {
-    case CommOp::kAllReduce: return s + " of " + std::to_string(count) + " x " + dtype_name(dtype);
+    case CommOp::kAllReduce: return s + " of " + std::to_string(count) + " x " + comm_dtype_name(dtype);
     case CommOp::kBroadcast: return s + " of " + std::to_string(count) + " B from root " + std::to_string(root);
     case CommOp::kReduceScatter:
     case CommOp::kAllGather: {
@@ -43,11 +36,19 @@ void sum_in_rank_order(const std::vector<void*>& bufs, size_t lo, size_t hi, T* 
   }
 }
 
+// The same for 16-bit data, each addition by comm/half_sum.h's rule.
+void half_sum_in_rank_order(CommDType dtype, const std::vector<void*>& bufs, size_t lo, size_t hi, uint16_t* out) {
+  std::memcpy(out + lo, static_cast<const uint16_t*>(bufs[0]) + lo, (hi - lo) * sizeof(uint16_t));
+  for (size_t r = 1; r < bufs.size(); ++r) half_sum_into(dtype, out + lo, static_cast<const uint16_t*>(bufs[r]) + lo, hi - lo);
+}
+
 void sum_dtype(CommDType dtype, const std::vector<void*>& bufs, size_t lo, size_t hi, void* out) {
   switch (dtype) {
     case CommDType::kF32: return sum_in_rank_order(bufs, lo, hi, static_cast<float*>(out));
     case CommDType::kF64: return sum_in_rank_order(bufs, lo, hi, static_cast<double*>(out));
     case CommDType::kI64: return sum_in_rank_order(bufs, lo, hi, static_cast<int64_t*>(out));
+    case CommDType::kBF16:
+    case CommDType::kF16: return half_sum_in_rank_order(dtype, bufs, lo, hi, static_cast<uint16_t*>(out));
   }
 }
 
@@ -124,16 +125,17 @@ class CollectiveTask final : public CommTask {
         if (hi > lo) sum_dtype(s.dtype, s.bufs, lo, hi, s.result.data());
         break;
       }
-      case CommOp::kReduceScatter: {
+      case CommOp::kReduceScatter: {  // f32, or 16-bit (reduce_scatter_16)
+        const size_t es = comm_dtype_size(s.dtype);
         size_t off = 0;
         for (size_t q = 0; q < r; ++q) off += s.counts[q];
         const size_t len = s.counts[r];
         if (len == 0) break;
         std::vector<void*> segs(n);
-        for (size_t q = 0; q < n; ++q) segs[q] = static_cast<float*>(s.bufs[q]) + off;
-        std::vector<float> sum(len);  // our own segment is an input too: sum aside, then copy
-        sum_in_rank_order(segs, 0, len, sum.data());
-        std::memcpy(static_cast<float*>(call_.data) + off, sum.data(), len * sizeof(float));
+        for (size_t q = 0; q < n; ++q) segs[q] = static_cast<char*>(s.bufs[q]) + off * es;
+        std::vector<char> sum(len * es);  // our own segment is an input too: sum aside, then copy
+        sum_dtype(s.dtype, segs, 0, len, sum.data());
+        std::memcpy(static_cast<char*>(call_.data) + off * es, sum.data(), len * es);
         break;
       }
       case CommOp::kAllGather: {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "comm/comm_engine.h"
+#include "comm/half_sum.h"
 #include "comm/segments.h"
 #include "comm/thread_ops.h"
 
@@ -48,6 +49,16 @@ class ThreadProcessGroup final : public ProcessGroup {
     c.data = data;
     c.counts = counts;
     return collective(std::move(c), segment_offsets(counts).back() * sizeof(float));
+  }
+  WorkHandle reduce_scatter_16(uint16_t* data, const std::vector<size_t>& counts, CommDType dtype) override {
+    ZT_CHECK(is_half(dtype), "reduce_scatter_16: dtype %s is not 16-bit", comm_dtype_name(dtype));
+    check_segments("reduce_scatter_16", data, counts, size());
+    ThreadCollective c;
+    c.op = CommOp::kReduceScatter;
+    c.dtype = dtype;
+    c.data = data;
+    c.counts = counts;
+    return collective(std::move(c), segment_offsets(counts).back() * sizeof(uint16_t));
   }
   WorkHandle all_gather(float* data, const std::vector<size_t>& counts) override {
     check_segments("all_gather", data, counts, size());

@@ -230,6 +230,27 @@ static Status check_moe(const ZtConfig& c) {
   return Status::OK();
 }
 
+// What 16-bit gradient reduction (communication_data_type) does not combine with yet.
+static Status check_comm_dtype(const ZtConfig& c) {
+  if (c.zero.reduce.wire == CommDType::kF32) return Status::OK();
+  const std::string ptr = std::string("/communication_data_type: \"") +
+                          (c.zero.reduce.wire == CommDType::kBF16 ? "bf16" : "fp16") + "\" with ";
+  if (c.parallel.ep > 1) {
+    return Status::Unimplemented(ptr + "expert parallelism is not supported yet: the experts' gradients reduce over "
+                                 "their own group in fp32 (use \"fp32\")");
+  }
+  if (c.parameter_server.enabled) {
+    return Status::Unimplemented(ptr + "the parameter server is not supported: its workers push fp32 gradients to "
+                                 "the servers (use \"fp32\")");
+  }
+  const OptimizerKind k = c.optimizer;
+  if (k == OptimizerKind::kOneBitAdam || k == OptimizerKind::kZeroOneAdam || k == OptimizerKind::kOneBitLamb) {
+    return Status::Unimplemented(ptr + "a 1-bit optimizer is not supported: it compresses its own communication "
+                                 "(use \"fp32\")");
+  }
+  return Status::OK();
+}
+
 Status check_supported(const ZtConfig& c) {
   auto no = [](const std::string& ptr, const std::string& why) { return Status::Unimplemented(ptr + ": " + why); };
   if (c.precision.fp16 && c.precision.bf16) {
@@ -260,6 +281,7 @@ Status check_supported(const ZtConfig& c) {
               "true together with partition_activations at tp > 1 is not supported: choose one (each keeps the "
               "checkpointed inputs out of the activation arena)");
   }
+  ZT_RETURN_IF_ERROR(check_comm_dtype(c));
   return check_moe(c);
 }
 

@@ -125,9 +125,19 @@ TEST(Config, UnsupportedFeaturesAreRefusedNamingTheKey) {
   expect_error(R"({"data_types": {"grad_accum_dtype": "bf16"}})",
                "/data_types/grad_accum_dtype: not built: fp16 and bf16 are not built: gradients accumulate in fp32; "
                "use \"fp32\" instead");
-  expect_error(R"({"communication_data_type": "bf16"})",
-               "/communication_data_type: not built: fp16 and bf16 are not built: gradients accumulate and are reduced "
-               "in fp32; use \"fp32\" instead");
+  ASSERT_TRUE(parse_text(R"({"communication_data_type": "bf16"})", &c).ok());
+  EXPECT_EQ(c.zero.reduce.wire, CommDType::kBF16);
+  ASSERT_TRUE(parse_text(R"({"communication_data_type": "fp16"})", &c).ok());
+  EXPECT_EQ(c.zero.reduce.wire, CommDType::kF16);
+  ASSERT_TRUE(parse_text(R"({})", &c).ok());
+  EXPECT_EQ(c.zero.reduce.wire, CommDType::kF32);
+  const Status int8 = parse_text(R"({"communication_data_type": "int8"})");
+  EXPECT_EQ(int8.message().rfind("/communication_data_type", 0), 0u) << int8.message();
+  for (const char* other : {R"("parameter_server": {"enabled": true})", R"("optimizer": {"type": "OneBitAdam"})"}) {
+    ASSERT_TRUE(parse_text(std::string(R"({"communication_data_type": "bf16", )") + other + "}", &c).ok()) << other;
+    const Status st = check_supported(c);
+    EXPECT_NE(st.to_string().find("/communication_data_type: \"bf16\" with "), std::string::npos) << st.to_string();
+  }
   ASSERT_TRUE(parse_text(R"({"tensorboard": {"enabled": true, "output_path": "x"}, "csv_monitor": {"enabled": true,
       "job_name": "j"}})", &c).ok());
   EXPECT_TRUE(c.tensorboard.enabled);

@@ -292,10 +292,10 @@ void parse_misc(JsonReader& root, ZtConfig* c) {
     if (root.boolean(k, false)) refuse(root, k);
   }
   root.choice("gradient_allreduce_op", "mean", {"mean"});
-  if (root.has("communication_data_type") &&
-      root.choice("communication_data_type", "fp32", {"fp32", "fp16", "bf16"}) != "fp32") {
-    refuse(root, "communication_data_type");
-  }
+  // The data-parallel gradient reduction's format (parallel/data/grad_wire.h); zerotrain's
+  // default is fp32 whatever the model's precision (DeepSpeed's follows it).
+  const std::string comm = root.choice("communication_data_type", "fp32", {"fp32", "fp16", "bf16"});
+  c->zero.reduce.wire = comm == "bf16" ? CommDType::kBF16 : comm == "fp16" ? CommDType::kF16 : CommDType::kF32;
   if (root.raw("compile") != nullptr && !root.raw("compile")->is_object()) {
     root.fail("compile", "expected an object, got " + json_brief(*root.raw("compile")));
   }  // any compile block is inert (key_tables.h)

@@ -168,8 +168,6 @@ const std::vector<RefusedKey>& refused_values() {
        "Adam, AdamW, SGD, Lamb, OneBitAdam, ZeroOneAdam or OneBitLamb"},
       {"/scheduler/type", RefusalKind::kNotBuilt, "LRRangeTest is not built",
        "WarmupLR, WarmupDecayLR, WarmupCosineLR or OneCycle"},
-      {"/communication_data_type", RefusalKind::kNotBuilt,
-       "fp16 and bf16 are not built: gradients accumulate and are reduced in fp32", "\"fp32\""},
       {"/data_types/grad_accum_dtype", RefusalKind::kNotBuilt, "fp16 and bf16 are not built: gradients accumulate in fp32",
        "\"fp32\""},
       {"/zero_optimization/zero_quantized_weights", RefusalKind::kNotBuilt, "true (ZeRO++ qwZ) is not built", ""},

@@ -26,13 +26,15 @@ size_t optimizer_bytes_per_element(const TrainerOptions& o) {
   return 12 + 4 + 4;  // kZeroOneAdam, kOneBitLamb
 }
 
-// Gradient buckets from stage 2 (GradReducer's pool, per bucket size); ZeRO-3's gather
+// Gradient buckets from stage 2 (GradReducer's pool, per bucket size), and their 16-bit
+// copies with communication_data_type bf16/fp16 (every stage); ZeRO-3's gather
 // buffers and persistent copies: the layers held (at most one copy of every layer of the
 // rank) plus the prefetch window ahead of them (stage3_prefetch_bucket_size elements, at
 // most the rank's layers again: the backward's fetches start while the forward's are held).
 size_t buffer_bound(const TrainerOptions& o, const ParamTable& table) {
   size_t b = 0;
   if (shards_gradients(o.zero.stage)) b += GradReducer::max_buffer_bytes(table, o.zero.reduce.bucket_elems);
+  if (o.zero.reduce.wire != CommDType::kF32) b += GradReducer::max_wire_bytes(table, o.zero.reduce.bucket_elems);
   if (shards_parameters(o.zero.stage)) {
     const size_t window = std::min(o.zero.fetch.prefetch_elems, table.numel());
     b += (table.numel() + window) * dtype_size(backend_or_cpu(o.backend).compute_dtype());

@@ -43,6 +43,8 @@ struct KernelOps : ActivationOps<float> {
   // Round to nearest even; NaN stays NaN.
   void (*cast_f32_to_bf16)(bf16_t* dst, const float* src, int64_t n);
   void (*cast_bf16_to_f32)(float* dst, const bf16_t* src, int64_t n);
+  void (*cast_f32_to_f16)(f16_t* dst, const float* src, int64_t n);  // f16 overflows to +-inf
+  void (*cast_f16_to_f32)(float* dst, const f16_t* src, int64_t n);
 
   // The loss of one micro-batch, into two doubles of backend memory: out[0] = the sum of
   // losses[i] over i < n whose target is not kIgnoreIndex (in double, i in order), out[1]

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "comm/process_group.h"
 #include "engine/parallel_setup.h"
 #include "nn/gpt_params.h"
 #include "parallel/zero/partition.h"
@@ -109,12 +110,13 @@ StatusOr<StageTime> stage_time(const RunShape& r, const RankGrid& grid, int rank
   if (shards_parameters(z)) {
     ZT_ASSIGN_OR_RETURN(s.zero3, comm->price(Collective::kAllGather, dpg, 2.0 * psi * dsize, 2.0 * layers));
   }
+  const double gsize = static_cast<double>(comm_dtype_size(o.zero.reduce.wire));  // communication_data_type
   if (shards_gradients(z)) {
-    ZT_ASSIGN_OR_RETURN(const double rs, comm->price(Collective::kReduceScatter, dpg, psi * 4.0));
+    ZT_ASSIGN_OR_RETURN(const double rs, comm->price(Collective::kReduceScatter, dpg, psi * gsize));
     s.zero3 += rs;  // every micro-batch (stages 2 and 3)
   } else {
     ZT_ASSIGN_OR_RETURN(s.dp, comm->price(shards_optimizer(z) ? Collective::kReduceScatter : Collective::kAllReduce,
-                                          dpg, psi * 4.0));
+                                          dpg, psi * gsize));
   }
   if (shards_optimizer(z) && !shards_parameters(z)) {
     ZT_ASSIGN_OR_RETURN(const double ag, comm->price(Collective::kAllGather, dpg, psi * dsize));

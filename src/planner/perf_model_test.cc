@@ -82,6 +82,11 @@ TEST(PerfModel, DataParallelAddsTheRingAllReduce) {
   ASSERT_TRUE(q.ok());
   EXPECT_NEAR(q->dp_comm_s, 2 * (1e-5 + 0.5 * 4 * psi * 1e-10) + scalars, 1e-12);
   EXPECT_NEAR(q->optimizer_s, p->optimizer_s / 2, 1e-9);
+  RunShape b16 = r;  // communication_data_type bf16: the gradients' bytes halve
+  b16.options.zero.reduce.wire = CommDType::kBF16;
+  auto h = predict_step(b16, ClusterSpec{1, 2, 1, 0}, synthetic());
+  ASSERT_TRUE(h.ok());
+  EXPECT_NEAR(h->dp_comm_s, 2 * 1e-5 + 2 * psi * 1e-10 + scalars, 1e-12);
 }
 
 TEST(PerfModel, PipelineFillDoesNotGrowWithMicroBatches) {

@@ -13,12 +13,14 @@
 #include <algorithm>
 #include <csignal>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "comm/half_sum.h"
 #include "comm/mpi_world.h"
 #include "core/rng.h"
 
@@ -193,6 +195,50 @@ void check_all_to_all(ProcessGroup& g, Checker& c) {
   }
 }
 
+// 16-bit all_reduce (several ring chunks a segment) and reduce_scatter_16: every element
+// within comm/half_sum.h's bound of the exact sum of the 16-bit inputs, all_reduce's bits
+// the same on every rank.
+float half_input(int rank, size_t i) {
+  return std::ldexp(1.0f + static_cast<float>((i * 37 + rank * 11) % 255) / 256.0f, static_cast<int>((i + rank) % 7)) *
+         ((i + rank) % 3 == 0 ? -1.0f : 1.0f);
+}
+
+size_t half_out_of_bound(CommDType d, int n, const std::vector<uint16_t>& got, size_t lo, size_t hi) {
+  const double u = d == CommDType::kBF16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+  size_t bad = 0;
+  for (size_t i = lo; i < hi; ++i) {
+    double exact = 0, mag = 0;
+    for (int q = 0; q < n; ++q) {
+      const double v = half_to_float(d, float_to_half(d, half_input(q, i)));
+      exact += v;
+      mag += std::fabs(v);
+    }
+    bad += std::fabs(half_to_float(d, got[i]) - exact) > (n - 1) * u * mag;
+  }
+  return bad;
+}
+
+void check_half(ProcessGroup& g, Checker& c) {
+  const int n = g.size(), r = g.rank();
+  for (CommDType d : {CommDType::kBF16, CommDType::kF16}) {
+    std::vector<uint16_t> x(3000001);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float_to_half(d, half_input(r, i));
+    if (!c.ok(g.all_reduce(x.data(), x.size(), d)->wait(), "all_reduce 16-bit")) continue;
+    c.expect(half_out_of_bound(d, n, x, 0, x.size()) == 0, std::string("all_reduce ") + comm_dtype_name(d) + " bound");
+    std::vector<uint16_t> root = x;
+    if (!c.ok(g.broadcast(root.data(), root.size() * 2, 0)->wait(), "broadcast 16-bit")) continue;
+    c.expect(root == x, std::string("all_reduce ") + comm_dtype_name(d) + ": ranks hold different bits");
+    const std::vector<size_t> counts = uneven_counts(n, 3000);
+    std::vector<size_t> off(n + 1, 0);
+    for (int q = 0; q < n; ++q) off[q + 1] = off[q] + counts[q];
+    std::vector<uint16_t> y(off[n]);
+    for (size_t i = 0; i < y.size(); ++i) y[i] = float_to_half(d, half_input(r, i));
+    if (!c.ok(g.reduce_scatter_16(y.data(), counts, d)->wait(), "reduce_scatter_16")) continue;
+    c.expect(half_out_of_bound(d, n, y, off[r], off[r + 1]) == 0,
+             std::string("reduce_scatter_16 ") + comm_dtype_name(d) + " bound");
+  }
+}
+
 void check_stats(ProcessGroup& g, Checker& c) {
   g.reset_stats();
   std::vector<float> x(1000, 1.0f);
@@ -211,6 +257,7 @@ void run_checks(ProcessGroup& g, Checker& c) {
   check_broadcast_and_p2p(g, c);
   check_bit_identical(g, c);
   check_all_to_all(g, c);
+  check_half(g, c);
   check_stats(g, c);
 }
 

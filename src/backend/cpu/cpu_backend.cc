@@ -21,6 +21,7 @@
 #include "kernels/cpu/half_ops.h"
 #include "kernels/cpu/gemm_path.h"
 #include "kernels/cpu/gqa.h"
+#include "kernels/cpu/half_convert.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/moe_dispatch.h"
@@ -75,6 +76,8 @@ KernelOps make_cpu_f32_ops(const KernelTable& k) {
   o.scale = &scale_f32;
   o.cast_f32_to_bf16 = &cast_f32_to_bf16;
   o.cast_bf16_to_f32 = &cast_bf16_to_f32;
+  o.cast_f32_to_f16 = &f32_to_f16;
+  o.cast_f16_to_f32 = &f16_to_f32;
   o.to_f32 = &copy_f32;
   o.from_f32 = &copy_f32;
   o.loss_sum = &masked_loss_sum;  // kernel_args.h: the one loop, shared with CUDA

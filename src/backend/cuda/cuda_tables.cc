@@ -321,6 +321,8 @@ void accumulate_f32(float* dst, const float* src, int64_t n) { accumulate(dst, s
 void scale_f32(float* x, float c, int64_t n) { cuda::scale(x, c, n, st()); }
 void cast_to_bf16(bf16_t* dst, const float* src, int64_t n) { cast_from_f32(DType::kBF16, as_storage(dst), src, n, st()); }
 void cast_from_bf16(float* dst, const bf16_t* src, int64_t n) { cast_to_f32(DType::kBF16, dst, as_storage(src), n, st()); }
+void cast_to_f16(f16_t* dst, const float* src, int64_t n) { cast_from_f32(DType::kF16, as_storage(dst), src, n, st()); }
+void cast_from_f16(float* dst, const f16_t* src, int64_t n) { cast_to_f32(DType::kF16, dst, as_storage(src), n, st()); }
 
 // *acc (device) += the sum, stream-ordered: the step reads its norm once.
 void sum_squares_f32(double* acc, const float* x, int64_t n) {
@@ -359,6 +361,8 @@ KernelOps make_cuda_f32_ops() {
   o.scale = &scale_f32;
   o.cast_f32_to_bf16 = &cast_to_bf16;
   o.cast_bf16_to_f32 = &cast_from_bf16;
+  o.cast_f32_to_f16 = &cast_to_f16;
+  o.cast_f16_to_f32 = &cast_from_f16;
   o.sum_squares = &sum_squares_f32;
   o.adamw_step = &adamw_f32;
   o.lamb_moments = &lamb_moments_f32;

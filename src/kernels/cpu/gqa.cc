@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "tensor/half_bits.h"
+#include "core/half_bits.h"
 
 namespace zt {
 

@@ -1,7 +1,7 @@
 // Conversions between fp32 and the two 16-bit storage formats of the mixed-precision
 // kernel tables: bf16 (the high half of an IEEE float) and f16 (IEEE binary16).
 //
-// Invariants: those of tensor/half_bits.h, which defines the conversion of one value for
+// Invariants: those of core/half_bits.h, which defines the conversion of one value for
 // the CPU and CUDA alike (widening exact; nearest even; NaN kept quiet; f16 overflow to
 // inf; f16 subnormals rounded correctly). The bulk f16 loops use F16C where the CPU has it and ZT_ISA is not scalar;
 // both paths give identical bits (half_convert_test.cc checks every f16 pattern).
@@ -13,7 +13,7 @@
 
 #include "tensor/dtype.h"
 #include "kernels/cpu/elementwise.h"
-#include "tensor/half_bits.h"  // f16_bits_to_f32, f32_to_f16_bits: one value each
+#include "core/half_bits.h"  // f16_bits_to_f32, f32_to_f16_bits: one value each
 
 namespace zt {
 

@@ -1,13 +1,13 @@
 // The storage tags of zerotrain's CUDA kernels: each kernel template reads and writes its
 // activations through one of these, so one template serves the fp32 table (F32, the
-// identity) and both 16-bit ones (Bf16, F16: tensor/half_bits.h's conversions, the very
+// identity) and both 16-bit ones (Bf16, F16: core/half_bits.h's conversions, the very
 // functions the CPU kernels use, hence the same bits).
 #pragma once
 
 #include <cstdint>
 
 #include "tensor/dtype.h"
-#include "tensor/half_bits.h"
+#include "core/half_bits.h"
 
 namespace zt::cuda {
 

@@ -42,12 +42,17 @@ Status wait_all(std::vector<WorkHandle>* work) {
 
 GradReducer::GradReducer(const ParamTable& table, const Partition& partition, ProcessGroup* dp,
                          const GradReducerOptions& options, float* full_grads, float* grad_shard)
-    : partition_(partition), dp_(dp), options_(options), full_grads_(full_grads), grad_shard_(grad_shard) {
+    : partition_(partition), dp_(dp), options_(options), full_grads_(full_grads), grad_shard_(grad_shard),
+      wire_(backend_or_cpu(options.backend), options.wire) {
   ZT_CHECK(shards_gradients(options.stage) ? grad_shard != nullptr : full_grads != nullptr,
            "gradient storage does not match the ZeRO stage");
   ZT_CHECK(options.expert_dp == nullptr || options.stage == ZeroStage::kNone,
            "the experts' own group is for stage 0; stages 1+ partition over it");
   ZT_CHECK(options.dense_ep == nullptr || options.stage != ZeroStage::kNone, "dense_ep is for stages 1+");
+  ZT_CHECK(options.wire == CommDType::kF32 || options.wire == CommDType::kBF16 || options.wire == CommDType::kF16,
+           "gradients are reduced in f32, bf16 or f16");
+  ZT_CHECK(!wire_.active() || (options.expert_dp == nullptr && options.dense_ep == nullptr),
+           "16-bit gradient reduction is not built with expert parallelism");
   const std::vector<int> layers = table.layers();
   order_.assign(layers.rbegin(), layers.rend());
   const size_t slots = static_cast<size_t>(*std::max_element(layers.begin(), layers.end()) + 2);
@@ -55,7 +60,7 @@ GradReducer::GradReducer(const ParamTable& table, const Partition& partition, Pr
   layer_range_.resize(slots);
   for (int layer : layers) layer_range_[static_cast<size_t>(layer + 1)] = table.layer_range(layer);
   for (const std::vector<int>& group : bucket_layers(table, options.bucket_elems)) {
-    buckets_.push_back(Bucket{layer_range_[static_cast<size_t>(group.front() + 1)], group, 0, nullptr, {}, false, {}});
+    buckets_.push_back(Bucket{layer_range_[static_cast<size_t>(group.front() + 1)], group, 0, nullptr, nullptr, {}, false, {}});
     Bucket& b = buckets_.back();
     for (int layer : group) {
       const ElementRange r = layer_range_[static_cast<size_t>(layer + 1)];
@@ -95,7 +100,7 @@ size_t GradReducer::max_buffer_bytes(const ParamTable& table, size_t bucket_elem
   return bytes;
 }
 
-size_t GradReducer::bucket_bytes() const { return pool_bytes_; }
+size_t GradReducer::bucket_bytes() const { return buffers_.bytes() + wire_.pool().bytes(); }
 
 void GradReducer::begin_micro(bool last) {
   last_micro_ = last && reduce_;
@@ -104,33 +109,25 @@ void GradReducer::begin_micro(bool last) {
     b.launched = false;
     b.work.clear();
     b.buffer = nullptr;
+    b.wire = nullptr;
   }
 }
 
 // Buffers are kept per bucket size (most buckets share one size; the embeddings' may be
-// larger), and at most kMaxBucketBuffers are in use at once.
+// larger), and at most kMaxBucketBuffers of a pool are in use at once: the oldest reduction
+// is waited for first.
+template <class T>
+T* GradReducer::take(BucketPool<T>& pool, size_t elems, DType dtype, const char* what) {
+  T* p = pool.find_free(elems);
+  while (p == nullptr && pool.in_use() >= kMaxBucketBuffers && !in_flight_.empty()) {
+    note(retire(*in_flight_.front()));
+    p = pool.find_free(elems);
+  }
+  return p != nullptr ? p : pool.allocate(backend(), elems, dtype, what);
+}
+
 float* GradReducer::take_buffer(size_t elems) {
-  auto find_free = [&]() -> float* {
-    for (size_t i = 0; i < free_.size(); ++i) {
-      if (free_[i].first != elems) continue;
-      float* p = free_[i].second;
-      free_.erase(free_.begin() + static_cast<long>(i));
-      return p;
-    }
-    return nullptr;
-  };
-  float* p = find_free();
-  while (p == nullptr && pool_.size() - free_.size() >= kMaxBucketBuffers && !in_flight_.empty()) {
-    note(retire(*in_flight_.front()));  // bound the live buffers: wait for the oldest reduction
-    p = find_free();
-  }
-  if (p == nullptr) {
-    StatusOr<Arena> buf = backend().allocate(elems, DType::kF32, "a gradient bucket");
-    ZT_CHECK(buf.ok(), "%s", buf.status().to_string().c_str());
-    pool_.push_back(std::move(buf).value());
-    pool_bytes_ += pool_.back().bytes();
-    p = pool_.back().data();
-  }
+  float* p = take(buffers_, elems, DType::kF32, "a gradient bucket");
   backend().zero(p, elems * sizeof(float));
   return p;
 }
@@ -165,6 +162,8 @@ void GradReducer::launch(Bucket& b) {
       ProcessGroup* g = expert ? options_.expert_dp : dp_;
       b.work.push_back(g->all_reduce(full_grads_ + run.begin, run.size(), CommDType::kF32));
     }
+  } else if (wire_.active()) {
+    launch_16(b, shards_gradients(options_.stage) ? b.buffer : full_grads_ + r.begin);
   } else if (options_.stage == ZeroStage::kNone) {
     b.work.push_back(dp_->all_reduce(full_grads_ + r.begin, r.size(), CommDType::kF32));
   } else {
@@ -174,10 +173,43 @@ void GradReducer::launch(Bucket& b) {
   in_flight_.push_back(&b);
 }
 
+// The bucket's fp32 sums (src, its whole range) rounded to 16 bits and reduced in 16 bits:
+// all-reduced (stage 0) or reduce-scattered (stages 1+).
+void GradReducer::launch_16(Bucket& b, const float* src) {
+  const ElementRange r = b.range;
+  b.wire = take(wire_.pool(), r.size(), wire_.storage(), "a 16-bit gradient bucket (communication_data_type)");
+  wire_.narrow(b.wire, src, r.size());
+  if (options_.stage == ZeroStage::kNone) {
+    b.work.push_back(dp_->all_reduce(b.wire, r.size(), wire_.dtype()));
+  } else {
+    b.work.push_back(dp_->reduce_scatter_16(b.wire, partition_.counts(r), wire_.dtype()));
+  }
+}
+
+// The reduced 16-bit values back into fp32 where the fp32 path leaves its results: the whole
+// range of the full arena (stage 0), or this rank's part of the range, in the full arena
+// (stage 1) or the bucket's buffer (stages 2+).
+void GradReducer::widen_reduced(Bucket& b) {
+  const ElementRange r = b.range;
+  size_t lo = r.begin, hi = r.end;
+  if (options_.stage != ZeroStage::kNone) {
+    const ElementRange mine = partition_.shard(dp_->rank());
+    lo = std::max(mine.begin, r.begin);
+    hi = std::min(mine.end, r.end);
+  }
+  if (lo < hi) {
+    float* dst = shards_gradients(options_.stage) ? b.buffer + (lo - r.begin) : full_grads_ + lo;
+    wire_.widen(dst, b.wire + (lo - r.begin), hi - lo);
+  }
+  wire_.pool().give_back(b.wire, r.size());
+  b.wire = nullptr;
+}
+
 Status GradReducer::retire(Bucket& b) {
   ZT_CHECK(!in_flight_.empty() && in_flight_.front() == &b, "buckets retire in launch order");
   in_flight_.pop_front();
   ZT_RETURN_IF_ERROR(wait_all(&b.work));
+  if (b.wire != nullptr) widen_reduced(b);
   if (options_.dense_ep != nullptr) ZT_RETURN_IF_ERROR(sum_dense_over_ep(b));
   if (shards_gradients(options_.stage)) {
     // This rank's segment of the bucket now holds the sum over ranks: add it to the shard.
@@ -188,7 +220,7 @@ Status GradReducer::retire(Bucket& b) {
       float* dst = grad_shard_ + (lo - mine.begin);
       backend().ops().accumulate(dst, src, static_cast<int64_t>(hi - lo));
     }
-    give_back(b.buffer, b.range.size());
+    buffers_.give_back(b.buffer, b.range.size());
     b.buffer = nullptr;
   }
   return Status::OK();

@@ -23,6 +23,8 @@
 // expert-data-parallel group (`dp` here), and after a bucket's reduce-scatter the non-expert
 // runs of this rank's segment are all-reduced over the expert-parallel group (dense_ep),
 // which completes their sum over all dp ranks.
+// 16-bit reduction (options.wire, grad_wire.h): a bucket is rounded into a pooled 16-bit buffer
+// when it launches, reduced in 16 bits, and the rank's reduced part widened back at retire.
 // Thread-safety: used by the training thread only.
 #pragma once
 
@@ -33,6 +35,7 @@
 
 #include "comm/process_group.h"
 #include "nn/layer_walk.h"
+#include "parallel/data/grad_wire.h"
 #include "parallel/zero/partition.h"
 #include "backend/backend.h"
 #include "tensor/tensor_spec.h"
@@ -47,6 +50,9 @@ struct GradReducerOptions {
   const Backend* backend = nullptr;  // allocates, zeroes and accumulates the buckets; null = cpu_backend()
   ProcessGroup* expert_dp = nullptr;  // expert parallelism (stage 0): the routed experts' group; null: dp
   ProcessGroup* dense_ep = nullptr;   // expert parallelism (stages 1+): the non-expert segments' last sum
+  // communication_data_type: kF32, or kBF16 / kF16 to reduce in 16 bits (grad_wire.h; not with
+  // expert parallelism).
+  CommDType wire = CommDType::kF32;
 };
 
 // The layer walk (nn/layer_walk.h) hands it each layer's gradients as backward finishes them.
@@ -81,6 +87,10 @@ class GradReducer final : public LayerGradSink {
   static std::vector<std::vector<int>> bucket_layers(const ParamTable& table, size_t bucket_elems);
   // What bucket_bytes() can reach at most (stage 2+): buffers pooled per bucket size.
   static size_t max_buffer_bytes(const ParamTable& table, size_t bucket_elems);
+  // The same for the 16-bit buffers of options.wire (every stage).
+  static size_t max_wire_bytes(const ParamTable& table, size_t bucket_elems) {
+    return max_buffer_bytes(table, bucket_elems) / 2;
+  }
 
  private:
   const Backend& backend() const { return backend_or_cpu(options_.backend); }
@@ -89,6 +99,7 @@ class GradReducer final : public LayerGradSink {
     std::vector<int> layers;   // units, in completion order
     int pending = 0;           // units not yet done in this micro-batch
     float* buffer = nullptr;   // stage 2+: pooled buffer holding `range`
+    uint16_t* wire = nullptr;  // 16-bit reduction: pooled buffer holding `range` as sent
     std::vector<WorkHandle> work;
     bool launched = false;
     std::vector<std::pair<ElementRange, bool>> runs;  // expert parallelism: (range, routed experts'?)
@@ -96,8 +107,11 @@ class GradReducer final : public LayerGradSink {
   void launch(Bucket& b);
   Status retire(Bucket& b);          // wait, accumulate (stage 2+), release the buffer
   Status sum_dense_over_ep(const Bucket& b);  // expert parallelism, stages 1+: after the reduce-scatter
+  template <class T>
+  T* take(BucketPool<T>& pool, size_t elems, DType dtype, const char* what);
   float* take_buffer(size_t elems);
-  void give_back(float* buffer, size_t elems) { free_.emplace_back(elems, buffer); }
+  void launch_16(Bucket& b, const float* src);
+  void widen_reduced(Bucket& b);
   void note(const Status& s) {
     if (error_.ok() && !s.ok()) error_ = s;
   }
@@ -114,9 +128,8 @@ class GradReducer final : public LayerGradSink {
   std::deque<Bucket*> in_flight_;
   bool last_micro_ = false;
   bool reduce_ = true;
-  std::vector<Arena> pool_;  // every buffer ever made, each sized for a bucket
-  std::vector<std::pair<size_t, float*>> free_;     // (elements, buffer) not in use
-  size_t pool_bytes_ = 0;
+  GradWire wire_;
+  BucketPool<float> buffers_;  // stage 2+: the fp32 bucket buffers
   Status error_;  // first failed reduction of the micro-batch, reported by end_micro()
 };
 

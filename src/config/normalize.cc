@@ -187,9 +187,11 @@ Status resolve_auto(Json* root, const AutoContext& ctx, std::vector<std::string>
   }
   // DeepSpeed requires total_num_steps of the decaying schedules; HuggingFace fills it
   // from max_steps, zerotrain from training.steps.
+  // (params that are not an object are left for the scheduler section to name.)
   const Json* type = find(*root, "/scheduler/type");
+  const Json* params = find(*root, "/scheduler/params");
   if (type != nullptr && (*type == "WarmupDecayLR" || *type == "WarmupCosineLR") &&
-      find(*root, "/scheduler/params/total_num_steps") == nullptr) {
+      (params == nullptr || params->is_object()) && find(*root, "/scheduler/params/total_num_steps") == nullptr) {
     const int64_t steps = static_cast<int64_t>(number_at(*root, "/training/steps", 1000));
     (*root)[Ptr("/scheduler/params/total_num_steps")] = steps;
     notes->push_back("/scheduler/params/total_num_steps: absent -> " + std::to_string(steps) + " (training.steps)");

@@ -173,5 +173,15 @@ TEST(Refusals, NameTheKindAndTheSubstitute) {
   EXPECT_EQ(comm->zero.reduce.wire, CommDType::kBF16);
 }
 
+// Found by fuzz_smoke: filling a decaying schedule's total_num_steps into params that are
+// not an object threw out of the parser; the scheduler section names them instead.
+TEST(Normalize, SchedulerParamsThatAreNotAnObjectAreNamed) {
+  for (const char* type : {"WarmupDecayLR", "WarmupCosineLR"}) {
+    auto c = config(std::string(R"({"scheduler": {"type": ")") + type + R"(", "params": 1}})");
+    ASSERT_FALSE(c.ok()) << type;
+    EXPECT_NE(c.status().to_string().find("/scheduler/params"), std::string::npos) << c.status().to_string();
+  }
+}
+
 }  // namespace
 }  // namespace zt

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The CUDA device check (issue 28), run on the GPU machine from the repository root with
-# .device/ carried (bench/cuda/pack_device.sh makes it here). In about 4 minutes it prints:
+# .device/ carried (bench/cuda/pack_device.sh makes it here). In about 6 minutes (2 with
+# COMPILE=0 BATCHES=16) it prints:
 # the card; the CUDA tests (every kernel against the CPU, the Trainer against the CPU);
 # the Trainer's 16-bit exactness again with attention computed in fp32; a memory checker
 # over the kernel tests and a training run; `zerotrain doctor`; a CLI run on the GPU that
-# saves, resumes and continues; the kernels against PyTorch's; the GPT-2 124M training
-# step against PyTorch eager with a per-entry profile of the GPU's time. It ends with one
-# JSON line. Logs go to /tmp/zt_device_out, and as one archive (logs.tgz) to $OUT, the
+# saves, resumes and continues; the kernels against PyTorch's (and their layer rows under the
+# memory checker); a Llama (SmolLM-135M shape) training step against PyTorch eager; the GPT-2
+# 124M training step against PyTorch eager with a per-entry profile of the GPU's time. It
+# ends with one JSON line. Logs go to /tmp/zt_device_out, and as one archive (logs.tgz) to $OUT, the
 # device tool's folder, when it is set.
 # usage: bash bench/cuda/device_check.sh   (BATCHES="16 64" and COMPILE=1 by default: the step at both
-# batch sizes, torch.compile too)
+# batch sizes, torch.compile too at B=16)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PKG=${ZT_DEVICE_DIR:-$ROOT/.device}
@@ -67,8 +69,15 @@ python3 "$ROOT/bench/cuda/torch_kernels.py" > "$LOGS/torch_kernels.log" 2>&1
 awk 'NR == FNR { if ($3 == "ms") torch[$1] = $2; next }
      $3 == "ms" { if ($1 in torch) printf "  %-32s zerotrain %9.4f ms  torch %9.4f ms  torch/zerotrain %.2f\n", $1, $2, torch[$1], torch[$1] / $2;
                   else printf "  %-32s zerotrain %9.4f ms\n", $1, $2 }' "$LOGS/torch_kernels.log" "$LOGS/zt_kernels.log"
+section "the kernel bench's layer rows under the memory checker (the cross-entropy rows stopped with an illegal address)"
+timeout 90 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 5 "$PKG/bin/gpu_kernels_bench" --only layers \
+  --repeats 1 > "$LOGS/memcheck_bench.log" 2>&1
+echo "exit $?"; grep -E "Invalid|at 0x|ERROR SUMMARY|by thread|Address" "$LOGS/memcheck_bench.log" | head -12
+section "Llama (SmolLM-135M shape) training step against PyTorch eager"
+MODEL=llama ZEROTRAIN="$ZT" BATCHES="16" STEPS=15 COMPILE=0 bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/llama_step.log" 2>&1
+tail -2 "$LOGS/llama_step.log"
 section "GPT-2 124M training step, with the profile"
-ZEROTRAIN="$ZT" BATCHES="${BATCHES:-16 64}" STEPS=15 COMPILE=${COMPILE:-1} bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/train_step.log" 2>&1
+ZEROTRAIN="$ZT" BATCHES="${BATCHES:-16 64}" STEPS=15 COMPILE=${COMPILE:-1} COMPILE_BATCHES=16 bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/train_step.log" 2>&1
 tail -2 "$LOGS/train_step.log"
 ZT_CUDA_PROFILE=1 TORCH=0 ZEROTRAIN="$ZT" BATCHES="16" STEPS=6 bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/profile.log" 2>&1
 grep -A14 "CUDA table profile" "$LOGS/profile.log"
@@ -84,12 +93,14 @@ def last_json(path):
         return {}
 zt, th = last_json(logs + "/zt_kernels.log"), last_json(logs + "/torch_kernels.log")
 step = last_json(logs + "/train_step.log")
+llama = last_json(logs + "/llama_step.log")
 text = open(logs + "/cuda_tests.log").read()
 counts = {k: len(re.findall(r"^\[ +%s +\] \S+ \(" % k, text, re.M)) for k in ("OK", "FAILED", "SKIPPED")}
 ratios = {k: round(th["ms"][k] / v, 3) for k, v in zt.get("ms", {}).items() if k in th.get("ms", {}) and v > 0}
 print(json.dumps({"device_check": "cuda", "card": zt.get("device", "?"), "cuda_tests": counts,
                   "cuda_tests_exit": int(tests_rc), "fp32_attention_trainer_exit": int(att_rc),
                   "memcheck_exit": int(mem_rc), "cli_resume_bitwise": resumed == whole and resumed != "",
-                  "train_step": step, "kernel_torch_ms_over_zerotrain_ms": ratios}))
+                  "train_step": step, "llama_train_step": llama,
+                  "kernel_torch_ms_over_zerotrain_ms": ratios}))
 PY
 if [ -n "${OUT:-}" ]; then tar czf "$OUT/logs.tgz" -C "$LOGS" .; fi

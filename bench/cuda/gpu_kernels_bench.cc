@@ -9,7 +9,7 @@
 //   12 heads, causal; TFLOP/s counted as if not causal): flash, then phase 1's materialized.
 // Prints one line per kernel and a last JSON line. bench/cuda/gpu_kernels.sh runs it with
 // PyTorch's equivalents on the same card.
-// usage: gpu_kernels_bench [--repeats N]
+// usage: gpu_kernels_bench [--repeats N] [--only gemms|memory|layers]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -213,8 +213,10 @@ void bench_layers(cuda::LtGemm& lt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string only;  // --only gemms|memory|layers: one group (a memory checker's run)
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--repeats") == 0) g_repeats = std::max(1, std::atoi(argv[++i]));
+    if (std::strcmp(argv[i], "--only") == 0) only = argv[++i];
   }
   const StatusOr<CudaDeviceInfo> info = cuda_device_info(0);
   if (!info.ok()) {
@@ -225,9 +227,9 @@ int main(int argc, char** argv) {
   check(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking), "stream");
   auto lt = cuda::LtGemm::create();
   check(lt.status());
-  bench_gemms(**lt);
-  bench_memory_bound();
-  bench_layers(**lt);
+  if (only.empty() || only == "gemms") bench_gemms(**lt);
+  if (only.empty() || only == "memory") bench_memory_bound();
+  if (only.empty() || only == "layers") bench_layers(**lt);
   std::printf("{\"bench\": \"gpu_kernels\", \"device\": \"%s\", \"ms\": {%s}}\n", info->name.c_str(), g_json.c_str());
   return 0;
 }

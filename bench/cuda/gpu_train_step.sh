@@ -5,8 +5,8 @@
 # weights, T=1024, random tokens (the byte tokenizer: only the vocabulary size matters), AdamW and gradient clipping included. zerotrain's
 # tokens/s is the median of its metrics.csv after STEPS_WARM warm-up steps; PyTorch's is
 # bench/cuda/torch_gpt2_cuda.py's median. Prints one line per run and a JSON line.
-# COMPILE=1 adds torch.compile (its compilation takes a minute or more); TORCH=0 runs
-# zerotrain alone (for its profile).
+# COMPILE=1 adds torch.compile (its compilation takes a minute or more), at the batch sizes in
+# COMPILE_BATCHES (default: all); TORCH=0 runs zerotrain alone (for its profile).
 # usage: ZEROTRAIN=path BATCHES="16 64" STEPS=20 [COMPILE=1] [MODEL=llama] bash bench/cuda/gpu_train_step.sh
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -52,7 +52,7 @@ PY
   [ "${TORCH:-1}" = 1 ] && eager=$(python3 "$ROOT/bench/cuda/torch_gpt2_cuda.py" $TORCH_ARGS --batch "$B" --steps "$STEPS" | tail -1)
   te=$(echo "$eager" | python3 -c "import json,sys; print(json.load(sys.stdin)['tokens_per_s'])" 2>/dev/null || echo 0)
   tc=0
-  if [ "${COMPILE:-0}" = 1 ]; then
+  if [ "${COMPILE:-0}" = 1 ] && [[ " ${COMPILE_BATCHES:-$B} " == *" $B "* ]]; then
     compiled=$(python3 "$ROOT/bench/cuda/torch_gpt2_cuda.py" $TORCH_ARGS --batch "$B" --steps "$STEPS" --compile | tail -1)
     tc=$(echo "$compiled" | python3 -c "import json,sys; print(json.load(sys.stdin)['tokens_per_s'])" 2>/dev/null || echo 0)
   fi

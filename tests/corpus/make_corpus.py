@@ -149,6 +149,9 @@ def make_config():
     k.add("scheduler_total_zero.json",
           config_text(edited(CONFIG, "scheduler.params.total_num_steps", 0)),
           "/scheduler/params/total_num_steps: expected an integer >= 1, got 0")
+    # found by fuzz_smoke: filling total_num_steps into such params threw out of the parser
+    k.add("scheduler_params_not_object.json", config_text(edited(CONFIG, "scheduler.params", 1)),
+          "/scheduler/params: expected an object, got 1")
     k.add("last_iteration_above_int64.json",
           config_text(edited(CONFIG, "scheduler.params.last_batch_iteration", 18446744073709551615)),
           "/scheduler/params/last_batch_iteration: expected an integer -1..-1, got 18446744073709551615")

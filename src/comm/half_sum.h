@@ -4,9 +4,9 @@
 // core/half_bits.h). This is what a 16-bit NCCL or MPI reduction does per hop; DeepSpeed's
 // communication_data_type selects it.
 // Error: a sum of n terms along any order is within (n - 1) u sum |x_i| of the exact sum of
-// the (already 16-bit) terms, u = 2^-8 for bf16 and 2^-11 for f16 (each addition's rounding
-// is at most u/2 of its result, and every partial sum is at most sum |x_i|; the fp32 step
-// before it is exact or below that rounding).
+// the (already 16-bit) terms, u the format's unit roundoff, 2^-8 for bf16 (8 significant
+// bits) and 2^-11 for f16 (each addition's rounding is at most u of its result, and every
+// partial sum is at most sum |x_i|; the fp32 step before it is exact or below that rounding).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -27,9 +27,14 @@ inline uint16_t float_to_half(CommDType d, float f) {
   return d == CommDType::kBF16 ? f32_to_bf16_bits(f) : f32_to_f16_bits(f);
 }
 
-// dst[i] = dst[i] (+) src[i] for i < n, (+) the rule above.
+// dst[i] = dst[i] (+) src[i] for i < n, (+) the rule above; the format is chosen once, not
+// per element (this is the ring's per-hop add).
 inline void half_sum_into(CommDType d, uint16_t* dst, const uint16_t* src, size_t n) {
-  for (size_t i = 0; i < n; ++i) dst[i] = float_to_half(d, half_to_float(d, dst[i]) + half_to_float(d, src[i]));
+  if (d == CommDType::kBF16) {
+    for (size_t i = 0; i < n; ++i) dst[i] = f32_to_bf16_bits(bf16_bits_to_f32(dst[i]) + bf16_bits_to_f32(src[i]));
+  } else {
+    for (size_t i = 0; i < n; ++i) dst[i] = f32_to_f16_bits(f16_bits_to_f32(dst[i]) + f16_bits_to_f32(src[i]));
+  }
 }
 
 }  // namespace zt

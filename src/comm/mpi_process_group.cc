@@ -181,8 +181,7 @@ WorkHandle MpiProcessGroup::reduce_scatter(float* data, const std::vector<size_t
 }
 
 WorkHandle MpiProcessGroup::reduce_scatter_16(uint16_t* data, const std::vector<size_t>& counts, CommDType dtype) {
-  ZT_CHECK(is_half(dtype), "reduce_scatter_16: dtype %s is not 16-bit", comm_dtype_name(dtype));
-  check_segments("reduce_scatter_16", data, counts, size_);
+  check_segments_16(data, counts, size_, dtype);
   const size_t bytes = segment_offsets(counts).back() * sizeof(uint16_t);
   if (use_ring()) {
     return submit(CommOp::kReduceScatter, bytes,

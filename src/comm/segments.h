@@ -27,6 +27,13 @@ inline void check_segments(const char* op, const void* data, const std::vector<s
   ZT_CHECK(data != nullptr || total == 0, "%s: null buffer for %zu elements", op, total);
 }
 
+// reduce_scatter_16's checks: a 16-bit dtype (kBF16 or kF16) and the segment layout.
+inline void check_segments_16(const void* data, const std::vector<size_t>& counts, int size, CommDType dtype) {
+  ZT_CHECK(dtype == CommDType::kBF16 || dtype == CommDType::kF16, "reduce_scatter_16: dtype %s is not 16-bit",
+           comm_dtype_name(dtype));
+  check_segments("reduce_scatter_16", data, counts, size);
+}
+
 inline void check_peer(const char* op, int peer, int size) {
   ZT_CHECK(peer >= 0 && peer < size, "%s: rank %d outside a group of %d", op, peer, size);
 }

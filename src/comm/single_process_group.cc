@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "comm/comm_engine.h"
-#include "comm/half_sum.h"
 #include "comm/segments.h"
 #include "core/check.h"
 
@@ -35,8 +34,7 @@ class SingleProcessGroup final : public ProcessGroup {
     return done(CommOp::kAllGather, counts[0] * sizeof(float));
   }
   WorkHandle reduce_scatter_16(uint16_t* data, const std::vector<size_t>& counts, CommDType dtype) override {
-    ZT_CHECK(is_half(dtype), "reduce_scatter_16: dtype %s is not 16-bit", comm_dtype_name(dtype));
-    check_segments("reduce_scatter_16", data, counts, 1);
+    check_segments_16(data, counts, 1, dtype);
     return done(CommOp::kReduceScatter, counts[0] * sizeof(uint16_t));
   }
 

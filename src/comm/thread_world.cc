@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "comm/comm_engine.h"
-#include "comm/half_sum.h"
 #include "comm/segments.h"
 #include "comm/thread_ops.h"
 
@@ -51,8 +50,7 @@ class ThreadProcessGroup final : public ProcessGroup {
     return collective(std::move(c), segment_offsets(counts).back() * sizeof(float));
   }
   WorkHandle reduce_scatter_16(uint16_t* data, const std::vector<size_t>& counts, CommDType dtype) override {
-    ZT_CHECK(is_half(dtype), "reduce_scatter_16: dtype %s is not 16-bit", comm_dtype_name(dtype));
-    check_segments("reduce_scatter_16", data, counts, size());
+    check_segments_16(data, counts, size(), dtype);
     ThreadCollective c;
     c.op = CommOp::kReduceScatter;
     c.dtype = dtype;

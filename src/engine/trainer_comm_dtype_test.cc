@@ -2,7 +2,7 @@
 // - the gradients' bytes on the wire halve (the parameters' all-gathers stay fp32);
 // - as with fp32 reduction, stage 3 gives stage 2's bits;
 // - every stage within the bound of the fp32-reduced run: one step's reduced gradient is
-//   within n u/2 sum_r |g_r| of fp32's (grad_wire.h; n = 3 ranks, u = 2^-7 bf16, 2^-10 f16),
+//   within n u sum_r |g_r| of fp32's (grad_wire.h; n = 3 ranks, u = 2^-8 bf16, 2^-11 f16),
 //   at most 3 x 2^-8 = 1.2 % of the gradient for bf16, which moves a 5-step loss
 //   trajectory at lr 1e-2 by far less than that: bounded here at 1e-2 (bf16) and 2e-3 (f16)
 //   relative, the same bound the 16-bit compute tests use;

@@ -4,8 +4,8 @@
 // 16-bit values by comm/half_sum.h's rule (each addition in fp32, rounded to 16 bits), and the
 // rank's reduced values are widened back into fp32 (exactly). Error of one reduced element
 // over n ranks, against the fp32 sum of the fp32 gradients g_i: the input rounding adds
-// u/2 sum |g_i|, the n - 1 additions (n - 1) u/2 sum |g_i| (half_sum.h), so at most
-// n u/2 sum |g_i|, u = 2^-7 (bf16: 8 significant bits) or 2^-10 (f16), before f16 overflow
+// u sum |g_i|, the n - 1 additions (n - 1) u sum |g_i| (half_sum.h), so at most
+// n u sum |g_i|, u the unit roundoff 2^-8 (bf16) or 2^-11 (f16), before f16 overflow
 // (|sum| >= 65520 becomes inf; the fp16 loss scaler then skips the step).
 // Buffers are pooled per bucket size: the caller bounds how many are in use.
 // Thread-safety: used by the training thread only.

@@ -38,7 +38,7 @@ double token_file_bytes(const DataConfig& d) {
 
 StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& cluster, const Calibration* cal) {
   const int world = cluster.world();
-  ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp, cfg.parallel.ep));
+  ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp, cfg.parallel.ep, cfg.parallel.sp));
   TrainerOptions o = trainer_options(cfg);
   LayoutEval e;
   e.base_bytes = cal != nullptr ? cal->base_bytes(world, cluster.hosts) : 0.0;
@@ -55,6 +55,11 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
   e.fits = cluster.mem_per_host <= 0 || e.host_bytes_max <= cluster.mem_per_host;
   if (cal == nullptr) {
     e.time_status = Status::NotFound("no calibration");
+    return e;
+  }
+  if (grid.sp() > 1) {
+    e.time_status = Status::Unimplemented("the step model does not price sequence parallelism's all-to-alls and "
+                                          "whole-sequence attention yet (memory above is exact)");
     return e;
   }
   RunShape r;

@@ -121,7 +121,7 @@ void print_banner(const Session& s, const std::string& host_map) {
   std::printf("batch: %lld sequences = micro-batch %lld x accumulation %lld x data-parallel %d; ZeRO stage %d; "
               "%lld steps; %d threads per rank; %s\n",
               static_cast<long long>(cfg.batch.train_batch_size), static_cast<long long>(cfg.batch.micro_batch),
-              static_cast<long long>(cfg.batch.grad_accum), cfg.parallel.dp, static_cast<int>(cfg.zero.stage),
+              static_cast<long long>(cfg.batch.grad_accum), cfg.parallel.dp / cfg.parallel.sp, static_cast<int>(cfg.zero.stage),
               static_cast<long long>(cfg.training.steps), num_threads(), isa_name(active_isa()));
   std::printf("backend: %s\n", trainer.backend().describe().c_str());
   print_config_notes(cfg);
@@ -171,6 +171,11 @@ void print_run_shape(const Session& s) {
                        std::to_string(edp) + " per rank, not DeepSpeed's 1/" + std::to_string(cfg.parallel.dp))
                           .c_str());
   }
+  if (const int sp = cfg.parallel.sp; sp > 1) {
+    std::printf("sequence parallel (Ulysses): sp %d, %d of %d tokens per sequence and %d of %d heads in attention per "
+                "rank; gradients reduce and ZeRO partitions over dp x sp = %d ranks\n", sp, cfg.data.seq_len / sp,
+                cfg.data.seq_len, cfg.model.n_head / sp, cfg.model.n_head, cfg.parallel.dp);
+  }
   if (!s.topts.checkpoint.empty()) {
     int n = 0;
     for (bool b : s.topts.checkpoint) n += b;
@@ -215,7 +220,7 @@ Next train_steps(Session* s, const TrainCommandArgs& args, LoopResult* out) {
                           csv.ok() ? &csv.value() : nullptr, monitors.get()});
   const TrainingLoop loop{&trainer, &cfg, &*s->data.train,
                           s->data.val ? as_micro_batches(s->data.val_batches) : std::vector<MicroBatch>{},
-                          s->groups.world, s->comm_groups, s->grid.coord(s->rank).dp,
+                          s->groups.world, s->comm_groups, s->grid.data_rank(s->rank),
                           [s] { return save_with_progress(*s); }};
   auto ran = run_training_loop(loop, &observer);
   if (!ran.ok()) return report_error(ran.status(), kExitFailure);

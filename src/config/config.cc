@@ -152,7 +152,8 @@ void add_run_notes(ZtConfig* c) {
 }
 
 Status resolve_config_batch(ZtConfig* c) {
-  ZT_RETURN_IF_ERROR(resolve_batch(&c->batch, c->parallel.dp, &c->notes));
+  // Sequence-parallel ranks share their sequences: dp / sp ranks read different ones.
+  ZT_RETURN_IF_ERROR(resolve_batch(&c->batch, c->parallel.dp / std::max(1, c->parallel.sp), &c->notes));
   c->resolved["train_batch_size"] = c->batch.train_batch_size;
   c->resolved["train_micro_batch_size_per_gpu"] = c->batch.micro_batch;
   c->resolved["gradient_accumulation_steps"] = c->batch.grad_accum;
@@ -173,6 +174,10 @@ Status resolve_parallel(ParallelConfig* p, int world) {
     return Status::InvalidArgument("/parallel/dp: dp " + std::to_string(p->dp) + " x pp " + std::to_string(p->pp) +
                                    " x tp " + std::to_string(p->tp) + " = " + std::to_string(total) +
                                    " does not match the " + std::to_string(world) + " ranks launched");
+  }
+  if (p->dp % p->sp != 0) {
+    return Status::InvalidArgument("/sequence_parallel_size: " + std::to_string(p->sp) + " must divide the data-parallel size " +
+                                   std::to_string(p->dp) + " (sequence-parallel groups are made of data-parallel ranks)");
   }
   return Status::OK();
 }

@@ -123,6 +123,8 @@ struct ParallelConfig {
   int pp = 1;
   int tp = 1;
   int ep = 1;  // expert parallelism, from /model/moe/ep_size (a divisor of dp; MoE models only)
+  int sp = 1;  // Ulysses sequence parallelism, DeepSpeed's /sequence_parallel_size (a divisor of dp:
+               // dp counts every rank of a pipeline stage's tp slice; dp / sp read different sequences)
   CommAlgorithm algorithm = CommAlgorithm::kRing;  // "allreduce_algorithm": "ring" (default) | "mpi"
   std::string pipeline_schedule = "1f1b";          // "1f1b" | "gpipe"
   std::string partition_method = "flops";          // "flops" (compute-balanced), "parameters" (DeepSpeed's default), "uniform"

@@ -201,6 +201,24 @@ TEST(Config, BatchArithmeticAsDeepSpeed) {
             "/train_batch_size: either train_batch_size or train_micro_batch_size_per_gpu must be given");
 }
 
+// DeepSpeed's sequence_parallel_size (or zerotrain's parallel.sp): sp ranks share their
+// sequences, so train_batch_size counts dp / sp data-parallel ranks, as DeepSpeed does.
+TEST(Config, SequenceParallelSizeSplitsTheDataParallelRanks) {
+  ZtConfig c;
+  ASSERT_TRUE(parse_text(R"({"sequence_parallel_size": 2, "train_micro_batch_size_per_gpu": 4})", &c).ok());
+  EXPECT_EQ(c.parallel.sp, 2);
+  ASSERT_TRUE(resolve_parallel(&c.parallel, 8).ok());
+  ASSERT_TRUE(resolve_config_batch(&c).ok());
+  EXPECT_EQ(c.batch.train_batch_size, 16);  // 4 x 1 x 8 / 2
+  ASSERT_TRUE(parse_text(R"({"parallel": {"sp": 4}})", &c).ok());
+  EXPECT_EQ(c.parallel.sp, 4);
+  EXPECT_EQ(resolve_parallel(&c.parallel, 6).message(),
+            "/sequence_parallel_size: 4 must divide the data-parallel size 6 (sequence-parallel groups are made of "
+            "data-parallel ranks)");
+  expect_error(R"({"sequence_parallel_size": 2, "parallel": {"sp": 4}})", "/sequence_parallel_size: contradicts /parallel/sp (4)");
+  expect_error(R"({"sequence_parallel_size": 0})", "/sequence_parallel_size: expected an integer 1..65536, got 0");
+}
+
 TEST(Config, OverridesAreValidatedLikeTheFile) {
   Json root = Json::object();
   ASSERT_TRUE(apply_override(&root, "training.steps=50").ok());

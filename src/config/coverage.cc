@@ -27,6 +27,7 @@ std::vector<Json> probes() {
               {"pipeline", Json::object()},
               {"tensor_parallel", Json::object()},
               {"communication_data_type", "fp32"},
+              {"sequence_parallel_size", 1},
               {"data_types", {{"grad_accum_dtype", "fp32"}}},
               {"curriculum_learning", {{"schedule_config", Json::object()}}},
               {"progressive_layer_drop", Json::object()},

@@ -99,7 +99,8 @@ const std::vector<InertKey>& inert_keys() {
       {"/compile", "zerotrain is compiled ahead of time; there is no torch.compile step"},
       {"/checkpoint/load_universal", "zerotrain checkpoints reshard to any layout on load"},
       {"/memory_breakdown", "zerotrain always reports memory"},
-      {"/seq_parallel_communication_data_type", "sequence parallelism is not built, so nothing is communicated in it"},
+      {"/seq_parallel_communication_data_type", "Ulysses' all-to-all carries the activations in the run's compute "
+                                                "precision; it only moves values, so it rounds nothing"},
       {"/comms_config", "DeepSpeed reads no such key (its comms logger is comms_logger) and ignores it; so does zerotrain"},
       {"/monitor_config", "DeepSpeed reads no such key (its monitors are the top-level tensorboard, csv_monitor and "
                           "wandb blocks) and ignores it; so does zerotrain"},
@@ -150,7 +151,8 @@ const std::vector<RefusedKey>& refused_sections() {
       {"/sparse_attention", RefusalKind::kGpuOnly, "DeepSpeed's sparse attention is CUDA/Triton kernels", ""},
       {"/hybrid_engine", RefusalKind::kGpuOnly, "the RLHF hybrid engine switches to CUDA inference kernels", ""},
       {"/elasticity", RefusalKind::kNotBuilt, "elastic training is not built", ""},
-      {"/sequence_parallel", RefusalKind::kNotBuilt, "sequence parallelism is not built", "parallel.tp"},
+      {"/sequence_parallel", RefusalKind::kNotBuilt, "a sequence_parallel section is not DeepSpeed's key",
+       "sequence_parallel_size (Ulysses)"},
       {"/cuda_visible_devices", RefusalKind::kGpuOnly, "it selects CUDA devices",
        "mpirun's hosts and slots to place ranks"},
   };

@@ -62,7 +62,13 @@ void parse_parallel(JsonReader& root, ParallelConfig* p) {
   p->partition_method = r.choice("partition_method", "flops", {"flops", "parameters", "uniform"});
   p->comm_timeout_s = r.number("comm_timeout_s", 600.0, 0.001, 1e9);
   p->ring_chunk_bytes = r.integer("ring_chunk_bytes", 1 << 20, 64, 1LL << 32);
+  p->sp = static_cast<int>(r.integer("sp", 1, 1, 1 << 16));  // or DeepSpeed's top-level sequence_parallel_size
   r.done();
+  if (root.has("sequence_parallel_size")) {
+    const int sp = static_cast<int>(root.integer("sequence_parallel_size", 1, 1, 1 << 16));
+    if (p->sp != 1 && p->sp != sp) root.fail("sequence_parallel_size", "contradicts /parallel/sp (" + std::to_string(p->sp) + ")");
+    p->sp = sp;
+  }
 }
 
 }  // namespace zt::config_sections

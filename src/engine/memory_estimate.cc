@@ -108,14 +108,15 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   const int slots = pp_size > 1 ? pipe_schedule_slots(o.pipe_schedule, std::max(1, o.micro_batches), pp_size, pp_rank)
                                 : 1;
   const bool stash = !o.activation_swap_dir.empty() && std::count(o.checkpoint.begin(), o.checkpoint.end(), true) > 0;
+  const int T = o.layout.local_seq(o.seq_len);  // this rank's tokens of a sequence (sequence parallelism)
   e.activation_bytes =
       compute == DType::kF32
-          ? GptActivationArenaT<float>::count(o.model, o.layout, o.micro_batch, o.seq_len, slots, o.checkpoint,
+          ? GptActivationArenaT<float>::count(o.model, o.layout, o.micro_batch, T, slots, o.checkpoint,
                                               o.partition_activations, stash)
-          : GptActivationArenaT<half_t>::count(o.model, o.layout, o.micro_batch, o.seq_len, slots, o.checkpoint,
+          : GptActivationArenaT<half_t>::count(o.model, o.layout, o.micro_batch, T, slots, o.checkpoint,
                                                o.partition_activations, stash);
   if (stash) {  // ActivationSwap: an entry per (slot, block); each stashed input written and read once per micro-batch
-    const size_t bytes = static_cast<size_t>(o.micro_batch) * static_cast<size_t>(o.seq_len) *
+    const size_t bytes = static_cast<size_t>(o.micro_batch) * static_cast<size_t>(T) *
                          static_cast<size_t>(o.model.n_embd) * dtype_size(compute);
     e.offload_buffer_bytes += ActivationSwap::buffer_bytes_for(bytes);
     e.disk_bytes += round_up_io(bytes) * static_cast<size_t>(slots) * static_cast<size_t>(o.model.n_layer);

@@ -17,6 +17,8 @@ StatusOr<GptLayout> layout_for_rank(const GptConfig& config, const RankGrid& gri
   lay.tp_size = grid.tp();
   lay.ep_rank = c.dp % grid.ep();
   lay.ep_size = grid.ep();
+  lay.sp_rank = c.dp % grid.sp();
+  lay.sp_size = grid.sp();
   ZT_RETURN_IF_ERROR(lay.validate(config));
   return lay;
 }
@@ -58,6 +60,9 @@ StatusOr<ParallelGroups> make_mpi_groups(MpiWorld& world, const RankGrid& grid) 
     ZT_ASSIGN_OR_RETURN(g.ep, split(GridAxis::kEp));
     ZT_ASSIGN_OR_RETURN(g.edp, split(GridAxis::kEdp));
   }
+  if (grid.sp() > 1) {
+    ZT_ASSIGN_OR_RETURN(g.sp, split(GridAxis::kSp));
+  }
   if (grid.pp() > 1) {  // every rank takes part in the split; middle stages get a group of one
     const std::vector<int> tied = tied_members(grid, rank);
     const int color = tied.empty() ? grid.world_size() + rank : tied.front();
@@ -83,6 +88,7 @@ ParallelGroups make_thread_groups(ThreadWorld& world, const RankGrid& grid, int 
     g.ep = sub(grid.group_of(rank, GridAxis::kEp));
     g.edp = sub(grid.group_of(rank, GridAxis::kEdp));
   }
+  if (grid.sp() > 1) g.sp = sub(grid.group_of(rank, GridAxis::kSp));
   const std::vector<int> tied = tied_members(grid, rank);
   if (!tied.empty()) g.tied = sub(tied);
   return g;

@@ -16,7 +16,13 @@ constexpr int kFields = kFirstBytes + kNumCommOps;
 // This rank's row of the table.
 void fill_row(Trainer& trainer, double* row) {
   const MemoryReport m = trainer.memory();
-  const CommStats cs = trainer.dp().stats();
+  CommStats cs = trainer.dp().stats();
+  if (const ProcessGroup* sp = trainer.sp_group()) {  // sequence parallelism's all-to-alls
+    const CommStats x = sp->stats();
+    for (int k = 0; k < kNumCommOps; ++k) cs.ops[k].logical_bytes += x.ops[k].logical_bytes;
+    cs.busy_seconds += x.busy_seconds;
+    cs.exposed_seconds += x.exposed_seconds;
+  }
   row[kParams] = static_cast<double>(m.param_bytes);
   row[kGrads] = static_cast<double>(m.grad_bytes);
   row[kOptim] = static_cast<double>(m.optimizer_bytes);

@@ -11,7 +11,7 @@ namespace zt {
 Status plan_ranks(RunSession* s) {
   const ParallelConfig& p = s->cfg.parallel;
   s->world_size = p.dp * p.pp * p.tp;
-  ZT_ASSIGN_OR_RETURN(s->grid, RankGrid::create(s->world_size, p.tp, p.dp, p.pp, p.ep));
+  ZT_ASSIGN_OR_RETURN(s->grid, RankGrid::create(s->world_size, p.tp, p.dp, p.pp, p.ep, p.sp));
   s->partition = stage_partition(s->cfg);
   return layout_for_rank(s->cfg.model, s->grid, 0, s->partition).status();
 }
@@ -52,7 +52,7 @@ Status create_trainer(RunSession* s, const RestoreRequest& from, const ProgressF
   ZT_ASSIGN_OR_RETURN(s->trainer, Trainer::create(s->topts, launched_by_mpi() ? &s->groups : nullptr));
   ZT_RETURN_IF_ERROR(restore_run(*s->trainer, s->cfg, from, s->lead, load_progress));
   const ParallelGroups& g = s->groups;
-  s->comm_groups = {g.world, g.dp, g.pp, g.tp, g.tied, &s->trainer->dp()};
+  s->comm_groups = {g.world, g.dp, g.pp, g.tp, g.tied, g.sp, &s->trainer->dp()};
   return Status::OK();
 }
 

@@ -17,7 +17,7 @@ StatusOr<double> timed_trial(const ZtConfig& cfg, const TrialPlacement& at, cons
   ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(o, at.groups));
   BatchSampler sampler(&train, cfg.training.seed, cfg.batch.train_batch_size, static_cast<int>(cfg.batch.micro_batch),
                        static_cast<int>(cfg.batch.grad_accum));
-  const int dp_rank = t->dp().rank();
+  const int dp_rank = t->data_rank();
   double timed = 0.0;
   for (int64_t step = 0; step < steps; ++step) {
     std::vector<Batch> batches;

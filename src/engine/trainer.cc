@@ -67,14 +67,15 @@ Status validate_options(const TrainerOptions& options) {
 
 // The model's options on this rank: its part, the micro-batch shape, the pipeline's slots.
 GptModelOptions model_options(const TrainerOptions& options, const Backend* backend, ProcessGroup* tp, ProcessGroup* pp,
-                              ProcessGroup* ep) {
+                              ProcessGroup* ep, ProcessGroup* sp) {
   GptModelOptions mo;
   mo.layout = options.layout;
   mo.backend = backend;
   mo.tp = options.layout.tp_size > 1 ? tp : nullptr;
   mo.ep = options.layout.ep_size > 1 ? ep : nullptr;
+  mo.sp = options.layout.sp_size > 1 ? sp : nullptr;
   mo.max_batch = options.micro_batch;
-  mo.max_seq = options.seq_len;
+  mo.max_seq = options.layout.local_seq(options.seq_len);
   mo.slots = pp != nullptr && pp->size() > 1
                  ? pipe_schedule_slots(options.pipe_schedule, std::max(1, options.micro_batches), pp->size(), pp->rank())
                  : 1;
@@ -108,10 +109,11 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     t->tied_ = groups->tied;
     t->ep_ = groups->ep;
     t->edp_ = groups->edp;
+    t->sp_ = groups->sp;
   }
   if (t->world_ == nullptr) t->world_ = dp;
   // The groups move this backend's arenas inside its memory domain (comm/memory_domain.h).
-  for (ProcessGroup* g : {t->world_, t->dp_, t->pp_, t->tp_, t->tied_, t->ep_, t->edp_}) {
+  for (ProcessGroup* g : {t->world_, t->dp_, t->pp_, t->tp_, t->tied_, t->ep_, t->edp_, t->sp_}) {
     if (g != nullptr) g->set_memory_domain(t->backend_.memory_domain());
   }
   ZT_RETURN_IF_ERROR(t->validate_parallel());
@@ -119,7 +121,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     ZT_RETURN_IF_ERROR(LossScaler::validate(options.loss_scaler));
     t->scaler_.emplace(options.loss_scaler);
   }
-  GptModelOptions mo = model_options(options, &t->backend_, t->tp_, t->pp_, t->ep_);
+  GptModelOptions mo = model_options(options, &t->backend_, t->tp_, t->pp_, t->ep_, t->sp_);
   Status swap = ModelStates::validate_offload(options.zero.stage, options.zero.offload);  // names the key at fault
   if (swap.ok()) swap = t->create_activation_swap(&mo);
   t->model_ = GptModel::create(options.model, mo);
@@ -161,6 +163,7 @@ Status Trainer::validate_parallel() const {
   } else if (!lay.embedding || !lay.head || lay.first_block != 0 || lay.end(options_.model) != options_.model.n_layer) {
     return Status::InvalidArgument("without pipeline parallelism the layout must hold every block, the embeddings and the head");
   }
+  ZT_RETURN_IF_ERROR(validate_sequence_parallel());
   return validate_expert_parallel();
 }
 
@@ -178,12 +181,36 @@ Status Trainer::validate_expert_parallel() const {
   return Status::OK();
 }
 
+// Sequence parallelism: the group is sp consecutive dp ranks (parallel/grid.h), the sequence
+// splits evenly, and nothing changes a sequence's length or routes its tokens.
+Status Trainer::validate_sequence_parallel() const {
+  const int sp = sp_ != nullptr ? sp_->size() : 1;
+  const GptLayout& lay = options_.layout;
+  if (sp != lay.sp_size || (sp_ != nullptr && sp_->rank() != lay.sp_rank)) {
+    return Status::InvalidArgument("the sequence-parallel group does not match the layout's sp rank and size");
+  }
+  if (sp == 1) return Status::OK();
+  if (dp_->size() % sp != 0 || dp_->rank() % sp != sp_->rank()) {
+    return Status::InvalidArgument("the sequence-parallel group must be sp consecutive ranks of the data-parallel group");
+  }
+  const std::string key = "/sequence_parallel_size: " + std::to_string(sp);
+  if (options_.seq_len % sp != 0) {
+    return Status::InvalidArgument(key + " does not divide the sequence length " + std::to_string(options_.seq_len));
+  }
+  if (options_.efficiency.seqlen_curriculum.has_value() || options_.efficiency.routes_blocks() || options_.block_routing) {
+    return Status::Unimplemented(key + " with curriculum learning, progressive layer drop or random-LTD is not "
+                                 "supported yet: they shorten or route each rank's part of a sequence");
+  }
+  return Status::OK();
+}
+
 Status Trainer::create_activation_swap(GptModelOptions* mo) {
   bool any = false;
   for (bool c : options_.checkpoint) any = any || c;
   if (options_.activation_swap_dir.empty() || !any) return Status::OK();
   ZT_ASSIGN_OR_RETURN(act_io_, IoEngine::create(options_.zero.offload.aio));
-  const size_t bytes = static_cast<size_t>(options_.micro_batch) * static_cast<size_t>(options_.seq_len) *
+  const size_t bytes = static_cast<size_t>(options_.micro_batch) *
+                       static_cast<size_t>(options_.layout.local_seq(options_.seq_len)) *
                        static_cast<size_t>(options_.model.n_embd) * dtype_size(backend_.compute_dtype());
   const std::string path = options_.activation_swap_dir + "/zerotrain." + std::to_string(::getpid()) + ".rank" +
                            std::to_string(world_->rank()) + ".activations.swp";
@@ -384,9 +411,10 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
                                    " micro-batches per step, got " + std::to_string(input.size()));
   }
   const int64_t local = static_cast<int64_t>(input.size());
-  StepPlan plan = efficiency_.plan(input, B, options_.seq_len, global_step_, dp_->rank() * local, train_batch_size_of(local));
-  const std::vector<MicroBatch>& host_batches = plan.micro_batches;
-  const int T = step_seq_ = plan.seq_len;
+  StepPlan plan = efficiency_.plan(input, B, options_.seq_len, global_step_, data_rank() * local, train_batch_size_of(local));
+  // Sequence parallelism: this rank's positions of each sequence.
+  const std::vector<MicroBatch> host_batches = sp_ == nullptr ? plan.micro_batches : slicer_.slice(plan.micro_batches, B, plan.seq_len);
+  const int T = step_seq_ = options_.layout.local_seq(plan.seq_len);
   step_routes_ = std::move(plan.routes);
   int64_t local_count = 0;
   for (const MicroBatch& mb : host_batches) {
@@ -401,7 +429,7 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
   StepStats stats;
   stats.loss_scale = scaler_ ? scaler_->scale() : 1.0;  // fp16: the backward runs on the scaled loss
   const float dloss = counted > 0 ? static_cast<float>(stats.loss_scale / static_cast<double>(counted)) : 0.0f;
-  const double micro_global = static_cast<double>(local) * dp_->size();
+  const double micro_global = static_cast<double>(local) * data_size();
   begin_moe_step(stats.loss_scale, micro_global);
   states_->zero_grads();
   reducer_->set_reduce(optimizer_->engine_reduces_gradients());
@@ -434,14 +462,14 @@ StatusOr<StepStats> Trainer::step(const std::vector<MicroBatch>& input) {
 }
 
 int64_t Trainer::train_batch_size_of(int64_t local_micro_batches) const {
-  return static_cast<int64_t>(options_.micro_batch) * local_micro_batches * dp_->size();
+  return static_cast<int64_t>(options_.micro_batch) * local_micro_batches * data_size();
 }
 
 StatusOr<double> Trainer::evaluate(const std::vector<MicroBatch>& batches) {
-  const int B = options_.micro_batch, T = options_.seq_len;
+  const int B = options_.micro_batch, T = options_.layout.local_seq(options_.seq_len);
   step_seq_ = T;
   model_->clear_routes();
-  const int N = dp_->size(), rank = dp_->rank();
+  const int N = data_size(), rank = data_rank();
   double sum = 0.0;
   int64_t count = 0;
   // This replica's share: batches rank, rank + N, ... Under ZeRO-3 and expert parallelism
@@ -456,6 +484,7 @@ StatusOr<double> Trainer::evaluate(const std::vector<MicroBatch>& batches) {
     mine.push_back(batches[idx < batches.size() ? idx : 0]);
     real.push_back(idx < batches.size());
   }
+  if (sp_ != nullptr) mine = slicer_.slice(mine, B, options_.seq_len);  // this rank's positions
   for (size_t i = 0; i < mine.size(); ++i) {
     ZT_RETURN_IF_ERROR(model_->validate_batch(options_.layout.embedding ? mine[i].tokens : nullptr, mine[i].targets, B, T));
   }

@@ -24,6 +24,7 @@
 #include "core/status.h"
 #include "engine/compression.h"
 #include "engine/efficiency.h"
+#include "engine/sequence_slices.h"
 #include "nn/batch_staging.h"
 #include "nn/gpt_model.h"
 #include "nn/gpt_training.h"
@@ -140,6 +141,11 @@ class Trainer {
   std::string offload_description() const;
   const TrainerOptions& options() const { return options_; }
   ProcessGroup& dp() { return *dp_; }
+  const ProcessGroup* sp_group() const { return sp_; }  // null without sequence parallelism
+  // Which sequences this rank reads: the data-parallel ranks proper, dp / sp of them
+  // (parallel/grid.h; the dp group also holds the sequence-parallel ranks), and its place.
+  int data_size() const { return dp_->size() / options_.layout.sp_size; }
+  int data_rank() const { return dp_->rank() / options_.layout.sp_size; }
   ProcessGroup& world() { return *world_; }
   int pp_size() const { return pp_ != nullptr ? pp_->size() : 1; }
   bool pipelined() const { return pp_ != nullptr && pp_->size() > 1; }
@@ -168,6 +174,8 @@ class Trainer {
   uint64_t disk_written() const;
   Status validate_parallel() const;
   Status validate_expert_parallel() const;
+  Status validate_sequence_parallel() const;
+
   bool expert_parallel() const { return options_.layout.ep_size > 1; }
   // Where the layer walk reads parameters: the model states, through compression's
   // quantized copies when it is on.
@@ -214,6 +222,8 @@ class Trainer {
   ProcessGroup* tied_ = nullptr;
   ProcessGroup* ep_ = nullptr;   // expert parallelism: the ranks the experts are spread over
   ProcessGroup* edp_ = nullptr;  // and the ranks holding the same experts (null: ep = 1)
+  ProcessGroup* sp_ = nullptr;   // sequence parallelism: the ranks sharing this rank's sequences (null: sp = 1)
+  SequenceSlicer slicer_{options_.layout.sp_rank, options_.layout.sp_size};  // this rank's positions of them
   // The group ZeRO partitions over: dp, or with expert parallelism at stages 1+ the
   // expert-data-parallel group (each rank's table holds its own experts; its dense part is
   // then held by every rank of the ep group).

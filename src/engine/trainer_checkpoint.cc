@@ -139,7 +139,7 @@ CheckpointLayout current_layout(Trainer& t) {
 }
 
 int64_t train_batch_size(Trainer& t) {
-  return static_cast<int64_t>(t.options().micro_batch) * std::max(1, t.options().micro_batches) * t.dp().size();
+  return static_cast<int64_t>(t.options().micro_batch) * std::max(1, t.options().micro_batches) * t.data_size();
 }
 
 Status save_trainer(Trainer& t, const TrainerSave& save) {

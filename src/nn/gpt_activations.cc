@@ -40,6 +40,8 @@ struct Dims {
   size_t F;     // the rank's MLP width, mlp_width()/tp
   size_t KVl;   // the rank's k and v rows (kv heads x head size)
   size_t HD;    // head size
+  size_t sp = 1;     // sequence parallelism: the group's size (T is this rank's tokens)
+  size_t NHa, Ta;    // attention's heads and sequence: NHl and T, or under sp n_head/sp and T sp
   bool layernorm, swiglu, split_qkv, rotary;
   // MoE blocks (zero for a dense model): experts, experts per token, the expert buffers'
   // rows per expert (moe_capacity_bound for B T tokens) and the expert width.
@@ -81,7 +83,7 @@ void carve_internals(BlockActivationsT<A>* b, const Dims& d, Carver* c, bool den
   if (d.layernorm) b->norm1_mean = c->stats(d.BT);
   b->norm1_rstd = c->stats(d.BT);
   b->qkv = c->take<A>(d.BT * 3 * d.Cl);
-  b->att = c->take<A>(d.B * d.NHl * d.T * d.T);
+  b->att = c->take<A>(d.B * d.NHa * d.Ta * d.Ta);
   b->att_out = c->take<A>(d.BT * d.Cl);
   b->res_attn = c->take<A>(d.BT * d.C);
   b->norm2 = c->take<A>(d.BT * d.C);
@@ -183,7 +185,11 @@ void carve_scratch(GptScratchT<A>* s, const Dims& d, const CarvePlan& p, Carver*
     s->v = c->take<A>(d.BT * d.KVl);
   }
   if (shared_inputs) s->grad_tmp = c->stats(d.BT * d.C);
-  if (d.rotary) s->freqs = c->stats(d.T * d.HD);
+  if (d.rotary) s->freqs = c->stats(d.Ta * d.HD);
+  if (d.sp > 1) {  // Ulysses' exchange buffers (the widest exchanged activation: q, k, v)
+    s->sp_send = c->take<A>(d.BT * 3 * d.C);
+    s->sp_recv = c->take<A>(d.BT * 3 * d.C);
+  }
   if (d.E > 0) carve_moe_scratch(s, d, c);
   if (p.any_ckpt) {
     carve_internals(&s->recompute, d, c, true, d.E > 0);
@@ -279,6 +285,9 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
   d.F = static_cast<size_t>(cfg.mlp_width()) / tp;
   d.KVl = static_cast<size_t>(cfg.kv_dim()) / tp;
   d.HD = static_cast<size_t>(cfg.head_size());
+  d.sp = static_cast<size_t>(lay.sp_size);
+  d.NHa = d.NHl / d.sp;
+  d.Ta = d.T * d.sp;
   if (cfg.moe.enabled()) {
     d.E = static_cast<size_t>(cfg.moe.num_experts);
     d.K = static_cast<size_t>(cfg.moe.k());

@@ -16,7 +16,8 @@
 // means for LayerNorm only, mlp_up (and the scratch's dmlp_up) for SwiGLU, the separate q,
 // k, v scratch for unfused projections (qkv then holds the rotated q with each rank's kv
 // heads repeated for its query heads), RoPE tables for rotary positions. F, the rank's MLP
-// width, is mlp_width()/tp.
+// width, is mlp_width()/tp. Under sequence parallelism T is this rank's tokens of each
+// sequence; attention's probabilities and the RoPE table span the whole sequence.
 //
 // A is the activation storage (float, or half_t for bf16/f16 compute): every activation
 // and activation gradient is A; LayerNorm statistics, losses and cross-entropy statistics
@@ -40,7 +41,8 @@ struct BlockActivationsT {
   float* norm1_mean = nullptr;  // (B, T)      LayerNorm only
   float* norm1_rstd = nullptr;  // (B, T)
   A* qkv = nullptr;       // (B, T, 3Cl)
-  A* att = nullptr;       // (B, NHl, T, T) softmax probabilities P (causal; zeros above the diagonal)
+  A* att = nullptr;       // (B, NHl, T, T) softmax probabilities P (causal; zeros above the diagonal);
+                          // under sp (B, NH/sp, T sp, T sp): the rank's heads over the whole sequence
   A* att_out = nullptr;      // (B, T, Cl)  attention output, input of attn_out
   A* res_attn = nullptr;      // (B, T, C)   residual after attention
   A* norm2 = nullptr;       // (B, T, C)
@@ -102,7 +104,9 @@ struct GptScratchT {
   A* k = nullptr;           // (B, T, KVl) k before packing, then dk
   A* v = nullptr;           // (B, T, KVl) v before packing, then dv
   float* grad_tmp = nullptr;  // (B, T, C) a second fp32 input-gradient partial, added into tp_partial
-  float* freqs = nullptr;     // (T, HD/2, 2) RoPE cos/sin
+  float* freqs = nullptr;     // (T sp, HD/2, 2) RoPE cos/sin, every position of the sequence
+  A* sp_send = nullptr;       // (B, T, 3C) sequence parallelism: Ulysses' exchange buffers
+  A* sp_recv = nullptr;       // (B, T, 3C)
   float* tp_partial = nullptr;  // (B, T, C) fp32 sums across tp ranks: row-parallel partials,
                                 // the embedding's partial rows, 16-bit gradients being all-reduced
                                 // (also without tp when several projections share an input: their input gradients sum in fp32)

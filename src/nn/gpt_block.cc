@@ -14,14 +14,14 @@ namespace zt {
 template <typename A>
 Status GptModelImpl<A>::block_forward(int l, const A* res_in, const BlockActivationsT<A>& a) {
   const int P = options_.layout.tp_size;
-  const int C = config_.n_embd, Cl = C / P, NHl = config_.n_head / P, Fl = config_.mlp_width() / P;
+  const int C = config_.n_embd, Cl = C / P, Fl = config_.mlp_width() / P;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
   const BlockWeightsT<A>& w = w_.blocks[static_cast<size_t>(l)];
   norm_forward(a.norm1, a.norm1_mean, a.norm1_rstd, res_in, w.norm1_w, w.norm1_b, BT);
   copy_to_tp_forward();
   quantize_input(l, 0, a.norm1, BT, C);
   qkv_forward(w, a, BT);
-  k_.attention_forward(a.att_out, a.att, a.qkv, B_, T_, Cl, NHl);
+  ZT_RETURN_IF_ERROR(attention_forward(a));
   quantize_input(l, 1, a.att_out, BT, Cl);
   ZT_RETURN_IF_ERROR(row_parallel_forward(a.res_attn, a.att_out, w.attn_out_w, w.attn_out_b, res_in, BT, Cl));
   norm_forward(a.norm2, a.norm2_mean, a.norm2_rstd, a.res_attn, w.norm2_w, w.norm2_b, BT);
@@ -120,7 +120,7 @@ const A* GptModelImpl<A>::branch_grad(const A* dres, int64_t n) {
 template <typename A>
 Status GptModelImpl<A>::block_backward(int l, const BlockActivationsT<A>& a, const A* res_in) {
   const int P = options_.layout.tp_size;
-  const int C = config_.n_embd, Cl = C / P, NHl = config_.n_head / P, Fl = config_.mlp_width() / P;
+  const int C = config_.n_embd, Cl = C / P, Fl = config_.mlp_width() / P;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
   const BlockWeightsT<A>& w = w_.blocks[static_cast<size_t>(l)];
   const BlockWeightsT<float>& dw = dw_.blocks[static_cast<size_t>(l)];
@@ -140,7 +140,7 @@ Status GptModelImpl<A>::block_backward(int l, const BlockActivationsT<A>& a, con
   reduce_from_tp_backward();
   k_.linear_backward(s.dnorm, dw.attn_out_w, dw.attn_out_b, branch_grad(dres, BT * C), a.att_out, w.attn_out_w, BT, Cl,
                      C);
-  k_.attention_backward(s.dqkv, s.dnorm, a.qkv, a.att, B_, T_, Cl, NHl);
+  ZT_RETURN_IF_ERROR(attention_backward(a));
   ZT_RETURN_IF_ERROR(qkv_backward(w, dw, a, BT));
   norm_backward(dres, dw.norm1_w, dw.norm1_b, s.dnorm, res_in, w.norm1_w, a.norm1_mean, a.norm1_rstd, BT);
   return Status::OK();

@@ -49,17 +49,17 @@ void GptModelImpl<A>::fill_route_freqs(const BlockRoute& r) {
 template <typename A>
 void GptModelImpl<A>::rope(A* x, int NH, bool backward) {
   const int HD = config_.head_size();
-  auto call = [&](A* p, const float* freqs, int B) {
+  auto call = [&](A* p, const float* freqs, int B, int pos0) {
     if (backward) {
-      k_.rope_backward(p, p, freqs, B, T_, NH, HD, 0);
+      k_.rope_backward(p, p, freqs, B, T_, NH, HD, pos0);
     } else {
-      k_.rope_forward(p, p, freqs, B, T_, NH, HD, 0);
+      k_.rope_forward(p, p, freqs, B, T_, NH, HD, pos0);
     }
   };
-  if (active_route_ == nullptr) return call(x, arena_.scratch.freqs, B_);
+  if (active_route_ == nullptr) return call(x, arena_.scratch.freqs, B_, seq_offset());  // this rank's positions
   const size_t rows = static_cast<size_t>(T_);  // T_ is the kept count while a route is active
   for (int b = 0; b < B_; ++b) {
-    call(x + static_cast<size_t>(b) * rows * NH * HD, arena_.scratch.route_freqs + static_cast<size_t>(b) * rows * HD, 1);
+    call(x + static_cast<size_t>(b) * rows * NH * HD, arena_.scratch.route_freqs + static_cast<size_t>(b) * rows * HD, 1, 0);
   }
 }
 

@@ -36,6 +36,25 @@ Status GptLayout::validate(const GptConfig& c) const {
     return Status::InvalidArgument("/parallel/tp: " + std::to_string(tp_size) + " does not divide the padded vocabulary " +
                                    std::to_string(c.padded_vocab()) + "; set model.padded_vocab_size to a multiple of it");
   }
+  return validate_sequence_parallel(c);
+}
+
+Status GptLayout::validate_sequence_parallel(const GptConfig& c) const {
+  if (sp_size < 1 || sp_rank < 0 || sp_rank >= sp_size) {
+    return Status::InvalidArgument("sequence-parallel rank " + std::to_string(sp_rank) + " of " + std::to_string(sp_size));
+  }
+  if (sp_size == 1) return Status::OK();
+  const std::string key = "/sequence_parallel_size: " + std::to_string(sp_size);
+  if (c.n_head % sp_size != 0) {
+    return Status::InvalidArgument(key + " does not divide n_head=" + std::to_string(c.n_head) +
+                                   " (each rank attends with n_head / sp heads over the whole sequence)");
+  }
+  const std::string no = key + " with ";
+  if (tp_size > 1) return Status::Unimplemented(no + "tensor parallelism (/parallel/tp) is not supported yet");
+  if (first_block != 0 || end(c) != c.n_layer || !embedding || !head) {
+    return Status::Unimplemented(no + "pipeline parallelism (/parallel/pp) is not supported yet");
+  }
+  if (c.moe.enabled()) return Status::Unimplemented(no + "experts (model.moe) is not supported yet");
   return Status::OK();
 }
 

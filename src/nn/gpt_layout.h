@@ -8,6 +8,9 @@
 // biases of row-parallel layers).
 // An expert-parallel rank (issue 30) holds the routed experts of its ep rank only,
 // [ep_rank E/ep, (ep_rank + 1) E/ep) of every MoE block, and whole copies of the rest.
+// A sequence-parallel rank (Ulysses, issue 31) holds the whole model and 1/sp of each
+// sequence's tokens, positions [sp_rank T/sp, (sp_rank + 1) T/sp); its attention runs on
+// the whole sequence for n_head/sp heads (nn/ulysses.h).
 // The default layout is the whole model on one rank.
 #pragma once
 
@@ -27,6 +30,8 @@ struct GptLayout {
   int tp_size = 1;
   int ep_rank = 0;
   int ep_size = 1;
+  int sp_rank = 0;
+  int sp_size = 1;
 
   int end(const GptConfig& c) const { return end_block < 0 ? c.n_layer : end_block; }
   bool owns_block(const GptConfig& c, int l) const { return l >= first_block && l < end(c); }
@@ -35,9 +40,13 @@ struct GptLayout {
   // The routed experts this rank holds: [first_expert, first_expert + local_experts).
   int local_experts(const GptConfig& c) const { return c.moe.num_experts / ep_size; }
   int first_expert(const GptConfig& c) const { return ep_rank * local_experts(c); }
+  // The tokens of each sequence this rank holds, of a sequence of T.
+  int local_seq(int T) const { return T / sp_size; }
   // InvalidArgument if the layout does not fit the model: an empty stage, tp not dividing
-  // the heads and the padded vocabulary, or ep not dividing the experts.
+  // the heads and the padded vocabulary, ep not dividing the experts, sp not dividing the
+  // heads; Unimplemented for sp with tp, pipeline stages or experts.
   Status validate(const GptConfig& c) const;
+  Status validate_sequence_parallel(const GptConfig& c) const;
 };
 
 // Layer id of a tied LM head's copy of the embedding on a last stage without the embeddings.

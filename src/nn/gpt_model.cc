@@ -66,7 +66,7 @@ GptModel::GptModel(const GptConfig& config, const GptModelOptions& options)
   ZT_CHECK(config.validate().ok(), "invalid GptConfig: %s", config.validate().to_string().c_str());
   const Status lay = options.layout.validate(config);
   ZT_CHECK(lay.ok(), "invalid layout: %s", lay.to_string().c_str());
-  ZT_CHECK(options.max_batch > 0 && options.max_seq > 0 && options.max_seq <= config.n_positions,
+  ZT_CHECK(options.max_batch > 0 && options.max_seq > 0 && options.max_seq * options.layout.sp_size <= config.n_positions,
            "bad activation shape %d x %d", options.max_batch, options.max_seq);
   ZT_CHECK(options.layout.tp_size == 1 || (options.tp != nullptr && options.tp->size() == options.layout.tp_size &&
                                            options.tp->rank() == options.layout.tp_rank),
@@ -74,6 +74,9 @@ GptModel::GptModel(const GptConfig& config, const GptModelOptions& options)
   ZT_CHECK(options.layout.ep_size == 1 || (options.ep != nullptr && options.ep->size() == options.layout.ep_size &&
                                            options.ep->rank() == options.layout.ep_rank),
            "expert-parallel group does not match the layout");
+  ZT_CHECK(options.layout.sp_size == 1 || (options.sp != nullptr && options.sp->size() == options.layout.sp_size &&
+                                           options.sp->rank() == options.layout.sp_rank),
+           "sequence-parallel group does not match the layout");
   ZT_CHECK(options.slots >= 1, "at least one activation slot");
   const Status supported = check_supported(config, options);
   ZT_CHECK(supported.ok(), "%s", supported.to_string().c_str());
@@ -190,7 +193,8 @@ GptModelImpl<A>::GptModelImpl(const GptConfig& config, const GptModelOptions& op
   w_.blocks.resize(static_cast<size_t>(config.n_layer));
   dw_.blocks.resize(static_cast<size_t>(config.n_layer));
   if (config.rotary()) {
-    f32_.rope_table(arena_.scratch.freqs, options.max_seq, config.head_size(), config.rope_inv_freq().data());
+    f32_.rope_table(arena_.scratch.freqs, options.max_seq * options.layout.sp_size, config.head_size(),
+                    config.rope_inv_freq().data());
   }
   moe_ = backend_.moe_ops();
   gates_.assign(static_cast<size_t>(options.slots), std::vector<MoeGateResult>(static_cast<size_t>(config.n_layer)));
@@ -234,8 +238,9 @@ template <typename A>
 Status GptModelImpl<A>::forward_embedding(const int32_t* tokens, int B, int T) {
   ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
   begin_stage(B, T);
-  if (!tp()) {  // learned positions are added here (null for rotary ones)
-    k_.encoder_forward(slot().encoded, tokens, w_.embed, w_.positions, B, T, config_.n_embd);
+  if (!tp()) {  // learned positions are added here (null for rotary ones), from this rank's first
+    const A* positions = w_.positions == nullptr ? nullptr : w_.positions + static_cast<size_t>(seq_offset()) * config_.n_embd;
+    k_.encoder_forward(slot().encoded, tokens, w_.embed, positions, B, T, config_.n_embd);
     return Status::OK();
   }
   return vocab_parallel_embedding_forward(k_, options_.tp, slot().encoded, arena_.scratch.tp_partial, tokens, w_.embed,
@@ -292,7 +297,8 @@ template <typename A>
 void GptModelImpl<A>::backward_embedding(const int32_t* tokens) {
   ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
   if (!tp()) {
-    k_.encoder_backward(dw_.embed, dw_.positions, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd);
+    float* dpositions = dw_.positions == nullptr ? nullptr : dw_.positions + static_cast<size_t>(seq_offset()) * config_.n_embd;
+    k_.encoder_backward(dw_.embed, dpositions, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd);
   } else {
     k_.vocab_embedding_backward(dw_.embed, dw_.positions, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd,
                                 vocab_slice(config_, options_.layout));

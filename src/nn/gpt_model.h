@@ -51,8 +51,9 @@ struct GptModelOptions {
   const Backend* backend = nullptr;  // the device and kernel table; null = cpu_backend()
   ProcessGroup* tp = nullptr;  // the tensor-parallel group (size layout.tp_size); null when tp = 1
   ProcessGroup* ep = nullptr;  // the expert-parallel group (size layout.ep_size); null when ep = 1
+  ProcessGroup* sp = nullptr;  // the sequence-parallel group (size layout.sp_size); null when sp = 1
   int max_batch = 1;
-  int max_seq = 1;
+  int max_seq = 1;                    // this rank's tokens per sequence (the sequence / sp)
   int slots = 1;                      // micro-batches in flight (pipeline stages)
   std::vector<bool> checkpoint;       // per global block: keep only its input, recompute in backward
   bool partition_activations = false; // with tp > 1: keep 1/tp of each checkpointed input

@@ -80,6 +80,14 @@ class GptModelImpl final : public GptModel {
   Status column_parallel_backward(A* dinp, float* dweight, float* dbias, const A* dout, const A* inp,
                                   const A* weight, int64_t N, int C, int OC);
   bool tp() const { return options_.layout.tp_size > 1; }
+  // Sequence parallelism: the first position of this rank's tokens.
+  int seq_offset() const { return options_.layout.sp_rank * T_; }
+  // The attention step (gpt_attention.cc): a.att_out from a.qkv; s.dqkv from s.dnorm.
+  Status attention_forward(const BlockActivationsT<A>& a);
+  Status attention_backward(const BlockActivationsT<A>& a);
+  // Ulysses' exchange of x (this micro-batch, `groups` column groups of n_embd) to the
+  // head-sharded layout or back (nn/ulysses.h).
+  Status ulysses(A* x, int groups, bool to_heads);
   // The block's steps by knob (gpt_layers.cc). norm_*: LayerNorm or RMSNorm over C.
   void norm_forward(A* out, float* mean, float* rstd, const A* x, const A* w, const A* b, int64_t N);
   void norm_backward(A* dx, float* dw, float* db, const A* dout, const A* x, const A* w, const float* mean,

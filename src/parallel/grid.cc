@@ -3,7 +3,7 @@
 
 namespace zt {
 
-StatusOr<RankGrid> RankGrid::create(int world_size, int tp, int dp, int pp, int ep) {
+StatusOr<RankGrid> RankGrid::create(int world_size, int tp, int dp, int pp, int ep, int sp) {
   if (tp < 1 || dp < 1 || pp < 1) {
     return Status::InvalidArgument("parallel degrees must be >= 1, got tp=" + std::to_string(tp) + " dp=" +
                                    std::to_string(dp) + " pp=" + std::to_string(pp));
@@ -17,7 +17,15 @@ StatusOr<RankGrid> RankGrid::create(int world_size, int tp, int dp, int pp, int 
     return Status::InvalidArgument("/parallel/ep (model.moe.ep_size): " + std::to_string(ep) + " must divide the data-parallel size " +
                                    std::to_string(dp) + " (expert-parallel groups are made of data-parallel ranks)");
   }
-  return RankGrid(tp, dp, pp, ep);
+  if (sp < 1 || dp % sp != 0) {
+    return Status::InvalidArgument("/sequence_parallel_size: " + std::to_string(sp) + " must divide the data-parallel size " +
+                                   std::to_string(dp) + " (sequence-parallel groups are made of data-parallel ranks)");
+  }
+  if (sp > 1 && ep > 1) {
+    return Status::Unimplemented("/sequence_parallel_size: " + std::to_string(sp) +
+                                 " with expert parallelism is not supported yet (sp and ep both split the dp groups)");
+  }
+  return RankGrid(tp, dp, pp, ep, sp);
 }
 
 int RankGrid::degree(GridAxis axis) const {
@@ -27,6 +35,7 @@ int RankGrid::degree(GridAxis axis) const {
     case GridAxis::kPp: return pp_;
     case GridAxis::kEp: return ep_;
     case GridAxis::kEdp: return dp_ / ep_;
+    case GridAxis::kSp: return sp_;
   }
   return 1;
 }
@@ -44,13 +53,14 @@ int RankGrid::rank(const GridCoord& c) const { return c.tp + tp_ * (c.dp + dp_ *
 std::vector<int> RankGrid::group_of(int r, GridAxis axis) const {
   GridCoord c = coord(r);
   std::vector<int> out;
-  const int ep_first = c.dp / ep_ * ep_, ep_rank = c.dp % ep_;
+  const int ep_first = c.dp / ep_ * ep_, ep_rank = c.dp % ep_, sp_first = c.dp / sp_ * sp_;
   for (int i = 0; i < degree(axis); ++i) {
     if (axis == GridAxis::kTp) c.tp = i;
     if (axis == GridAxis::kDp) c.dp = i;
     if (axis == GridAxis::kPp) c.pp = i;
     if (axis == GridAxis::kEp) c.dp = ep_first + i;
     if (axis == GridAxis::kEdp) c.dp = i * ep_ + ep_rank;
+    if (axis == GridAxis::kSp) c.dp = sp_first + i;
     out.push_back(rank(c));
   }
   return out;

@@ -12,6 +12,11 @@
 // expert-parallel group is ep consecutive dp ranks (dp // ep), and the expert-data-parallel
 // group the dp ranks holding the same experts (dp % ep). dp=4, ep=2 (tp = pp = 1):
 //   ep groups [0 1] [2 3]; expert-data-parallel groups [0 2] [1 3]
+// Sequence parallelism (Ulysses, issue 31) splits the dp groups alike: a sequence-parallel
+// group is sp consecutive dp ranks that read the same sequences, each holding 1/sp of every
+// one's tokens. The dp group stays DeepSpeed's sequence-data-parallel group: gradients
+// reduce and ZeRO partitions over all dp x sp ranks. Data parallelism proper (which
+// sequences a rank reads) has dp / sp ranks: data_rank = dp coordinate / sp.
 // Thread-safety: RankGrid is an immutable value.
 #pragma once
 
@@ -31,18 +36,23 @@ struct GridCoord {
   bool operator==(const GridCoord& o) const { return tp == o.tp && dp == o.dp && pp == o.pp; }
 };
 
-enum class GridAxis { kTp, kDp, kPp, kEp, kEdp };
+enum class GridAxis { kTp, kDp, kPp, kEp, kEdp, kSp };
 
 class RankGrid {
  public:
-  // InvalidArgument unless every degree is >= 1, tp * dp * pp == world_size and ep divides dp.
-  static StatusOr<RankGrid> create(int world_size, int tp, int dp, int pp, int ep = 1);
+  // InvalidArgument unless every degree is >= 1, tp * dp * pp == world_size, ep and sp
+  // divide dp, and at most one of them is above 1.
+  static StatusOr<RankGrid> create(int world_size, int tp, int dp, int pp, int ep = 1, int sp = 1);
 
   int world_size() const { return tp_ * dp_ * pp_; }
   int tp() const { return tp_; }
   int dp() const { return dp_; }
   int pp() const { return pp_; }
   int ep() const { return ep_; }
+  int sp() const { return sp_; }
+  // The ranks that read different sequences: dp / sp of them; rank's place among them.
+  int data_parallel() const { return dp_ / sp_; }
+  int data_rank(int rank) const { return coord(rank).dp / sp_; }
   int degree(GridAxis axis) const;
 
   GridCoord coord(int rank) const;
@@ -55,8 +65,8 @@ class RankGrid {
   int group_color(int rank, GridAxis axis) const;
 
  private:
-  RankGrid(int tp, int dp, int pp, int ep) : tp_(tp), dp_(dp), pp_(pp), ep_(ep) {}
-  int tp_, dp_, pp_, ep_;
+  RankGrid(int tp, int dp, int pp, int ep, int sp) : tp_(tp), dp_(dp), pp_(pp), ep_(ep), sp_(sp) {}
+  int tp_, dp_, pp_, ep_, sp_;
 };
 
 // The communicators of one rank: the world and its group along each axis, plus the
@@ -70,6 +80,7 @@ struct ParallelGroups {
   ProcessGroup* tied = nullptr;  // first and last pipeline stage with this rank's (dp, tp); null unless pp > 1 and at an end
   ProcessGroup* ep = nullptr;    // expert parallelism: this rank's ep and expert-data-parallel groups (null: ep = 1)
   ProcessGroup* edp = nullptr;
+  ProcessGroup* sp = nullptr;    // sequence parallelism: this rank's sp group (null: sp = 1)
   std::vector<std::unique_ptr<ProcessGroup>> owned;  // groups created for this bundle
 };
 

@@ -58,5 +58,25 @@ TEST(RankGrid, ExpertParallelGroupsSplitEachDataParallelGroup) {
             "data-parallel ranks)");
 }
 
+// DeepSpeed-Ulysses' groups: sp consecutive dp ranks read the same sequences; the dp group
+// (sequence-data-parallel) is unchanged; data_rank names which sequences a rank reads.
+TEST(RankGrid, SequenceParallelGroupsSplitEachDataParallelGroup) {
+  auto g = RankGrid::create(8, 1, 8, 1, 1, 4);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->groups(GridAxis::kSp), (Groups{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  EXPECT_EQ(g->groups(GridAxis::kDp), (Groups{{0, 1, 2, 3, 4, 5, 6, 7}}));
+  EXPECT_EQ(g->data_parallel(), 2);
+  EXPECT_EQ(g->data_rank(3), 0);
+  EXPECT_EQ(g->data_rank(5), 1);
+  auto two = RankGrid::create(8, 2, 4, 1, 1, 2);  // tp 2: sp groups step over the tp ranks
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->group_of(1, GridAxis::kSp), (std::vector<int>{1, 3}));
+  EXPECT_EQ(two->group_of(6, GridAxis::kSp), (std::vector<int>{4, 6}));
+  EXPECT_EQ(RankGrid::create(6, 1, 6, 1, 1, 4).status().message(),
+            "/sequence_parallel_size: 4 must divide the data-parallel size 6 (sequence-parallel groups are made of "
+            "data-parallel ranks)");
+  EXPECT_EQ(RankGrid::create(4, 1, 4, 1, 2, 2).status().code(), StatusCode::kUnimplemented);
+}
+
 }  // namespace
 }  // namespace zt

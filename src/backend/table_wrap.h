@@ -14,7 +14,8 @@
 #include "kernels/moe_ops.h"
 
 #define ZT_ACTIVATION_OPS_ENTRIES(X)                                                                          \
-  X(linear_forward) X(linear_backward) X(attention_forward) X(attention_backward) X(encoder_forward)          \
+  X(linear_forward) X(linear_backward) X(attention_forward) X(attention_backward) X(flash_attention_forward)   \
+  X(flash_attention_backward) X(encoder_forward)                                                               \
   X(encoder_backward) X(layernorm_forward) X(layernorm_backward) X(gelu_forward) X(gelu_backward)             \
   X(rmsnorm_forward) X(rmsnorm_backward) X(rope_forward) X(rope_backward) X(swiglu_forward) X(swiglu_backward) \
   X(gqa_pack) X(gqa_unpack) X(crossentropy_forward) X(crossentropy_backward) X(vocab_embedding_rows)          \
@@ -71,7 +72,9 @@ struct Entry<Hook, D, E, M> {
 template <class Hook, DType D, class A>
 void wrap_activation(ActivationOps<A>* o) {
   using Ops = ActivationOps<A>;
-#define ZT_WRAP_ENTRY(name) o->name = &Entry<Hook, D, TableEntry::k_##name, &Ops::name>::call;
+  // An entry the backend does not have stays null (the model asks before it calls one).
+#define ZT_WRAP_ENTRY(name) \
+  o->name = o->name == nullptr ? nullptr : &Entry<Hook, D, TableEntry::k_##name, &Ops::name>::call;
   ZT_ACTIVATION_OPS_ENTRIES(ZT_WRAP_ENTRY)
 #undef ZT_WRAP_ENTRY
 }

@@ -87,6 +87,14 @@ Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) 
             {"tp", cfg.parallel.tp}, {"zero_stage", static_cast<int>(cfg.zero.stage)}, {"micro_batch", cfg.batch.micro_batch},
             {"grad_accum", cfg.batch.grad_accum}, {"base_bytes", e.base_bytes}, {"data_bytes", e.data_bytes},
             {"rank_bytes_max", e.rank_bytes_max}, {"host_bytes_max", e.host_bytes_max}, {"fits", e.fits}};
+  j["sp"] = cfg.parallel.sp;
+  Json stages = Json::array();  // each pipeline stage's first rank, as the table prints it
+  for (const MemoryEstimate& m : e.stage_memory) {
+    stages.push_back({{"param_bytes", m.param_bytes}, {"grad_bytes", m.grad_bytes}, {"optimizer_bytes", m.optimizer_bytes},
+                      {"activation_bytes", m.activation_bytes}, {"buffer_bytes_max", m.buffer_bytes_max},
+                      {"total_bytes", m.total()}});
+  }
+  j["stage_memory"] = stages;
   if (e.timed) {
     const StepPrediction& p = e.time;
     j["step_s"] = p.step_s;

@@ -57,9 +57,11 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
     e.time_status = Status::NotFound("no calibration");
     return e;
   }
-  if (grid.sp() > 1) {
-    e.time_status = Status::Unimplemented("the step model does not price sequence parallelism's all-to-alls and "
-                                          "whole-sequence attention yet (memory above is exact)");
+  if (grid.sp() > 1 || o.flash_attention) {
+    e.time_status = Status::Unimplemented(grid.sp() > 1 ? "the step model does not price sequence parallelism's "
+                                                          "all-to-alls and whole-sequence attention yet (memory is exact)"
+                                                        : "calibrate times the materialized attention kernels, not "
+                                                          "training.attention \"flash\" (memory is exact)");
     return e;
   }
   RunShape r;

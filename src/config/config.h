@@ -105,6 +105,7 @@ struct TrainingConfig {
   uint64_t seed = 1234;
   int threads = 0;  // 0 = OMP_NUM_THREADS / all cores
   std::string device = "cpu";  // "cpu", "cuda" or "auto" (cuda where a GPU is usable); --device sets it
+  std::string attention = "materialized";  // "materialized" (saves T x T) or "flash" (the CPU's flash attention)
   bool metrics_csv = true;
   int64_t sample_tokens = 0;  // > 0: print a sample of this many tokens at the end
   std::string sample_prompt = "\n";

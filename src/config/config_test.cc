@@ -219,6 +219,16 @@ TEST(Config, SequenceParallelSizeSplitsTheDataParallelRanks) {
   expect_error(R"({"sequence_parallel_size": 0})", "/sequence_parallel_size: expected an integer 1..65536, got 0");
 }
 
+TEST(Config, AttentionKernelIsChosenByName) {
+  ZtConfig c;
+  ASSERT_TRUE(parse_text(R"({})", &c).ok());
+  EXPECT_EQ(c.training.attention, "materialized");
+  ASSERT_TRUE(parse_text(R"({"training": {"attention": "flash"}})", &c).ok());
+  EXPECT_EQ(c.training.attention, "flash");
+  expect_error(R"({"training": {"attention": "sdpa"}})",
+               R"(/training/attention: expected one of "materialized", "flash", got "sdpa")");
+}
+
 TEST(Config, OverridesAreValidatedLikeTheFile) {
   Json root = Json::object();
   ASSERT_TRUE(apply_override(&root, "training.steps=50").ok());

@@ -37,6 +37,7 @@ void parse_training(JsonReader& root, TrainingConfig* t) {
   t->threads = static_cast<int>(r.integer("threads", 0, 0, 4096));
   t->device = r.choice("device", "cpu", {"cpu", "cuda", "auto"});
   t->metrics_csv = r.boolean("metrics_csv", true);
+  t->attention = r.choice("attention", "materialized", {"materialized", "flash"});
   t->sample_tokens = r.integer("sample_tokens", 0, 0, 1 << 20);
   t->sample_prompt = r.string("sample_prompt", t->sample_prompt);
   t->sample_temperature = r.number("sample_temperature", 0.8, 0.0, 100.0);

@@ -109,12 +109,17 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
                                 : 1;
   const bool stash = !o.activation_swap_dir.empty() && std::count(o.checkpoint.begin(), o.checkpoint.end(), true) > 0;
   const int T = o.layout.local_seq(o.seq_len);  // this rank's tokens of a sequence (sequence parallelism)
-  e.activation_bytes =
-      compute == DType::kF32
-          ? GptActivationArenaT<float>::count(o.model, o.layout, o.micro_batch, T, slots, o.checkpoint,
-                                              o.partition_activations, stash)
-          : GptActivationArenaT<half_t>::count(o.model, o.layout, o.micro_batch, T, slots, o.checkpoint,
-                                               o.partition_activations, stash);
+  ArenaShape shape;
+  shape.max_batch = o.micro_batch;
+  shape.max_seq = T;
+  shape.slots = slots;
+  shape.checkpoint = o.checkpoint;
+  shape.partition = o.partition_activations;
+  shape.stash = stash;
+  shape.routing = o.block_routing || o.efficiency.routes_blocks();  // as the Trainer's model (trainer.cc)
+  shape.flash = o.flash_attention;
+  e.activation_bytes = compute == DType::kF32 ? GptActivationArenaT<float>::count(o.model, o.layout, shape)
+                                              : GptActivationArenaT<half_t>::count(o.model, o.layout, shape);
   if (stash) {  // ActivationSwap: an entry per (slot, block); each stashed input written and read once per micro-batch
     const size_t bytes = static_cast<size_t>(o.micro_batch) * static_cast<size_t>(T) *
                          static_cast<size_t>(o.model.n_embd) * dtype_size(compute);

@@ -117,6 +117,7 @@ TrainerOptions trainer_options(const ZtConfig& c) {
   o.checkpoint = checkpointed_blocks(c.activation_checkpointing, c.model.n_layer);
   o.partition_activations = c.activation_checkpointing.partition_activations;
   o.efficiency = c.efficiency;
+  o.flash_attention = c.training.attention == "flash";
   if (c.activation_checkpointing.cpu_checkpointing) {  // to the NVMe tier when one is configured
     o.activation_swap_dir = f.swaps_params() ? f.param_path : f.swaps_optimizer() ? f.optimizer_path : "";
   }

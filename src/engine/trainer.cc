@@ -52,9 +52,14 @@ Status validate_options(const TrainerOptions& options) {
   }
   ZT_RETURN_IF_ERROR(validate_efficiency(options.efficiency, options.model.n_layer, options.layout.tp_size,
                                          options.partition_activations, !options.activation_swap_dir.empty()));
+  if (options.flash_attention && options.efficiency.compression.activation.enabled) {  // it quantizes O in place
+    return Status::Unimplemented("/training/attention: \"flash\" with compression_training's activation quantization is "
+                                 "not supported yet: the backward reads the attention output it quantizes");
+  }
   GptModelOptions probe;
   probe.layout = options.layout;
   probe.backend = options.backend;
+  probe.flash_attention = options.flash_attention;
   probe.checkpoint = options.checkpoint;
   const MoeConfig& moe = options.model.moe;
   const bool whole = options.layout.first_block == 0 && options.layout.end(options.model) == options.model.n_layer;
@@ -82,6 +87,7 @@ GptModelOptions model_options(const TrainerOptions& options, const Backend* back
   mo.checkpoint = options.checkpoint;
   mo.partition_activations = options.partition_activations;
   mo.block_routing = options.block_routing || options.efficiency.routes_blocks();
+  mo.flash_attention = options.flash_attention;
   return mo;
 }
 

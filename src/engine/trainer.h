@@ -56,6 +56,7 @@ struct TrainerOptions : GptTrainingOptions {
   // directory between forward and backward (empty: they stay in the activation arena).
   std::string activation_swap_dir;
   bool block_routing = false;  // the model may route blocks (nn/block_route.h) beyond `efficiency`'s
+  bool flash_attention = false;  // training.attention "flash": no T x T probabilities kept (kernels/cpu/flash_attention.h)
   EfficiencyOptions efficiency;  // curriculum learning, progressive layer drop, random-LTD
 };
 

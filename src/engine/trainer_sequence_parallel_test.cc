@@ -2,7 +2,8 @@
 // alone and with dp 2 under ZeRO-3, for GPT-2 and a grouped-query Llama (4 heads, 2 kv
 // heads: at sp 4 each rank's one query head reads a kv head no rank holds alone), against
 // the single process on the same global batch; activation checkpointing under sp gives the
-// same bits as without; the refusals; and the activation estimate against the arena.
+// same bits as without; flash attention under sp; the refusals; and the activation
+// estimate against the arena.
 //
 // Tolerance (fp32). The sequence-parallel ranks compute every token's forward and input
 // gradients with the same kernels on the same rows as the single process (the exchanges
@@ -38,6 +39,7 @@ struct SpCase {
   bool llama = false;
   bool checkpoint = false;
   DType dtype = DType::kF32;
+  bool flash = false;  // training.attention "flash"
 };
 
 TrainerOptions options_for(const SpCase& c) {
@@ -52,6 +54,7 @@ TrainerOptions options_for(const SpCase& c) {
   o.zero.fetch.persistence_threshold = 0;
   o.backend = backend_for(Device::kCpu, c.dtype).value();
   if (c.checkpoint) o.checkpoint.assign(static_cast<size_t>(o.model.n_layer), true);
+  o.flash_attention = c.flash;
   return o;
 }
 
@@ -213,18 +216,47 @@ TEST(SequenceParallel, RefusesWhatItCannotSplit) {
   EXPECT_NE(r.status.message().find("progressive layer drop"), std::string::npos) << r.status.message();
 }
 
-// A rank holds 1/sp of the tokens of every activation but attention's probabilities, which
-// span the whole sequence for n_head / sp heads; the estimate is the arena, byte for byte.
+// Flash attention (kernels/cpu/flash_attention.h) reorders attention's sums over keys: the
+// single process with it is within the bounds above of the materialized one, and sp with it
+// of the single process with it (the Ulysses exchange under flash keeps O in the head layout
+// for the backward).
+TEST(SequenceParallel, FlashAttentionMatchesTooAndKeepsNoSquare) {
+  constexpr int kSteps = 5, kAccum = 2;
+  for (bool llama : {false, true}) {
+    SpCase plain{1, 1, ZeroStage::kNone, llama};
+    SpCase flash = plain;
+    flash.flash = true;
+    const SpRun a = train(plain, kAccum * 2, kSteps), b = train(flash, kAccum * 2, kSteps);
+    ASSERT_TRUE(a.status.ok() && b.status.ok()) << a.status.to_string() << b.status.to_string();
+    EXPECT_LE(worst_rel(b.losses, a.losses), 1e-5);
+    EXPECT_LE(worst_rel(b.norms, a.norms), 1e-4);
+    EXPECT_LT(b.memory[0].activation_bytes, a.memory[0].activation_bytes);
+    for (const SpCase& c : {SpCase{2, 2, ZeroStage::kParameters, llama, false, DType::kF32, true},
+                            SpCase{4, 1, ZeroStage::kNone, llama, true, DType::kF32, true}}) {
+      const SpRun got = train(c, c.dp == 2 ? kAccum : kAccum * 2, kSteps);
+      ASSERT_TRUE(got.status.ok()) << name(c) << ": " << got.status.to_string();
+      EXPECT_LE(worst_rel(got.losses, b.losses), 1e-5) << name(c);
+      EXPECT_LE(worst_rel(got.norms, b.norms), 1e-4) << name(c);
+      std::printf("  %-28s flash%s: max loss rel diff %.2e, max grad-norm rel diff %.2e (flash vs materialized %.2e, %.2e)\n",
+                  name(c).c_str(), c.checkpoint ? " checkpointed" : "", worst_rel(got.losses, b.losses),
+                  worst_rel(got.norms, b.norms), worst_rel(b.losses, a.losses), worst_rel(b.norms, a.norms));
+    }
+  }
+}
+
+// A rank holds 1/sp of the tokens of every activation but attention's saved state, which
+// spans the whole sequence for n_head / sp heads; the estimate is the arena, byte for byte.
 TEST(SequenceParallel, EstimateIsTheArena) {
-  for (bool ckpt : {false, true}) {
-    SpCase c{4, 1, ZeroStage::kParameters, true, ckpt};
+  for (int v = 0; v < 4; ++v) {
+    const bool ckpt = v % 2 == 1;
+    SpCase c{4, 1, ZeroStage::kParameters, true, ckpt, DType::kF32, v >= 2};
     const SpRun r = train(c, 1, 1);
     ASSERT_TRUE(r.status.ok()) << r.status.to_string();
     const RankGrid grid = RankGrid::create(4, 1, 4, 1, 1, 4).value();
     TrainerOptions o = options_for(c);
     o.layout = layout_for_rank(o.model, grid, 1, StagePartition::kUniform).value();
     const MemoryEstimate e = estimate_rank_memory(o, 4, 1, 1, 0).value();
-    EXPECT_EQ(e.activation_bytes, r.memory[1].activation_bytes) << (ckpt ? "checkpointed" : "plain");
+    EXPECT_EQ(e.activation_bytes, r.memory[1].activation_bytes) << (ckpt ? "checkpointed" : "plain") << " flash " << c.flash;
   }
 }
 

@@ -32,6 +32,11 @@ struct ActivationOps {
   // Causal self-attention over fused qkv (B, T, 3C): atty (B, T, C), att (B, NH, T, T) saved P.
   void (*attention_forward)(A* atty, A* att, const A* qkv, int B, int T, int C, int NH);
   void (*attention_backward)(A* dqkv, const A* datty, const A* qkv, const A* att, int B, int T, int C, int NH);
+  // Flash attention (kernels/cpu/flash_attention.h): atty (B, T, C) and lse (B, NH, T) fp32,
+  // no T x T; the backward reads the forward's atty. Null where the backend has none.
+  void (*flash_attention_forward)(A* atty, float* lse, const A* qkv, int B, int T, int C, int NH);
+  void (*flash_attention_backward)(A* dqkv, const A* datty, const A* qkv, const A* atty, const float* lse, int B,
+                                   int T, int C, int NH);
   // out (B, T, C) = wte[tokens] + wpe[t]; backward scatters into dwte, dwpe (+=). wpe and
   // dwpe may be null (no position table: Llama), here and in the vocab-parallel pair below.
   void (*encoder_forward)(A* out, const int32_t* tokens, const A* wte, const A* wpe, int B, int T, int C);

@@ -43,6 +43,7 @@ struct Dims {
   size_t sp = 1;     // sequence parallelism: the group's size (T is this rank's tokens)
   size_t NHa, Ta;    // attention's heads and sequence: NHl and T, or under sp n_head/sp and T sp
   bool layernorm, swiglu, split_qkv, rotary;
+  bool flash = false;  // flash attention (ArenaShape::flash)
   // MoE blocks (zero for a dense model): experts, experts per token, the expert buffers'
   // rows per expert (moe_capacity_bound for B T tokens) and the expert width.
   size_t E = 0, K = 0, cap = 0, Ie = 0;
@@ -83,7 +84,12 @@ void carve_internals(BlockActivationsT<A>* b, const Dims& d, Carver* c, bool den
   if (d.layernorm) b->norm1_mean = c->stats(d.BT);
   b->norm1_rstd = c->stats(d.BT);
   b->qkv = c->take<A>(d.BT * 3 * d.Cl);
-  b->att = c->take<A>(d.B * d.NHa * d.Ta * d.Ta);
+  if (!d.flash) {
+    b->att = c->take<A>(d.B * d.NHa * d.Ta * d.Ta);
+  } else {  // the log-sum-exp; under sp also the output in the head layout (the backward's O)
+    b->lse = c->stats(d.B * d.NHa * d.Ta);
+    if (d.sp > 1) b->att = c->take<A>(d.B * d.Ta * d.NHa * d.HD);
+  }
   b->att_out = c->take<A>(d.BT * d.Cl);
   b->res_attn = c->take<A>(d.BT * d.C);
   b->norm2 = c->take<A>(d.BT * d.C);
@@ -105,11 +111,11 @@ struct CarvePlan {
   bool checkpointed(int l) const { return !ckpt.empty() && l < end && ckpt[static_cast<size_t>(l)]; }
 };
 
-CarvePlan plan_of(const GptConfig& cfg, const GptLayout& lay, const Dims& d, const std::vector<bool>& ckpt,
-                  bool partition, bool stash, bool routing) {
-  CarvePlan p{lay.first_block, lay.end(cfg), ckpt, partition && d.tp > 1, stash, false, false, routing};
-  ZT_CHECK(!(p.partitioned && stash), "partitioned checkpoints and an activation stash do not combine");
-  p.rotate = p.partitioned || stash;  // outputs feeding a checkpointed block rotate in two live buffers
+CarvePlan plan_of(const GptConfig& cfg, const GptLayout& lay, const Dims& d, const ArenaShape& shape) {
+  CarvePlan p{lay.first_block, lay.end(cfg), shape.checkpoint, shape.partition && d.tp > 1, shape.stash, false, false,
+              shape.routing};
+  ZT_CHECK(!(p.partitioned && p.stash), "partitioned checkpoints and an activation stash do not combine");
+  p.rotate = p.partitioned || p.stash;  // outputs feeding a checkpointed block rotate in two live buffers
   for (int l = p.first; l < p.end; ++l) p.any_ckpt = p.any_ckpt || p.checkpointed(l);
   return p;
 }
@@ -232,10 +238,10 @@ void point_shared(GptActivationArenaT<A>* a, const CarvePlan& p) {
 }
 
 template <typename A>
-void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay, const Dims& d, int slots,
-           const std::vector<bool>& ckpt, bool partition, bool stash, bool routing, Carver* c) {
-  const CarvePlan p = plan_of(cfg, lay, d, ckpt, partition, stash, routing);
-  a->slots.assign(static_cast<size_t>(slots), GptActivationsT<A>{});
+void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay, const Dims& d,
+           const ArenaShape& shape, Carver* c) {
+  const CarvePlan p = plan_of(cfg, lay, d, shape);
+  a->slots.assign(static_cast<size_t>(shape.slots), GptActivationsT<A>{});
   for (GptActivationsT<A>& g : a->slots) carve_slot(&g, cfg, lay, d, p, c);
   a->saved_bytes = c->used();
   carve_scratch(&a->scratch, d, p, c);
@@ -267,11 +273,12 @@ size_t moe_island_params(const GptConfig& cfg, const GptLayout& lay) {
   return most;
 }
 
-Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq) {
+Dims dims_of(const GptConfig& cfg, const GptLayout& lay, const ArenaShape& shape) {
   const size_t tp = static_cast<size_t>(lay.tp_size);
   Dims d;
-  d.B = static_cast<size_t>(max_batch);
-  d.T = static_cast<size_t>(max_seq);
+  d.B = static_cast<size_t>(shape.max_batch);
+  d.T = static_cast<size_t>(shape.max_seq);
+  d.flash = shape.flash;
   d.BT = d.B * d.T;
   d.C = static_cast<size_t>(cfg.n_embd);
   d.Cl = d.C / tp;
@@ -305,29 +312,27 @@ Dims dims_of(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_
 }  // namespace
 
 template <typename A>
-size_t GptActivationArenaT<A>::count(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq, int slots,
-                                 const std::vector<bool>& checkpoint, bool partition, bool stash, bool routing) {
+size_t GptActivationArenaT<A>::count(const GptConfig& cfg, const GptLayout& lay, const ArenaShape& shape) {
   GptActivationArenaT<A> a;
   Carver counter(nullptr);
-  carve(&a, cfg, lay, dims_of(cfg, lay, max_batch, max_seq), slots, checkpoint, partition, stash, routing, &counter);
+  carve(&a, cfg, lay, dims_of(cfg, lay, shape), shape, &counter);
   return counter.used();
 }
 
 template <typename A>
-GptActivationArenaT<A> GptActivationArenaT<A>::allocate(const GptConfig& cfg, const GptLayout& lay, int max_batch, int max_seq,
-                                                int slots, const std::vector<bool>& checkpoint, bool partition,
-                                                const Backend& backend, bool stash, bool routing) {
-  const Dims d = dims_of(cfg, lay, max_batch, max_seq);
+GptActivationArenaT<A> GptActivationArenaT<A>::allocate(const GptConfig& cfg, const GptLayout& lay,
+                                                        const ArenaShape& shape, const Backend& backend) {
+  const Dims d = dims_of(cfg, lay, shape);
   GptActivationArenaT<A> a;
   Carver counter(nullptr);
-  carve(&a, cfg, lay, d, slots, checkpoint, partition, stash, routing, &counter);
+  carve(&a, cfg, lay, d, shape, &counter);
   // Held as 4-byte words: the arena mixes A activations with float statistics, every
   // buffer 64-byte aligned (counter.used() is a multiple of 64).
   StatusOr<Arena> arena = backend.allocate(counter.used() / sizeof(float), DType::kF32, "the activations");
   ZT_CHECK(arena.ok(), "%s", arena.status().to_string().c_str());
   a.arena = std::move(arena).value();
   Carver carver(reinterpret_cast<unsigned char*>(a.arena.data()));
-  carve(&a, cfg, lay, d, slots, checkpoint, partition, stash, routing, &carver);
+  carve(&a, cfg, lay, d, shape, &carver);
   return a;
 }
 

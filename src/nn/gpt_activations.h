@@ -42,7 +42,9 @@ struct BlockActivationsT {
   float* norm1_rstd = nullptr;  // (B, T)
   A* qkv = nullptr;       // (B, T, 3Cl)
   A* att = nullptr;       // (B, NHl, T, T) softmax probabilities P (causal; zeros above the diagonal);
-                          // under sp (B, NH/sp, T sp, T sp): the rank's heads over the whole sequence
+                          // under sp (B, NH/sp, T sp, T sp): the rank's heads over the whole sequence.
+                          // Flash attention: null, or under sp the head-layout output (B, T sp, C/sp)
+  float* lse = nullptr;   // flash attention: (B, NHl, T) each row's log-sum-exp (under sp as att)
   A* att_out = nullptr;      // (B, T, Cl)  attention output, input of attn_out
   A* res_attn = nullptr;      // (B, T, C)   residual after attention
   A* norm2 = nullptr;       // (B, T, C)
@@ -142,6 +144,18 @@ struct GptScratchT {
   float* moe_experts = nullptr;  // the experts' backward scratch (MoeOps::experts_scratch_floats)
 };
 
+// What sizes an activation arena beyond the model and the layout.
+struct ArenaShape {
+  int max_batch = 1;
+  int max_seq = 1;  // this rank's tokens per sequence
+  int slots = 1;
+  std::vector<bool> checkpoint;  // per global block, true to keep only its input (empty: none)
+  bool partition = false;        // partition_activations (tp > 1)
+  bool stash = false;            // the inputs of checkpointed blocks go to an ActivationStash
+  bool routing = false;          // the block-routing scratch (block_route.h)
+  bool flash = false;            // flash attention: each block saves lse, not att's probabilities
+};
+
 template <typename A>
 struct GptActivationArenaT {
   std::vector<GptActivationsT<A>> slots;
@@ -152,15 +166,9 @@ struct GptActivationArenaT {
 
   // Bytes the arena of allocate() with these arguments holds, without allocating
   // (the memory estimator's activation figure).
-  static size_t count(const GptConfig& config, const GptLayout& layout, int max_batch, int max_seq, int slots,
-                      const std::vector<bool>& checkpoint, bool partition_activations, bool stash = false,
-                      bool routing = false);
-  // checkpoint: per global block, true to keep only its input (empty: none); stash: the
-  // inputs of checkpointed blocks go to an ActivationStash; routing: the block-routing
-  // scratch (block_route.h).
-  static GptActivationArenaT allocate(const GptConfig& config, const GptLayout& layout, int max_batch, int max_seq,
-                                     int slots, const std::vector<bool>& checkpoint, bool partition_activations,
-                                     const Backend& backend, bool stash = false, bool routing = false);
+  static size_t count(const GptConfig& config, const GptLayout& layout, const ArenaShape& shape);
+  static GptActivationArenaT allocate(const GptConfig& config, const GptLayout& layout, const ArenaShape& shape,
+                                     const Backend& backend);
 };
 
 using BlockActivations = BlockActivationsT<float>;

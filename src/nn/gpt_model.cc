@@ -40,6 +40,14 @@ const ActivationOps<A>& activation_ops(const Backend& b) {
 
 Status GptModel::check_supported(const GptConfig& config, const GptModelOptions& options) {
   ZT_RETURN_IF_ERROR(options.layout.validate(config));
+  const Backend& backend = backend_or_cpu(options.backend);
+  const bool has_flash = backend.compute_dtype() == DType::kF32
+                             ? backend.ops().flash_attention_forward != nullptr
+                             : backend.half_ops() != nullptr && backend.half_ops()->flash_attention_forward != nullptr;
+  if (options.flash_attention && !has_flash) {
+    return Status::Unimplemented("/training/attention: \"flash\" is the CPU kernel; the backend " + backend.describe() +
+                                 " picks its own attention (on CUDA, flash where it serves: ZT_CUDA_ATTENTION)");
+  }
   if (!config.moe.enabled()) return Status::OK();
   const Backend& b = backend_or_cpu(options.backend);
   const std::string why = "model.moe: MoE blocks are not built for ";
@@ -187,9 +195,16 @@ void GptModel::begin_stage(int B, int T) {
 template <typename A>
 GptModelImpl<A>::GptModelImpl(const GptConfig& config, const GptModelOptions& options)
     : GptModel(config, options), k_(activation_ops<A>(backend_)), f32_(backend_.ops()) {
-  arena_ = GptActivationArenaT<A>::allocate(config, options.layout, options.max_batch, options.max_seq, options.slots,
-                                            options.checkpoint, options.partition_activations, backend_,
-                                            options.stash != nullptr, options.block_routing);
+  ArenaShape shape;
+  shape.max_batch = options.max_batch;
+  shape.max_seq = options.max_seq;
+  shape.slots = options.slots;
+  shape.checkpoint = options.checkpoint;
+  shape.partition = options.partition_activations;
+  shape.stash = options.stash != nullptr;
+  shape.routing = options.block_routing;
+  shape.flash = options.flash_attention;
+  arena_ = GptActivationArenaT<A>::allocate(config, options.layout, shape, backend_);
   w_.blocks.resize(static_cast<size_t>(config.n_layer));
   dw_.blocks.resize(static_cast<size_t>(config.n_layer));
   if (config.rotary()) {

@@ -59,6 +59,7 @@ struct GptModelOptions {
   bool partition_activations = false; // with tp > 1: keep 1/tp of each checkpointed input
   ActivationStash* stash = nullptr;   // checkpointed inputs go here instead of the arena (must outlive the model)
   bool block_routing = false;         // set_routes() may route blocks (its scratch is allocated)
+  bool flash_attention = false;       // attention saves each row's log-sum-exp, not T x T (the table's flash pair)
 };
 
 // The model's interface: what the engine drives. GptModel::create() builds the

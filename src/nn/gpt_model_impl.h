@@ -85,9 +85,9 @@ class GptModelImpl final : public GptModel {
   // The attention step (gpt_attention.cc): a.att_out from a.qkv; s.dqkv from s.dnorm.
   Status attention_forward(const BlockActivationsT<A>& a);
   Status attention_backward(const BlockActivationsT<A>& a);
-  // Ulysses' exchange of x (this micro-batch, `groups` column groups of n_embd) to the
-  // head-sharded layout or back (nn/ulysses.h).
-  Status ulysses(A* x, int groups, bool to_heads);
+  // Ulysses' exchange of this micro-batch's `in` (`groups` column groups of n_embd) into
+  // `out` (may be `in`), to the head-sharded layout or back (nn/ulysses.h).
+  Status ulysses(const A* in, A* out, int groups, bool to_heads);
   // The block's steps by knob (gpt_layers.cc). norm_*: LayerNorm or RMSNorm over C.
   void norm_forward(A* out, float* mean, float* rstd, const A* x, const A* w, const A* b, int64_t N);
   void norm_backward(A* dx, float* dw, float* db, const A* dout, const A* x, const A* w, const float* mean,

@@ -20,19 +20,25 @@ struct Geometry {
   }
 };
 
-// (b, t, w) of the sequence layout, peer q's piece <-> its place in a peer segment.
-void scatter_pieces(const Backend& be, unsigned char* seq, unsigned char* segs, const Geometry& g,
-                    const UlyssesShape& s, bool to_segments) {
+// (b, t, w) of the sequence layout, peer q's piece <-> its place in a peer segment:
+// from seq_in into segs (to_segments), or from segs_in into seq_out.
+struct Ends {
+  const unsigned char* in;
+  unsigned char* out;
+};
+
+void scatter_pieces(const Backend& be, Ends seq, Ends segs, const Geometry& g, const UlyssesShape& s,
+                    bool to_segments) {
   const size_t row = static_cast<size_t>(s.W) * static_cast<size_t>(s.C) * g.e;  // a full-width token row
   for (int q = 0; q < g.P; ++q) {
     for (int64_t bt = 0; bt < static_cast<int64_t>(s.B) * s.Tl; ++bt) {
       for (int w = 0; w < s.W; ++w) {
-        unsigned char* a = seq + static_cast<size_t>(bt) * row + static_cast<size_t>(w) * s.C * g.e + q * g.piece;
-        unsigned char* b = segs + q * g.seg + static_cast<size_t>(bt) * g.row_local + static_cast<size_t>(w) * g.piece;
+        const size_t a = static_cast<size_t>(bt) * row + static_cast<size_t>(w) * s.C * g.e + q * g.piece;
+        const size_t b = q * g.seg + static_cast<size_t>(bt) * g.row_local + static_cast<size_t>(w) * g.piece;
         if (to_segments) {
-          be.copy(b, a, g.piece);
+          be.copy(segs.out + b, seq.in + a, g.piece);
         } else {
-          be.copy(a, b, g.piece);
+          be.copy(seq.out + a, segs.in + b, g.piece);
         }
       }
     }
@@ -40,17 +46,16 @@ void scatter_pieces(const Backend& be, unsigned char* seq, unsigned char* segs, 
 }
 
 // Peer q's Tl tokens of sequence b <-> rows [q Tl, (q+1) Tl) of sequence b in the head layout.
-void move_blocks(const Backend& be, unsigned char* heads, unsigned char* segs, const Geometry& g, const UlyssesShape& s,
-                 bool to_segments) {
+void move_blocks(const Backend& be, Ends heads, Ends segs, const Geometry& g, const UlyssesShape& s, bool to_segments) {
   const size_t block = g.row_local * static_cast<size_t>(s.Tl);
   for (int q = 0; q < g.P; ++q) {
     for (int b = 0; b < s.B; ++b) {
-      unsigned char* h = heads + (static_cast<size_t>(b) * g.P + q) * block;
-      unsigned char* seg = segs + q * g.seg + static_cast<size_t>(b) * block;
+      const size_t h = (static_cast<size_t>(b) * g.P + q) * block;
+      const size_t seg = q * g.seg + static_cast<size_t>(b) * block;
       if (to_segments) {
-        be.copy(seg, h, block);
+        be.copy(segs.out + seg, heads.in + h, block);
       } else {
-        be.copy(h, seg, block);
+        be.copy(heads.out + h, segs.in + seg, block);
       }
     }
   }
@@ -72,23 +77,27 @@ Status check(const ProcessGroup& sp, const Backend& be, const UlyssesShape& s) {
 
 }  // namespace
 
-Status ulysses_to_heads(ProcessGroup& sp, const Backend& backend, void* x, void* send, void* recv, size_t elem_bytes,
+Status ulysses_to_heads(ProcessGroup& sp, const Backend& backend, const void* in, void* out, const UlyssesScratch& b,
                         const UlyssesShape& s) {
   ZT_RETURN_IF_ERROR(check(sp, backend, s));
-  const Geometry g(sp, elem_bytes, s);
-  scatter_pieces(backend, static_cast<unsigned char*>(x), static_cast<unsigned char*>(send), g, s, true);
+  const Geometry g(sp, b.elem_bytes, s);
+  auto* send = static_cast<unsigned char*>(b.send);
+  auto* recv = static_cast<unsigned char*>(b.recv);
+  scatter_pieces(backend, {static_cast<const unsigned char*>(in), nullptr}, {nullptr, send}, g, s, true);
   ZT_RETURN_IF_ERROR(exchange(sp, send, recv, g));
-  move_blocks(backend, static_cast<unsigned char*>(x), static_cast<unsigned char*>(recv), g, s, false);
+  move_blocks(backend, {nullptr, static_cast<unsigned char*>(out)}, {recv, nullptr}, g, s, false);
   return Status::OK();
 }
 
-Status ulysses_to_sequence(ProcessGroup& sp, const Backend& backend, void* x, void* send, void* recv,
-                           size_t elem_bytes, const UlyssesShape& s) {
+Status ulysses_to_sequence(ProcessGroup& sp, const Backend& backend, const void* in, void* out,
+                           const UlyssesScratch& b, const UlyssesShape& s) {
   ZT_RETURN_IF_ERROR(check(sp, backend, s));
-  const Geometry g(sp, elem_bytes, s);
-  move_blocks(backend, static_cast<unsigned char*>(x), static_cast<unsigned char*>(send), g, s, true);
+  const Geometry g(sp, b.elem_bytes, s);
+  auto* send = static_cast<unsigned char*>(b.send);
+  auto* recv = static_cast<unsigned char*>(b.recv);
+  move_blocks(backend, {static_cast<const unsigned char*>(in), nullptr}, {nullptr, send}, g, s, true);
   ZT_RETURN_IF_ERROR(exchange(sp, send, recv, g));
-  scatter_pieces(backend, static_cast<unsigned char*>(x), static_cast<unsigned char*>(recv), g, s, false);
+  scatter_pieces(backend, {nullptr, static_cast<unsigned char*>(out)}, {recv, nullptr}, g, s, false);
   return Status::OK();
 }
 

@@ -9,8 +9,8 @@
 // sequence in position order, the columns of this rank's heads [rank NH/P, (rank+1) NH/P)
 // of each group, side by side: the fused (B, T, 3C') layout the attention kernels read.
 // Rank r sends peer q its tokens' columns of q's heads; the exchange is a permutation, so
-// it changes no value. The buffer is reused in place: both layouts hold B Tl W C elements.
-// send and recv are scratch of that size. Collective over the group, in the same order on
+// it changes no value. Both layouts hold B Tl W C elements; `in` is read before `out` is
+// written, so they may be one buffer. send and recv are scratch of that size. Collective over the group, in the same order on
 // every rank. Host-memory backends only (the copies are backend copies of Cs-wide rows).
 // Thread-safety: one training thread per rank.
 #pragma once
@@ -28,11 +28,18 @@ struct UlyssesShape {
   int C = 1;   // width of one group, divisible by the group's size
 };
 
-// Sequence-sharded -> head-sharded.
-Status ulysses_to_heads(ProcessGroup& sp, const Backend& backend, void* x, void* send, void* recv, size_t elem_bytes,
+// The two scratch buffers and the element size of an exchange.
+struct UlyssesScratch {
+  void* send;
+  void* recv;
+  size_t elem_bytes;
+};
+
+// Sequence-sharded `in` -> head-sharded `out`.
+Status ulysses_to_heads(ProcessGroup& sp, const Backend& backend, const void* in, void* out, const UlyssesScratch& b,
                         const UlyssesShape& s);
-// Head-sharded -> sequence-sharded.
-Status ulysses_to_sequence(ProcessGroup& sp, const Backend& backend, void* x, void* send, void* recv,
-                           size_t elem_bytes, const UlyssesShape& s);
+// Head-sharded `in` -> sequence-sharded `out`.
+Status ulysses_to_sequence(ProcessGroup& sp, const Backend& backend, const void* in, void* out,
+                           const UlyssesScratch& b, const UlyssesShape& s);
 
 }  // namespace zt

@@ -14,6 +14,7 @@
 #include "core/cpu_features.h"
 #include "kernels/cpu/fake_quant.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/flash_attention.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/encoder.h"
 #include "kernels/cpu/gemm.h"
@@ -45,6 +46,8 @@ KernelOps make_cpu_f32_ops(const KernelTable& k) {
   o.linear_backward = &linear_backward;
   o.attention_forward = &attention_forward;
   o.attention_backward = &attention_backward;
+  o.flash_attention_forward = &flash_attention_forward;
+  o.flash_attention_backward = &flash_attention_backward;
   o.encoder_forward = &encoder_forward;
   o.encoder_backward = &encoder_backward;
   o.layernorm_forward = k.layernorm_forward;

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/flash_attention.h"
 #include "kernels/cpu/encoder.h"
 #include "kernels/cpu/half_ops_impl.h"
 #include "kernels/cpu/half_rows.h"
@@ -36,6 +37,27 @@ void half_attention_backward(half_t* dqkv, const half_t* datty, const half_t* qk
   };
   half_rows<D>(B, kernel, HalfOut{dqkv, n_qkv}, HalfIn{datty, n_y}, HalfIn{qkv, n_qkv}, HalfIn{att, n_att},
                kChunkRows);
+}
+
+// Flash attention per batch element, as the materialized pair: lse stays fp32.
+template <DType D>
+void half_flash_attention_forward(half_t* atty, float* lse, const half_t* qkv, int B, int T, int C, int NH) {
+  const int64_t n_qkv = int64_t{T} * 3 * C, n_y = int64_t{T} * C;
+  auto kernel = [&](float* y, float* l, const float* q, int64_t n) {
+    flash_attention_forward(y, l, q, static_cast<int>(n), T, C, NH);
+  };
+  half_rows<D>(B, kernel, HalfOut{atty, n_y}, RowData<float>{lse, int64_t{NH} * T}, HalfIn{qkv, n_qkv}, kChunkRows);
+}
+
+template <DType D>
+void half_flash_attention_backward(half_t* dqkv, const half_t* datty, const half_t* qkv, const half_t* atty,
+                                   const float* lse, int B, int T, int C, int NH) {
+  const int64_t n_qkv = int64_t{T} * 3 * C, n_y = int64_t{T} * C;
+  auto kernel = [&](float* dq, const float* dy, const float* q, const float* y, const float* l, int64_t n) {
+    flash_attention_backward(dq, dy, q, y, l, static_cast<int>(n), T, C, NH);
+  };
+  half_rows<D>(B, kernel, HalfOut{dqkv, n_qkv}, HalfIn{datty, n_y}, HalfIn{qkv, n_qkv}, HalfIn{atty, n_y},
+               RowData<const float>{lse, int64_t{NH} * T}, kChunkRows);
 }
 
 // The row indices 0 .. kHalfChunkRows - 1: a chunk's tokens once its wte rows are gathered.
@@ -77,6 +99,8 @@ void half_encoder_backward(float* dwte, float* dwpe, const half_t* dout, const i
 void fill_half_sequence_ops(ActivationOps<half_t>* ops) {
   ops->attention_forward = ZT_HALF_PICK(ops, half_attention_forward);
   ops->attention_backward = ZT_HALF_PICK(ops, half_attention_backward);
+  ops->flash_attention_forward = ZT_HALF_PICK(ops, half_flash_attention_forward);
+  ops->flash_attention_backward = ZT_HALF_PICK(ops, half_flash_attention_backward);
   ops->encoder_forward = ZT_HALF_PICK(ops, half_encoder_forward);
   ops->encoder_backward = ZT_HALF_PICK(ops, half_encoder_backward);
 }

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "kernels/cuda/attention.h"
-#include "kernels/cuda/attention_reference.h"
+#include "testing/attention_reference.h"
 #include "testing/cuda_test.h"
 
 namespace zt {

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/attention_reference.h"
+#include "testing/attention_reference.h"
 #include "testing/cuda_test.h"
 
 namespace zt {

@@ -1,5 +1,5 @@
-// The double-precision reference of causal attention for the CUDA attention tests
-// (attention_test.cc, flash_attention_test.cc): forward and backward computed on the host
+// The double-precision reference of causal attention for the attention tests (CUDA's
+// attention_test.cc and flash_attention_test.cc, the CPU's flash_attention_test.cc): forward and backward computed on the host
 // from the same storage-representable inputs, with each element's magnitude (the same
 // expression with every term replaced by its absolute value) for the rounding bounds.
 // Test-only; included by *_test.cc files alone.

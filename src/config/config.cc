@@ -139,6 +139,11 @@ static Status resolve_batch_numbers(BatchConfig* b, int dp) {
 }
 
 void add_run_notes(ZtConfig* c) {
+  if (c->zero.fetch.quantized_weights && c->zero.stage != ZeroStage::kParameters) {
+    c->notes.push_back("/zero_optimization/zero_quantized_weights: no effect at stage " +
+                       std::to_string(static_cast<int>(c->zero.stage)) + ", as in DeepSpeed: qwZ quantizes ZeRO-3's "
+                       "parameter all-gathers");
+  }
   if (c->zero.offload.param_device != OffloadDevice::kNone && c->zero.stage != ZeroStage::kParameters) {
     c->notes.push_back("/zero_optimization/offload_param: ignored at stage " + std::to_string(static_cast<int>(c->zero.stage)) +
                        ", as DeepSpeed ignores it: parameters are offloaded under ZeRO-3 only");

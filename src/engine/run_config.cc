@@ -20,6 +20,10 @@ Status cuda_refusal(const ZtConfig& c, int world) {
     return Status::Unimplemented("/zero_optimization/offload_optimizer: NVMe offload with device cuda is not built yet "
                                  "(issue 29); use device cpu for it");
   }
+  if (c.zero.fetch.quantized_weights) {
+    return Status::Unimplemented("/zero_optimization/zero_quantized_weights: qwZ runs on the CPU only (its quantizer "
+                                 "is host code); use device cpu");
+  }
   if (c.optimizer == OptimizerKind::kOneBitAdam || c.optimizer == OptimizerKind::kZeroOneAdam ||
       c.optimizer == OptimizerKind::kOneBitLamb) {
     return Status::Unimplemented("/optimizer/type: the 1-bit optimizers run on the CPU only (their compression is host "

@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/check.h"
 #include "comm/element_gather.h"
+#include "core/check.h"
+#include "parallel/zero/quantized_gather.h"
 
 namespace zt {
 
@@ -39,6 +40,7 @@ ParamFetcher::ParamFetcher(const ParamTable& table, const Partition& partition, 
       range_(static_cast<size_t>(n_layer + 2)),
       persistent_(static_cast<size_t>(n_layer + 2)),
       persistent_copy_(static_cast<size_t>(n_layer + 2)) {
+  ZT_CHECK(!options.quantized_weights || backend().host(), "qwZ gathers into host memory only");
   for (int layer = kEmbeddingLayer; layer <= n_layer; ++layer) {
     const size_t i = static_cast<size_t>(layer + 1);
     range_[i] = table.layer_range(layer);
@@ -97,7 +99,7 @@ ElementRange ParamFetcher::own_part(ElementRange r) const {
   return lo < hi ? ElementRange{lo - mine.begin, hi - mine.begin} : ElementRange{0, 0};
 }
 
-StatusOr<WorkHandle> ParamFetcher::gather(void* dst, ElementRange r) {
+StatusOr<WorkHandle> ParamFetcher::gather(void* dst, ElementRange r, bool quantized) {
   // Our own part goes in place; the all-gather fills in everyone else's.
   const ElementRange part = own_part(r);
   if (part.size() > 0) {
@@ -105,13 +107,14 @@ StatusOr<WorkHandle> ParamFetcher::gather(void* dst, ElementRange r) {
     ZT_ASSIGN_OR_RETURN(const void* src, source_->part(part.begin, part.end));
     backend().copy(static_cast<unsigned char*>(dst) + at * e, src, part.size() * e);
   }
+  if (quantized) return quantized_all_gather(dp_, dst, partition_.counts(r), options_.dtype);
   return all_gather_elements(dp_, dst, partition_.counts(r), elem_bytes());
 }
 
 Status ParamFetcher::start(Slot& slot) {
   const ElementRange r = range_[static_cast<size_t>(slot.layer + 1)];
   slot.buffer = take_buffer(r.size());
-  ZT_ASSIGN_OR_RETURN(slot.work, gather(slot.buffer, r));
+  ZT_ASSIGN_OR_RETURN(slot.work, gather(slot.buffer, r, options_.quantized_weights));
   slot.state = ParamState::kInFlight;
   return Status::OK();
 }
@@ -171,7 +174,7 @@ Status ParamFetcher::refresh_persistent() {
   std::vector<WorkHandle> works;
   for (size_t i = 0; i < range_.size(); ++i) {
     if (!persistent_[i]) continue;
-    StatusOr<WorkHandle> w = gather(persistent_copy_[i].as<void>(), range_[i]);
+    StatusOr<WorkHandle> w = gather(persistent_copy_[i].as<void>(), range_[i], /*quantized=*/false);
     if (!w.ok()) {  // finish what was started before reporting
       for (WorkHandle& started : works) (void)started->wait();
       return w.status();

@@ -11,6 +11,8 @@
 // A layer smaller than stage3_param_persistence_threshold elements is kept whole on
 // every rank instead (gathered once after each optimizer step): zerotrain fetches whole
 // layers in one collective, so the threshold applies to layers, not to single tensors.
+// With qwZ the fetched layers travel as int8 blocks (quantized_gather.h); persistent
+// layers stay exact, as DeepSpeed keeps persistent parameters whole and unquantized.
 // Thread-safety: used by the training thread only.
 #pragma once
 
@@ -45,6 +47,7 @@ struct ParamFetcherOptions {
   size_t persistence_threshold = 100'000;   // stage3_param_persistence_threshold
   const Backend* backend = nullptr;         // allocates and copies the gather buffers; null = cpu_backend()
   DType dtype = DType::kF32;                // of the shard and the gathered layers (16-bit in mixed precision)
+  bool quantized_weights = false;           // zero_quantized_weights: ZeRO++ qwZ (quantized_gather.h), host memory
 };
 
 class ParamFetcher {
@@ -81,8 +84,9 @@ class ParamFetcher {
   };
   Status start(Slot& slot);
   void* take_buffer(size_t elems);
-  // Starts the gather of range r into dst (this rank's part copied in place first).
-  StatusOr<WorkHandle> gather(void* dst, ElementRange r);
+  // Starts the gather of range r into dst (this rank's part copied in place first),
+  // quantized (qwZ) or not.
+  StatusOr<WorkHandle> gather(void* dst, ElementRange r, bool quantized);
   // This rank's part of layer range r, relative to the shard (empty when it has none).
   ElementRange own_part(ElementRange r) const;
   void prefetch_shard_parts();

@@ -4,20 +4,23 @@
 # 1. STEPS steps on NP ranks of this machine, ZeRO-3 and ZeRO-3 with qwZ
 #    (zero_quantized_weights): the final validation loss of each and qwZ's relative
 #    difference (issue 31's bar: within 1 %).
-# 2. TIME_STEPS steps on HOSTS network-namespace hosts, one rank each, each host's link
-#    limited to RATE Mbit/s (tests/cluster/netns_hosts.sh; skipped where namespaces cannot
-#    be made): each variant's logical bytes per step and rank, from the run report, by
-#    operation, and its median step time.
-# hpZ (zero_hpz_partition_size) and qgZ (zero_quantized_gradients) are not built: the
-# config refuses them, and this bench lists them as such.
+# 2. TIME_STEPS steps on HOSTS network-namespace hosts with RPH ranks each, each host's
+#    link limited to RATE Mbit/s (tests/cluster/netns_hosts.sh; skipped where namespaces
+#    cannot be made), for ZeRO-3, qwZ, hpZ (zero_hpz_partition_size = RPH: one host's ranks)
+#    and qwZ + hpZ: each variant's logical bytes per step and rank (from the run report: the
+#    dp group's, which cross hosts, by operation, and hpZ's within the host) and its median
+#    step time.
+# hpZ gives ZeRO-3's bits (TrainerHpz), so the loss runs skip it. qgZ
+# (zero_quantized_gradients) is not built: the config refuses it, and this bench says so.
 # Last line: one JSON object {"bench": "zeropp", ...}.
-#   STEPS=200 NP=2 HOSTS=4 TIME_STEPS=10 RATE=400 bench/zeropp.sh   (ZEROTRAIN=path: no build)
+#   STEPS=200 NP=2 HOSTS=4 RPH=2 TIME_STEPS=6 RATE=400 bench/zeropp.sh   (ZEROTRAIN=path: no build)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 STEPS="${STEPS:-200}"
 NP="${NP:-2}"
 HOSTS="${HOSTS:-4}"
-TIME_STEPS="${TIME_STEPS:-10}"
+TIME_STEPS="${TIME_STEPS:-6}"
+RPH="${RPH:-2}"
 RATE="${RATE:-400}"
 if [ -z "${ZEROTRAIN:-}" ]; then
   zt_build zerotrain_cli
@@ -28,13 +31,14 @@ W=$(mktemp -d /tmp/zt_zeropp.XXXXXX)
 zt_netns_begin "$W" "$HOSTS"
 echo "machine: $(zt_machine)"
 
-# demo RUNNER NAME STEPS QWZ EVAL: trains; leaves $W/NAME.log and $W/NAME/{metrics.csv,run_report.json}.
+# demo RUNNER NAME STEPS QWZ EVAL [HPZ]: trains; leaves $W/NAME.log and $W/NAME/{metrics.csv,run_report.json}.
 demo() {
-  local runner=$1 name=$2 steps=$3 qwz=$4 eval=$5
+  local runner=$1 name=$2 steps=$3 qwz=$4 eval=$5 hpz=${6:-1}
   (cd "$W" && eval "$runner" "$ZEROTRAIN" train --demo --set training.steps="$steps" \
      --set scheduler.params.total_num_steps="$steps" --set training.eval_interval="$eval" \
      --set training.sample_tokens=0 --set training.save_at_end=false --set zero_optimization.stage=3 \
-     --set zero_optimization.zero_quantized_weights="$qwz" --set training.output_dir="$W/$name" >"$W/$name.log" 2>&1) ||
+     --set zero_optimization.zero_quantized_weights="$qwz" --set zero_optimization.zero_hpz_partition_size="$hpz" \
+     --set training.output_dir="$W/$name" >"$W/$name.log" 2>&1) ||
     { tail -5 "$W/$name.log"; exit 1; }
 }
 median_ms() {
@@ -44,12 +48,15 @@ rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswi
 print(round(statistics.median(float(r["forward_ms"]) + float(r["backward_ms"]) + float(r["optimizer_ms"]) for r in rows), 1))
 PY
 }
-# Rank 0's logical bytes per step by operation, as JSON.
+# Rank 0's logical bytes per step: the dp group's by operation, and hpZ's group's, as JSON.
 bytes_per_step() {
   "$ZT_PYTHON" - "$1/run_report.json" "$2" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))["ranks"][0]["comm_logical_bytes"]
-print(json.dumps({k: round(v / int(sys.argv[2])) for k, v in sorted(r.items())}))
+r = json.load(open(sys.argv[1]))["ranks"][0]
+n = int(sys.argv[2])
+out = {k: round(v / n) for k, v in sorted(r["comm_logical_bytes"].items())}
+out["hpz_group"] = round(r.get("hpz_comm_logical_bytes", 0) / n)
+print(json.dumps(out))
 PY
 }
 
@@ -61,33 +68,36 @@ for v in zero3 qwz; do
   echo "local $v: final validation loss ${val[$v]} after $STEPS steps on $NP ranks"
 done
 if "$ZT_ROOT/tests/cluster/netns_hosts.sh" up "$HOSTS" --rate "$RATE" >/dev/null 2>"$W/netns.err"; then
-  for i in $(seq "$HOSTS"); do echo "10.77.0.$((10 + i)) slots=1"; done >"$W/hosts"
+  for i in $(seq "$HOSTS"); do echo "10.77.0.$((10 + i)) slots=$RPH"; done >"$W/hosts"
   zt_netns_mpirun "$W/hosts"
-  for v in zero3 qwz; do
-    q=false; [ "$v" = qwz ] && q=true
-    demo "mpirun ${ZT_NETNS_MPIRUN[*]} -np $HOSTS" "hosts_$v" "$TIME_STEPS" "$q" 0
+  for v in zero3 qwz hpz qwz_hpz; do
+    q=false; h=1
+    case $v in qwz) q=true ;; hpz) h=$RPH ;; qwz_hpz) q=true; h=$RPH ;; esac
+    demo "mpirun ${ZT_NETNS_MPIRUN[*]} -np $((HOSTS * RPH))" "hosts_$v" "$TIME_STEPS" "$q" 0 "$h"
     ms[$v]=$(median_ms "$W/hosts_$v/metrics.csv")
     bytes[$v]=$(bytes_per_step "$W/hosts_$v" "$TIME_STEPS")
     echo "$HOSTS hosts at $RATE Mbit/s, $v: median step ${ms[$v]} ms; bytes per step and rank ${bytes[$v]}"
   done
 else
   echo "namespace hosts skipped: $(cat "$W/netns.err")"
-  for v in zero3 qwz; do ms[$v]=0; bytes[$v]='{}'; done
+  for v in zero3 qwz hpz qwz_hpz; do ms[$v]=0; bytes[$v]='{}'; done
 fi
-"$ZT_PYTHON" - "${val[zero3]}" "${val[qwz]}" "$STEPS" "$NP" "$HOSTS" "$RATE" "${ms[zero3]}" "${ms[qwz]}" \
-  "${bytes[zero3]}" "${bytes[qwz]}" <<'PY'
+"$ZT_PYTHON" - "${val[zero3]}" "${val[qwz]}" "$STEPS" "$NP" "$HOSTS" "$RATE" "$RPH" \
+  "${ms[zero3]}" "${ms[qwz]}" "${ms[hpz]}" "${ms[qwz_hpz]}" \
+  "${bytes[zero3]}" "${bytes[qwz]}" "${bytes[hpz]}" "${bytes[qwz_hpz]}" <<'PY'
 import json, sys
 z3, qw = float(sys.argv[1]), float(sys.argv[2])
-t3, tq = float(sys.argv[7]), float(sys.argv[8])
-b3, bq = json.loads(sys.argv[9]), json.loads(sys.argv[10])
+names = ["zero3", "qwz", "hpz", "qwz_hpz"]
+ms = dict(zip(names, map(float, sys.argv[8:12])))
+b = dict(zip(names, map(json.loads, sys.argv[12:16])))
 rel = round(abs(qw - z3) / z3, 5)
 print(f"qwZ's validation loss from ZeRO-3's: {100 * rel:.3f} % (bar: 1 %)")
-total = lambda b: sum(b.values())
-if t3 > 0:
-    print(f"on {sys.argv[5]} hosts at {sys.argv[6]} Mbit/s: all-gather bytes {bq.get('all_gather', 0) / b3['all_gather']:.3f} of "
-          f"ZeRO-3's, all bytes {total(bq) / total(b3):.3f}; step {t3 / tq:.2f}x faster")
+cross = lambda x: sum(v for k, v in x.items() if k != "hpz_group")  # the dp group's bytes
+if ms["zero3"] > 0:
+    for v in names[1:]:
+        print(f"{v}: dp-group bytes (the group spans the hosts) {cross(b[v]) / cross(b['zero3']):.3f} of ZeRO-3's "
+              f"(all-gather {b[v].get('all_gather', 0) / b['zero3']['all_gather']:.3f}); step {ms['zero3'] / ms[v]:.2f}x faster")
 print(json.dumps({"bench": "zeropp", "steps": int(sys.argv[3]), "ranks": int(sys.argv[4]), "val_loss": {"zero3": z3, "qwz": qw},
-                  "rel_diff": rel, "hosts": int(sys.argv[5]), "rate_mbit": int(sys.argv[6]),
-                  "step_ms": {"zero3": t3, "qwz": tq}, "bytes_per_step": {"zero3": b3, "qwz": bq},
-                  "not_built": ["hpZ (zero_hpz_partition_size)", "qgZ (zero_quantized_gradients)"]}))
+                  "rel_diff": rel, "hosts": int(sys.argv[5]), "ranks_per_host": int(sys.argv[7]), "rate_mbit": int(sys.argv[6]),
+                  "step_ms": ms, "bytes_per_step": b, "not_built": ["qgZ (zero_quantized_gradients)"]}))
 PY

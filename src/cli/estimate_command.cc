@@ -147,7 +147,8 @@ StatusOr<ClusterSpec> cluster_from_args(const EstimateArgs& args) {
 }
 
 StatusOr<std::vector<MemoryEstimate>> estimate_all_ranks(const ZtConfig& cfg, int world) {
-  ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp, cfg.parallel.ep, cfg.parallel.sp));
+  ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp, cfg.parallel.ep, cfg.parallel.sp,
+                                  cfg.zero.fetch.hpz_partition_size));
   TrainerOptions o = trainer_options(cfg);
   std::vector<MemoryEstimate> out;
   for (int rank = 0; rank < world; ++rank) {
@@ -179,7 +180,8 @@ int run_estimate(const EstimateArgs& args) {
     print_resolved_config(cfg);
     return 0;
   }
-  auto grid_or = RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp, cfg.parallel.ep, cfg.parallel.sp);
+  auto grid_or = RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp, cfg.parallel.ep, cfg.parallel.sp,
+                                  cfg.zero.fetch.hpz_partition_size);
   if (!grid_or.ok()) return report_error(grid_or.status(), kExitBadInput);
   const std::string cal_path = args.calibration.empty() ? default_calibration_path() : args.calibration;
   auto cal_or = load_calibration(cal_path);

@@ -38,7 +38,8 @@ double token_file_bytes(const DataConfig& d) {
 
 StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& cluster, const Calibration* cal) {
   const int world = cluster.world();
-  ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp, cfg.parallel.ep, cfg.parallel.sp));
+  ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp, cfg.parallel.ep, cfg.parallel.sp,
+                                                            cfg.zero.fetch.hpz_partition_size));
   TrainerOptions o = trainer_options(cfg);
   LayoutEval e;
   e.base_bytes = cal != nullptr ? cal->base_bytes(world, cluster.hosts) : 0.0;

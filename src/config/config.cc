@@ -139,6 +139,12 @@ static Status resolve_batch_numbers(BatchConfig* b, int dp) {
 }
 
 void add_run_notes(ZtConfig* c) {
+  if (c->zero.fetch.hpz_partition_size > 1 && c->zero.stage != ZeroStage::kParameters) {
+    c->notes.push_back("/zero_optimization/zero_hpz_partition_size: no effect at stage " +
+                       std::to_string(static_cast<int>(c->zero.stage)) + ", as in DeepSpeed: hpZ partitions ZeRO-3's "
+                       "parameters a second time");
+    c->zero.fetch.hpz_partition_size = 1;
+  }
   if (c->zero.fetch.quantized_weights && c->zero.stage != ZeroStage::kParameters) {
     c->notes.push_back("/zero_optimization/zero_quantized_weights: no effect at stage " +
                        std::to_string(static_cast<int>(c->zero.stage)) + ", as in DeepSpeed: qwZ quantizes ZeRO-3's "

@@ -229,6 +229,25 @@ TEST(Config, AttentionKernelIsChosenByName) {
                R"(/training/attention: expected one of "materialized", "flash", got "sdpa")");
 }
 
+// ZeRO++: qwZ and hpZ are stage 3's; below it each is noted and off, as DeepSpeed ignores them.
+TEST(Config, ZeroPlusPlusKeys) {
+  ZtConfig c;
+  ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 3, "zero_quantized_weights": true,
+      "zero_hpz_partition_size": 2}})", &c).ok());
+  EXPECT_TRUE(c.zero.fetch.quantized_weights);
+  EXPECT_EQ(c.zero.fetch.hpz_partition_size, 2);
+  add_run_notes(&c);
+  EXPECT_TRUE(c.notes.empty());
+  ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 2, "zero_quantized_weights": true,
+      "zero_hpz_partition_size": 2}})", &c).ok());
+  add_run_notes(&c);
+  ASSERT_EQ(c.notes.size(), 2u);
+  EXPECT_EQ(c.notes[0].rfind("/zero_optimization/zero_hpz_partition_size: no effect at stage 2", 0), 0u) << c.notes[0];
+  EXPECT_EQ(c.zero.fetch.hpz_partition_size, 1);
+  expect_error(R"({"zero_optimization": {"stage": 3, "zero_quantized_gradients": true}})",
+               "/zero_optimization/zero_quantized_gradients: not built: true (ZeRO++ qgZ) is not built");
+}
+
 TEST(Config, OverridesAreValidatedLikeTheFile) {
   Json root = Json::object();
   ASSERT_TRUE(apply_override(&root, "training.steps=50").ok());

@@ -143,7 +143,8 @@ void parse_zero(JsonReader& root, ZeroOptions* z) {
                         "elastic_checkpoint", "mics_hierarchical_params_gather"}) {
     if (r->boolean(k, false)) refuse(*r, k);
   }
-  if (r->integer("zero_hpz_partition_size", 1, 1, kMaxInt) != 1) refuse(*r, "zero_hpz_partition_size");
+  // ZeRO++ hpZ (parallel/zero/param_fetcher.h); stage 3 only, as in DeepSpeed (add_run_notes).
+  z->fetch.hpz_partition_size = static_cast<int>(r->integer("zero_hpz_partition_size", 1, 1, 1 << 20));
   if (r->integer("mics_shard_size", -1, -1, kMaxInt) != -1) refuse(*r, "mics_shard_size");
   r->done();
 }

@@ -174,8 +174,6 @@ const std::vector<RefusedKey>& refused_values() {
        "\"fp32\""},
       {"/zero_optimization/zero_quantized_gradients", RefusalKind::kNotBuilt, "true (ZeRO++ qgZ) is not built", ""},
       {"/zero_optimization/zero_quantized_nontrainable_weights", RefusalKind::kNotBuilt, "true is not built", ""},
-      {"/zero_optimization/zero_hpz_partition_size", RefusalKind::kNotBuilt, "values above 1 (ZeRO++ hpZ) are not built",
-       ""},
       {"/zero_optimization/mics_shard_size", RefusalKind::kNotBuilt, "MiCS is not built", ""},
       {"/zero_optimization/mics_hierarchical_params_gather", RefusalKind::kNotBuilt, "MiCS is not built", ""},
       {"/zero_optimization/elastic_checkpoint", RefusalKind::kNotBuilt,

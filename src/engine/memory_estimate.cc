@@ -38,6 +38,11 @@ size_t buffer_bound(const TrainerOptions& o, const ParamTable& table) {
   if (shards_parameters(o.zero.stage)) {
     const size_t window = std::min(o.zero.fetch.prefetch_elems, table.numel());
     b += (table.numel() + window) * dtype_size(backend_or_cpu(o.backend).compute_dtype());
+    const size_t hpz = static_cast<size_t>(o.zero.fetch.hpz_partition_size);  // hpZ's secondary slices
+    if (hpz > 1) {  // each layer's slice: ceil(n / hpz) elements rounded up to the alignment, <= n / hpz + 64
+      b += (table.numel() / hpz + 64 * static_cast<size_t>(o.model.n_layer + 2)) *
+           dtype_size(backend_or_cpu(o.backend).compute_dtype());
+    }
   }
   return b;
 }

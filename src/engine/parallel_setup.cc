@@ -63,6 +63,9 @@ StatusOr<ParallelGroups> make_mpi_groups(MpiWorld& world, const RankGrid& grid) 
   if (grid.sp() > 1) {
     ZT_ASSIGN_OR_RETURN(g.sp, split(GridAxis::kSp));
   }
+  if (grid.hpz() > 1) {
+    ZT_ASSIGN_OR_RETURN(g.hpz, split(GridAxis::kHpz));
+  }
   if (grid.pp() > 1) {  // every rank takes part in the split; middle stages get a group of one
     const std::vector<int> tied = tied_members(grid, rank);
     const int color = tied.empty() ? grid.world_size() + rank : tied.front();
@@ -89,6 +92,7 @@ ParallelGroups make_thread_groups(ThreadWorld& world, const RankGrid& grid, int 
     g.edp = sub(grid.group_of(rank, GridAxis::kEdp));
   }
   if (grid.sp() > 1) g.sp = sub(grid.group_of(rank, GridAxis::kSp));
+  if (grid.hpz() > 1) g.hpz = sub(grid.group_of(rank, GridAxis::kHpz));
   const std::vector<int> tied = tied_members(grid, rank);
   if (!tied.empty()) g.tied = sub(tied);
   return g;

@@ -10,7 +10,7 @@ namespace zt {
 
 namespace {
 
-enum Field { kParams, kGrads, kOptim, kBuckets, kActs, kRss, kBusy, kExposed, kSwapBuf, kDisk, kRead, kWritten, kFirstBytes };
+enum Field { kParams, kGrads, kOptim, kBuckets, kActs, kRss, kBusy, kExposed, kSwapBuf, kDisk, kRead, kWritten, kHpz, kFirstBytes };
 constexpr int kFields = kFirstBytes + kNumCommOps;
 
 // This rank's row of the table.
@@ -35,6 +35,9 @@ void fill_row(Trainer& trainer, double* row) {
   row[kDisk] = static_cast<double>(m.disk_bytes);
   row[kRead] = static_cast<double>(m.disk_read_bytes);
   row[kWritten] = static_cast<double>(m.disk_written_bytes);
+  // ZeRO++ hpZ: the backward's gathers within the secondary group (one host's ranks), apart
+  // from the dp group's bytes, which cross hosts.
+  row[kHpz] = trainer.hpz_group() != nullptr ? static_cast<double>(trainer.hpz_group()->stats().total_logical_bytes()) : 0.0;
   for (int k = 0; k < kNumCommOps; ++k) row[kFirstBytes + k] = static_cast<double>(cs.ops[k].logical_bytes);
 }
 
@@ -49,7 +52,7 @@ Json ranks_json(const std::vector<double>& table, int N) {
     ranks.push_back({{"rank", r}, {"param_bytes", v[kParams]}, {"grad_bytes", v[kGrads]}, {"optimizer_bytes", v[kOptim]},
                      {"bucket_bytes", v[kBuckets]}, {"activation_bytes", v[kActs]}, {"peak_rss_bytes", v[kRss]},
                      {"disk_bytes", v[kDisk]}, {"comm_seconds", v[kBusy]}, {"exposed_comm_seconds", v[kExposed]},
-                     {"comm_logical_bytes", comm}});
+                     {"comm_logical_bytes", comm}, {"hpz_comm_logical_bytes", v[kHpz]}});
   }
   return ranks;
 }

@@ -11,7 +11,7 @@ namespace zt {
 Status plan_ranks(RunSession* s) {
   const ParallelConfig& p = s->cfg.parallel;
   s->world_size = p.dp * p.pp * p.tp;
-  ZT_ASSIGN_OR_RETURN(s->grid, RankGrid::create(s->world_size, p.tp, p.dp, p.pp, p.ep, p.sp));
+  ZT_ASSIGN_OR_RETURN(s->grid, RankGrid::create(s->world_size, p.tp, p.dp, p.pp, p.ep, p.sp, s->cfg.zero.fetch.hpz_partition_size));
   s->partition = stage_partition(s->cfg);
   return layout_for_rank(s->cfg.model, s->grid, 0, s->partition).status();
 }

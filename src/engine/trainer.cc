@@ -116,6 +116,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     t->ep_ = groups->ep;
     t->edp_ = groups->edp;
     t->sp_ = groups->sp;
+    t->hpz_ = groups->hpz;
   }
   if (t->world_ == nullptr) t->world_ = dp;
   // The groups move this backend's arenas inside its memory domain (comm/memory_domain.h).
@@ -170,6 +171,11 @@ Status Trainer::validate_parallel() const {
     return Status::InvalidArgument("without pipeline parallelism the layout must hold every block, the embeddings and the head");
   }
   ZT_RETURN_IF_ERROR(validate_sequence_parallel());
+  const int hpz = options_.zero.stage == ZeroStage::kParameters ? options_.zero.fetch.hpz_partition_size : 1;
+  if ((hpz > 1) != (hpz_ != nullptr) || (hpz_ != nullptr && (hpz_->size() != hpz || dp_->size() % hpz != 0))) {
+    return Status::InvalidArgument("/zero_optimization/zero_hpz_partition_size: " + std::to_string(hpz) +
+                                   " needs its group of that many consecutive data-parallel ranks");
+  }
   return validate_expert_parallel();
 }
 
@@ -252,6 +258,7 @@ Status Trainer::init_states(Status pending) {
   so.offload.world_rank = world_->rank();
   so.allgather_bucket_elems = options_.zero.allgather_bucket_elems;
   so.fetch = options_.zero.fetch;
+  so.fetch.hpz = hpz_;  // ZeRO++ hpZ (validate_parallel checked it)
   so.seed = options_.seed;
   so.backend = &backend_;
   // Creating the states may fail on one rank only (memory, a full or unwritable swap

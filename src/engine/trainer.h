@@ -143,6 +143,7 @@ class Trainer {
   const TrainerOptions& options() const { return options_; }
   ProcessGroup& dp() { return *dp_; }
   const ProcessGroup* sp_group() const { return sp_; }  // null without sequence parallelism
+  const ProcessGroup* hpz_group() const { return hpz_; }  // null without ZeRO++ hpZ
   // Which sequences this rank reads: the data-parallel ranks proper, dp / sp of them
   // (parallel/grid.h; the dp group also holds the sequence-parallel ranks), and its place.
   int data_size() const { return dp_->size() / options_.layout.sp_size; }
@@ -224,6 +225,7 @@ class Trainer {
   ProcessGroup* ep_ = nullptr;   // expert parallelism: the ranks the experts are spread over
   ProcessGroup* edp_ = nullptr;  // and the ranks holding the same experts (null: ep = 1)
   ProcessGroup* sp_ = nullptr;   // sequence parallelism: the ranks sharing this rank's sequences (null: sp = 1)
+  ProcessGroup* hpz_ = nullptr;  // ZeRO++ hpZ: the secondary-partition group (null: hpz = 1)
   SequenceSlicer slicer_{options_.layout.sp_rank, options_.layout.sp_size};  // this rank's positions of them
   // The group ZeRO partitions over: dp, or with expert parallelism at stages 1+ the
   // expert-data-parallel group (each rank's table holds its own experts; its dense part is

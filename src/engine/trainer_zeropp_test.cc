@@ -5,13 +5,16 @@
 // - the quantization is really on (the losses differ from ZeRO-3's), every rank ends with
 //   the same parameters, and five steps stay within 1 % of ZeRO-3's loss: the weights each
 //   forward reads are within absmax/128 of a block, 0.8 % of its largest weight;
-// - below stage 3 the key changes nothing (a note says so), as in DeepSpeed.
+// - below stage 3 the key changes nothing (a note says so), as in DeepSpeed;
+// - hpZ (zero_hpz_partition_size): the backward's gathers within the secondary group give
+//   the same bits as ZeRO-3 and leave the dp group only the forward's.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
 #include "comm/thread_world.h"
+#include "engine/parallel_setup.h"
 #include "engine/trainer.h"
 #include "testing/small_trainer.h"
 #include "testing/synthetic_data.h"
@@ -66,6 +69,62 @@ TEST(TrainerQwz, QuarterTheGatherBytesSameParametersOnEveryRankNearZero3) {
     EXPECT_GT(ratio, want);
     EXPECT_LT(ratio, want * 1.05) << dtype_name(t);
     std::printf("  %s: all-gather bytes %.4f of ZeRO-3's, loss within %.2e\n", dtype_name(t), ratio, worst);
+  }
+}
+
+// hpZ: 4 thread-ranks, secondary groups of 2 ([0 1] [2 3]). The backward's gathers run
+// within the pair from the forward's slices: the same parameter values, so the same bits as
+// ZeRO-3 (and as qwZ alone with qwZ on); the dp group carries only the forward's gathers.
+struct HpzRun {
+  std::vector<double> losses;
+  std::vector<float> params;
+  int64_t dp_gather = 0, hpz_gather = 0;  // step 2's all-gather bytes, rank 0
+};
+
+HpzRun train_hpz(int hpz, bool qwz) {
+  const int N = 4;
+  ThreadWorld world(N, CommOptions{});
+  const RankGrid grid = RankGrid::create(N, 1, N, 1, 1, 1, hpz).value();
+  HpzRun out;
+  const Status s = run_ranks(N, [&](int rank) -> Status {
+    ParallelGroups groups = make_thread_groups(world, grid, rank);
+    TrainerOptions o = testing::small_trainer(testing::tiny_config(true, 3, 48, 61, 8, 96), ZeroStage::kParameters);
+    o.zero.fetch.quantized_weights = qwz;
+    o.zero.fetch.hpz_partition_size = hpz;
+    ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(o.model, grid, rank, StagePartition::kUniform));
+    ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(o, &groups));
+    for (int step = 0; step < 4; ++step) {
+      const testing::SyntheticStep data = testing::synthetic_step(61, 8, 2, 2, rank, N, step, 3);
+      if (step == 1) {
+        groups.dp->reset_stats();
+        if (groups.hpz != nullptr) groups.hpz->reset_stats();
+      }
+      ZT_ASSIGN_OR_RETURN(StepStats st, t->step(data.micro_batches()));
+      if (step == 1 && rank == 0) {
+        out.dp_gather = groups.dp->stats().of(CommOp::kAllGather).logical_bytes;
+        if (groups.hpz != nullptr) out.hpz_gather = groups.hpz->stats().of(CommOp::kAllGather).logical_bytes;
+      }
+      if (rank == 0) out.losses.push_back(st.loss);
+    }
+    std::vector<float> p(t->param_table().numel());
+    ZT_RETURN_IF_ERROR(t->gather_params(p.data()));
+    if (rank == 0) out.params = p;
+    return Status::OK();
+  });
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return out;
+}
+
+TEST(TrainerHpz, BackwardGathersStayInTheGroupWithTheSameBits) {
+  for (bool qwz : {false, true}) {
+    const HpzRun plain = train_hpz(1, qwz), hpz = train_hpz(2, qwz);
+    EXPECT_EQ(hpz.losses, plain.losses) << "qwz " << qwz;
+    EXPECT_EQ(hpz.params, plain.params) << "qwz " << qwz;
+    EXPECT_GT(hpz.hpz_gather, 0);
+    EXPECT_LT(hpz.dp_gather, plain.dp_gather * 6 / 10) << "qwz " << qwz;  // the forward's gathers only
+    std::printf("  hpZ 2 of 4%s: dp all-gather bytes %.3f of ZeRO-3's, the rest within the pair (%lld bytes)\n",
+                qwz ? " + qwZ" : "", static_cast<double>(hpz.dp_gather) / static_cast<double>(plain.dp_gather),
+                static_cast<long long>(hpz.hpz_gather));
   }
 }
 

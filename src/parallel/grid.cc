@@ -3,7 +3,7 @@
 
 namespace zt {
 
-StatusOr<RankGrid> RankGrid::create(int world_size, int tp, int dp, int pp, int ep, int sp) {
+StatusOr<RankGrid> RankGrid::create(int world_size, int tp, int dp, int pp, int ep, int sp, int hpz) {
   if (tp < 1 || dp < 1 || pp < 1) {
     return Status::InvalidArgument("parallel degrees must be >= 1, got tp=" + std::to_string(tp) + " dp=" +
                                    std::to_string(dp) + " pp=" + std::to_string(pp));
@@ -25,7 +25,15 @@ StatusOr<RankGrid> RankGrid::create(int world_size, int tp, int dp, int pp, int 
     return Status::Unimplemented("/sequence_parallel_size: " + std::to_string(sp) +
                                  " with expert parallelism is not supported yet (sp and ep both split the dp groups)");
   }
-  return RankGrid(tp, dp, pp, ep, sp);
+  if (hpz < 1 || dp % hpz != 0) {
+    return Status::InvalidArgument("/zero_optimization/zero_hpz_partition_size: " + std::to_string(hpz) +
+                                   " must divide the data-parallel size " + std::to_string(dp));
+  }
+  if (hpz > 1 && ep > 1) {
+    return Status::Unimplemented("/zero_optimization/zero_hpz_partition_size: " + std::to_string(hpz) +
+                                 " with expert parallelism is not supported yet (ZeRO shards over the expert-data-parallel group)");
+  }
+  return RankGrid(tp, dp, pp, ep, sp, hpz);
 }
 
 int RankGrid::degree(GridAxis axis) const {
@@ -36,6 +44,7 @@ int RankGrid::degree(GridAxis axis) const {
     case GridAxis::kEp: return ep_;
     case GridAxis::kEdp: return dp_ / ep_;
     case GridAxis::kSp: return sp_;
+    case GridAxis::kHpz: return hpz_;
   }
   return 1;
 }
@@ -53,7 +62,7 @@ int RankGrid::rank(const GridCoord& c) const { return c.tp + tp_ * (c.dp + dp_ *
 std::vector<int> RankGrid::group_of(int r, GridAxis axis) const {
   GridCoord c = coord(r);
   std::vector<int> out;
-  const int ep_first = c.dp / ep_ * ep_, ep_rank = c.dp % ep_, sp_first = c.dp / sp_ * sp_;
+  const int ep_first = c.dp / ep_ * ep_, ep_rank = c.dp % ep_, sp_first = c.dp / sp_ * sp_, hpz_first = c.dp / hpz_ * hpz_;
   for (int i = 0; i < degree(axis); ++i) {
     if (axis == GridAxis::kTp) c.tp = i;
     if (axis == GridAxis::kDp) c.dp = i;
@@ -61,6 +70,7 @@ std::vector<int> RankGrid::group_of(int r, GridAxis axis) const {
     if (axis == GridAxis::kEp) c.dp = ep_first + i;
     if (axis == GridAxis::kEdp) c.dp = i * ep_ + ep_rank;
     if (axis == GridAxis::kSp) c.dp = sp_first + i;
+    if (axis == GridAxis::kHpz) c.dp = hpz_first + i;
     out.push_back(rank(c));
   }
   return out;

@@ -17,6 +17,8 @@
 // one's tokens. The dp group stays DeepSpeed's sequence-data-parallel group: gradients
 // reduce and ZeRO partitions over all dp x sp ranks. Data parallelism proper (which
 // sequences a rank reads) has dp / sp ranks: data_rank = dp coordinate / sp.
+// ZeRO++'s hpZ (zero_hpz_partition_size) groups hpz consecutive dp ranks, DeepSpeed's
+// zero_param_intra_parallel group: ZeRO-3's backward gathers parameters within it.
 // Thread-safety: RankGrid is an immutable value.
 #pragma once
 
@@ -36,13 +38,13 @@ struct GridCoord {
   bool operator==(const GridCoord& o) const { return tp == o.tp && dp == o.dp && pp == o.pp; }
 };
 
-enum class GridAxis { kTp, kDp, kPp, kEp, kEdp, kSp };
+enum class GridAxis { kTp, kDp, kPp, kEp, kEdp, kSp, kHpz };
 
 class RankGrid {
  public:
-  // InvalidArgument unless every degree is >= 1, tp * dp * pp == world_size, ep and sp
-  // divide dp, and at most one of them is above 1.
-  static StatusOr<RankGrid> create(int world_size, int tp, int dp, int pp, int ep = 1, int sp = 1);
+  // InvalidArgument unless every degree is >= 1, tp * dp * pp == world_size, ep, sp and
+  // hpz divide dp, and ep and sp are not both above 1 (nor ep and hpz).
+  static StatusOr<RankGrid> create(int world_size, int tp, int dp, int pp, int ep = 1, int sp = 1, int hpz = 1);
 
   int world_size() const { return tp_ * dp_ * pp_; }
   int tp() const { return tp_; }
@@ -50,6 +52,7 @@ class RankGrid {
   int pp() const { return pp_; }
   int ep() const { return ep_; }
   int sp() const { return sp_; }
+  int hpz() const { return hpz_; }
   // The ranks that read different sequences: dp / sp of them; rank's place among them.
   int data_parallel() const { return dp_ / sp_; }
   int data_rank(int rank) const { return coord(rank).dp / sp_; }
@@ -65,8 +68,8 @@ class RankGrid {
   int group_color(int rank, GridAxis axis) const;
 
  private:
-  RankGrid(int tp, int dp, int pp, int ep, int sp) : tp_(tp), dp_(dp), pp_(pp), ep_(ep), sp_(sp) {}
-  int tp_, dp_, pp_, ep_, sp_;
+  RankGrid(int tp, int dp, int pp, int ep, int sp, int hpz) : tp_(tp), dp_(dp), pp_(pp), ep_(ep), sp_(sp), hpz_(hpz) {}
+  int tp_, dp_, pp_, ep_, sp_, hpz_;
 };
 
 // The communicators of one rank: the world and its group along each axis, plus the
@@ -81,6 +84,7 @@ struct ParallelGroups {
   ProcessGroup* ep = nullptr;    // expert parallelism: this rank's ep and expert-data-parallel groups (null: ep = 1)
   ProcessGroup* edp = nullptr;
   ProcessGroup* sp = nullptr;    // sequence parallelism: this rank's sp group (null: sp = 1)
+  ProcessGroup* hpz = nullptr;   // ZeRO++ hpZ: this rank's secondary-partition group (null: hpz = 1)
   std::vector<std::unique_ptr<ProcessGroup>> owned;  // groups created for this bundle
 };
 

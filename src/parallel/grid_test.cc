@@ -78,5 +78,17 @@ TEST(RankGrid, SequenceParallelGroupsSplitEachDataParallelGroup) {
   EXPECT_EQ(RankGrid::create(4, 1, 4, 1, 2, 2).status().code(), StatusCode::kUnimplemented);
 }
 
+// ZeRO++ hpZ: hpz consecutive dp ranks (one host's under mpirun's slot order).
+TEST(RankGrid, HpzGroupsAreConsecutiveDataParallelRanks) {
+  auto g = RankGrid::create(8, 1, 8, 1, 1, 1, 4);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->groups(GridAxis::kHpz), (Groups{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  auto tp = RankGrid::create(8, 2, 4, 1, 1, 1, 2);
+  ASSERT_TRUE(tp.ok());
+  EXPECT_EQ(tp->group_of(3, GridAxis::kHpz), (std::vector<int>{1, 3}));
+  EXPECT_EQ(RankGrid::create(6, 1, 6, 1, 1, 1, 4).status().message(),
+            "/zero_optimization/zero_hpz_partition_size: 4 must divide the data-parallel size 6");
+}
+
 }  // namespace
 }  // namespace zt

@@ -50,6 +50,41 @@ ParamFetcher::ParamFetcher(const ParamTable& table, const Partition& partition, 
       peak_bytes_ += persistent_copy_[i].bytes();
     }
   }
+  if (options.hpz == nullptr) return;
+  secondary_.resize(range_.size());
+  secondary_fresh_.assign(range_.size(), false);
+  for (int layer = kEmbeddingLayer; layer <= n_layer; ++layer) {
+    if (persistent(layer)) continue;
+    Arena& a = secondary_[static_cast<size_t>(layer + 1)];
+    a = allocate(std::max<size_t>(1, secondary_partition(layer).shard(options.hpz->rank()).size()));
+    peak_bytes_ += a.bytes();
+  }
+}
+
+Partition ParamFetcher::secondary_partition(int layer) const {
+  return Partition(range_[static_cast<size_t>(layer + 1)].size(), options_.hpz->size(), elem_bytes() == 2 ? 2 : 1);
+}
+
+void ParamFetcher::save_secondary(const Slot& slot) {
+  const ElementRange mine = secondary_partition(slot.layer).shard(options_.hpz->rank());
+  const size_t e = elem_bytes();
+  backend().copy(secondary_[static_cast<size_t>(slot.layer + 1)].as<void>(),
+                 static_cast<const unsigned char*>(slot.buffer) + mine.begin * e, mine.size() * e);
+  secondary_fresh_[static_cast<size_t>(slot.layer + 1)] = true;
+}
+
+WorkHandle ParamFetcher::gather_secondary(const Slot& slot) {
+  const Partition p = secondary_partition(slot.layer);
+  const ElementRange mine = p.shard(options_.hpz->rank());
+  const size_t e = elem_bytes();
+  backend().copy(static_cast<unsigned char*>(slot.buffer) + mine.begin * e,
+                 secondary_[static_cast<size_t>(slot.layer + 1)].as<void>(), mine.size() * e);
+  return all_gather_elements(options_.hpz, slot.buffer, p.counts({0, p.numel()}), e);
+}
+
+// A backward gather under hpZ needs this micro-batch's forward save of its layer.
+bool ParamFetcher::startable(const Slot& slot) const {
+  return options_.hpz == nullptr || !slot.backward || secondary_fresh_[static_cast<size_t>(slot.layer + 1)];
 }
 
 size_t ParamFetcher::buffer_bytes() const { return peak_bytes_; }
@@ -57,6 +92,7 @@ size_t ParamFetcher::buffer_bytes() const { return peak_bytes_; }
 void ParamFetcher::begin_micro(bool with_backward) {
   ZT_CHECK(next_ == sequence_.size(), "previous micro-batch left %zu fetches unused", sequence_.size() - next_);
   const int n_layer = static_cast<int>(range_.size()) - 2;
+  if (options_.hpz != nullptr) secondary_fresh_.assign(secondary_fresh_.size(), false);
   std::vector<int> order = {kEmbeddingLayer};
   for (int l = 0; l < n_layer; ++l) order.push_back(l);
   order.push_back(n_layer);          // ln_f
@@ -65,8 +101,9 @@ void ParamFetcher::begin_micro(bool with_backward) {
     for (int l = n_layer - 1; l >= 0; --l) order.push_back(l);
   }
   sequence_.clear();
-  for (int layer : order) {
-    if (!persistent(layer)) sequence_.push_back(Slot{layer, ParamState::kNotAvailable, nullptr, nullptr});
+  const size_t forward = static_cast<size_t>(n_layer) + 3;  // embeddings, blocks, ln_f, the tied head
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (!persistent(order[i])) sequence_.push_back(Slot{order[i], ParamState::kNotAvailable, nullptr, nullptr, i >= forward});
   }
   next_ = started_ = 0;
 }
@@ -114,7 +151,12 @@ StatusOr<WorkHandle> ParamFetcher::gather(void* dst, ElementRange r, bool quanti
 Status ParamFetcher::start(Slot& slot) {
   const ElementRange r = range_[static_cast<size_t>(slot.layer + 1)];
   slot.buffer = take_buffer(r.size());
-  ZT_ASSIGN_OR_RETURN(slot.work, gather(slot.buffer, r, options_.quantized_weights));
+  if (options_.hpz != nullptr && slot.backward) {
+    ZT_CHECK(startable(slot), "hpZ: layer %d's backward gather before its forward gather", slot.layer);
+    slot.work = gather_secondary(slot);
+  } else {
+    ZT_ASSIGN_OR_RETURN(slot.work, gather(slot.buffer, r, options_.quantized_weights));
+  }
   slot.state = ParamState::kInFlight;
   return Status::OK();
 }
@@ -142,6 +184,7 @@ StatusOr<void*> ParamFetcher::acquire(int layer) {
   while (started_ < sequence_.size()) {
     const size_t elems = range_[static_cast<size_t>(sequence_[started_].layer + 1)].size();
     if (started_ > next_ && budget + elems > options_.prefetch_elems) break;
+    if (!startable(sequence_[started_])) break;
     ZT_RETURN_IF_ERROR(start(sequence_[started_]));
     budget += elems;
     ++started_;
@@ -150,6 +193,7 @@ StatusOr<void*> ParamFetcher::acquire(int layer) {
   ZT_RETURN_IF_ERROR(slot.work->wait());
   slot.work = nullptr;
   slot.state = ParamState::kAvailable;
+  if (options_.hpz != nullptr && !slot.backward) save_secondary(slot);
   return slot.buffer;
 }
 

@@ -13,6 +13,11 @@
 // layers in one collective, so the threshold applies to layers, not to single tensors.
 // With qwZ the fetched layers travel as int8 blocks (quantized_gather.h); persistent
 // layers stay exact, as DeepSpeed keeps persistent parameters whole and unquantized.
+// With hpZ (a group of hpz dp ranks, one host's in DeepSpeed's use) each forward gather also
+// leaves this rank its 1/hpz slice of the layer (a secondary partition), and the layer's
+// backward gather runs within the hpz group from those slices: the same values as the
+// forward's (qwZ's dequantized ones included), without crossing hosts. A backward gather
+// starts only after its layer's forward gather of the same micro-batch was acquired.
 // Thread-safety: used by the training thread only.
 #pragma once
 
@@ -48,6 +53,8 @@ struct ParamFetcherOptions {
   const Backend* backend = nullptr;         // allocates and copies the gather buffers; null = cpu_backend()
   DType dtype = DType::kF32;                // of the shard and the gathered layers (16-bit in mixed precision)
   bool quantized_weights = false;           // zero_quantized_weights: ZeRO++ qwZ (quantized_gather.h), host memory
+  int hpz_partition_size = 1;               // zero_hpz_partition_size: ZeRO++ hpZ (below)
+  ProcessGroup* hpz = nullptr;              // hpZ's group of that size (consecutive dp ranks); null when 1
 };
 
 class ParamFetcher {
@@ -81,6 +88,7 @@ class ParamFetcher {
     ParamState state = ParamState::kNotAvailable;
     void* buffer = nullptr;
     WorkHandle work;
+    bool backward = false;  // the layer's fetch for the backward (hpZ gathers it within its group)
   };
   Status start(Slot& slot);
   void* take_buffer(size_t elems);
@@ -90,6 +98,11 @@ class ParamFetcher {
   // This rank's part of layer range r, relative to the shard (empty when it has none).
   ElementRange own_part(ElementRange r) const;
   void prefetch_shard_parts();
+  // hpZ: the layer's secondary partition, this rank's slice of it, and its save and gather.
+  Partition secondary_partition(int layer) const;
+  void save_secondary(const Slot& slot);
+  WorkHandle gather_secondary(const Slot& slot);
+  bool startable(const Slot& slot) const;
   size_t elem_bytes() const { return dtype_size(options_.dtype); }
   Arena allocate(size_t elems) const;
   const Backend& backend() const { return backend_or_cpu(options_.backend); }
@@ -103,6 +116,8 @@ class ParamFetcher {
   std::vector<ElementRange> range_;        // indexed by layer + 1
   std::vector<bool> persistent_;           // indexed by layer + 1
   std::vector<Arena> persistent_copy_;
+  std::vector<Arena> secondary_;           // hpZ: indexed by layer + 1, this rank's slice
+  std::vector<bool> secondary_fresh_;      // saved by this micro-batch's forward gather
   std::vector<Slot> sequence_;
   size_t next_ = 0;     // next slot to acquire
   size_t started_ = 0;  // slots started so far

@@ -128,7 +128,7 @@ Status Trainer::evaluate_pipeline(const MicroBatch& batch, double* loss_slot) {
   GptModel& m = *model_;
   const GptLayout& lay = options_.layout;
   const int s = pp_->rank();
-  const int B = options_.micro_batch, T = options_.seq_len;
+  const int B = options_.micro_batch, T = options_.layout.local_seq(options_.seq_len);  // this rank's tokens (sp)
   const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * dtype_size(m.activation_dtype());
   const int tag = activation_tag(0);
   m.clear_routes();

@@ -40,6 +40,7 @@ struct SpCase {
   bool checkpoint = false;
   DType dtype = DType::kF32;
   bool flash = false;  // training.attention "flash"
+  int pp = 1;          // pipeline stages (1F1B, uniform); each stage's ranks form their own sp groups
 };
 
 TrainerOptions options_for(const SpCase& c) {
@@ -80,9 +81,9 @@ struct SpRun {
 
 // `steps` steps with `accum` micro-batches per data-parallel rank.
 SpRun train(const SpCase& c, int accum, int steps, const TrainerOptions* given = nullptr) {
-  const int N = c.sp * c.dp;
+  const int N = c.sp * c.dp * c.pp;
   ThreadWorld world(N, CommOptions{});
-  const RankGrid grid = RankGrid::create(N, 1, N, 1, 1, c.sp).value();
+  const RankGrid grid = RankGrid::create(N, 1, c.sp * c.dp, c.pp, 1, c.sp).value();
   SpRun r;
   r.memory.resize(static_cast<size_t>(N));
   std::mutex mu;
@@ -96,7 +97,7 @@ SpRun train(const SpCase& c, int accum, int steps, const TrainerOptions* given =
       const testing::SyntheticStep data =
           testing::synthetic_step(kVocab, kSeq, kMicro, accum, grid.data_rank(rank), c.dp, step, 7);
       ZT_ASSIGN_OR_RETURN(const StepStats st, t->step(data.micro_batches()));
-      if (rank == 0) {
+      if (rank == 0) {  // the loss is summed over the stages: every rank reports it
         std::lock_guard<std::mutex> lock(mu);
         r.losses.push_back(st.loss);
         r.norms.push_back(st.grad_norm);
@@ -117,7 +118,7 @@ double worst_rel(const std::vector<double>& a, const std::vector<double>& b) {
 
 std::string name(const SpCase& c) {
   return std::string(c.llama ? "llama" : "gpt2") + " sp " + std::to_string(c.sp) + " x dp " + std::to_string(c.dp) +
-         " ZeRO-" + std::to_string(static_cast<int>(c.stage));
+         (c.pp > 1 ? " x pp " + std::to_string(c.pp) : std::string()) + " ZeRO-" + std::to_string(static_cast<int>(c.stage));
 }
 
 TEST(SequenceParallel, MatchesTheSingleProcessOnTheSameGlobalBatch) {
@@ -177,6 +178,25 @@ TEST(SequenceParallel, SixteenBitWithinThePrecisionGap) {
                     c.checkpoint ? " checkpointed" : "", worst, gap);
       }
     }
+  }
+}
+
+// Pipeline stages under sp: each stage's ranks exchange within their own sp group, and a
+// stage hands its rank's tokens to the same sp rank of the next stage (same dp coordinate).
+TEST(SequenceParallel, WithPipelineStagesMatchesTheSingleProcess) {
+  constexpr int kSteps = 4, kAccum = 4;
+  for (bool llama : {false, true}) {
+    SpCase single;
+    single.llama = llama;
+    const SpRun ref = train(single, kAccum, kSteps);
+    SpCase c{2, 1, ZeroStage::kOptimizer, llama};
+    c.pp = 2;
+    const SpRun got = train(c, kAccum, kSteps);
+    ASSERT_TRUE(ref.status.ok() && got.status.ok()) << ref.status.to_string() << got.status.to_string();
+    EXPECT_LE(worst_rel(got.losses, ref.losses), 1e-5) << name(c);
+    EXPECT_LE(worst_rel(got.norms, ref.norms), 1e-4) << name(c);
+    std::printf("  %-28s max loss rel diff %.2e, max grad-norm rel diff %.2e\n", name(c).c_str(),
+                worst_rel(got.losses, ref.losses), worst_rel(got.norms, ref.norms));
   }
 }
 

@@ -51,9 +51,6 @@ Status GptLayout::validate_sequence_parallel(const GptConfig& c) const {
   }
   const std::string no = key + " with ";
   if (tp_size > 1) return Status::Unimplemented(no + "tensor parallelism (/parallel/tp) is not supported yet");
-  if (first_block != 0 || end(c) != c.n_layer || !embedding || !head) {
-    return Status::Unimplemented(no + "pipeline parallelism (/parallel/pp) is not supported yet");
-  }
   if (c.moe.enabled()) return Status::Unimplemented(no + "experts (model.moe) is not supported yet");
   return Status::OK();
 }

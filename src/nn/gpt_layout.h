@@ -44,7 +44,7 @@ struct GptLayout {
   int local_seq(int T) const { return T / sp_size; }
   // InvalidArgument if the layout does not fit the model: an empty stage, tp not dividing
   // the heads and the padded vocabulary, ep not dividing the experts, sp not dividing the
-  // heads; Unimplemented for sp with tp, pipeline stages or experts.
+  // heads; Unimplemented for sp with tp or experts.
   Status validate(const GptConfig& c) const;
   Status validate_sequence_parallel(const GptConfig& c) const;
 };

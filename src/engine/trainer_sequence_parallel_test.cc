@@ -1,6 +1,7 @@
 // Ulysses sequence parallelism (issue 31) in the Trainer, ranks as threads: sp 2 and 4,
 // alone and with dp 2 under ZeRO-3, for GPT-2 and a grouped-query Llama (4 heads, 2 kv
-// heads: at sp 4 each rank's one query head reads a kv head no rank holds alone), against
+// heads: at sp 2 q, k and v travel unpacked, DeepSpeed's way; at sp 4, which does not divide
+// the kv heads, packed with each kv head repeated for its query heads), against
 // the single process on the same global batch; activation checkpointing under sp gives the
 // same bits as without; flash attention under sp; the refusals; and the activation
 // estimate against the arena.
@@ -76,6 +77,7 @@ TrainerOptions sixteen_bit(const SpCase& c) {
 struct SpRun {
   std::vector<double> losses, norms;  // rank 0's
   std::vector<MemoryReport> memory;   // every rank's
+  int64_t sp_bytes = 0;               // rank 0's logical bytes on its sp group, the whole run
   Status status;
 };
 
@@ -104,6 +106,7 @@ SpRun train(const SpCase& c, int accum, int steps, const TrainerOptions* given =
       }
     }
     r.memory[static_cast<size_t>(rank)] = t->memory();
+    if (rank == 0 && groups.sp != nullptr) r.sp_bytes = groups.sp->stats().total_logical_bytes();
     return Status::OK();
   });
   return r;
@@ -198,6 +201,22 @@ TEST(SequenceParallel, WithPipelineStagesMatchesTheSingleProcess) {
     std::printf("  %-28s max loss rel diff %.2e, max grad-norm rel diff %.2e\n", name(c).c_str(),
                 worst_rel(got.losses, ref.losses), worst_rel(got.norms, ref.norms));
   }
+}
+
+// q, k, v travel unpacked where sp divides the kv heads: the GQA Llama (2 kv heads of 4)
+// moves 4C + 4 kv_dim = 6C per token and block where the same model with 4 kv heads moves
+// 8C (forward q, k, v and the output; backward the output's gradient and dq, dk, dv). Packed,
+// both would move 8C. The losses are the same bits either way (a permutation, and each kv
+// head's gradient summed in the same order).
+TEST(SequenceParallel, GqaTravelsUnpackedWhereTheKvHeadsDivide) {
+  SpCase c{2, 1, ZeroStage::kNone, true};
+  const SpRun gqa = train(c, 1, 1);
+  TrainerOptions mha = options_for(c);
+  mha.model.n_kv_head = 4;
+  const SpRun full = train(c, 1, 1, &mha);
+  ASSERT_TRUE(gqa.status.ok() && full.status.ok()) << gqa.status.to_string() << full.status.to_string();
+  ASSERT_GT(full.sp_bytes, 0);
+  EXPECT_EQ(gqa.sp_bytes * 4, full.sp_bytes * 3);
 }
 
 // Recomputing a block reruns its exchanges and kernels on the same inputs: the same bits.

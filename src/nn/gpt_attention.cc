@@ -14,9 +14,9 @@
 namespace zt {
 
 template <typename A>
-Status GptModelImpl<A>::ulysses(const A* in, A* out, int groups, bool to_heads) {
+Status GptModelImpl<A>::ulysses(const A* in, A* out, int groups, int width, bool to_heads) {
   GptScratchT<A>& s = arena_.scratch;
-  const UlyssesShape shape{B_, T_, groups, config_.n_embd};
+  const UlyssesShape shape{B_, T_, groups, width};
   const UlyssesScratch buffers{s.sp_send, s.sp_recv, sizeof(A)};
   if (to_heads) return ulysses_to_heads(*options_.sp, backend_, in, out, buffers, shape);
   return ulysses_to_sequence(*options_.sp, backend_, in, out, buffers, shape);
@@ -26,14 +26,14 @@ template <typename A>
 Status GptModelImpl<A>::attention_forward(const BlockActivationsT<A>& a) {
   const int P = options_.layout.tp_size * options_.layout.sp_size, S = options_.layout.sp_size;
   const int T = T_ * S, C = config_.n_embd / P, NH = config_.n_head / P;
-  if (S > 1) ZT_RETURN_IF_ERROR(ulysses(a.qkv, a.qkv, 3, /*to_heads=*/true));
+  if (S > 1 && !sp_unpacked()) ZT_RETURN_IF_ERROR(ulysses(a.qkv, a.qkv, 3, config_.n_embd, /*to_heads=*/true));
   A* out = S > 1 && options_.flash_attention ? a.att : a.att_out;  // flash under sp: keep O in the head layout
   if (options_.flash_attention) {
     k_.flash_attention_forward(out, a.lse, a.qkv, B_, T, C, NH);
   } else {
     k_.attention_forward(out, a.att, a.qkv, B_, T, C, NH);
   }
-  return S > 1 ? ulysses(out, a.att_out, 1, /*to_heads=*/false) : Status::OK();
+  return S > 1 ? ulysses(out, a.att_out, 1, config_.n_embd, /*to_heads=*/false) : Status::OK();
 }
 
 // s.dqkv from s.dnorm, the gradient of a.att_out (this rank's tokens).
@@ -42,17 +42,34 @@ Status GptModelImpl<A>::attention_backward(const BlockActivationsT<A>& a) {
   const int P = options_.layout.tp_size * options_.layout.sp_size, S = options_.layout.sp_size;
   const int T = T_ * S, C = config_.n_embd / P, NH = config_.n_head / P;
   GptScratchT<A>& s = arena_.scratch;
-  if (S > 1) ZT_RETURN_IF_ERROR(ulysses(s.dnorm, s.dnorm, 1, /*to_heads=*/true));
+  if (S > 1) ZT_RETURN_IF_ERROR(ulysses(s.dnorm, s.dnorm, 1, config_.n_embd, /*to_heads=*/true));
   if (options_.flash_attention) {
     k_.flash_attention_backward(s.dqkv, s.dnorm, a.qkv, S > 1 ? a.att : a.att_out, a.lse, B_, T, C, NH);
   } else {
     k_.attention_backward(s.dqkv, s.dnorm, a.qkv, a.att, B_, T, C, NH);
   }
-  return S > 1 ? ulysses(s.dqkv, s.dqkv, 3, /*to_heads=*/false) : Status::OK();
+  if (S == 1 || sp_unpacked()) return Status::OK();  // unpacked: qkv_backward exchanges dq, dk, dv
+  return ulysses(s.dqkv, s.dqkv, 3, config_.n_embd, /*to_heads=*/false);
+}
+
+template <typename A>
+bool GptModelImpl<A>::sp_unpacked() const {
+  return options_.layout.sp_size > 1 && !config_.fused_qkv && config_.kv_heads() % options_.layout.sp_size == 0;
+}
+
+// Unpacked exchange (sp_unpacked): q, k, v to the head layout one by one, or back.
+template <typename A>
+Status GptModelImpl<A>::ulysses_qkv(bool to_heads) {
+  GptScratchT<A>& s = arena_.scratch;
+  ZT_RETURN_IF_ERROR(ulysses(s.q, s.q, 1, config_.n_embd, to_heads));
+  ZT_RETURN_IF_ERROR(ulysses(s.k, s.k, 1, config_.kv_dim(), to_heads));
+  return ulysses(s.v, s.v, 1, config_.kv_dim(), to_heads);
 }
 
 #define ZT_INSTANTIATE_ATTENTION(A)                                                 \
-  template Status GptModelImpl<A>::ulysses(const A*, A*, int, bool);                \
+  template Status GptModelImpl<A>::ulysses(const A*, A*, int, int, bool);           \
+  template bool GptModelImpl<A>::sp_unpacked() const;                               \
+  template Status GptModelImpl<A>::ulysses_qkv(bool);                               \
   template Status GptModelImpl<A>::attention_forward(const BlockActivationsT<A>&);  \
   template Status GptModelImpl<A>::attention_backward(const BlockActivationsT<A>&);
 ZT_INSTANTIATE_ATTENTION(float)

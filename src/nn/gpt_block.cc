@@ -20,7 +20,7 @@ Status GptModelImpl<A>::block_forward(int l, const A* res_in, const BlockActivat
   norm_forward(a.norm1, a.norm1_mean, a.norm1_rstd, res_in, w.norm1_w, w.norm1_b, BT);
   copy_to_tp_forward();
   quantize_input(l, 0, a.norm1, BT, C);
-  qkv_forward(w, a, BT);
+  ZT_RETURN_IF_ERROR(qkv_forward(w, a, BT));
   ZT_RETURN_IF_ERROR(attention_forward(a));
   quantize_input(l, 1, a.att_out, BT, Cl);
   ZT_RETURN_IF_ERROR(row_parallel_forward(a.res_attn, a.att_out, w.attn_out_w, w.attn_out_b, res_in, BT, Cl));

@@ -58,11 +58,11 @@ void GptModelImpl<A>::norm_backward(A* dx, float* dw, float* db, const A* dout, 
 }
 
 template <typename A>
-void GptModelImpl<A>::qkv_forward(const BlockWeightsT<A>& w, const BlockActivationsT<A>& a, int64_t N) {
+Status GptModelImpl<A>::qkv_forward(const BlockWeightsT<A>& w, const BlockActivationsT<A>& a, int64_t N) {
   const Widths d = widths(config_, options_.layout.tp_size);
   if (config_.fused_qkv) {
     k_.linear_forward(a.qkv, a.norm1, w.qkv_w, w.qkv_b, nullptr, N, d.C, 3 * d.Cl);
-    return;
+    return Status::OK();
   }
   GptScratchT<A>& s = arena_.scratch;
   k_.linear_forward(s.q, a.norm1, w.q_w, w.q_b, nullptr, N, d.C, d.Cl);
@@ -72,7 +72,14 @@ void GptModelImpl<A>::qkv_forward(const BlockWeightsT<A>& w, const BlockActivati
     rope(s.q, d.NHl, /*backward=*/false);
     rope(s.k, d.NKVl, /*backward=*/false);
   }
+  if (sp_unpacked()) {  // to the head layout first, then packed for this rank's heads over the whole sequence
+    const int S = options_.layout.sp_size;
+    ZT_RETURN_IF_ERROR(ulysses_qkv(/*to_heads=*/true));
+    k_.gqa_pack(a.qkv, s.q, s.k, s.v, N * S, d.NHl / S, d.NKVl / S, d.HD);
+    return Status::OK();
+  }
   k_.gqa_pack(a.qkv, s.q, s.k, s.v, N, d.NHl, d.NKVl, d.HD);  // local query head h reads local kv head h / rep
+  return Status::OK();
 }
 
 template <typename A>
@@ -81,7 +88,13 @@ Status GptModelImpl<A>::qkv_backward(const BlockWeightsT<A>& w, const BlockWeigh
   const Widths d = widths(config_, options_.layout.tp_size);
   GptScratchT<A>& s = arena_.scratch;
   if (config_.fused_qkv) return column_backward(s.dnorm, a.norm1, {{dw.qkv_w, dw.qkv_b, s.dqkv, w.qkv_w, 3 * d.Cl}}, N);
-  k_.gqa_unpack(s.q, s.k, s.v, s.dqkv, N, d.NHl, d.NKVl, d.HD);
+  if (sp_unpacked()) {  // s.dqkv is in the head layout: unpacked there, then dq, dk, dv back
+    const int S = options_.layout.sp_size;
+    k_.gqa_unpack(s.q, s.k, s.v, s.dqkv, N * S, d.NHl / S, d.NKVl / S, d.HD);
+    ZT_RETURN_IF_ERROR(ulysses_qkv(/*to_heads=*/false));
+  } else {
+    k_.gqa_unpack(s.q, s.k, s.v, s.dqkv, N, d.NHl, d.NKVl, d.HD);
+  }
   if (config_.rotary()) {
     rope(s.q, d.NHl, /*backward=*/true);
     rope(s.k, d.NKVl, /*backward=*/true);
@@ -186,7 +199,7 @@ Status GptModelImpl<A>::column_parallel_backward(A* dinp, float* dweight, float*
   template void GptModelImpl<A>::norm_forward(A*, float*, float*, const A*, const A*, const A*, int64_t);            \
   template void GptModelImpl<A>::norm_backward(A*, float*, float*, const A*, const A*, const A*, const float*,      \
                                                const float*, int64_t);                                             \
-  template void GptModelImpl<A>::qkv_forward(const BlockWeightsT<A>&, const BlockActivationsT<A>&, int64_t);         \
+  template Status GptModelImpl<A>::qkv_forward(const BlockWeightsT<A>&, const BlockActivationsT<A>&, int64_t);       \
   template Status GptModelImpl<A>::qkv_backward(const BlockWeightsT<A>&, const BlockWeightsT<float>&,               \
                                                 const BlockActivationsT<A>&, int64_t);                             \
   template void GptModelImpl<A>::mlp_in_forward(const BlockWeightsT<A>&, const BlockActivationsT<A>&, int64_t);      \

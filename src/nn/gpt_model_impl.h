@@ -85,15 +85,19 @@ class GptModelImpl final : public GptModel {
   // The attention step (gpt_attention.cc): a.att_out from a.qkv; s.dqkv from s.dnorm.
   Status attention_forward(const BlockActivationsT<A>& a);
   Status attention_backward(const BlockActivationsT<A>& a);
-  // Ulysses' exchange of this micro-batch's `in` (`groups` column groups of n_embd) into
+  // Ulysses' exchange of this micro-batch's `in` (`groups` column groups of `width`) into
   // `out` (may be `in`), to the head-sharded layout or back (nn/ulysses.h).
-  Status ulysses(const A* in, A* out, int groups, bool to_heads);
+  Status ulysses(const A* in, A* out, int groups, int width, bool to_heads);
+  // Sequence parallelism exchanging q, k and v unpacked (DeepSpeed's way, when sp divides
+  // the kv heads of split projections): the kv heads travel once, not once per query head.
+  bool sp_unpacked() const;
+  Status ulysses_qkv(bool to_heads);  // s.q, s.k, s.v to the head layout or back
   // The block's steps by knob (gpt_layers.cc). norm_*: LayerNorm or RMSNorm over C.
   void norm_forward(A* out, float* mean, float* rstd, const A* x, const A* w, const A* b, int64_t N);
   void norm_backward(A* dx, float* dw, float* db, const A* dout, const A* x, const A* w, const float* mean,
                      const float* rstd, int64_t N);
   // a.qkv from a.norm1: the fused projection, or q, k, v, RoPE and grouped-query packing.
-  void qkv_forward(const BlockWeightsT<A>& w, const BlockActivationsT<A>& a, int64_t N);
+  Status qkv_forward(const BlockWeightsT<A>& w, const BlockActivationsT<A>& a, int64_t N);
   // s.dnorm = the input gradient of the q, k, v projections from s.dqkv; their weight grads +=.
   Status qkv_backward(const BlockWeightsT<A>& w, const BlockWeightsT<float>& dw, const BlockActivationsT<A>& a,
                       int64_t N);

@@ -20,43 +20,41 @@ struct Geometry {
   }
 };
 
-// (b, t, w) of the sequence layout, peer q's piece <-> its place in a peer segment:
-// from seq_in into segs (to_segments), or from segs_in into seq_out.
-struct Ends {
-  const unsigned char* in;
-  unsigned char* out;
+// One direction of copies between a layout (the sequence or the head one) and the peer
+// segments: packing reads the layout and writes segments, unpacking the reverse.
+struct Move {
+  const Backend& be;
+  bool to_segments;
+  const unsigned char* src;
+  unsigned char* dst;
+  void operator()(size_t layout_at, size_t segment_at, size_t n) const {
+    if (to_segments) {
+      be.copy(dst + segment_at, src + layout_at, n);
+    } else {
+      be.copy(dst + layout_at, src + segment_at, n);
+    }
+  }
 };
 
-void scatter_pieces(const Backend& be, Ends seq, Ends segs, const Geometry& g, const UlyssesShape& s,
-                    bool to_segments) {
+// (b, t, w) of the sequence layout, peer q's piece <-> its place in peer q's segment.
+void move_pieces(const Move& move, const Geometry& g, const UlyssesShape& s) {
   const size_t row = static_cast<size_t>(s.W) * static_cast<size_t>(s.C) * g.e;  // a full-width token row
   for (int q = 0; q < g.P; ++q) {
     for (int64_t bt = 0; bt < static_cast<int64_t>(s.B) * s.Tl; ++bt) {
       for (int w = 0; w < s.W; ++w) {
-        const size_t a = static_cast<size_t>(bt) * row + static_cast<size_t>(w) * s.C * g.e + q * g.piece;
-        const size_t b = q * g.seg + static_cast<size_t>(bt) * g.row_local + static_cast<size_t>(w) * g.piece;
-        if (to_segments) {
-          be.copy(segs.out + b, seq.in + a, g.piece);
-        } else {
-          be.copy(seq.out + a, segs.in + b, g.piece);
-        }
+        move(static_cast<size_t>(bt) * row + static_cast<size_t>(w) * s.C * g.e + q * g.piece,
+             q * g.seg + static_cast<size_t>(bt) * g.row_local + static_cast<size_t>(w) * g.piece, g.piece);
       }
     }
   }
 }
 
 // Peer q's Tl tokens of sequence b <-> rows [q Tl, (q+1) Tl) of sequence b in the head layout.
-void move_blocks(const Backend& be, Ends heads, Ends segs, const Geometry& g, const UlyssesShape& s, bool to_segments) {
+void move_blocks(const Move& move, const Geometry& g, const UlyssesShape& s) {
   const size_t block = g.row_local * static_cast<size_t>(s.Tl);
   for (int q = 0; q < g.P; ++q) {
     for (int b = 0; b < s.B; ++b) {
-      const size_t h = (static_cast<size_t>(b) * g.P + q) * block;
-      const size_t seg = q * g.seg + static_cast<size_t>(b) * block;
-      if (to_segments) {
-        be.copy(segs.out + seg, heads.in + h, block);
-      } else {
-        be.copy(heads.out + h, segs.in + seg, block);
-      }
+      move((static_cast<size_t>(b) * g.P + q) * block, q * g.seg + static_cast<size_t>(b) * block, block);
     }
   }
 }
@@ -75,30 +73,39 @@ Status check(const ProcessGroup& sp, const Backend& be, const UlyssesShape& s) {
   return Status::OK();
 }
 
+// Packs `in` (the sequence layout to_heads, else the head layout), exchanges, unpacks into `out`.
+Status exchange_layouts(ProcessGroup& sp, const Backend& be, const void* in, void* out, const UlyssesScratch& b,
+                        const UlyssesShape& s, bool to_heads) {
+  ZT_RETURN_IF_ERROR(check(sp, be, s));
+  const Geometry g(sp, b.elem_bytes, s);
+  auto* send = static_cast<unsigned char*>(b.send);
+  auto* recv = static_cast<unsigned char*>(b.recv);
+  const Move pack{be, true, static_cast<const unsigned char*>(in), send};
+  const Move unpack{be, false, recv, static_cast<unsigned char*>(out)};
+  if (to_heads) {
+    move_pieces(pack, g, s);
+  } else {
+    move_blocks(pack, g, s);
+  }
+  ZT_RETURN_IF_ERROR(exchange(sp, send, recv, g));
+  if (to_heads) {
+    move_blocks(unpack, g, s);
+  } else {
+    move_pieces(unpack, g, s);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status ulysses_to_heads(ProcessGroup& sp, const Backend& backend, const void* in, void* out, const UlyssesScratch& b,
                         const UlyssesShape& s) {
-  ZT_RETURN_IF_ERROR(check(sp, backend, s));
-  const Geometry g(sp, b.elem_bytes, s);
-  auto* send = static_cast<unsigned char*>(b.send);
-  auto* recv = static_cast<unsigned char*>(b.recv);
-  scatter_pieces(backend, {static_cast<const unsigned char*>(in), nullptr}, {nullptr, send}, g, s, true);
-  ZT_RETURN_IF_ERROR(exchange(sp, send, recv, g));
-  move_blocks(backend, {nullptr, static_cast<unsigned char*>(out)}, {recv, nullptr}, g, s, false);
-  return Status::OK();
+  return exchange_layouts(sp, backend, in, out, b, s, /*to_heads=*/true);
 }
 
 Status ulysses_to_sequence(ProcessGroup& sp, const Backend& backend, const void* in, void* out,
                            const UlyssesScratch& b, const UlyssesShape& s) {
-  ZT_RETURN_IF_ERROR(check(sp, backend, s));
-  const Geometry g(sp, b.elem_bytes, s);
-  auto* send = static_cast<unsigned char*>(b.send);
-  auto* recv = static_cast<unsigned char*>(b.recv);
-  move_blocks(backend, {static_cast<const unsigned char*>(in), nullptr}, {nullptr, send}, g, s, true);
-  ZT_RETURN_IF_ERROR(exchange(sp, send, recv, g));
-  scatter_pieces(backend, {nullptr, static_cast<unsigned char*>(out)}, {recv, nullptr}, g, s, false);
-  return Status::OK();
+  return exchange_layouts(sp, backend, in, out, b, s, /*to_heads=*/false);
 }
 
 }  // namespace zt

@@ -152,7 +152,7 @@ StatusOr<std::vector<MemoryEstimate>> estimate_all_ranks(const ZtConfig& cfg, in
   TrainerOptions o = trainer_options(cfg);
   std::vector<MemoryEstimate> out;
   for (int rank = 0; rank < world; ++rank) {
-    ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, grid, rank, stage_partition(cfg)));
+    ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, grid, rank, stage_partition(cfg), cfg.parallel.virtual_stages));
     const GridCoord c = grid.coord(rank);
     const ZeroGroupPlace z = zero_group_place(grid, rank, o.zero.stage);
     ZT_ASSIGN_OR_RETURN(MemoryEstimate e, estimate_rank_memory(o, z.size, z.rank, grid.pp(), c.pp));

@@ -46,7 +46,7 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
   e.data_bytes = token_file_bytes(cfg.data);
   for (int s = 0; s < grid.pp(); ++s) {
     const int rank = grid.rank({0, 0, s});
-    ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, grid, rank, stage_partition(cfg)));
+    ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, grid, rank, stage_partition(cfg), cfg.parallel.virtual_stages));
     const ZeroGroupPlace z = zero_group_place(grid, rank, o.zero.stage);
     ZT_ASSIGN_OR_RETURN(MemoryEstimate m, estimate_rank_memory(o, z.size, z.rank, grid.pp(), s));
     e.rank_bytes_max = std::max(e.rank_bytes_max, static_cast<double>(m.total()) + e.base_bytes + e.data_bytes);

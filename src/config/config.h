@@ -128,6 +128,7 @@ struct ParallelConfig {
                // dp counts every rank of a pipeline stage's tp slice; dp / sp read different sequences)
   CommAlgorithm algorithm = CommAlgorithm::kRing;  // "allreduce_algorithm": "ring" (default) | "mpi"
   std::string pipeline_schedule = "1f1b";          // "1f1b" | "gpipe"
+  int virtual_stages = 1;  // interleaved 1F1B: model chunks per pipeline rank (also DeepSpeed-style /pipeline/virtual_stages)
   std::string partition_method = "flops";          // "flops" (compute-balanced), "parameters" (DeepSpeed's default), "uniform"
   double comm_timeout_s = 600.0;
   int64_t ring_chunk_bytes = 1 << 20;

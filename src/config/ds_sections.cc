@@ -315,6 +315,13 @@ void parse_misc(JsonReader& root, ZtConfig* c) {
     c->parallel.partition_method = partition == "uniform" ? "uniform" : "parameters";
     for (const char* k : {"pipe_partitioned", "grad_partitioned"}) pipe->boolean(k, true);
     pipe->boolean("seed_layers", false);
+    if (pipe->has("virtual_stages")) {  // Megatron's virtual pipeline size, beside the section's other keys
+      const int v = static_cast<int>(pipe->integer("virtual_stages", 1, 1, 1 << 10));
+      if (c->parallel.virtual_stages != 1 && c->parallel.virtual_stages != v) {
+        pipe->fail("virtual_stages", "contradicts /parallel/virtual_stages (" + std::to_string(c->parallel.virtual_stages) + ")");
+      }
+      c->parallel.virtual_stages = v;
+    }
     pipe->done();
   }
   if (auto tp = root.object("tensor_parallel")) tp->done();  // autotp_size became parallel.tp; other keys are unknown

@@ -60,6 +60,7 @@ void parse_parallel(JsonReader& root, ParallelConfig* p) {
   p->algorithm = r.choice("allreduce_algorithm", "ring", {"ring", "mpi"}) == "ring" ? CommAlgorithm::kRing
                                                                                   : CommAlgorithm::kMpi;
   p->pipeline_schedule = r.choice("pipeline_schedule", "1f1b", {"1f1b", "gpipe"});
+  p->virtual_stages = static_cast<int>(r.integer("virtual_stages", 1, 1, 1 << 10));
   p->partition_method = r.choice("partition_method", "flops", {"flops", "parameters", "uniform"});
   p->comm_timeout_s = r.number("comm_timeout_s", 600.0, 0.001, 1e9);
   p->ring_chunk_bytes = r.integer("ring_chunk_bytes", 1 << 20, 64, 1LL << 32);

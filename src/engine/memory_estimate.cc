@@ -110,8 +110,8 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   }
   e.grad_bytes = (shards_gradients(o.zero.stage) ? shard : psi) * sizeof(float);
   e.optimizer_bytes = (shards_optimizer(o.zero.stage) ? shard : psi) * optimizer_bytes_per_element(o);
-  const int slots = pp_size > 1 ? pipe_schedule_slots(o.pipe_schedule, std::max(1, o.micro_batches), pp_size, pp_rank)
-                                : 1;
+  const int M = std::max(1, o.micro_batches), v = o.layout.chunk_count();
+  const int slots = pp_size > 1 ? pipe_schedule_slots(o.pipe_schedule, M, pp_size, pp_rank, v) : 1;
   const bool stash = !o.activation_swap_dir.empty() && std::count(o.checkpoint.begin(), o.checkpoint.end(), true) > 0;
   const int T = o.layout.local_seq(o.seq_len);  // this rank's tokens of a sequence (sequence parallelism)
   ArenaShape shape;
@@ -123,6 +123,7 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   shape.stash = stash;
   shape.routing = o.block_routing || o.efficiency.routes_blocks();  // as the Trainer's model (trainer.cc)
   shape.flash = o.flash_attention;
+  shape.shared_head = pp_size > 1 && pipe_schedule_head_at_once(o.pipe_schedule, M, pp_size, pp_rank, v);  // as the Trainer's
   e.activation_bytes = compute == DType::kF32 ? GptActivationArenaT<float>::count(o.model, o.layout, shape)
                                               : GptActivationArenaT<half_t>::count(o.model, o.layout, shape);
   if (stash) {  // ActivationSwap: an entry per (slot, block); each stashed input written and read once per micro-batch

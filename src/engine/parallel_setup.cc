@@ -5,12 +5,27 @@
 
 namespace zt {
 
-StatusOr<GptLayout> layout_for_rank(const GptConfig& config, const RankGrid& grid, int rank, StagePartition method) {
+StatusOr<GptLayout> layout_for_rank(const GptConfig& config, const RankGrid& grid, int rank, StagePartition method,
+                                    int virtual_stages) {
   const GridCoord c = grid.coord(rank);
-  ZT_ASSIGN_OR_RETURN(std::vector<int> bounds, partition_stages(config, grid.pp(), method));
+  const int S = grid.pp(), v = virtual_stages;
+  if (v > 1 && (S < 2 || config.n_layer < S * v)) {
+    return Status::InvalidArgument("/parallel/virtual_stages: " + std::to_string(v) + " chunks on each of " +
+                                   std::to_string(S) + " pipeline stages need pp > 1 and at least pp x virtual_stages = " +
+                                   std::to_string(S * v) + " blocks (the model has " + std::to_string(config.n_layer) + ")");
+  }
+  ZT_ASSIGN_OR_RETURN(std::vector<int> bounds, partition_stages(config, S * v, method));
   GptLayout lay;
   lay.first_block = bounds[static_cast<size_t>(c.pp)];
   lay.end_block = bounds[static_cast<size_t>(c.pp) + 1];
+  if (v > 1) {
+    std::vector<BlockRange> chunks;
+    for (int j = 0; j < v; ++j) {
+      const size_t k = static_cast<size_t>(j * S + c.pp);
+      chunks.push_back({bounds[k], bounds[k + 1]});
+    }
+    lay.set_chunks(std::move(chunks));
+  }
   lay.embedding = c.pp == 0;
   lay.head = c.pp == grid.pp() - 1;
   lay.tp_rank = c.tp;

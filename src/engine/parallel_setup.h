@@ -15,7 +15,10 @@
 
 namespace zt {
 
-StatusOr<GptLayout> layout_for_rank(const GptConfig& config, const RankGrid& grid, int rank, StagePartition method);
+// virtual_stages > 1 (interleaved 1F1B): the partition cuts pp x v virtual stages, and
+// the rank holds virtual stages j pp + its stage, j < v, as its chunks.
+StatusOr<GptLayout> layout_for_rank(const GptConfig& config, const RankGrid& grid, int rank, StagePartition method,
+                                    int virtual_stages = 1);
 
 // The group ZeRO partitions a rank's states over (engine/trainer.h): dp, or with expert
 // parallelism at stages 1+ the expert-data-parallel group. Its size and the rank's place.

@@ -13,7 +13,7 @@ Status plan_ranks(RunSession* s) {
   s->world_size = p.dp * p.pp * p.tp;
   ZT_ASSIGN_OR_RETURN(s->grid, RankGrid::create(s->world_size, p.tp, p.dp, p.pp, p.ep, p.sp, s->cfg.zero.fetch.hpz_partition_size));
   s->partition = stage_partition(s->cfg);
-  return layout_for_rank(s->cfg.model, s->grid, 0, s->partition).status();
+  return layout_for_rank(s->cfg.model, s->grid, 0, s->partition, s->cfg.parallel.virtual_stages).status();
 }
 
 Status join_mpi(RunSession* s) {
@@ -48,7 +48,7 @@ Status open_data(RunSession* s) {
 
 Status create_trainer(RunSession* s, const RestoreRequest& from, const ProgressFn& load_progress) {
   s->topts = trainer_options(s->cfg);
-  ZT_ASSIGN_OR_RETURN(s->topts.layout, layout_for_rank(s->cfg.model, s->grid, s->rank, s->partition));
+  ZT_ASSIGN_OR_RETURN(s->topts.layout, layout_for_rank(s->cfg.model, s->grid, s->rank, s->partition, s->cfg.parallel.virtual_stages));
   ZT_ASSIGN_OR_RETURN(s->trainer, Trainer::create(s->topts, launched_by_mpi() ? &s->groups : nullptr));
   ZT_RETURN_IF_ERROR(restore_run(*s->trainer, s->cfg, from, s->lead, load_progress));
   const ParallelGroups& g = s->groups;

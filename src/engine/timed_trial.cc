@@ -13,7 +13,7 @@ namespace zt {
 StatusOr<double> timed_trial(const ZtConfig& cfg, const TrialPlacement& at, const TokenDataset& train, int64_t steps,
                              int64_t first_timed) {
   TrainerOptions o = trainer_options(cfg);
-  ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, *at.grid, at.rank, at.partition));
+  ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, *at.grid, at.rank, at.partition, cfg.parallel.virtual_stages));
   ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(o, at.groups));
   BatchSampler sampler(&train, cfg.training.seed, cfg.batch.train_batch_size, static_cast<int>(cfg.batch.micro_batch),
                        static_cast<int>(cfg.batch.grad_accum));

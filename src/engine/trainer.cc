@@ -62,7 +62,7 @@ Status validate_options(const TrainerOptions& options) {
   probe.flash_attention = options.flash_attention;
   probe.checkpoint = options.checkpoint;
   const MoeConfig& moe = options.model.moe;
-  const bool whole = options.layout.first_block == 0 && options.layout.end(options.model) == options.model.n_layer;
+  const bool whole = options.layout.holds_every_block(options.model);
   if (moe.enabled() && moe.gate.routing == MoeRouting::kMixtral && moe.aux_loss_coef > 0.0 && !whole) {
     return Status::Unimplemented("model.moe.router_aux_loss_coef: HF's balance loss spans every MoE block, and a "
                                  "pipeline stage holds only some; use pp 1, or coefficient 0");
@@ -81,9 +81,10 @@ GptModelOptions model_options(const TrainerOptions& options, const Backend* back
   mo.sp = options.layout.sp_size > 1 ? sp : nullptr;
   mo.max_batch = options.micro_batch;
   mo.max_seq = options.layout.local_seq(options.seq_len);
-  mo.slots = pp != nullptr && pp->size() > 1
-                 ? pipe_schedule_slots(options.pipe_schedule, std::max(1, options.micro_batches), pp->size(), pp->rank())
-                 : 1;
+  const int M = std::max(1, options.micro_batches), v = options.layout.chunk_count();
+  const bool piped = pp != nullptr && pp->size() > 1;
+  mo.slots = piped ? pipe_schedule_slots(options.pipe_schedule, M, pp->size(), pp->rank(), v) : 1;
+  mo.shared_head = piped && pipe_schedule_head_at_once(options.pipe_schedule, M, pp->size(), pp->rank(), v);
   mo.checkpoint = options.checkpoint;
   mo.partition_activations = options.partition_activations;
   mo.block_routing = options.block_routing || options.efficiency.routes_blocks();
@@ -132,7 +133,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
   Status swap = ModelStates::validate_offload(options.zero.stage, options.zero.offload);  // names the key at fault
   if (swap.ok()) swap = t->create_activation_swap(&mo);
   t->model_ = GptModel::create(options.model, mo);
-  if (t->pipelined() && !options.layout.embedding) {
+  if (t->pipelined() && (!options.layout.embedding || options.layout.chunk_count() > 1)) {  // this rank sends gradients
     for (int i = 0; i < mo.slots; ++i) {
       const size_t n = static_cast<size_t>(options.micro_batch) * options.seq_len * options.model.n_embd;
       ZT_ASSIGN_OR_RETURN(Arena buf, t->backend_.allocate(n, t->model_->activation_dtype(),
@@ -167,7 +168,8 @@ Status Trainer::validate_parallel() const {
       return Status::InvalidArgument("pipeline end stages need the tied-weight group of their first and last stage");
     }
     ZT_RETURN_IF_ERROR(ModelStates::validate(options_.zero.stage, pp));
-  } else if (!lay.embedding || !lay.head || lay.first_block != 0 || lay.end(options_.model) != options_.model.n_layer) {
+    ZT_RETURN_IF_ERROR(validate_interleaved());
+  } else if (!lay.embedding || !lay.head || !lay.holds_every_block(options_.model)) {
     return Status::InvalidArgument("without pipeline parallelism the layout must hold every block, the embeddings and the head");
   }
   ZT_RETURN_IF_ERROR(validate_sequence_parallel());

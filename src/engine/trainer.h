@@ -98,6 +98,8 @@ struct MemoryReport {
   size_t peak_rss_bytes = 0;
 };
 
+struct PipeSends;  // the pipeline's sends in flight (trainer_pipeline.cc)
+
 class Trainer {
  public:
   // groups: this rank's communicators (null: a single process). Validates the options
@@ -177,6 +179,7 @@ class Trainer {
   Status validate_parallel() const;
   Status validate_expert_parallel() const;
   Status validate_sequence_parallel() const;
+  Status validate_interleaved() const;  // virtual pipeline stages (trainer_pipeline.cc)
 
   bool expert_parallel() const { return options_.layout.ep_size > 1; }
   // Where the layer walk reads parameters: the model states, through compression's
@@ -189,6 +192,9 @@ class Trainer {
   // This stage's forward (with the loss on the last) and backward of micro-batch mb, B x T.
   Status stage_forward(const std::vector<MicroBatch>& mbs, int mb, int B, int T);
   Status stage_backward(const std::vector<MicroBatch>& mbs, int mb, float dloss);
+  // One instruction of this stage's schedule (trainer_pipeline.cc).
+  Status run_pipe_instruction(const PipeInstruction& in, const std::vector<MicroBatch>& mbs, float dloss,
+                              PipeSends* sends, StepStats* stats);
   // A pipeline receive into `into` from stage `from`, its wait counted as pipeline wait.
   Status stage_recv(void* into, size_t bytes, int from, int tag, StepStats* stats);
   // Without pipelining: forward, loss and backward of each micro-batch (B x T) in turn.

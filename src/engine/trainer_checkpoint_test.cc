@@ -1,5 +1,5 @@
 // Sharded checkpoints in one process (thread backend, ranks as threads):
-// - resharding is exact: a checkpoint saved at one layout (dp, pp, tp, ZeRO stage),
+// - resharding is exact: a checkpoint saved at one layout (dp, pp, tp, ZeRO stage, interleaved chunks),
 //   loaded at another and saved again, holds the same bits in every parameter and every
 //   optimizer moment, for every pair of layouts tried; and its weights equal the
 //   gathered weights of the run that saved it;
@@ -35,9 +35,10 @@ constexpr int kVocab = 61;
 struct Layout {
   int dp = 1, pp = 1, tp = 1;
   ZeroStage stage = ZeroStage::kNone;
+  int v = 1;  // interleaved 1F1B: chunks per pipeline rank
   std::string name() const {
     return "dp" + std::to_string(dp) + "_pp" + std::to_string(pp) + "_tp" + std::to_string(tp) + "_z" +
-           std::to_string(static_cast<int>(stage));
+           std::to_string(static_cast<int>(stage)) + (v > 1 ? "_v" + std::to_string(v) : "");
   }
 };
 
@@ -76,7 +77,7 @@ Status on_layout(const Layout& l, const std::function<Status(Trainer&, int rank)
   return run_ranks(N, [&](int rank) -> Status {
     ParallelGroups groups = make_thread_groups(world, grid, rank);
     TrainerOptions o = options(l, 4);
-    ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(o.model, grid, rank, StagePartition::kUniform));
+    ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(o.model, grid, rank, StagePartition::kUniform, l.v));
     ZT_ASSIGN_OR_RETURN(auto t, Trainer::create(o, &groups));
     return fn(*t, rank);
   });
@@ -125,7 +126,8 @@ TEST(TrainerCheckpoint, ReshardingIsExactAcrossLayouts) {
       << "the checkpoint's weights differ from the run's gathered weights";
   const Layout targets[] = {{2, 1, 1, ZeroStage::kParameters}, {1, 1, 1, ZeroStage::kNone},
                             {1, 2, 2, ZeroStage::kNone},        {2, 2, 1, ZeroStage::kOptimizer},
-                            {2, 1, 2, ZeroStage::kParameters},  {1, 4, 1, ZeroStage::kOptimizer}};
+                            {2, 1, 2, ZeroStage::kParameters},  {1, 4, 1, ZeroStage::kOptimizer},
+                            {1, 2, 1, ZeroStage::kNone, 2},     {2, 2, 1, ZeroStage::kOptimizer, 2}};
   for (const Layout& l : targets) {
     const std::string out = root + "/" + l.name();
     const Status s = on_layout(l, [&](Trainer& t, int) -> Status {

@@ -1,7 +1,8 @@
 // The pipeline executor: runs this stage's instruction list (parallel/pipeline/
 // schedule.h) for one optimizer step — point-to-point activations forward, gradients
 // backward, the loss on the last stage — then the tied-weight and data-parallel
-// gradient reductions. Sends are asynchronous and waited for only before their buffer
+// gradient reductions. An interleaved rank's instructions name a chunk too: its
+// neighbours wrap around the ring of ranks between chunks. Sends are asynchronous and waited for only before their buffer
 // is reused; receives block, and that blocked time is the stage's pipeline bubble.
 #include <cstring>
 
@@ -49,7 +50,7 @@ Status Trainer::stage_forward(const std::vector<MicroBatch>& mbs, int mb, int B,
   ZT_RETURN_IF_ERROR(prepare_micro(static_cast<size_t>(mb), B, T));
   ZT_RETURN_IF_ERROR(LayerWalk(*model_).forward(batch, B, T, /*with_backward=*/true, layer_source()));
   note_moe_routing();
-  if (!options_.layout.head) return Status::OK();
+  if (!model_->part().head) return Status::OK();
   return model_->loss_into(batch.targets, staging_->loss_slot(static_cast<size_t>(mb)));
 }
 
@@ -65,78 +66,123 @@ Status Trainer::stage_recv(void* into, size_t bytes, int from, int tag, StepStat
   return Status::OK();
 }
 
-Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, StepStats* stats) {
+// The sends in flight, per activation slot: waited for before the slot's buffers are reused.
+struct PipeSends {
+  std::vector<WorkHandle> act, grad;
+};
+
+namespace {
+
+// Where a virtual stage's neighbours are: the rank before and after (wrapping between
+// chunks), and message tags unique per (sender's chunk, micro-batch) between two ranks.
+struct PipePeers {
+  int S, s, M;
+  int prev() const { return (s + S - 1) % S; }
+  int next() const { return (s + 1) % S; }
+  // Chunk j's input comes from the previous rank's chunk j, or on the first rank from the
+  // last rank's chunk j - 1.
+  int act_in_tag(int m, int j) const { return activation_tag((s == 0 ? j - 1 : j) * M + m); }
+  int act_out_tag(int m, int j) const { return activation_tag(j * M + m); }
+  int grad_in_tag(int m, int j) const { return grad_tag((s == S - 1 ? j + 1 : j) * M + m); }
+  int grad_out_tag(int m, int j) const { return grad_tag(j * M + m); }
+};
+
+}  // namespace
+
+Status Trainer::run_pipe_instruction(const PipeInstruction& in, const std::vector<MicroBatch>& mbs, float dloss,
+                                     PipeSends* sends, StepStats* stats) {
   GptModel& m = *model_;
-  const int S = pp_->size(), s = pp_->rank(), M = static_cast<int>(mbs.size());
-  const int B = options_.micro_batch, T = step_seq_;
+  const PipePeers peers{pp_->size(), pp_->rank(), static_cast<int>(mbs.size())};
+  const int B = options_.micro_batch, T = step_seq_, mb = in.micro_batch, j = in.chunk;
   const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * dtype_size(model_->activation_dtype());
-  const int slots = pipe_schedule_slots(options_.pipe_schedule, M, S, s);
-  std::vector<WorkHandle> act_sent(static_cast<size_t>(slots)), grad_sent(static_cast<size_t>(slots));
-  for (const PipeInstruction& in : make_pipe_schedule(options_.pipe_schedule, M, S, s)) {
-    const int mb = in.micro_batch, slot = mb >= 0 ? mb % slots : 0;
-    const size_t k = static_cast<size_t>(slot);
-    if (mb >= 0) m.set_slot(slot);
-    switch (in.op) {
-      case PipeOp::kRecvActivation:
-        ZT_RETURN_IF_ERROR(settle(act_sent[k]));  // the slot's previous output has left
-        ZT_RETURN_IF_ERROR(stage_recv(m.stage_input(), bytes, s - 1, activation_tag(mb), stats));
-        break;
-      case PipeOp::kForward: {
-        ZT_RETURN_IF_ERROR(settle(act_sent[k]));
-        Stopwatch w;
-        ZT_RETURN_IF_ERROR(stage_forward(mbs, mb, B, T));
-        stats->forward_s += w.seconds();
-        break;
-      }
-      case PipeOp::kSendActivation:
-        act_sent[k] = pp_->send(m.stage_output(), bytes, s + 1, activation_tag(mb));
-        break;
-      case PipeOp::kRecvGrad:
-        ZT_RETURN_IF_ERROR(stage_recv(m.stage_output_grad(), bytes, s + 1, grad_tag(mb), stats));
-        break;
-      case PipeOp::kBackward: {
-        Stopwatch w;
-        ZT_RETURN_IF_ERROR(stage_backward(mbs, mb, dloss));
-        stats->backward_s += w.seconds();
-        break;
-      }
-      case PipeOp::kSendGrad:
-        ZT_RETURN_IF_ERROR(settle(grad_sent[k]));
-        backend_.copy(grad_send_[k].as<void>(), m.stage_output_grad(), bytes);
-        grad_sent[k] = pp_->send(grad_send_[k].as<void>(), bytes, s - 1, grad_tag(mb));
-        break;
-      case PipeOp::kReduceTiedGrads:
-        for (WorkHandle& w : act_sent) ZT_RETURN_IF_ERROR(settle(w));
-        for (WorkHandle& w : grad_sent) ZT_RETURN_IF_ERROR(settle(w));
-        ZT_RETURN_IF_ERROR(reduce_tied_grads());
-        break;
-      case PipeOp::kReduceGrads: {
-        Stopwatch w;
-        ZT_RETURN_IF_ERROR(flush_grad_reductions());
-        stats->backward_s += w.seconds();
-        break;
-      }
-      case PipeOp::kOptimizerStep:  // the caller's optimizer phase, common to every layout
-        break;
+  const size_t k = static_cast<size_t>(in.slot);
+  if (mb >= 0) m.set_slot(in.slot, j);
+  switch (in.op) {
+    case PipeOp::kRecvActivation:
+      ZT_RETURN_IF_ERROR(settle(sends->act[k]));  // the slot's previous output has left
+      return stage_recv(m.stage_input(), bytes, peers.prev(), peers.act_in_tag(mb, j), stats);
+    case PipeOp::kForward: {
+      ZT_RETURN_IF_ERROR(settle(sends->act[k]));
+      Stopwatch w;
+      ZT_RETURN_IF_ERROR(stage_forward(mbs, mb, B, T));
+      stats->forward_s += w.seconds();
+      return Status::OK();
     }
+    case PipeOp::kSendActivation:
+      sends->act[k] = pp_->send(m.stage_output(), bytes, peers.next(), peers.act_out_tag(mb, j));
+      return Status::OK();
+    case PipeOp::kRecvGrad:
+      return stage_recv(m.stage_output_grad(), bytes, peers.next(), peers.grad_in_tag(mb, j), stats);
+    case PipeOp::kBackward: {
+      Stopwatch w;
+      ZT_RETURN_IF_ERROR(stage_backward(mbs, mb, dloss));
+      stats->backward_s += w.seconds();
+      return Status::OK();
+    }
+    case PipeOp::kSendGrad:
+      ZT_RETURN_IF_ERROR(settle(sends->grad[k]));
+      backend_.copy(grad_send_[k].as<void>(), m.stage_output_grad(), bytes);
+      sends->grad[k] = pp_->send(grad_send_[k].as<void>(), bytes, peers.prev(), peers.grad_out_tag(mb, j));
+      return Status::OK();
+    case PipeOp::kReduceTiedGrads:
+      for (WorkHandle& w : sends->act) ZT_RETURN_IF_ERROR(settle(w));
+      for (WorkHandle& w : sends->grad) ZT_RETURN_IF_ERROR(settle(w));
+      return reduce_tied_grads();
+    case PipeOp::kReduceGrads: {
+      Stopwatch w;
+      ZT_RETURN_IF_ERROR(flush_grad_reductions());
+      stats->backward_s += w.seconds();
+      return Status::OK();
+    }
+    case PipeOp::kOptimizerStep:  // the caller's optimizer phase, common to every layout
+      return Status::OK();
+  }
+  return Status::OK();
+}
+
+Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, StepStats* stats) {
+  const int S = pp_->size(), s = pp_->rank(), M = static_cast<int>(mbs.size()), v = options_.layout.chunk_count();
+  const size_t slots = static_cast<size_t>(pipe_schedule_slots(options_.pipe_schedule, M, S, s, v));
+  PipeSends sends{std::vector<WorkHandle>(slots), std::vector<WorkHandle>(slots)};
+  for (const PipeInstruction& in : make_pipe_schedule(options_.pipe_schedule, M, S, s, v)) {
+    ZT_RETURN_IF_ERROR(run_pipe_instruction(in, mbs, dloss, &sends, stats));
+  }
+  return Status::OK();
+}
+
+Status Trainer::validate_interleaved() const {
+  const int v = options_.layout.chunk_count();
+  if (v == 1) return Status::OK();
+  ZT_RETURN_IF_ERROR(check_interleaved(options_.pipe_schedule, std::max(1, options_.micro_batches), pp_size(), v));
+  const std::string no = "/parallel/virtual_stages: " + std::to_string(v) + " with ";
+  if (options_.model.moe.enabled()) {
+    return Status::Unimplemented(no + "experts (model.moe) is not supported yet: the balance loss is gathered per "
+                                 "stage, not per chunk");
+  }
+  if (!options_.activation_swap_dir.empty()) {
+    return Status::Unimplemented(no + "activation_checkpointing.cpu_checkpointing is not supported yet");
   }
   return Status::OK();
 }
 
 // One batch forward through the pipeline (validation): stage by stage, no overlap.
+// An interleaved rank walks its chunks in turn, each after the previous rank's.
 Status Trainer::evaluate_pipeline(const MicroBatch& batch, double* loss_slot) {
   GptModel& m = *model_;
-  const GptLayout& lay = options_.layout;
-  const int s = pp_->rank();
+  const PipePeers peers{pp_->size(), pp_->rank(), 1};
   const int B = options_.micro_batch, T = options_.layout.local_seq(options_.seq_len);  // this rank's tokens (sp)
   const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * dtype_size(m.activation_dtype());
-  const int tag = activation_tag(0);
   m.clear_routes();
-  m.set_slot(0);
-  if (!lay.embedding) ZT_RETURN_IF_ERROR(pp_->recv(m.stage_input(), bytes, s - 1, tag)->wait());
-  ZT_RETURN_IF_ERROR(LayerWalk(m).forward(batch, B, T, /*with_backward=*/false, layer_source()));
-  if (!lay.head) return pp_->send(m.stage_output(), bytes, s + 1, tag)->wait();
-  return m.loss_into(batch.targets, loss_slot);
+  for (int j = 0; j < options_.layout.chunk_count(); ++j) {
+    m.set_slot(0, j);
+    if (!m.part().embedding) {
+      ZT_RETURN_IF_ERROR(pp_->recv(m.stage_input(), bytes, peers.prev(), peers.act_in_tag(0, j))->wait());
+    }
+    ZT_RETURN_IF_ERROR(LayerWalk(m).forward(batch, B, T, /*with_backward=*/false, layer_source()));
+    if (m.part().head) return m.loss_into(batch.targets, loss_slot);
+    ZT_RETURN_IF_ERROR(pp_->send(m.stage_output(), bytes, peers.next(), peers.act_out_tag(0, j))->wait());
+  }
+  return Status::OK();
 }
 
 }  // namespace zt

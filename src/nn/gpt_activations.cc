@@ -29,6 +29,7 @@ class Carver {
   }
   float* stats(size_t count) { return take<float>(count); }
   size_t used() const { return used_; }  // bytes
+  void seek(size_t at) { used_ = at; }   // carve from `at` again (buffers that alias)
 
  private:
   unsigned char* base_;
@@ -104,47 +105,68 @@ void carve_internals(BlockActivationsT<A>* b, const Dims& d, Carver* c, bool den
 
 // What the layout and options decide about the arena: which blocks are checkpointed, and
 // whether their outputs rotate in two live buffers (partitioned or stashed checkpoints).
+// Each chunk (GptLayout::chunks) is walked on its own: its first block's input is the
+// slot's stage input, its last block's output is kept whole for the next stage.
 struct CarvePlan {
-  int first, end;
-  std::vector<bool> ckpt;  // per global block
+  std::vector<BlockRange> chunks;
+  std::vector<int> blocks;  // every held block, ascending
+  std::vector<bool> ckpt;   // per global block
   bool partitioned, stash, rotate, any_ckpt, routing;
-  bool checkpointed(int l) const { return !ckpt.empty() && l < end && ckpt[static_cast<size_t>(l)]; }
+  bool checkpointed(int l) const { return !ckpt.empty() && ckpt[static_cast<size_t>(l)]; }
 };
 
 CarvePlan plan_of(const GptConfig& cfg, const GptLayout& lay, const Dims& d, const ArenaShape& shape) {
-  CarvePlan p{lay.first_block, lay.end(cfg), shape.checkpoint, shape.partition && d.tp > 1, shape.stash, false, false,
-              shape.routing};
+  CarvePlan p{lay.block_ranges(cfg), lay.blocks(cfg), shape.checkpoint, shape.partition && d.tp > 1, shape.stash,
+              false, false, shape.routing};
   ZT_CHECK(!(p.partitioned && p.stash), "partitioned checkpoints and an activation stash do not combine");
   p.rotate = p.partitioned || p.stash;  // outputs feeding a checkpointed block rotate in two live buffers
-  for (int l = p.first; l < p.end; ++l) p.any_ckpt = p.any_ckpt || p.checkpointed(l);
+  for (int l : p.blocks) p.any_ckpt = p.any_ckpt || p.checkpointed(l);
   return p;
 }
 
-// One in-flight micro-batch's saved activations.
+// One chunk's blocks of a slot.
+template <typename A>
+void carve_chunk(GptActivationsT<A>* g, const GptConfig& cfg, const Dims& d, const CarvePlan& p, BlockRange r,
+                 Carver* c) {
+  for (int l = r.begin; l < r.end; ++l) {
+    BlockActivationsT<A>& b = g->blocks[static_cast<size_t>(l)];
+    b.checkpointed = p.checkpointed(l);
+    if (!b.checkpointed) carve_internals(&b, d, c, !cfg.moe_block(l), cfg.moe_block(l));
+    // The output stays whole unless the next block is checkpointed and partitioned.
+    const bool live = p.rotate && l + 1 < r.end && p.checkpointed(l + 1);
+    if (!live) b.output = c->take<A>(d.BT * d.C);
+    // Its input is the previous block's live output: keep this rank's slice of it, or stash it.
+    if (b.checkpointed && p.partitioned && l > r.begin) b.saved_input_part = c->take<A>(d.BT * d.C / d.tp);
+    b.stashed_input = b.checkpointed && p.stash && l > r.begin;
+  }
+}
+
+// One in-flight micro-batch's saved activations. A slot holds one chunk at a time, so the
+// chunks' blocks share its bytes: the slot is as large as its largest chunk.
 template <typename A>
 void carve_slot(GptActivationsT<A>* g, const GptConfig& cfg, const GptLayout& lay, const Dims& d, const CarvePlan& p,
                 Carver* c) {
   g->encoded = c->take<A>(d.BT * d.C);
   g->blocks.assign(static_cast<size_t>(cfg.n_layer), BlockActivationsT<A>{});
-  for (int l = p.first; l < p.end; ++l) {
-    BlockActivationsT<A>& b = g->blocks[static_cast<size_t>(l)];
-    b.checkpointed = p.checkpointed(l);
-    if (!b.checkpointed) carve_internals(&b, d, c, !cfg.moe_block(l), cfg.moe_block(l));
-    // The output stays whole unless the next block is checkpointed and partitioned.
-    const bool live = p.rotate && l + 1 < p.end && p.checkpointed(l + 1);
-    if (!live) b.output = c->take<A>(d.BT * d.C);
-    // Its input is the previous block's live output: keep this rank's slice of it, or stash it.
-    if (b.checkpointed && p.partitioned && l > p.first) b.saved_input_part = c->take<A>(d.BT * d.C / d.tp);
-    b.stashed_input = b.checkpointed && p.stash && l > p.first;
+  const size_t start = c->used();
+  size_t end = start;
+  for (const BlockRange& r : p.chunks) {
+    c->seek(start);
+    carve_chunk(g, cfg, d, p, r, c);
+    end = std::max(end, c->used());
   }
-  if (lay.head) {
-    g->norm_f = c->take<A>(d.BT * d.C);
-    if (d.layernorm) g->norm_f_mean = c->stats(d.BT);
-    g->norm_f_rstd = c->stats(d.BT);
-    g->logits = c->take<A>(d.BT * d.Vl);
-    g->losses = c->stats(d.BT);
-    g->xent_stats = c->stats(2 * d.BT);
-  }
+  c->seek(end);
+}
+
+// The head's activations: in each slot, or once for all (ArenaShape::shared_head).
+template <typename A>
+void carve_head(GptActivationsT<A>* g, const Dims& d, Carver* c) {
+  g->norm_f = c->take<A>(d.BT * d.C);
+  if (d.layernorm) g->norm_f_mean = c->stats(d.BT);
+  g->norm_f_rstd = c->stats(d.BT);
+  g->logits = c->take<A>(d.BT * d.Vl);
+  g->losses = c->stats(d.BT);
+  g->xent_stats = c->stats(2 * d.BT);
 }
 
 // The backward's scratch, shared by every slot; the knobs decide which buffers exist.
@@ -221,7 +243,7 @@ template <typename A>
 void point_shared(GptActivationArenaT<A>* a, const CarvePlan& p) {
   const GptScratchT<A>& s = a->scratch;
   for (GptActivationsT<A>& g : a->slots) {
-    for (int l = p.first; l < p.end; ++l) {
+    for (int l : p.blocks) {
       BlockActivationsT<A>& b = g.blocks[static_cast<size_t>(l)];
       if (p.rotate && p.any_ckpt && b.output == nullptr) b.output = s.live[l % 2];
       if (!b.checkpointed) continue;
@@ -242,7 +264,22 @@ void carve(GptActivationArenaT<A>* a, const GptConfig& cfg, const GptLayout& lay
            const ArenaShape& shape, Carver* c) {
   const CarvePlan p = plan_of(cfg, lay, d, shape);
   a->slots.assign(static_cast<size_t>(shape.slots), GptActivationsT<A>{});
-  for (GptActivationsT<A>& g : a->slots) carve_slot(&g, cfg, lay, d, p, c);
+  for (GptActivationsT<A>& g : a->slots) {
+    carve_slot(&g, cfg, lay, d, p, c);
+    if (lay.head && !shape.shared_head) carve_head(&g, d, c);
+  }
+  if (lay.head && shape.shared_head) {
+    GptActivationsT<A> head;
+    carve_head(&head, d, c);
+    for (GptActivationsT<A>& g : a->slots) {
+      g.norm_f = head.norm_f;
+      g.norm_f_mean = head.norm_f_mean;
+      g.norm_f_rstd = head.norm_f_rstd;
+      g.logits = head.logits;
+      g.losses = head.losses;
+      g.xent_stats = head.xent_stats;
+    }
+  }
   a->saved_bytes = c->used();
   carve_scratch(&a->scratch, d, p, c);
   a->scratch_bytes = c->used() - a->saved_bytes;
@@ -256,7 +293,7 @@ size_t moe_island_params(const GptConfig& cfg, const GptLayout& lay) {
   const ParamTable table = build_gpt_param_table(cfg, lay);
   const ParamNames& names = param_names(cfg.family());
   size_t most = 0;
-  for (int l = lay.first_block; l < lay.end(cfg); ++l) {
+  for (int l : lay.blocks(cfg)) {
     if (!cfg.moe_block(l)) continue;
     const int router = table.find(block_prefix(names, l) + names.moe_router + ".weight");
     ZT_CHECK(router >= 0, "MoE block %d has no router", l);

@@ -154,6 +154,8 @@ struct ArenaShape {
   bool stash = false;            // the inputs of checkpointed blocks go to an ActivationStash
   bool routing = false;          // the block-routing scratch (block_route.h)
   bool flash = false;            // flash attention: each block saves lse, not att's probabilities
+  bool shared_head = false;      // one set of head activations for every slot: the schedule runs a
+                                 // micro-batch's head backward right after its forward
 };
 
 template <typename A>

@@ -1,9 +1,62 @@
-// GptLayout validation.
+// GptLayout: its chunks, and validation.
 #include "nn/gpt_layout.h"
 
 namespace zt {
 
+void GptLayout::set_chunks(std::vector<BlockRange> ranges) {
+  chunks = std::move(ranges);
+  if (chunks.empty()) return;
+  first_block = chunks.front().begin;
+  end_block = chunks.back().end;
+}
+
+std::vector<BlockRange> GptLayout::block_ranges(const GptConfig& c) const {
+  if (!chunks.empty()) return chunks;
+  return {BlockRange{first_block, end(c)}};
+}
+
+std::vector<int> GptLayout::blocks(const GptConfig& c) const {
+  std::vector<int> out;
+  for (const BlockRange& r : block_ranges(c)) {
+    for (int l = r.begin; l < r.end; ++l) out.push_back(l);
+  }
+  return out;
+}
+
+ChunkPart GptLayout::chunk(const GptConfig& c, int j) const {
+  const BlockRange r = block_ranges(c)[static_cast<size_t>(j)];
+  return {r.begin, r.end, embedding && j == 0, head && j == chunk_count() - 1};
+}
+
+bool GptLayout::owns_block(const GptConfig& c, int l) const {
+  for (const BlockRange& r : block_ranges(c)) {
+    if (l >= r.begin && l < r.end) return true;
+  }
+  return false;
+}
+
+namespace {
+
+Status validate_chunks(const GptConfig& c, const GptLayout& lay) {
+  int prev = 0;
+  for (const BlockRange& r : lay.chunks) {
+    if (r.begin < prev || r.end <= r.begin || r.end > c.n_layer) {
+      return Status::InvalidArgument("chunk [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
+                                     ") is empty, overlaps the one before or lies beyond the model's " +
+                                     std::to_string(c.n_layer) + " blocks");
+    }
+    prev = r.end;
+  }
+  if (!lay.chunks.empty() && (lay.first_block != lay.chunks.front().begin || lay.end(c) != lay.chunks.back().end)) {
+    return Status::InvalidArgument("first_block and end_block disagree with the chunks (use set_chunks)");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status GptLayout::validate(const GptConfig& c) const {
+  ZT_RETURN_IF_ERROR(validate_chunks(c, *this));
   if (first_block < 0 || end(c) > c.n_layer || first_block > end(c)) {
     return Status::InvalidArgument("blocks [" + std::to_string(first_block) + ", " + std::to_string(end(c)) +
                                    ") are not within the model's " + std::to_string(c.n_layer) + " blocks");

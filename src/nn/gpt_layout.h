@@ -11,19 +11,35 @@
 // A sequence-parallel rank (Ulysses, issue 31) holds the whole model and 1/sp of each
 // sequence's tokens, positions [sp_rank T/sp, (sp_rank + 1) T/sp); its attention runs on
 // the whole sequence for n_head/sp heads (nn/ulysses.h).
+// An interleaved pipeline rank (Megatron's virtual stages, issue 31) holds several chunks,
+// runs of blocks with other ranks' blocks between them; a micro-batch's forward walks one
+// chunk at a time (ChunkPart). The first chunk of the first rank has the embeddings, the
+// last chunk of the last rank the head.
 // The default layout is the whole model on one rank.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "nn/gpt_config.h"
 
 namespace zt {
 
+struct BlockRange {
+  int begin = 0, end = 0;  // [begin, end)
+};
+
+// What one chunk's walk visits.
+struct ChunkPart {
+  int begin = 0, end = 0;  // its blocks
+  bool embedding = false;  // it starts with the embeddings (else from a received input)
+  bool head = false;       // it ends with the final norm and the head (else sends its output)
+};
+
 struct GptLayout {
   int first_block = 0;
-  int end_block = -1;     // exclusive; -1 = n_layer
+  int end_block = -1;     // exclusive; -1 = n_layer; with chunks, the first's begin and the last's end
   bool embedding = true;  // the embedding (and learned positions) forward/backward
   bool head = true;       // the final norm and the LM head
   int tp_rank = 0;
@@ -33,8 +49,18 @@ struct GptLayout {
   int sp_rank = 0;
   int sp_size = 1;
 
+  // Interleaved pipelines: the chunks, ascending and disjoint; empty: one chunk
+  // [first_block, end). Set with set_chunks.
+  std::vector<BlockRange> chunks;
+
   int end(const GptConfig& c) const { return end_block < 0 ? c.n_layer : end_block; }
-  bool owns_block(const GptConfig& c, int l) const { return l >= first_block && l < end(c); }
+  void set_chunks(std::vector<BlockRange> ranges);
+  int chunk_count() const { return chunks.empty() ? 1 : static_cast<int>(chunks.size()); }
+  std::vector<BlockRange> block_ranges(const GptConfig& c) const;
+  std::vector<int> blocks(const GptConfig& c) const;  // every block held, ascending
+  ChunkPart chunk(const GptConfig& c, int j) const;
+  bool owns_block(const GptConfig& c, int l) const;
+  bool holds_every_block(const GptConfig& c) const { return chunk_count() == 1 && first_block == 0 && end(c) == c.n_layer; }
   // A last stage without the embeddings holds a tied model's embedding copy in an extra layer.
   bool has_tied_copy() const { return head && !embedding; }
   // The routed experts this rank holds: [first_expert, first_expert + local_experts).

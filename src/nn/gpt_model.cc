@@ -74,6 +74,7 @@ GptModel::GptModel(const GptConfig& config, const GptModelOptions& options)
   ZT_CHECK(config.validate().ok(), "invalid GptConfig: %s", config.validate().to_string().c_str());
   const Status lay = options.layout.validate(config);
   ZT_CHECK(lay.ok(), "invalid layout: %s", lay.to_string().c_str());
+  part_ = options.layout.chunk(config, 0);
   ZT_CHECK(options.max_batch > 0 && options.max_seq > 0 && options.max_seq * options.layout.sp_size <= config.n_positions,
            "bad activation shape %d x %d", options.max_batch, options.max_seq);
   ZT_CHECK(options.layout.tp_size == 1 || (options.tp != nullptr && options.tp->size() == options.layout.tp_size &&
@@ -167,9 +168,11 @@ void GptModel::set_moe_noise_key(uint64_t key) {
   moe_noise_keys_[static_cast<size_t>(slot_)] = key;
 }
 
-void GptModel::set_slot(int slot) {
+void GptModel::set_slot(int slot, int chunk) {
   ZT_CHECK(slot >= 0 && slot < options_.slots, "slot %d of %d", slot, options_.slots);
+  ZT_CHECK(chunk >= 0 && chunk < options_.layout.chunk_count(), "chunk %d of %d", chunk, options_.layout.chunk_count());
   slot_ = slot;
+  part_ = options_.layout.chunk(config_, chunk);
 }
 
 Status GptModel::forward(const int32_t* tokens, int B, int T) {
@@ -204,6 +207,7 @@ GptModelImpl<A>::GptModelImpl(const GptConfig& config, const GptModelOptions& op
   shape.stash = options.stash != nullptr;
   shape.routing = options.block_routing;
   shape.flash = options.flash_attention;
+  shape.shared_head = options.shared_head;
   arena_ = GptActivationArenaT<A>::allocate(config, options.layout, shape, backend_);
   w_.blocks.resize(static_cast<size_t>(config.n_layer));
   dw_.blocks.resize(static_cast<size_t>(config.n_layer));
@@ -239,7 +243,7 @@ void* GptModelImpl<A>::bound_params(int layer) const {
 
 template <typename A>
 const A* GptModelImpl<A>::block_input(int layer) const {
-  if (layer == options_.layout.first_block) return slot().encoded;
+  if (layer == part_.begin) return slot().encoded;  // the chunk's input
   return slot().blocks[static_cast<size_t>(layer - 1)].output;
 }
 
@@ -251,7 +255,7 @@ void GptModelImpl<A>::logits_row(int64_t row, float* out) const {
 
 template <typename A>
 Status GptModelImpl<A>::forward_embedding(const int32_t* tokens, int B, int T) {
-  ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
+  ZT_CHECK(part_.embedding, "this chunk does not hold the embeddings");
   begin_stage(B, T);
   if (!tp()) {  // learned positions are added here (null for rotary ones), from this rank's first
     const A* positions = w_.positions == nullptr ? nullptr : w_.positions + static_cast<size_t>(seq_offset()) * config_.n_embd;
@@ -264,7 +268,7 @@ Status GptModelImpl<A>::forward_embedding(const int32_t* tokens, int B, int T) {
 
 template <typename A>
 Status GptModelImpl<A>::forward_head() {
-  ZT_CHECK(options_.layout.head, "this stage does not hold the head");
+  ZT_CHECK(part_.head, "this chunk does not hold the head");
   const int C = config_.n_embd, Vl = config_.padded_vocab() / options_.layout.tp_size;
   const int64_t BT = static_cast<int64_t>(B_) * T_;
   GptActivationsT<A>& a = slot();
@@ -310,7 +314,7 @@ Status GptModelImpl<A>::backward_head(const int32_t* targets, float dloss) {
 
 template <typename A>
 void GptModelImpl<A>::backward_embedding(const int32_t* tokens) {
-  ZT_CHECK(options_.layout.embedding, "this stage does not hold the embeddings");
+  ZT_CHECK(part_.embedding, "this chunk does not hold the embeddings");
   if (!tp()) {
     float* dpositions = dw_.positions == nullptr ? nullptr : dw_.positions + static_cast<size_t>(seq_offset()) * config_.n_embd;
     k_.encoder_backward(dw_.embed, dpositions, arena_.scratch.dresidual, tokens, B_, T_, config_.n_embd);

@@ -12,7 +12,9 @@
 // begin_stage(B, T) after writing the previous stage's output into stage_input(); one
 // without the head finishes its backward from the gradient written into
 // stage_output_grad(). Several micro-batches may be in flight (options.slots):
-// set_slot() picks whose activations the next calls use.
+// set_slot() picks whose activations the next calls use, and on an interleaved pipeline
+// rank which chunk of the layout they walk (part()); a slot holds one chunk's activations
+// at a time.
 // Calls that communicate (tensor parallelism) return a Status; with tp = 1 they cannot fail.
 // Every computation goes through the kernel table of the Backend in the options (the
 // CPU f32 backend by default); activations are an arena that backend allocates.
@@ -54,12 +56,13 @@ struct GptModelOptions {
   ProcessGroup* sp = nullptr;  // the sequence-parallel group (size layout.sp_size); null when sp = 1
   int max_batch = 1;
   int max_seq = 1;                    // this rank's tokens per sequence (the sequence / sp)
-  int slots = 1;                      // micro-batches in flight (pipeline stages)
+  int slots = 1;                      // micro-batches (of any chunk) in flight (pipeline stages)
   std::vector<bool> checkpoint;       // per global block: keep only its input, recompute in backward
   bool partition_activations = false; // with tp > 1: keep 1/tp of each checkpointed input
   ActivationStash* stash = nullptr;   // checkpointed inputs go here instead of the arena (must outlive the model)
   bool block_routing = false;         // set_routes() may route blocks (its scratch is allocated)
   bool flash_attention = false;       // attention saves each row's log-sum-exp, not T x T (the table's flash pair)
+  bool shared_head = false;           // ArenaShape::shared_head
 };
 
 // The model's interface: what the engine drives. GptModel::create() builds the
@@ -131,8 +134,10 @@ class GptModel {
   // The current slot's route of block `layer`, or null when it is whole.
   const BlockRoute* route(int layer) const;
 
-  // Stage-level calls, in the order forward() and backward() use them.
-  void set_slot(int slot);
+  // Stage-level calls, in the order forward() and backward() use them. set_slot also picks
+  // the layout's chunk the calls walk (0 unless interleaved).
+  void set_slot(int slot, int chunk = 0);
+  const ChunkPart& part() const { return part_; }
   virtual Status forward_embedding(const int32_t* tokens, int B, int T) = 0;
   void begin_stage(int B, int T);  // stages without the embeddings: shape of the input
   virtual Status forward_block(int layer) = 0;
@@ -181,6 +186,7 @@ class GptModel {
   Arena loss_out_;  // loss()'s two doubles, allocated on its first call
   ParamTable table_;
   int slot_ = 0;
+  ChunkPart part_;  // the current chunk
   int B_ = 0;  // shape of the current micro-batch
   int T_ = 0;
   std::vector<std::vector<BlockRoute>> routes_;  // per slot, per global block (empty: all whole)

@@ -43,7 +43,7 @@ class GptModelImpl final : public GptModel {
   void backward_embedding(const int32_t* tokens) override;
 
   void* stage_input() override { return slot().encoded; }
-  const void* stage_output() const override { return block_input(options_.layout.end(config_)); }
+  const void* stage_output() const override { return block_input(part_.end); }  // the chunk's output
   void* stage_output_grad() override { return arena_.scratch.dresidual; }
   void logits_row(int64_t row, float* out) const override;
   size_t activation_bytes() const override { return arena_.arena.bytes(); }

@@ -157,7 +157,7 @@ std::vector<double> GptModelImpl<A>::moe_dgate(int l, int64_t N) const {
 template <typename A>
 std::vector<const MoeGateResult*> GptModelImpl<A>::slot_routings() const {
   std::vector<const MoeGateResult*> out;
-  for (int l = options_.layout.first_block; l < options_.layout.end(config_); ++l) {
+  for (int l : options_.layout.blocks(config_)) {
     if (config_.moe_block(l)) out.push_back(&gates_[static_cast<size_t>(slot_)][static_cast<size_t>(l)]);
   }
   return out;

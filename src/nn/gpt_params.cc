@@ -160,7 +160,7 @@ ParamTable build_gpt_param_table(const GptConfig& cfg, const GptLayout& lay) {
         lay.ep_rank, lay.ep_size);
   };
   if (lay.embedding) add(kEmbeddingLayer);
-  for (int l = lay.first_block; l < lay.end(cfg); ++l) add(l);
+  for (int l : lay.blocks(cfg)) add(l);
   if (lay.head) {
     add(cfg.n_layer);
     if (lay.has_tied_copy() && cfg.tied_head()) add(tied_head_layer(cfg));

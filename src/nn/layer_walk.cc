@@ -28,7 +28,8 @@ Status LayerWalk::forward(const MicroBatch& mb, int B, int T, bool with_backward
   Stopwatch clock;
   params.begin_micro(with_backward);
   model_.set_moe_eval(!with_backward);
-  if (model_.layout().embedding) {
+  const ChunkPart& part = model_.part();  // the layout's blocks, or on an interleaved rank the current chunk's
+  if (part.embedding) {
     ZT_ASSIGN_OR_RETURN(void* emb, params.layer_params(kEmbeddingLayer));
     model_.bind_layer(kEmbeddingLayer, emb, nullptr);
     ZT_RETURN_IF_ERROR(model_.forward_embedding(mb.tokens, B, T));
@@ -38,13 +39,13 @@ Status LayerWalk::forward(const MicroBatch& mb, int B, int T, bool with_backward
   }
   add_time(t, 0, clock.seconds());
   ZT_RETURN_IF_ERROR(forward_blocks(params, times));
-  if (!model_.layout().head) return Status::OK();
+  if (!part.head) return Status::OK();
   return forward_head(with_backward, params, times);
 }
 
 Status LayerWalk::forward_blocks(LayerParamSource& params, LayerTimes* times) {
-  const GptLayout& lay = model_.layout();
-  for (int l = lay.first_block; l < lay.end(model_.config()); ++l) {
+  const ChunkPart& part = model_.part();
+  for (int l = part.begin; l < part.end; ++l) {
     Stopwatch clock;
     ZT_ASSIGN_OR_RETURN(void* p, params.layer_params(l));
     model_.bind_layer(l, p, nullptr);
@@ -90,13 +91,13 @@ Status LayerWalk::backward_head(const MicroBatch& mb, float dloss, LayerParamSou
 
 Status LayerWalk::backward(const MicroBatch& mb, float dloss, LayerParamSource& params, LayerGradSink& grads,
                            LayerTimes* times) {
-  const GptLayout& lay = model_.layout();
+  const ChunkPart& part = model_.part();
   std::vector<double>* t = times != nullptr ? &times->backward_s : nullptr;
   const int L = model_.config().n_layer;
   Stopwatch clock;
-  if (lay.head) ZT_RETURN_IF_ERROR(backward_head(mb, dloss, params, grads));
+  if (part.head) ZT_RETURN_IF_ERROR(backward_head(mb, dloss, params, grads));
   add_time(t, static_cast<size_t>(L) + 1, clock.seconds());
-  for (int l = lay.end(model_.config()) - 1; l >= lay.first_block; --l) {
+  for (int l = part.end - 1; l >= part.begin; --l) {
     clock.restart();
     ZT_ASSIGN_OR_RETURN(void* p, params.layer_params(l));
     model_.bind_layer(l, p, grads.acquire_layer(l));
@@ -105,7 +106,7 @@ Status LayerWalk::backward(const MicroBatch& mb, float dloss, LayerParamSource& 
     params.release(l);
     add_time(t, static_cast<size_t>(l) + 1, clock.seconds());
   }
-  if (!lay.embedding) return Status::OK();
+  if (!part.embedding) return Status::OK();
   clock.restart();
   // The embedding backward needs no parameters; its gradient (with a tied head's part) is
   // complete only after it.

@@ -79,7 +79,8 @@ struct LayerTimes {
 
 class LayerWalk {
  public:
-  // The model's own layout says which layers the walk visits.
+  // The model's own layout says which layers the walk visits: all it holds, or on an
+  // interleaved pipeline rank the chunk of its current slot (GptModel::part).
   explicit LayerWalk(GptModel& model) : model_(model) {}
 
   // Forward of one B x T micro-batch through the held layers (a stage without the

@@ -184,7 +184,7 @@ std::vector<OpCall> forward_ops(const GptConfig& c, const GptLayout& layout, int
   const Widths w = widths(c, layout, B, T);
   std::vector<OpCall> out;
   if (layout.embedding) out.push_back(op(OpKind::kEncoderForward, B, T, w.C));
-  for (int l = layout.first_block; l < layout.end(c); ++l) block_forward(c, w, B, T, &out);
+  for (size_t i = 0; i < layout.blocks(c).size(); ++i) block_forward(c, w, B, T, &out);
   if (layout.head) {
     out.push_back(op(norm(c, true), w.BT, w.C));
     out.push_back(op(OpKind::kLinearForward, w.BT, w.C, w.Vl));
@@ -202,7 +202,9 @@ std::vector<OpCall> backward_ops(const GptConfig& c, const GptLayout& layout, in
     out.push_back(op(OpKind::kLinearBackward, w.BT, w.C, w.Vl));
     out.push_back(op(norm(c, false), w.BT, w.C));
   }
-  for (int l = layout.end(c) - 1; l >= layout.first_block; --l) {
+  const std::vector<int> blocks = layout.blocks(c);
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+    const int l = *it;
     if (static_cast<size_t>(l) < checkpoint.size() && checkpoint[static_cast<size_t>(l)]) {
       block_forward(c, w, B, T, &out);  // the recompute
     }

@@ -73,7 +73,7 @@ StatusOr<double> price_ops(const ComputeTable& t, const std::vector<OpCall>& ops
 // Tensor-parallel all-reduces of one micro-batch on a stage (perf_model.h).
 int tp_all_reduces(const RunShape& r, const GptLayout& l) {
   int n = 0;
-  for (int b = l.first_block; b < l.end(r.options.model); ++b) {
+  for (int b : l.blocks(r.options.model)) {
     const bool ckpt = static_cast<size_t>(b) < r.options.checkpoint.size() && r.options.checkpoint[static_cast<size_t>(b)];
     n += ckpt ? 6 : 4;
   }
@@ -105,7 +105,7 @@ StatusOr<StageTime> stage_time(const RunShape& r, const RankGrid& grid, int rank
                                           2.0 * neighbours));
   }
   const ParamTable table = build_gpt_param_table(o.model, l);
-  const double psi = static_cast<double>(table.numel()), layers = l.end(o.model) - l.first_block + 2;
+  const double psi = static_cast<double>(table.numel()), layers = static_cast<double>(l.blocks(o.model).size()) + 2;
   const ZeroStage z = o.zero.stage;
   if (shards_parameters(z)) {
     ZT_ASSIGN_OR_RETURN(s.zero3, comm->price(Collective::kAllGather, dpg, 2.0 * psi * dsize, 2.0 * layers));

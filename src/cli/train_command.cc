@@ -151,7 +151,9 @@ void print_run_shape(const Session& s) {
   }
   if (const std::string w = backend_warning(s.trainer->backend()); !w.empty()) std::printf("warning: %s\n", w.c_str());
   if (cfg.parallel.pp > 1 || cfg.parallel.tp > 1) {
-    std::printf("model parallel: pp %d (%s schedule, %s partition), tp %d\n", cfg.parallel.pp,
+    const int v = cfg.parallel.virtual_stages;
+    std::printf("model parallel: pp %d (%s%s schedule, %s partition), tp %d\n", cfg.parallel.pp,
+                v > 1 ? ("interleaved " + std::to_string(v) + "-chunk ").c_str() : "",
                 cfg.parallel.pipeline_schedule.c_str(), cfg.parallel.partition_method.c_str(), cfg.parallel.tp);
   }
   if (cfg.model.moe.enabled() && cfg.parallel.tp > 1) {

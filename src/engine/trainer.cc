@@ -92,6 +92,19 @@ GptModelOptions model_options(const TrainerOptions& options, const Backend* back
   return mo;
 }
 
+// Per activation slot, one (B, T, C) hand-off buffer of the rank's gradients (none where the
+// rank never sends, or never receives, them).
+StatusOr<std::vector<Arena>> pipe_buffers(const Backend& backend, const TrainerOptions& o, DType dtype, bool needed,
+                                          int slots, const char* what) {
+  std::vector<Arena> out;
+  const size_t n = static_cast<size_t>(o.micro_batch) * o.seq_len * o.model.n_embd;
+  for (int i = 0; needed && i < slots; ++i) {
+    ZT_ASSIGN_OR_RETURN(Arena buf, backend.allocate(n, dtype, what));
+    out.push_back(std::move(buf));
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options, const ParallelGroups* groups) {
@@ -133,13 +146,13 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
   Status swap = ModelStates::validate_offload(options.zero.stage, options.zero.offload);  // names the key at fault
   if (swap.ok()) swap = t->create_activation_swap(&mo);
   t->model_ = GptModel::create(options.model, mo);
-  if (t->pipelined() && (!options.layout.embedding || options.layout.chunk_count() > 1)) {  // this rank sends gradients
-    for (int i = 0; i < mo.slots; ++i) {
-      const size_t n = static_cast<size_t>(options.micro_batch) * options.seq_len * options.model.n_embd;
-      ZT_ASSIGN_OR_RETURN(Arena buf, t->backend_.allocate(n, t->model_->activation_dtype(),
-                                                          "a pipeline gradient send buffer"));
-      t->grad_send_.push_back(std::move(buf));
-    }
+  if (t->pipelined()) {
+    const bool interleaved = options.layout.chunk_count() > 1;
+    const DType dt = t->model_->activation_dtype();
+    ZT_ASSIGN_OR_RETURN(t->grad_send_, pipe_buffers(t->backend_, options, dt, !options.layout.embedding || interleaved,
+                                                    mo.slots, "a pipeline gradient send buffer"));
+    ZT_ASSIGN_OR_RETURN(t->grad_recv_, pipe_buffers(t->backend_, options, dt, !options.layout.head || interleaved,
+                                                    mo.slots, "a pipeline gradient receive buffer"));
   }
   ZT_ASSIGN_OR_RETURN(t->norm_acc_, t->backend_.allocate(2, DType::kF32, "the step's gradient-norm accumulator"));
   t->staging_ = std::make_unique<BatchStaging>(t->backend_);

@@ -98,7 +98,7 @@ struct MemoryReport {
   size_t peak_rss_bytes = 0;
 };
 
-struct PipeSends;  // the pipeline's sends in flight (trainer_pipeline.cc)
+struct PipeComm;  // a step's point-to-point operations in flight (trainer_pipeline.cc)
 
 class Trainer {
  public:
@@ -193,8 +193,13 @@ class Trainer {
   Status stage_forward(const std::vector<MicroBatch>& mbs, int mb, int B, int T);
   Status stage_backward(const std::vector<MicroBatch>& mbs, int mb, float dloss);
   // One instruction of this stage's schedule (trainer_pipeline.cc).
-  Status run_pipe_instruction(const PipeInstruction& in, const std::vector<MicroBatch>& mbs, float dloss,
-                              PipeSends* sends, StepStats* stats);
+  Status run_pipe_instruction(const std::vector<PipeInstruction>& list, size_t i, const std::vector<MicroBatch>& mbs,
+                              float dloss, PipeComm* comm, StepStats* stats);
+  Status run_step_instruction(PipeOp op, PipeComm* comm, StepStats* stats);  // the reductions after the schedule
+  // Before instruction `next` (after next - 1): posts the receives later instructions wait for.
+  void post_receives(const std::vector<PipeInstruction>& list, size_t next, int M, PipeComm* comm);
+  // Waits for a receive posted ahead, counting the wait as pipeline wait.
+  Status wait_recv(WorkHandle& posted, StepStats* stats);
   // A pipeline receive into `into` from stage `from`, its wait counted as pipeline wait.
   Status stage_recv(void* into, size_t bytes, int from, int tag, StepStats* stats);
   // Without pipelining: forward, loss and backward of each micro-batch (B x T) in turn.
@@ -238,6 +243,7 @@ class Trainer {
   // then held by every rank of the ep group).
   ProcessGroup* zero_;
   std::vector<Arena> grad_send_;  // pipeline: per slot, the input gradient being sent
+  std::vector<Arena> grad_recv_;  // pipeline: per slot, the output gradient received ahead of its backward
   Arena norm_acc_;  // one double (two f32 elements) of backend memory: the step's sum of squares
   std::unique_ptr<BatchStaging> staging_;  // the step's tokens, targets and losses in backend memory
   Partition partition_;

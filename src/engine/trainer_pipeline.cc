@@ -2,8 +2,9 @@
 // schedule.h) for one optimizer step — point-to-point activations forward, gradients
 // backward, the loss on the last stage — then the tied-weight and data-parallel
 // gradient reductions. An interleaved rank's instructions name a chunk too: its
-// neighbours wrap around the ring of ranks between chunks. Sends are asynchronous and waited for only before their buffer
-// is reused; receives block, and that blocked time is the stage's pipeline bubble.
+// neighbours wrap around the ring of ranks between chunks. Sends are asynchronous and
+// waited for only before their buffer is reused. Receives are posted ahead (PipeComm) and
+// waited for at their instruction; that blocked time is the stage's pipeline bubble.
 #include <cstring>
 
 #include "core/timer.h"
@@ -66,9 +67,17 @@ Status Trainer::stage_recv(void* into, size_t bytes, int from, int tag, StepStat
   return Status::OK();
 }
 
-// The sends in flight, per activation slot: waited for before the slot's buffers are reused.
-struct PipeSends {
-  std::vector<WorkHandle> act, grad;
+// A step's point-to-point operations in flight. Sends, per activation slot, are waited for
+// before the slot's buffers are reused. Receives are posted ahead of their instructions
+// (Megatron overlaps them the same way), so a message that arrives during a computation is
+// copied in while it runs: a gradient receive right after its micro-batch's forward, into the
+// slot's receive buffer; the next activation receive as soon as its slot is free.
+struct PipeComm {
+  std::vector<WorkHandle> act_sent, grad_sent;  // per slot
+  std::vector<WorkHandle> grad_recv;            // per slot
+  WorkHandle act_recv;                          // for instruction act_recv_at
+  size_t act_recv_at = 0;
+  size_t next_act = 0;                          // where the search for the next activation receive starts
 };
 
 namespace {
@@ -89,9 +98,45 @@ struct PipePeers {
 
 }  // namespace
 
-Status Trainer::run_pipe_instruction(const PipeInstruction& in, const std::vector<MicroBatch>& mbs, float dloss,
-                                     PipeSends* sends, StepStats* stats) {
+Status Trainer::wait_recv(WorkHandle& posted, StepStats* stats) {
+  Stopwatch w;
+  Status st = settle(posted);
+  stats->pipeline_wait_s += w.seconds();
+  return st;
+}
+
+void Trainer::post_receives(const std::vector<PipeInstruction>& list, size_t next, int M, PipeComm* c) {
   GptModel& m = *model_;
+  const PipePeers peers{pp_->size(), pp_->rank(), M};
+  const size_t bytes = static_cast<size_t>(options_.micro_batch) * step_seq_ * options_.model.n_embd *
+                       dtype_size(m.activation_dtype());
+  if (next > 0) {  // instruction next - 1 is done
+    const PipeInstruction& done = list[next - 1];
+    const size_t k = static_cast<size_t>(done.slot);
+    const bool gets_grad = done.chunk * peers.S + peers.s < peers.S * options_.layout.chunk_count() - 1;
+    if (done.op == PipeOp::kForward && gets_grad) {
+      c->grad_recv[k] = pp_->recv(grad_recv_[k].as<void>(), bytes, peers.next(), peers.grad_in_tag(done.micro_batch, done.chunk));
+    }
+  }
+  if (c->act_recv != nullptr) return;
+  c->next_act = std::max(c->next_act, next);
+  while (c->next_act < list.size() && list[c->next_act].op != PipeOp::kRecvActivation) ++c->next_act;
+  if (c->next_act == list.size()) return;
+  const PipeInstruction& in = list[c->next_act];
+  for (size_t n = next; n < c->next_act; ++n) {  // the slot's holders until then are done with it
+    const PipeInstruction& o = list[n];
+    if (o.micro_batch >= 0 && o.slot == in.slot && (o.micro_batch != in.micro_batch || o.chunk != in.chunk)) return;
+  }
+  m.set_slot(in.slot, in.chunk);
+  if (m.part().begin == m.part().end) return;  // a chunk without blocks sends its input: received in turn
+  c->act_recv = pp_->recv(m.stage_input(), bytes, peers.prev(), peers.act_in_tag(in.micro_batch, in.chunk));
+  c->act_recv_at = c->next_act++;
+}
+
+Status Trainer::run_pipe_instruction(const std::vector<PipeInstruction>& list, size_t i,
+                                     const std::vector<MicroBatch>& mbs, float dloss, PipeComm* c, StepStats* stats) {
+  GptModel& m = *model_;
+  const PipeInstruction& in = list[i];
   const PipePeers peers{pp_->size(), pp_->rank(), static_cast<int>(mbs.size())};
   const int B = options_.micro_batch, T = step_seq_, mb = in.micro_batch, j = in.chunk;
   const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * dtype_size(model_->activation_dtype());
@@ -99,20 +144,24 @@ Status Trainer::run_pipe_instruction(const PipeInstruction& in, const std::vecto
   if (mb >= 0) m.set_slot(in.slot, j);
   switch (in.op) {
     case PipeOp::kRecvActivation:
-      ZT_RETURN_IF_ERROR(settle(sends->act[k]));  // the slot's previous output has left
+      if (c->act_recv != nullptr && c->act_recv_at == i) return wait_recv(c->act_recv, stats);
+      ZT_RETURN_IF_ERROR(settle(c->act_sent[k]));  // the slot's previous output has left
       return stage_recv(m.stage_input(), bytes, peers.prev(), peers.act_in_tag(mb, j), stats);
     case PipeOp::kForward: {
-      ZT_RETURN_IF_ERROR(settle(sends->act[k]));
+      ZT_RETURN_IF_ERROR(settle(c->act_sent[k]));
       Stopwatch w;
       ZT_RETURN_IF_ERROR(stage_forward(mbs, mb, B, T));
       stats->forward_s += w.seconds();
       return Status::OK();
     }
     case PipeOp::kSendActivation:
-      sends->act[k] = pp_->send(m.stage_output(), bytes, peers.next(), peers.act_out_tag(mb, j));
+      c->act_sent[k] = pp_->send(m.stage_output(), bytes, peers.next(), peers.act_out_tag(mb, j));
       return Status::OK();
     case PipeOp::kRecvGrad:
-      return stage_recv(m.stage_output_grad(), bytes, peers.next(), peers.grad_in_tag(mb, j), stats);
+      if (c->grad_recv[k] == nullptr) return stage_recv(m.stage_output_grad(), bytes, peers.next(), peers.grad_in_tag(mb, j), stats);
+      ZT_RETURN_IF_ERROR(wait_recv(c->grad_recv[k], stats));  // posted after the forward
+      backend_.copy(m.stage_output_grad(), grad_recv_[k].as<void>(), bytes);
+      return Status::OK();
     case PipeOp::kBackward: {
       Stopwatch w;
       ZT_RETURN_IF_ERROR(stage_backward(mbs, mb, dloss));
@@ -120,13 +169,20 @@ Status Trainer::run_pipe_instruction(const PipeInstruction& in, const std::vecto
       return Status::OK();
     }
     case PipeOp::kSendGrad:
-      ZT_RETURN_IF_ERROR(settle(sends->grad[k]));
+      ZT_RETURN_IF_ERROR(settle(c->grad_sent[k]));
       backend_.copy(grad_send_[k].as<void>(), m.stage_output_grad(), bytes);
-      sends->grad[k] = pp_->send(grad_send_[k].as<void>(), bytes, peers.prev(), peers.grad_out_tag(mb, j));
+      c->grad_sent[k] = pp_->send(grad_send_[k].as<void>(), bytes, peers.prev(), peers.grad_out_tag(mb, j));
       return Status::OK();
+    default:
+      return run_step_instruction(in.op, c, stats);
+  }
+}
+
+Status Trainer::run_step_instruction(PipeOp op, PipeComm* c, StepStats* stats) {
+  switch (op) {
     case PipeOp::kReduceTiedGrads:
-      for (WorkHandle& w : sends->act) ZT_RETURN_IF_ERROR(settle(w));
-      for (WorkHandle& w : sends->grad) ZT_RETURN_IF_ERROR(settle(w));
+      for (WorkHandle& w : c->act_sent) ZT_RETURN_IF_ERROR(settle(w));
+      for (WorkHandle& w : c->grad_sent) ZT_RETURN_IF_ERROR(settle(w));
       return reduce_tied_grads();
     case PipeOp::kReduceGrads: {
       Stopwatch w;
@@ -134,18 +190,22 @@ Status Trainer::run_pipe_instruction(const PipeInstruction& in, const std::vecto
       stats->backward_s += w.seconds();
       return Status::OK();
     }
-    case PipeOp::kOptimizerStep:  // the caller's optimizer phase, common to every layout
+    default:  // kOptimizerStep: the caller's optimizer phase, common to every layout
       return Status::OK();
   }
-  return Status::OK();
 }
 
 Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, StepStats* stats) {
   const int S = pp_->size(), s = pp_->rank(), M = static_cast<int>(mbs.size()), v = options_.layout.chunk_count();
   const size_t slots = static_cast<size_t>(pipe_schedule_slots(options_.pipe_schedule, M, S, s, v));
-  PipeSends sends{std::vector<WorkHandle>(slots), std::vector<WorkHandle>(slots)};
-  for (const PipeInstruction& in : make_pipe_schedule(options_.pipe_schedule, M, S, s, v)) {
-    ZT_RETURN_IF_ERROR(run_pipe_instruction(in, mbs, dloss, &sends, stats));
+  PipeComm comm;
+  comm.act_sent.resize(slots);
+  comm.grad_sent.resize(slots);
+  comm.grad_recv.resize(slots);
+  const std::vector<PipeInstruction> list = make_pipe_schedule(options_.pipe_schedule, M, S, s, v);
+  for (size_t i = 0; i < list.size(); ++i) {
+    post_receives(list, i, M, &comm);
+    ZT_RETURN_IF_ERROR(run_pipe_instruction(list, i, mbs, dloss, &comm, stats));
   }
   return Status::OK();
 }

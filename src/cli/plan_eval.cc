@@ -72,6 +72,7 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
   r.pp = grid.pp();
   r.partition = stage_partition(cfg);
   r.micro_batches = o.micro_batches;
+  r.virtual_stages = cfg.parallel.virtual_stages;
   auto p = predict_step(r, cluster, *cal);
   if (p.ok()) {
     e.timed = true;

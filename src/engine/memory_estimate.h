@@ -35,7 +35,8 @@ struct MemoryEstimate {
   size_t grad_bytes = 0;
   size_t optimizer_bytes = 0;
   size_t activation_bytes = 0;
-  size_t buffer_bytes_max = 0;  // gradient buckets (stage 2+) and ZeRO-3 gather buffers, at most
+  size_t buffer_bytes_max = 0;  // gradient buckets (stage 2+), ZeRO-3 gather buffers and the pipeline's
+                                // gradient send and receive buffers, at most
   size_t offload_buffer_bytes = 0;  // NVMe offload: swap and staging buffers (memory)
   size_t disk_bytes = 0;            // NVMe offload: the swap files
   size_t disk_read_per_step = 0;    // NVMe offload: disk traffic of one optimizer step

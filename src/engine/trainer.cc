@@ -547,6 +547,9 @@ MemoryReport Trainer::memory() const {
   r.grad_bytes = states_->grad_bytes();
   r.optimizer_bytes = states_->optimizer_bytes();
   r.bucket_bytes = reducer_->bucket_bytes() + states_->fetch_buffer_bytes();
+  for (const std::vector<Arena>* pipe : {&grad_send_, &grad_recv_}) {
+    for (const Arena& a : *pipe) r.bucket_bytes += a.bytes();
+  }
   r.offload_buffer_bytes = states_->offload_buffer_bytes() + (stash_ ? stash_->buffer_bytes() : 0);
   r.disk_bytes = states_->disk_bytes() + (stash_ ? stash_->disk_bytes() : 0);
   r.disk_read_bytes = last_disk_read_;

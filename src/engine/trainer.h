@@ -89,7 +89,7 @@ struct MemoryReport {
   size_t master_bytes = 0;     // mixed precision: the fp32 master part of param_bytes
   size_t grad_bytes = 0;       // gradients held (full, or the shard)
   size_t optimizer_bytes = 0;  // optimizer state held in memory
-  size_t bucket_bytes = 0;     // gradient buckets and ZeRO-3 gather buffers
+  size_t bucket_bytes = 0;     // gradient buckets, ZeRO-3 gather buffers, pipeline gradient hand-offs
   size_t offload_buffer_bytes = 0;  // NVMe offload: swap and staging buffers in memory
   size_t disk_bytes = 0;            // NVMe offload: bytes of state on disk
   uint64_t disk_read_bytes = 0;     // NVMe offload: moved by the last step

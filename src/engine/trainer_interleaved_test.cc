@@ -66,6 +66,7 @@ struct PipeRun {
   std::vector<double> losses, norms, evals;  // rank 0's
   std::map<std::string, std::vector<float>> grads;  // by tensor name, after the last step (dp 1)
   std::vector<size_t> activation_bytes, estimated_bytes;  // per rank
+  std::vector<size_t> buffer_bytes, buffer_bound;         // per rank: held, and the estimate's bound
 };
 
 void keep_grads(Trainer& t, std::mutex& mu, PipeRun* r) {
@@ -85,6 +86,8 @@ StatusOr<PipeRun> train(const Case& c) {
   PipeRun r;
   r.activation_bytes.resize(static_cast<size_t>(N));
   r.estimated_bytes.resize(static_cast<size_t>(N));
+  r.buffer_bytes.resize(static_cast<size_t>(N));
+  r.buffer_bound.resize(static_cast<size_t>(N));
   std::mutex mu;
   const Status st = run_ranks(N, [&](int rank) -> Status {
     ParallelGroups groups = make_thread_groups(world, grid, rank);
@@ -106,6 +109,8 @@ StatusOr<PipeRun> train(const Case& c) {
     r.activation_bytes[i] = t->memory().activation_bytes;
     ZT_ASSIGN_OR_RETURN(const MemoryEstimate e, estimate_rank_memory(o, c.dp, dp_rank, c.pp, grid.coord(rank).pp));
     r.estimated_bytes[i] = e.activation_bytes;
+    r.buffer_bytes[i] = t->memory().bucket_bytes;
+    r.buffer_bound[i] = e.buffer_bytes_max;
     return Status::OK();
   });
   if (!st.ok()) return st;
@@ -131,6 +136,10 @@ void expect_same_as_1f1b(Case c, const std::string& what) {
   ASSERT_EQ(got->grads.size(), ref->grads.size()) << what;
   for (const auto& [name, g] : ref->grads) EXPECT_EQ(got->grads.at(name), g) << what << ": " << name;
   EXPECT_EQ(got->activation_bytes, got->estimated_bytes) << what << ": the estimate is the arena";
+  for (size_t i = 0; i < got->buffer_bytes.size(); ++i) {
+    EXPECT_GT(got->buffer_bytes[i], 0u) << what << ": rank " << i << " holds gradient hand-off buffers";
+    EXPECT_LE(got->buffer_bytes[i], got->buffer_bound[i]) << what << ": rank " << i;
+  }
   std::printf("  %-36s loss %.6f (same bits as 1F1B), activations rank 0 %zu B (1F1B %zu B)\n", what.c_str(),
               got->losses.back(), got->activation_bytes[0], ref->activation_bytes[0]);
 }

@@ -83,7 +83,7 @@ int tp_all_reduces(const RunShape& r, const GptLayout& l) {
 StatusOr<StageTime> stage_time(const RunShape& r, const RankGrid& grid, int rank, const ComputeTable& t,
                                CommPricer* comm, StepPrediction* p) {
   const TrainerOptions& o = r.options;
-  ZT_ASSIGN_OR_RETURN(const GptLayout l, layout_for_rank(o.model, grid, rank, r.partition));
+  ZT_ASSIGN_OR_RETURN(const GptLayout l, layout_for_rank(o.model, grid, rank, r.partition, r.virtual_stages));
   const int B = o.micro_batch, T = o.seq_len;
   const DType compute = backend_or_cpu(o.backend).compute_dtype();
   const double act = static_cast<double>(B) * T * o.model.n_embd, dsize = static_cast<double>(dtype_size(compute));
@@ -98,7 +98,9 @@ StatusOr<StageTime> stage_time(const RunShape& r, const RankGrid& grid, int rank
   ZT_ASSIGN_OR_RETURN(s.tp, comm->price(Collective::kAllReduce, tpg, act * 4.0 * tp_all_reduces(r, l),
                                         tp_all_reduces(r, l)));
   const GridCoord c = grid.coord(rank);
-  const int neighbours = (c.pp > 0 ? 1 : 0) + (c.pp + 1 < grid.pp() ? 1 : 0);
+  // Chunk boundaries: each chunk's input and output, but the first virtual stage's input and
+  // the last's output (interleaved: v chunks, the ring wrapping between them).
+  const int neighbours = grid.pp() == 1 ? 0 : 2 * r.virtual_stages - (c.pp == 0 ? 1 : 0) - (c.pp + 1 == grid.pp() ? 1 : 0);
   if (neighbours > 0) {  // each boundary: the activation forward, its gradient backward
     const int next = c.pp + 1 < grid.pp() ? rank + grid.tp() * grid.dp() : rank - grid.tp() * grid.dp();
     ZT_ASSIGN_OR_RETURN(s.pp, comm->price(Collective::kP2p, {rank, next}, 2.0 * neighbours * act * dsize,
@@ -172,7 +174,10 @@ StatusOr<StepPrediction> predict_step(const RunShape& r, const ClusterSpec& clus
     if (stages[s].per_micro() > stages[slow].per_micro()) slow = s;
   }
   const StageTime& w = stages[slow];
-  const double pipeline = sum + (m - 1.0) * w.per_micro();
+  // 1F1B fills and drains the pipeline once (every stage's time, plus m - 1 of the slowest);
+  // interleaved with v chunks, at a v-th of each stage's time (Megatron's (S - 1)/(v m)).
+  const double v = std::max(1, r.virtual_stages);
+  const double pipeline = sum / v + (m - 1.0 / v) * w.per_micro();
   double tail = 0.0;  // the slowest stage's work after its last micro-batch
   for (const StageTime& s : stages) tail = std::max(tail, s.dp + s.optimizer);
   p.compute_s = m * w.kernels;

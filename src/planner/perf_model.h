@@ -11,6 +11,9 @@
 // The pipeline runs m micro-batches as the first one flows through every stage and the
 // other m-1 follow at the slowest stage's pace: Σ_s t_s + (m-1)·max_s t_s, which is
 // (m+p-1)·t for equal stages (GPipe and 1F1B alike); the bubble is the excess over m·max t.
+// Interleaved 1F1B with v chunks per rank fills and drains at a v-th of each stage's time,
+// Σ_s t_s / v + (m - 1/v)·max_s t_s (Megatron's (p-1)/(v m)), and each rank's chunks send
+// 2v boundaries' messages (one fewer at each end of the pipeline).
 // After the last micro-batch, on the slowest stage: the data-parallel gradient reduction
 // (stage 0 all-reduce, 1 reduce-scatter, 2-3 one reduce-scatter per micro-batch, counted
 // above for 3), the optimizer update of the owned elements, the parameter all-gather
@@ -46,6 +49,7 @@ struct RunShape {
   int tp = 1, dp = 1, pp = 1;
   StagePartition partition = StagePartition::kFlops;
   int micro_batches = 1;  // per step on each rank (gradient accumulation; pipeline's m)
+  int virtual_stages = 1;  // interleaved 1F1B: chunks per pipeline rank
 };
 
 struct StepPrediction {

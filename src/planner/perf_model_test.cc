@@ -101,6 +101,20 @@ TEST(PerfModel, PipelineFillDoesNotGrowWithMicroBatches) {
   EXPECT_GT(eight->pp_comm_s, 0.0);
 }
 
+// Interleaved 1F1B: the fill and drain at a v-th of each stage's time (Megatron's
+// (p - 1)/(v m)), for v times the point-to-point messages.
+TEST(PerfModel, InterleavingDividesTheBubbleByTheChunks) {
+  RunShape plain = shape(1, 2, 4), chunked = plain;
+  chunked.virtual_stages = 2;
+  auto one = predict_step(plain, ClusterSpec{1, 2, 1, 0}, synthetic());
+  auto two = predict_step(chunked, ClusterSpec{1, 2, 1, 0}, synthetic());
+  ASSERT_TRUE(one.ok() && two.ok()) << two.status().to_string();
+  EXPECT_NEAR(two->compute_s, one->compute_s, 1e-12);
+  EXPECT_NEAR(two->pp_comm_s, 3 * one->pp_comm_s, 1e-12);  // an end rank's 3 chunk boundaries, not 1
+  EXPECT_NEAR(two->bubble_s, one->bubble_s / 2, 0.02 * one->bubble_s);  // the messages' share aside
+  EXPECT_LT(two->step_s, one->step_s);
+}
+
 TEST(PerfModel, EachMessageIsPricedAtItsOwnSize) {
   // A link measured fast for small messages and slow in bulk (its points kept): a pipeline
   // stage's 2 sends per micro-batch are each priced at one activation's size, not as one

@@ -99,7 +99,7 @@ Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) 
     const StepPrediction& p = e.time;
     j["step_s"] = p.step_s;
     j["breakdown"] = {{"compute_s", p.compute_s}, {"bubble_s", p.bubble_s}, {"tp_comm_s", p.tp_comm_s},
-                      {"pp_comm_s", p.pp_comm_s}, {"zero3_comm_s", p.zero3_comm_s}, {"dp_comm_s", p.dp_comm_s},
+                      {"pp_comm_s", p.pp_comm_s}, {"sp_comm_s", p.sp_comm_s}, {"zero3_comm_s", p.zero3_comm_s}, {"dp_comm_s", p.dp_comm_s},
                       {"optimizer_s", p.optimizer_s}};
     j["extrapolated_ops"] = p.extrapolated_ops;
     j["ops"] = p.ops;

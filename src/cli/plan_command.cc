@@ -77,7 +77,7 @@ void print_table(const std::vector<Candidate>& fit, int top, double tokens) {
     }
     std::printf("%-4zu %-30s %12s %10.3f %10.0f %9.3f %9.3f %9.3f %9.3f\n", i + 1, name(c).c_str(),
                 format_bytes(c.eval.rank_bytes_max).c_str(), p.step_s, tokens / p.step_s, p.compute_s, p.bubble_s,
-                p.tp_comm_s + p.pp_comm_s + p.zero3_comm_s + p.dp_comm_s, p.optimizer_s);
+                p.tp_comm_s + p.pp_comm_s + p.sp_comm_s + p.zero3_comm_s + p.dp_comm_s, p.optimizer_s);
   }
 }
 

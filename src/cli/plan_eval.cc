@@ -58,11 +58,9 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
     e.time_status = Status::NotFound("no calibration");
     return e;
   }
-  if (grid.sp() > 1 || o.flash_attention) {
-    e.time_status = Status::Unimplemented(grid.sp() > 1 ? "the step model does not price sequence parallelism's "
-                                                          "all-to-alls and whole-sequence attention yet (memory is exact)"
-                                                        : "calibrate times the materialized attention kernels, not "
-                                                          "training.attention \"flash\" (memory is exact)");
+  if (o.flash_attention) {
+    e.time_status = Status::Unimplemented("calibrate times the materialized attention kernels, not "
+                                          "training.attention \"flash\" (memory is exact)");
     return e;
   }
   RunShape r;
@@ -73,6 +71,7 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
   r.partition = stage_partition(cfg);
   r.micro_batches = o.micro_batches;
   r.virtual_stages = cfg.parallel.virtual_stages;
+  r.sp = grid.sp();
   auto p = predict_step(r, cluster, *cal);
   if (p.ok()) {
     e.timed = true;
@@ -86,9 +85,9 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
 std::string format_step(const StepPrediction& p) {
   char b[512];
   std::snprintf(b, sizeof(b),
-                "step %.3f s = compute %.3f + bubble %.3f + tp comm %.3f + pp comm %.3f + ZeRO-3/2 comm %.3f + "
-                "dp comm %.3f + optimizer %.3f",
-                p.step_s, p.compute_s, p.bubble_s, p.tp_comm_s, p.pp_comm_s, p.zero3_comm_s, p.dp_comm_s,
+                "step %.3f s = compute %.3f + bubble %.3f + tp comm %.3f + pp comm %.3f + sp comm %.3f + "
+                "ZeRO-3/2 comm %.3f + dp comm %.3f + optimizer %.3f",
+                p.step_s, p.compute_s, p.bubble_s, p.tp_comm_s, p.pp_comm_s, p.sp_comm_s, p.zero3_comm_s, p.dp_comm_s,
                 p.optimizer_s);
   return b;
 }

@@ -50,9 +50,10 @@ OpCall op(OpKind k, int64_t a, int64_t b = 0, int64_t c = 0, int64_t d = 0) {
   return o;
 }
 
-// Tensor-parallel widths of this rank.
+// Tensor-parallel widths of this rank; SP: Ulysses' degree (attention runs on the whole
+// sequence, T·SP, for NHl/SP heads).
 struct Widths {
-  int64_t BT, C, Cl, NHl, HD, KVl, NKVl, Il, Vl;
+  int64_t BT, C, Cl, NHl, HD, KVl, NKVl, Il, Vl, SP;
 };
 
 Widths widths(const GptConfig& c, const GptLayout& l, int B, int T) {
@@ -67,6 +68,7 @@ Widths widths(const GptConfig& c, const GptLayout& l, int B, int T) {
   w.KVl = w.NKVl * w.HD;
   w.Il = c.mlp_width() / P;
   w.Vl = c.padded_vocab() / P;
+  w.SP = l.sp_size;
   return w;
 }
 
@@ -96,7 +98,7 @@ void block_forward(const GptConfig& c, const Widths& w, int B, int T, std::vecto
   out->push_back(op(norm(c, true), w.BT, w.C));
   qkv_ops(c, w, OpKind::kLinearForward, out);
   rope_ops(c, w, B, T, OpKind::kRopeForward, out);
-  out->push_back(op(OpKind::kAttentionForward, B, T, w.Cl, w.NHl));
+  out->push_back(op(OpKind::kAttentionForward, B, T * w.SP, w.Cl / w.SP, w.NHl / w.SP));
   out->push_back(op(OpKind::kLinearForward, w.BT, w.Cl, w.C));
   out->push_back(op(norm(c, true), w.BT, w.C));
   out->push_back(op(OpKind::kLinearForward, w.BT, w.C, w.Il));
@@ -112,7 +114,7 @@ void block_backward(const GptConfig& c, const Widths& w, int B, int T, std::vect
   if (c.swiglu()) out->push_back(op(OpKind::kLinearBackward, w.BT, w.C, w.Il));
   out->push_back(op(norm(c, false), w.BT, w.C));
   out->push_back(op(OpKind::kLinearBackward, w.BT, w.Cl, w.C));
-  out->push_back(op(OpKind::kAttentionBackward, B, T, w.Cl, w.NHl));
+  out->push_back(op(OpKind::kAttentionBackward, B, T * w.SP, w.Cl / w.SP, w.NHl / w.SP));
   rope_ops(c, w, B, T, OpKind::kRopeBackward, out);
   qkv_ops(c, w, OpKind::kLinearBackward, out);
   out->push_back(op(norm(c, false), w.BT, w.C));

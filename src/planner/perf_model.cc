@@ -45,9 +45,9 @@ class CommPricer {
 };
 
 struct StageTime {
-  double kernels = 0, tp = 0, pp = 0, zero3 = 0;  // per micro-batch
-  double after = 0, dp = 0, optimizer = 0;        // once per step
-  double per_micro() const { return kernels + tp + pp + zero3; }
+  double kernels = 0, tp = 0, pp = 0, sp = 0, zero3 = 0;  // per micro-batch
+  double after = 0, dp = 0, optimizer = 0;                // once per step
+  double per_micro() const { return kernels + tp + pp + sp + zero3; }
 };
 
 // `slowest_rank`: each call at the slowest rank's time (calibration.h), for a group that
@@ -80,11 +80,31 @@ int tp_all_reduces(const RunShape& r, const GptLayout& l) {
   return n + (l.embedding ? 1 : 0) + (l.head ? 1 : 0);
 }
 
+// Ulysses' all-to-alls of one micro-batch on a stage (perf_model.h); `token_bytes`: B T C of
+// the compute dtype.
+StatusOr<double> ulysses_seconds(const RunShape& r, const GptLayout& l, const std::vector<int>& group,
+                                 double token_bytes, CommPricer* comm) {
+  const GptConfig& c = r.options.model;
+  const int sp = l.sp_size;
+  if (sp == 1) return 0.0;
+  const double C = c.n_embd;
+  const double qkv = c.kv_heads() % sp == 0 ? (C + 2.0 * c.kv_dim()) / C : 3.0;  // in units of C per token
+  double exchanged = 0.0, calls = 0.0;
+  for (int b : l.blocks(c)) {
+    const bool ckpt = static_cast<size_t>(b) < r.options.checkpoint.size() && r.options.checkpoint[static_cast<size_t>(b)];
+    const double passes = ckpt ? 2.0 : 1.0;  // forwards (a recompute repeats it), then the backward's
+    exchanged += (passes + 1.0) * (qkv + 1.0);
+    calls += (passes + 1.0) * 2.0;
+  }
+  const double bytes = exchanged * token_bytes * (sp - 1) / sp;  // what leaves the rank
+  return comm->price(Collective::kP2p, group, bytes, calls * (sp - 1));
+}
+
 StatusOr<StageTime> stage_time(const RunShape& r, const RankGrid& grid, int rank, const ComputeTable& t,
                                CommPricer* comm, StepPrediction* p) {
   const TrainerOptions& o = r.options;
   ZT_ASSIGN_OR_RETURN(const GptLayout l, layout_for_rank(o.model, grid, rank, r.partition, r.virtual_stages));
-  const int B = o.micro_batch, T = o.seq_len;
+  const int B = o.micro_batch, T = l.local_seq(o.seq_len);  // this rank's tokens (sp)
   const DType compute = backend_or_cpu(o.backend).compute_dtype();
   const double act = static_cast<double>(B) * T * o.model.n_embd, dsize = static_cast<double>(dtype_size(compute));
   StageTime s;
@@ -106,6 +126,7 @@ StatusOr<StageTime> stage_time(const RunShape& r, const RankGrid& grid, int rank
     ZT_ASSIGN_OR_RETURN(s.pp, comm->price(Collective::kP2p, {rank, next}, 2.0 * neighbours * act * dsize,
                                           2.0 * neighbours));
   }
+  ZT_ASSIGN_OR_RETURN(s.sp, ulysses_seconds(r, l, grid.group_of(rank, GridAxis::kSp), act * dsize, comm));
   const ParamTable table = build_gpt_param_table(o.model, l);
   const double psi = static_cast<double>(table.numel()), layers = static_cast<double>(l.blocks(o.model).size()) + 2;
   const ZeroStage z = o.zero.stage;
@@ -152,7 +173,7 @@ std::string group_link(const std::vector<int>& ranks, int procs_per_host) {
 }
 
 StatusOr<StepPrediction> predict_step(const RunShape& r, const ClusterSpec& cluster, const Calibration& cal) {
-  ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(cluster.world(), r.tp, r.dp, r.pp));
+  ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(cluster.world(), r.tp, r.dp, r.pp, 1, r.sp));
   const std::string dtype = dtype_key(backend_or_cpu(r.options.backend).compute_dtype());
   const ComputeTable* t = cal.table(cluster.threads_per_rank, dtype);
   if (t == nullptr) {
@@ -183,6 +204,7 @@ StatusOr<StepPrediction> predict_step(const RunShape& r, const ClusterSpec& clus
   p.compute_s = m * w.kernels;
   p.tp_comm_s = m * w.tp;
   p.pp_comm_s = m * w.pp;
+  p.sp_comm_s = m * w.sp;
   p.zero3_comm_s = m * w.zero3;
   p.bubble_s = pipeline - m * w.per_micro();
   p.dp_comm_s = w.dp;

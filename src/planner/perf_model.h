@@ -14,6 +14,11 @@
 // Interleaved 1F1B with v chunks per rank fills and drains at a v-th of each stage's time,
 // Σ_s t_s / v + (m - 1/v)·max_s t_s (Megatron's (p-1)/(v m)), and each rank's chunks send
 // 2v boundaries' messages (one fewer at each end of the pipeline).
+// Ulysses (sp > 1): a rank's kernels run on its T/sp tokens, attention on the whole sequence
+// for n_head/sp heads; each block's forward exchanges q, k, v (C + 2 kv_dim per token where
+// sp divides the kv heads, else 3C) and the attention output (C), its backward the same two
+// again (and a recomputed block its forward's), each an all-to-all priced as sp - 1 messages
+// of 1/sp of the buffer on the p2p fit.
 // After the last micro-batch, on the slowest stage: the data-parallel gradient reduction
 // (stage 0 all-reduce, 1 reduce-scatter, 2-3 one reduce-scatter per micro-batch, counted
 // above for 3), the optimizer update of the owned elements, the parameter all-gather
@@ -50,6 +55,7 @@ struct RunShape {
   StagePartition partition = StagePartition::kFlops;
   int micro_batches = 1;  // per step on each rank (gradient accumulation; pipeline's m)
   int virtual_stages = 1;  // interleaved 1F1B: chunks per pipeline rank
+  int sp = 1;              // Ulysses sequence parallelism (a divisor of dp)
 };
 
 struct StepPrediction {
@@ -58,6 +64,7 @@ struct StepPrediction {
   double bubble_s = 0.0;     // pipeline fill and drain beyond m x the slowest stage
   double tp_comm_s = 0.0;    // on the slowest stage, all micro-batches
   double pp_comm_s = 0.0;
+  double sp_comm_s = 0.0;    // Ulysses' all-to-alls, all micro-batches
   double zero3_comm_s = 0.0;
   double dp_comm_s = 0.0;    // gradient reduction, parameter all-gather, scalar all-reduces
   double optimizer_s = 0.0;

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "nn/gpt_params.h"
 
 namespace zt {
@@ -113,6 +115,29 @@ TEST(PerfModel, InterleavingDividesTheBubbleByTheChunks) {
   EXPECT_NEAR(two->pp_comm_s, 3 * one->pp_comm_s, 1e-12);  // an end rank's 3 chunk boundaries, not 1
   EXPECT_NEAR(two->bubble_s, one->bubble_s / 2, 0.02 * one->bubble_s);  // the messages' share aside
   EXPECT_LT(two->step_s, one->step_s);
+}
+
+// Ulysses sp 2 over dp 2: each rank's kernels on its half of the tokens (attention on the
+// whole sequence for half the heads), and per block 4 all-to-alls of 3C, C, C and 3C per
+// token (GPT-2's 4 heads and 4 kv heads: sp divides them, so q, k, v travel as C + 2 kv_dim
+// = 3C), each one message of half the buffer.
+TEST(PerfModel, SequenceParallelPricesItsAllToAlls) {
+  RunShape sp = shape(2, 1, 1);
+  sp.sp = 2;
+  auto p = predict_step(sp, ClusterSpec{1, 2, 1, 0}, synthetic());
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const GptConfig& c = sp.options.model;
+  GptLayout half;
+  half.sp_size = 2;
+  const double kernels = work(forward_ops(c, half, 2, 8)) + work(backward_ops(c, half, 2, 8, {}));
+  EXPECT_NEAR(p->compute_s, kernels * kNsPerWork, 1e-12);
+  const double token_bytes = 2.0 * 8 * 64 * 4;  // B T_local C fp32
+  const double per_block = 4 * 1e-5 + (3 + 1 + 1 + 3) * token_bytes / 2 * 1e-10;
+  EXPECT_NEAR(p->sp_comm_s, 4 * per_block, 1e-12);
+  const std::vector<OpCall> ops = forward_ops(c, half, 2, 8);
+  const auto att = std::find_if(ops.begin(), ops.end(), [](const OpCall& o) { return o.kind == OpKind::kAttentionForward; });
+  ASSERT_NE(att, ops.end());
+  EXPECT_EQ(att->key(), "attention_forward 2 16 32 2");  // B, the whole T, C/sp, n_head/sp
 }
 
 TEST(PerfModel, EachMessageIsPricedAtItsOwnSize) {

@@ -219,6 +219,20 @@ TEST(Config, SequenceParallelSizeSplitsTheDataParallelRanks) {
   expect_error(R"({"sequence_parallel_size": 0})", "/sequence_parallel_size: expected an integer 1..65536, got 0");
 }
 
+// Interleaved 1F1B: zerotrain's parallel.virtual_stages, or the same key in DeepSpeed's
+// pipeline section; the two must agree.
+TEST(Config, VirtualStagesFromEitherSection) {
+  ZtConfig c;
+  ASSERT_TRUE(parse_text(R"({"parallel": {"pp": 2, "virtual_stages": 2}})", &c).ok());
+  EXPECT_EQ(c.parallel.virtual_stages, 2);
+  ASSERT_TRUE(parse_text(R"({"parallel": {"pp": 2}, "pipeline": {"virtual_stages": 3}})", &c).ok());
+  EXPECT_EQ(c.parallel.virtual_stages, 3);
+  ASSERT_TRUE(parse_text(R"({"parallel": {"virtual_stages": 2}, "pipeline": {"virtual_stages": 2}})", &c).ok());
+  expect_error(R"({"parallel": {"virtual_stages": 2}, "pipeline": {"virtual_stages": 3}})",
+               "/pipeline/virtual_stages: contradicts /parallel/virtual_stages (2)");
+  expect_error(R"({"parallel": {"virtual_stages": 0}})", "/parallel/virtual_stages: expected an integer 1..1024, got 0");
+}
+
 TEST(Config, AttentionKernelIsChosenByName) {
   ZtConfig c;
   ASSERT_TRUE(parse_text(R"({})", &c).ok());

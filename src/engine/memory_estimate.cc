@@ -138,11 +138,10 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
     e.disk_write_per_step += moved;
   }
   e.buffer_bytes_max = buffer_bound(o, table);
-  if (pp_size > 1) {  // per slot, a (B, T, C) gradient send buffer (not on the first stage) and receive buffer (not on the last)
-    const bool chunked = o.layout.chunk_count() > 1;
+  if (pp_size > 1) {  // per slot, a (B, T, C) gradient send buffer and receive buffer, where the stage has them (trainer.cc)
     const size_t hand_off = static_cast<size_t>(o.micro_batch) * static_cast<size_t>(o.seq_len) *
                             static_cast<size_t>(o.model.n_embd) * dtype_size(compute);
-    const size_t kinds = (!o.layout.embedding || chunked ? 1 : 0) + (!o.layout.head || chunked ? 1 : 0);
+    const size_t kinds = (pipe_has_prev(pp_size, pp_rank, v - 1) ? 1 : 0) + (pipe_has_next(pp_size, pp_rank, 0, v) ? 1 : 0);
     e.buffer_bytes_max += kinds * static_cast<size_t>(slots) * hand_off;
   }
   estimate_offload(o, table, partition.shard(dp_rank), shards_optimizer(o.zero.stage) ? shard : psi, compute, &e);

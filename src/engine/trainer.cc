@@ -147,12 +147,12 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
   if (swap.ok()) swap = t->create_activation_swap(&mo);
   t->model_ = GptModel::create(options.model, mo);
   if (t->pipelined()) {
-    const bool interleaved = options.layout.chunk_count() > 1;
+    const int S = t->pp_->size(), s = t->pp_->rank(), v = options.layout.chunk_count();
     const DType dt = t->model_->activation_dtype();
-    ZT_ASSIGN_OR_RETURN(t->grad_send_, pipe_buffers(t->backend_, options, dt, !options.layout.embedding || interleaved,
-                                                    mo.slots, "a pipeline gradient send buffer"));
-    ZT_ASSIGN_OR_RETURN(t->grad_recv_, pipe_buffers(t->backend_, options, dt, !options.layout.head || interleaved,
-                                                    mo.slots, "a pipeline gradient receive buffer"));
+    ZT_ASSIGN_OR_RETURN(t->grad_send_, pipe_buffers(t->backend_, options, dt, pipe_has_prev(S, s, v - 1), mo.slots,
+                                                    "a pipeline gradient send buffer"));
+    ZT_ASSIGN_OR_RETURN(t->grad_recv_, pipe_buffers(t->backend_, options, dt, pipe_has_next(S, s, 0, v), mo.slots,
+                                                    "a pipeline gradient receive buffer"));
   }
   ZT_ASSIGN_OR_RETURN(t->norm_acc_, t->backend_.allocate(2, DType::kF32, "the step's gradient-norm accumulator"));
   t->staging_ = std::make_unique<BatchStaging>(t->backend_);

@@ -96,6 +96,11 @@ struct PipePeers {
   int grad_out_tag(int m, int j) const { return grad_tag(j * M + m); }
 };
 
+// The bytes of one stage hand-off: a (B, T, C) activation or its gradient.
+size_t hand_off_bytes(const TrainerOptions& o, int T, const GptModel& m) {
+  return static_cast<size_t>(o.micro_batch) * T * o.model.n_embd * dtype_size(m.activation_dtype());
+}
+
 }  // namespace
 
 Status Trainer::wait_recv(WorkHandle& posted, StepStats* stats) {
@@ -108,13 +113,11 @@ Status Trainer::wait_recv(WorkHandle& posted, StepStats* stats) {
 void Trainer::post_receives(const std::vector<PipeInstruction>& list, size_t next, int M, PipeComm* c) {
   GptModel& m = *model_;
   const PipePeers peers{pp_->size(), pp_->rank(), M};
-  const size_t bytes = static_cast<size_t>(options_.micro_batch) * step_seq_ * options_.model.n_embd *
-                       dtype_size(m.activation_dtype());
+  const size_t bytes = hand_off_bytes(options_, step_seq_, m);
   if (next > 0) {  // instruction next - 1 is done
     const PipeInstruction& done = list[next - 1];
     const size_t k = static_cast<size_t>(done.slot);
-    const bool gets_grad = done.chunk * peers.S + peers.s < peers.S * options_.layout.chunk_count() - 1;
-    if (done.op == PipeOp::kForward && gets_grad) {
+      if (done.op == PipeOp::kForward && pipe_has_next(peers.S, peers.s, done.chunk, options_.layout.chunk_count())) {
       c->grad_recv[k] = pp_->recv(grad_recv_[k].as<void>(), bytes, peers.next(), peers.grad_in_tag(done.micro_batch, done.chunk));
     }
   }
@@ -139,7 +142,7 @@ Status Trainer::run_pipe_instruction(const std::vector<PipeInstruction>& list, s
   const PipeInstruction& in = list[i];
   const PipePeers peers{pp_->size(), pp_->rank(), static_cast<int>(mbs.size())};
   const int B = options_.micro_batch, T = step_seq_, mb = in.micro_batch, j = in.chunk;
-  const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * dtype_size(model_->activation_dtype());
+  const size_t bytes = hand_off_bytes(options_, T, m);
   const size_t k = static_cast<size_t>(in.slot);
   if (mb >= 0) m.set_slot(in.slot, j);
   switch (in.op) {
@@ -197,12 +200,13 @@ Status Trainer::run_step_instruction(PipeOp op, PipeComm* c, StepStats* stats) {
 
 Status Trainer::run_pipeline(const std::vector<MicroBatch>& mbs, float dloss, StepStats* stats) {
   const int S = pp_->size(), s = pp_->rank(), M = static_cast<int>(mbs.size()), v = options_.layout.chunk_count();
-  const size_t slots = static_cast<size_t>(pipe_schedule_slots(options_.pipe_schedule, M, S, s, v));
+  const std::vector<PipeInstruction> list = make_pipe_schedule(options_.pipe_schedule, M, S, s, v);
+  size_t slots = 1;  // pipe_schedule_slots, read off the list rather than building it twice
+  for (const PipeInstruction& in : list) slots = std::max(slots, static_cast<size_t>(in.slot) + 1);
   PipeComm comm;
   comm.act_sent.resize(slots);
   comm.grad_sent.resize(slots);
   comm.grad_recv.resize(slots);
-  const std::vector<PipeInstruction> list = make_pipe_schedule(options_.pipe_schedule, M, S, s, v);
   for (size_t i = 0; i < list.size(); ++i) {
     post_receives(list, i, M, &comm);
     ZT_RETURN_IF_ERROR(run_pipe_instruction(list, i, mbs, dloss, &comm, stats));
@@ -231,7 +235,7 @@ Status Trainer::evaluate_pipeline(const MicroBatch& batch, double* loss_slot) {
   GptModel& m = *model_;
   const PipePeers peers{pp_->size(), pp_->rank(), 1};
   const int B = options_.micro_batch, T = options_.layout.local_seq(options_.seq_len);  // this rank's tokens (sp)
-  const size_t bytes = static_cast<size_t>(B) * T * options_.model.n_embd * dtype_size(m.activation_dtype());
+  const size_t bytes = hand_off_bytes(options_, T, m);
   m.clear_routes();
   for (int j = 0; j < options_.layout.chunk_count(); ++j) {
     m.set_slot(0, j);

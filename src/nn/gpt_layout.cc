@@ -28,8 +28,9 @@ ChunkPart GptLayout::chunk(const GptConfig& c, int j) const {
   return {r.begin, r.end, embedding && j == 0, head && j == chunk_count() - 1};
 }
 
-bool GptLayout::owns_block(const GptConfig& c, int l) const {
-  for (const BlockRange& r : block_ranges(c)) {
+bool GptLayout::owns_block(const GptConfig& c, int l) const {  // checked on every block call: no allocation
+  if (chunks.empty()) return l >= first_block && l < end(c);
+  for (const BlockRange& r : chunks) {
     if (l >= r.begin && l < r.end) return true;
   }
   return false;

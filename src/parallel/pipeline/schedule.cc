@@ -31,18 +31,15 @@ namespace {
 struct Builder {
   int stages, stage, chunks;
   std::vector<PipeInstruction> out;
-  int virtual_stage(int j) const { return j * stages + stage; }
   void forward(int m, int j = 0) {
-    const int k = virtual_stage(j);
-    if (k > 0) out.push_back({PipeOp::kRecvActivation, m, j});
+    if (pipe_has_prev(stages, stage, j)) out.push_back({PipeOp::kRecvActivation, m, j});
     out.push_back({PipeOp::kForward, m, j});
-    if (k < stages * chunks - 1) out.push_back({PipeOp::kSendActivation, m, j});
+    if (pipe_has_next(stages, stage, j, chunks)) out.push_back({PipeOp::kSendActivation, m, j});
   }
   void backward(int m, int j = 0) {
-    const int k = virtual_stage(j);
-    if (k < stages * chunks - 1) out.push_back({PipeOp::kRecvGrad, m, j});
+    if (pipe_has_next(stages, stage, j, chunks)) out.push_back({PipeOp::kRecvGrad, m, j});
     out.push_back({PipeOp::kBackward, m, j});
-    if (k > 0) out.push_back({PipeOp::kSendGrad, m, j});
+    if (pipe_has_prev(stages, stage, j)) out.push_back({PipeOp::kSendGrad, m, j});
   }
   void finish() {
     out.push_back({PipeOp::kReduceTiedGrads, -1});

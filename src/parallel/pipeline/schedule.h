@@ -59,6 +59,13 @@ const char* pipe_schedule_name(PipeScheduleKind kind);
 std::vector<PipeInstruction> make_pipe_schedule(PipeScheduleKind kind, int micro_batches, int stages, int stage,
                                                 int chunks = 1);
 
+// Whether chunk j of stage s (S stages, v chunks each) has a virtual stage before it (it
+// receives activations and sends gradients) and after it (it sends activations and receives
+// gradients). A stage sends gradients at all iff its last chunk has one before it, and
+// receives them iff its first chunk has one after it.
+inline bool pipe_has_prev(int S, int s, int j) { return j * S + s > 0; }
+inline bool pipe_has_next(int S, int s, int j, int v) { return j * S + s < S * v - 1; }
+
 // OK, or why `chunks` virtual stages per rank cannot run: GPipe, or M not a multiple of S
 // (Megatron's rule), or chunks < 1.
 Status check_interleaved(PipeScheduleKind kind, int micro_batches, int stages, int chunks);

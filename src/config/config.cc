@@ -150,6 +150,12 @@ void add_run_notes(ZtConfig* c) {
                        std::to_string(static_cast<int>(c->zero.stage)) + ", as in DeepSpeed: qwZ quantizes ZeRO-3's "
                        "parameter all-gathers");
   }
+  if (c->zero.reduce.quantized_gradients && c->zero.stage != ZeroStage::kParameters) {
+    c->notes.push_back("/zero_optimization/zero_quantized_gradients: no effect at stage " +
+                       std::to_string(static_cast<int>(c->zero.stage)) + ", as in DeepSpeed: qgZ quantizes ZeRO-3's "
+                       "gradient reduce-scatter");
+    c->zero.reduce.quantized_gradients = false;
+  }
   if (c->zero.offload.param_device != OffloadDevice::kNone && c->zero.stage != ZeroStage::kParameters) {
     c->notes.push_back("/zero_optimization/offload_param: ignored at stage " + std::to_string(static_cast<int>(c->zero.stage)) +
                        ", as DeepSpeed ignores it: parameters are offloaded under ZeRO-3 only");
@@ -267,6 +273,22 @@ static Status check_comm_dtype(const ZtConfig& c) {
   return Status::OK();
 }
 
+// What ZeRO++ qgZ (zero_quantized_gradients, stage 3) does not combine with.
+static Status check_quantized_gradients(const ZtConfig& c) {
+  if (!c.zero.reduce.quantized_gradients || c.zero.stage != ZeroStage::kParameters) return Status::OK();
+  const std::string ptr = "/zero_optimization/zero_quantized_gradients: true with ";
+  if (c.zero.reduce.wire != CommDType::kF32) {
+    return Status::Unimplemented(ptr + "communication_data_type \"" + (c.zero.reduce.wire == CommDType::kBF16 ? "bf16" : "fp16") +
+                                 "\" is not supported: qgZ sends int4 groups and exact fp32 vectors, not 16-bit "
+                                 "values (choose one of the two)");
+  }
+  if (c.parallel.ep > 1) {
+    return Status::Unimplemented(ptr + "expert parallelism is not supported: the experts' gradients reduce over their "
+                                 "own group");
+  }
+  return Status::OK();
+}
+
 Status check_supported(const ZtConfig& c) {
   auto no = [](const std::string& ptr, const std::string& why) { return Status::Unimplemented(ptr + ": " + why); };
   if (c.precision.fp16 && c.precision.bf16) {
@@ -298,6 +320,7 @@ Status check_supported(const ZtConfig& c) {
               "checkpointed inputs out of the activation arena)");
   }
   ZT_RETURN_IF_ERROR(check_comm_dtype(c));
+  ZT_RETURN_IF_ERROR(check_quantized_gradients(c));
   return check_moe(c);
 }
 

@@ -258,8 +258,28 @@ TEST(Config, ZeroPlusPlusKeys) {
   ASSERT_EQ(c.notes.size(), 2u);
   EXPECT_EQ(c.notes[0].rfind("/zero_optimization/zero_hpz_partition_size: no effect at stage 2", 0), 0u) << c.notes[0];
   EXPECT_EQ(c.zero.fetch.hpz_partition_size, 1);
-  expect_error(R"({"zero_optimization": {"stage": 3, "zero_quantized_gradients": true}})",
-               "/zero_optimization/zero_quantized_gradients: not built: true (ZeRO++ qgZ) is not built");
+}
+
+// ZeRO++ qgZ: on at stage 3, noted and off below it; refused with 16-bit reduction and with
+// expert parallelism, naming the key.
+TEST(Config, QuantizedGradientsKey) {
+  ZtConfig c;
+  ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 3, "zero_quantized_gradients": true}})", &c).ok());
+  EXPECT_TRUE(c.zero.reduce.quantized_gradients);
+  EXPECT_TRUE(check_supported(c).ok()) << check_supported(c).message();
+  add_run_notes(&c);
+  EXPECT_TRUE(c.notes.empty());
+  ASSERT_TRUE(parse_text(R"({"communication_data_type": "bf16",
+      "zero_optimization": {"stage": 3, "zero_quantized_gradients": true}})", &c).ok());
+  EXPECT_EQ(check_supported(c).message().rfind(
+                "/zero_optimization/zero_quantized_gradients: true with communication_data_type \"bf16\" is not supported", 0),
+            0u) << check_supported(c).message();
+  ASSERT_TRUE(parse_text(R"({"zero_optimization": {"stage": 2, "zero_quantized_gradients": true}})", &c).ok());
+  EXPECT_TRUE(check_supported(c).ok());
+  add_run_notes(&c);
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_EQ(c.notes[0].rfind("/zero_optimization/zero_quantized_gradients: no effect at stage 2", 0), 0u) << c.notes[0];
+  EXPECT_FALSE(c.zero.reduce.quantized_gradients);
 }
 
 TEST(Config, OverridesAreValidatedLikeTheFile) {

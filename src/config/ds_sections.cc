@@ -139,7 +139,9 @@ void parse_zero(JsonReader& root, ZeroOptions* z) {
   // Variants zerotrain does not implement: only their off values are accepted.
   // ZeRO++ qwZ (parallel/zero/quantized_gather.h); stage 3 only, as in DeepSpeed (add_run_notes).
   z->fetch.quantized_weights = r->boolean("zero_quantized_weights", false);
-  for (const char* k : {"zero_quantized_gradients", "zero_quantized_nontrainable_weights",
+  // ZeRO++ qgZ (parallel/zero/quantized_reduce.h); stage 3 only, as in DeepSpeed (add_run_notes).
+  z->reduce.quantized_gradients = r->boolean("zero_quantized_gradients", false);
+  for (const char* k : {"zero_quantized_nontrainable_weights",
                         "elastic_checkpoint", "mics_hierarchical_params_gather"}) {
     if (r->boolean(k, false)) refuse(*r, k);
   }

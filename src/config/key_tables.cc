@@ -172,7 +172,6 @@ const std::vector<RefusedKey>& refused_values() {
        "WarmupLR, WarmupDecayLR, WarmupCosineLR or OneCycle"},
       {"/data_types/grad_accum_dtype", RefusalKind::kNotBuilt, "fp16 and bf16 are not built: gradients accumulate in fp32",
        "\"fp32\""},
-      {"/zero_optimization/zero_quantized_gradients", RefusalKind::kNotBuilt, "true (ZeRO++ qgZ) is not built", ""},
       {"/zero_optimization/zero_quantized_nontrainable_weights", RefusalKind::kNotBuilt, "true is not built", ""},
       {"/zero_optimization/mics_shard_size", RefusalKind::kNotBuilt, "MiCS is not built", ""},
       {"/zero_optimization/mics_hierarchical_params_gather", RefusalKind::kNotBuilt, "MiCS is not built", ""},

@@ -27,12 +27,16 @@ size_t optimizer_bytes_per_element(const TrainerOptions& o) {
 }
 
 // Gradient buckets from stage 2 (GradReducer's pool, per bucket size), and their 16-bit
-// copies with communication_data_type bf16/fp16 (every stage); ZeRO-3's gather
+// copies with communication_data_type bf16/fp16 (every stage) or qgZ's encoded ones; ZeRO-3's gather
 // buffers and persistent copies: the layers held (at most one copy of every layer of the
 // rank) plus the prefetch window ahead of them (stage3_prefetch_bucket_size elements, at
 // most the rank's layers again: the backward's fetches start while the forward's are held).
-size_t buffer_bound(const TrainerOptions& o, const ParamTable& table) {
+size_t buffer_bound(const TrainerOptions& o, const ParamTable& table, const Partition& partition, int dp_rank) {
   size_t b = 0;
+  if (o.zero.reduce.quantized_gradients && shards_parameters(o.zero.stage)) {  // ZeRO++ qgZ's encoded buffers
+    b += GradReducer::max_qgz_bytes(table, o.zero.reduce.bucket_elems, partition, dp_rank,
+                                    o.zero.fetch.hpz_partition_size);
+  }
   if (shards_gradients(o.zero.stage)) b += GradReducer::max_buffer_bytes(table, o.zero.reduce.bucket_elems);
   if (o.zero.reduce.wire != CommDType::kF32) b += GradReducer::max_wire_bytes(table, o.zero.reduce.bucket_elems);
   if (shards_parameters(o.zero.stage)) {
@@ -137,7 +141,7 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
     e.disk_read_per_step += moved;
     e.disk_write_per_step += moved;
   }
-  e.buffer_bytes_max = buffer_bound(o, table);
+  e.buffer_bytes_max = buffer_bound(o, table, partition, dp_rank);
   if (pp_size > 1) {  // per slot, a (B, T, C) gradient send buffer and receive buffer, where the stage has them (trainer.cc)
     const size_t hand_off = static_cast<size_t>(o.micro_batch) * static_cast<size_t>(o.seq_len) *
                             static_cast<size_t>(o.model.n_embd) * dtype_size(compute);

@@ -24,6 +24,10 @@ Status cuda_refusal(const ZtConfig& c, int world) {
     return Status::Unimplemented("/zero_optimization/zero_quantized_weights: qwZ runs on the CPU only (its quantizer "
                                  "is host code); use device cpu");
   }
+  if (c.zero.reduce.quantized_gradients && c.zero.stage == ZeroStage::kParameters) {
+    return Status::Unimplemented("/zero_optimization/zero_quantized_gradients: qgZ runs on the CPU only (its quantizer "
+                                 "is host code); use device cpu");
+  }
   if (c.optimizer == OptimizerKind::kOneBitAdam || c.optimizer == OptimizerKind::kZeroOneAdam ||
       c.optimizer == OptimizerKind::kOneBitLamb) {
     return Status::Unimplemented("/optimizer/type: the 1-bit optimizers run on the CPU only (their compression is host "

@@ -191,6 +191,12 @@ Status Trainer::validate_parallel() const {
     return Status::InvalidArgument("/zero_optimization/zero_hpz_partition_size: " + std::to_string(hpz) +
                                    " needs its group of that many consecutive data-parallel ranks");
   }
+  const ZeroOptions& z = options_.zero;
+  if (z.reduce.quantized_gradients && z.stage == ZeroStage::kParameters &&
+      (ep_ != nullptr || z.reduce.wire != CommDType::kF32 || !backend_.host())) {
+    return Status::InvalidArgument("/zero_optimization/zero_quantized_gradients: qgZ reduces stage 3's fp32 gradients "
+                                   "in host memory, without expert parallelism");
+  }
   return validate_expert_parallel();
 }
 
@@ -294,6 +300,8 @@ Status Trainer::init_states(Status pending) {
   const bool ep_stage0 = expert_parallel() && so.stage == ZeroStage::kNone;
   ro.expert_dp = ep_stage0 ? edp_ : nullptr;
   ro.dense_ep = expert_parallel() && !ep_stage0 ? ep_ : nullptr;
+  ro.quantized_gradients = ro.quantized_gradients && so.stage == ZeroStage::kParameters;  // DeepSpeed's scope
+  ro.node = hpz_;  // ZeRO++ qgZ's two levels: the hpZ group is the node
   reducer_ = std::make_unique<GradReducer>(table, partition_, zero_, ro, states_->full_grads(), states_->grad_shard());
   states_->bind(model_.get());
   return Status::OK();

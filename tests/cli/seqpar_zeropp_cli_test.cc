@@ -4,7 +4,9 @@
 // not reach). 4 ranks with sp 2, ZeRO-3 and hpZ 2 train as one process does on the same
 // global batch (sp's fp32 reassociation bound, 1e-5 of the loss; hpZ changes no bit), also
 // with MPI's own collectives and all-to-all; their checkpoint resumes in one process; qwZ
-// on top stays within 1 % of it.
+// on top stays within 1 % of it. qgZ (zero_quantized_gradients) in its two levels over the
+// hpZ and dp communicators gives the same bits with zerotrain's exchange and with
+// MPI_Ialltoallv, and stays within 1 % of one process.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,13 +20,15 @@ namespace {
 class SeqParZeroPpCli : public testing::CliCorpusTest {
  protected:
   // A 2-block GQA Llama (4 heads, 2 kv heads), 8 sequences of 16 tokens per step.
-  static std::string config(int sp, int hpz, bool qwz, const std::string& out, const char* algorithm = "ring") {
+  static std::string config(int sp, int hpz, bool qwz, const std::string& out, const char* algorithm = "ring",
+                            bool qgz = false) {
     return R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2, "sequence_parallel_size": )" +
            std::to_string(sp) + R"(,
       "parallel": {"allreduce_algorithm": ")" + std::string(algorithm) + R"("},
       "optimizer": {"type": "AdamW", "params": {"lr": 3e-3}},
       "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 0, "zero_hpz_partition_size": )" +
-           std::to_string(hpz) + R"(, "zero_quantized_weights": )" + (qwz ? "true" : "false") + R"(},
+           std::to_string(hpz) + R"(, "zero_quantized_weights": )" + (qwz ? "true" : "false") +
+           R"(, "zero_quantized_gradients": )" + (qgz ? "true" : "false") + R"(},
       "model": {"family": "llama", "n_layer": 2, "n_head": 4, "num_key_value_heads": 2, "n_embd": 32,
                 "intermediate_size": 48, "n_positions": 16},
       "data": {"train": "train.bin", "tokenizer": "byte", "seq_len": 16},
@@ -59,6 +63,21 @@ TEST_F(SeqParZeroPpCli, FourRanksWithSp2AndHpz2MatchOneProcessAndResumeInIt) {
     differs = differs || loss != sp.at(step);
   }
   EXPECT_TRUE(differs) << "qwZ changed nothing";
+}
+
+TEST_F(SeqParZeroPpCli, QgzTwoLevelsSameBitsOverEitherExchangeNearOneProcess) {
+  ASSERT_EQ(train(1, config(1, 1, false, "one")), 0) << out_;
+  ASSERT_EQ(train(4, config(2, 2, false, "qgz", "ring", true)), 0) << out_;
+  ASSERT_EQ(train(4, config(2, 2, false, "qgz_mpi", "mpi", true)), 0) << out_;
+  const std::map<int64_t, double> one = losses("one"), q = losses("qgz"), m = losses("qgz_mpi");
+  ASSERT_EQ(q.size(), 4u);
+  EXPECT_EQ(q, m);  // the arithmetic does not depend on how the bytes move
+  bool differs = false;
+  for (const auto& [step, loss] : q) {
+    EXPECT_NEAR(loss, one.at(step), 1e-2 * one.at(step)) << "step " << step;
+    differs = differs || std::fabs(loss - one.at(step)) > 1e-5 * one.at(step);
+  }
+  EXPECT_TRUE(differs) << "qgZ changed nothing";
 }
 
 }  // namespace

@@ -53,6 +53,9 @@ GradReducer::GradReducer(const ParamTable& table, const Partition& partition, Pr
            "gradients are reduced in f32, bf16 or f16");
   ZT_CHECK(!wire_.active() || (options.expert_dp == nullptr && options.dense_ep == nullptr),
            "16-bit gradient reduction is not built with expert parallelism");
+  ZT_CHECK(!options.quantized_gradients || (options.stage == ZeroStage::kParameters && !wire_.active() &&
+                                            options.dense_ep == nullptr && backend().host()),
+           "qgZ reduces stage 3's fp32 buckets in host memory, without expert parallelism");
   const std::vector<int> layers = table.layers();
   order_.assign(layers.rbegin(), layers.rend());
   const size_t slots = static_cast<size_t>(*std::max_element(layers.begin(), layers.end()) + 2);
@@ -60,7 +63,7 @@ GradReducer::GradReducer(const ParamTable& table, const Partition& partition, Pr
   layer_range_.resize(slots);
   for (int layer : layers) layer_range_[static_cast<size_t>(layer + 1)] = table.layer_range(layer);
   for (const std::vector<int>& group : bucket_layers(table, options.bucket_elems)) {
-    buckets_.push_back(Bucket{layer_range_[static_cast<size_t>(group.front() + 1)], group, 0, nullptr, nullptr, {}, false, {}});
+    buckets_.push_back(Bucket{layer_range_[static_cast<size_t>(group.front() + 1)], group, 0, nullptr, nullptr, {}, false, {}, nullptr});
     Bucket& b = buckets_.back();
     for (int layer : group) {
       const ElementRange r = layer_range_[static_cast<size_t>(layer + 1)];
@@ -69,6 +72,9 @@ GradReducer::GradReducer(const ParamTable& table, const Partition& partition, Pr
       bucket_of_layer_[static_cast<size_t>(layer + 1)] = static_cast<int>(buckets_.size()) - 1;
     }
     if (options.expert_dp != nullptr || options.dense_ep != nullptr) b.runs = expert_runs(table, b.range);
+    if (options.quantized_gradients) {
+      b.qgz = std::make_unique<QgzReduceScatter>(table, b.range, partition.counts(b.range), dp, options.node);
+    }
   }
 }
 
@@ -100,7 +106,21 @@ size_t GradReducer::max_buffer_bytes(const ParamTable& table, size_t bucket_elem
   return bytes;
 }
 
-size_t GradReducer::bucket_bytes() const { return buffers_.bytes() + wire_.pool().bytes(); }
+size_t GradReducer::max_qgz_bytes(const ParamTable& table, size_t bucket_elems, const Partition& partition,
+                                  int dp_rank, int node_size) {
+  std::vector<size_t> each;  // at most kMaxBucketBuffers buckets are in flight (their fp32 buffers)
+  for (const std::vector<int>& group : bucket_layers(table, bucket_elems)) {
+    ElementRange r = table.layer_range(group.front());
+    for (int layer : group) r.begin = std::min(r.begin, table.layer_range(layer).begin);
+    each.push_back(QgzReduceScatter(table, r, partition.counts(r), dp_rank, node_size).buffer_bytes());
+  }
+  std::sort(each.rbegin(), each.rend());
+  size_t bytes = 0;
+  for (size_t i = 0; i < std::min(each.size(), kMaxBucketBuffers); ++i) bytes += each[i];
+  return bytes;
+}
+
+size_t GradReducer::bucket_bytes() const { return buffers_.bytes() + wire_.pool().bytes() + qgz_peak_; }
 
 void GradReducer::begin_micro(bool last) {
   last_micro_ = last && reduce_;
@@ -162,6 +182,10 @@ void GradReducer::launch(Bucket& b) {
       ProcessGroup* g = expert ? options_.expert_dp : dp_;
       b.work.push_back(g->all_reduce(full_grads_ + run.begin, run.size(), CommDType::kF32));
     }
+  } else if (b.qgz != nullptr) {
+    b.work.push_back(b.qgz->start(b.buffer));
+    qgz_live_ += b.qgz->buffer_bytes();
+    qgz_peak_ = std::max(qgz_peak_, qgz_live_);
   } else if (wire_.active()) {
     launch_16(b, shards_gradients(options_.stage) ? b.buffer : full_grads_ + r.begin);
   } else if (options_.stage == ZeroStage::kNone) {
@@ -208,6 +232,7 @@ void GradReducer::widen_reduced(Bucket& b) {
 Status GradReducer::retire(Bucket& b) {
   ZT_CHECK(!in_flight_.empty() && in_flight_.front() == &b, "buckets retire in launch order");
   in_flight_.pop_front();
+  if (b.qgz != nullptr) qgz_live_ -= b.qgz->buffer_bytes();
   ZT_RETURN_IF_ERROR(wait_all(&b.work));
   if (b.wire != nullptr) widen_reduced(b);
   if (options_.dense_ep != nullptr) ZT_RETURN_IF_ERROR(sum_dense_over_ep(b));

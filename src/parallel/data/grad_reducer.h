@@ -25,6 +25,9 @@
 // which completes their sum over all dp ranks.
 // 16-bit reduction (options.wire, grad_wire.h): a bucket is rounded into a pooled 16-bit buffer
 // when it launches, reduced in 16 bits, and the rank's reduced part widened back at retire.
+// ZeRO++ qgZ (options.quantized_gradients, stage 3, parallel/zero/quantized_reduce.h): a
+// bucket's reduce-scatter is int4 all-to-alls, in two levels when options.node (the hpZ
+// group) is given; its encoded buffers live in the work until retire.
 // Thread-safety: used by the training thread only.
 #pragma once
 
@@ -37,6 +40,7 @@
 #include "nn/layer_walk.h"
 #include "parallel/data/grad_wire.h"
 #include "parallel/zero/partition.h"
+#include "parallel/zero/quantized_reduce.h"
 #include "backend/backend.h"
 #include "tensor/tensor_spec.h"
 
@@ -53,6 +57,10 @@ struct GradReducerOptions {
   // communication_data_type: kF32, or kBF16 / kF16 to reduce in 16 bits (grad_wire.h; not with
   // expert parallelism).
   CommDType wire = CommDType::kF32;
+  // zero_quantized_gradients: ZeRO++ qgZ (stage 3 only, fp32 wire, no expert parallelism);
+  // node: the hpZ group for its two levels (null: one level over dp).
+  bool quantized_gradients = false;
+  ProcessGroup* node = nullptr;
 };
 
 // The layer walk (nn/layer_walk.h) hands it each layer's gradients as backward finishes them.
@@ -91,6 +99,9 @@ class GradReducer final : public LayerGradSink {
   static size_t max_wire_bytes(const ParamTable& table, size_t bucket_elems) {
     return max_buffer_bytes(table, bucket_elems) / 2;
   }
+  // The same for qgZ's encoded buffers on dp rank `dp_rank` with node groups of node_size.
+  static size_t max_qgz_bytes(const ParamTable& table, size_t bucket_elems, const Partition& partition, int dp_rank,
+                              int node_size);
 
  private:
   const Backend& backend() const { return backend_or_cpu(options_.backend); }
@@ -103,6 +114,7 @@ class GradReducer final : public LayerGradSink {
     std::vector<WorkHandle> work;
     bool launched = false;
     std::vector<std::pair<ElementRange, bool>> runs;  // expert parallelism: (range, routed experts'?)
+    std::unique_ptr<QgzReduceScatter> qgz;            // ZeRO++ qgZ: the bucket's quantized reduce-scatter
   };
   void launch(Bucket& b);
   Status retire(Bucket& b);          // wait, accumulate (stage 2+), release the buffer
@@ -130,6 +142,7 @@ class GradReducer final : public LayerGradSink {
   bool reduce_ = true;
   GradWire wire_;
   BucketPool<float> buffers_;  // stage 2+: the fp32 bucket buffers
+  size_t qgz_live_ = 0, qgz_peak_ = 0;  // qgZ: encoded bytes of the buckets in flight, and their peak
   Status error_;  // first failed reduction of the micro-batch, reported by end_micro()
 };
 

@@ -15,6 +15,7 @@ BUILD="${ZT_BUILD_DIR:-$ROOT/build}"
 PACKAGES=(
   g++ cmake ninja-build pkg-config make
   libopenblas-openmp-dev libdnnl-dev
+  libopenblas0-pthread
   nlohmann-json3-dev libcli11-dev libjemalloc-dev libpcre2-dev libxxhash-dev liburing-dev libisal-dev fio
   libsentencepiece-dev sentencepiece python3-sentencepiece
   clang libclang-rt-14-dev
@@ -43,6 +44,20 @@ install_packages() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   fi
+  keep_openmp_blas
+}
+
+# libopenblas0-pthread is installed only so that tests can load it (tests/cli/threads_cli_test.cc);
+# zerotrain links the OpenMP build by path. Installing the pthreads build makes it the system's
+# libblas/libopenblas alternative, so the OpenMP build is set back where it was the choice.
+keep_openmp_blas() {
+  local dir=/usr/lib/x86_64-linux-gnu/openblas-openmp lib
+  for lib in libopenblas.so.0 libblas.so.3 liblapack.so.3; do
+    local name="$lib-x86_64-linux-gnu"
+    if [ -e "$dir/$lib" ] && update-alternatives --query "$name" 2>/dev/null | grep -q "^Status: auto"; then
+      as_root update-alternatives --set "$name" "$dir/$lib" >/dev/null
+    fi
+  done
 }
 
 install_npm_packages() {

@@ -11,7 +11,7 @@
 
 #include <memory>
 
-#include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -211,21 +211,34 @@ void report_mpi(Report* r) {
   r->fact("mpi transports", mpi_transports());
 }
 
-void report_threads(const CpuInfo& c, Report* r) {
-  const int kernels = num_threads();
-  const int blas = openblas_get_num_threads();
-  const std::string omp_env = env_or("OMP_NUM_THREADS", "unset");
-  const std::string blas_env = env_or("OPENBLAS_NUM_THREADS", "unset");
-  r->fact("threads", "OMP_NUM_THREADS=" + omp_env + ", kernels use " + std::to_string(kernels) +
-                         " threads, OPENBLAS_NUM_THREADS=" + blas_env + ", OpenBLAS uses " + std::to_string(blas) +
-                         " threads, " + std::to_string(c.logical_cpus) + " logical CPUs");
-  const int most = std::max(kernels, blas);
-  if (most <= c.logical_cpus) return;
+// Each library's threading and whether a run would oversubscribe the CPUs: more kernel
+// threads than CPUs, oneDNN with a pool of its own, nested OpenMP teams (a per-head GEMM in
+// a parallel loop would start a team of its own), or a BLAS pool beside OpenMP's.
+void report_threads(const CpuInfo& c, const GemmPathReport& p, Report* r) {
+  const int kernels = num_threads(), blas = blas_threads();
   const std::string cpus = std::to_string(c.logical_cpus);
-  r->problem(std::to_string(most) + " threads on " + cpus + " logical CPUs oversubscribe them (threads wait for " +
-             "each other's time slices and GEMMs slow down several-fold): set OMP_NUM_THREADS" +
-             (blas > c.logical_cpus ? " and OPENBLAS_NUM_THREADS" : "") + " to " + cpus +
-             " or less (with R ranks per machine, " + cpus + "/R each)");
+  r->fact("threads", "OMP_NUM_THREADS=" + env_or("OMP_NUM_THREADS", "unset") + ", kernels use " +
+                         std::to_string(kernels) + " OpenMP threads, OpenBLAS (" + p.blas_threading + " build) " +
+                         std::to_string(blas) + (p.blas_shares_openmp ? " of them" : " thread (held: its pool is its own)") +
+                         ", oneDNN (" + p.onednn_runtime + " runtime) " +
+                         (p.onednn_own_pool ? "its own pool" : "the OpenMP threads") + ", " + cpus + " logical CPUs");
+  if (kernels > c.logical_cpus) {
+    r->problem(std::to_string(kernels) + " threads on " + cpus + " logical CPUs oversubscribe them (threads wait for " +
+               "each other's time slices and GEMMs slow down several-fold): set training.threads or OMP_NUM_THREADS to " +
+               cpus + " or less (with R ranks per machine, " + cpus + "/R each)");
+  }
+  if (!p.blas_shares_openmp && blas > 1) {
+    r->problem("OpenBLAS's " + p.blas_threading + " build runs " + std::to_string(blas) + " threads of its own beside " +
+               "the " + std::to_string(kernels) + " OpenMP threads: they oversubscribe the CPUs");
+  }
+  if (p.onednn_own_pool) {
+    r->problem("oneDNN's " + p.onednn_runtime + " runtime runs a thread pool of its own beside the OpenMP kernels: " +
+               "they oversubscribe the CPUs; use a oneDNN built with OpenMP (Debian's libdnnl2)");
+  }
+  if (omp_get_max_active_levels() > 1 && kernels > 1) {
+    r->problem("nested OpenMP is on (max active levels " + std::to_string(omp_get_max_active_levels()) + "): a GEMM " +
+               "inside a parallel loop would start a team of its own; unset OMP_NESTED and OMP_MAX_ACTIVE_LEVELS");
+  }
 }
 
 // io, memory and disk: returns nothing; the output directory's problems go into r.
@@ -288,7 +301,7 @@ int doctor_command(const DoctorOptions& options) {
   report_cuda([&](const char* label, const std::string& text) { r.fact(label, text); },
               [&](std::string text) { r.problem(std::move(text)); });
   r.fact("allocator", allocator_description() + " (malloc of every library in the process)");
-  report_threads(c, &r);
+  report_threads(c, gemm_path_report(), &r);
   report_storage(options, &r);
   return r.finish();
 }

@@ -2,6 +2,8 @@
 // back-off) and the statistics every backend shares.
 #include "comm/comm_engine.h"
 
+#include <pthread.h>
+
 #include <sys/prctl.h>
 
 #include <algorithm>
@@ -187,7 +189,10 @@ struct CommEngine::Entry {
 };
 
 CommEngine::CommEngine(EngineConfig config) : config_(std::move(config)) {
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "zt-comm");  // not a compute thread (tests/cli/threads_cli_test.cc)
+    loop();
+  });
 }
 
 CommEngine::~CommEngine() { shutdown(); }

@@ -1,17 +1,54 @@
-// OpenMP and OpenBLAS thread counts.
+// OpenMP and OpenBLAS thread counts (see threads.h).
 #include "core/threads.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <omp.h>
 
 namespace zt {
 
+namespace {
+
+// A BLAS with a pool of its own is held at one thread before any kernel runs (true when it
+// is). The pthreads
+// build started its pool in its library constructor (a thread per CPU, spinning until its
+// timeout): OpenBLAS's own blas_thread_shutdown_ (what its fork handler calls; looked up,
+// as a build may lack it) ends those threads now; a call on one thread never needs them.
+const bool kBlasHeld = [] {
+  if (blas_shares_openmp()) return false;
+  openblas_set_num_threads(1);
+  if (void* f = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_")) reinterpret_cast<int (*)()>(f)();
+  return true;
+}();
+
+}  // namespace
+
+BlasThreading blas_threading() {
+  switch (openblas_get_parallel()) {
+    case 0: return BlasThreading::kSequential;
+    case 1: return BlasThreading::kPthreads;
+    default: return BlasThreading::kOpenMp;
+  }
+}
+
+const char* blas_threading_name(BlasThreading t) {
+  switch (t) {
+    case BlasThreading::kSequential: return "sequential";
+    case BlasThreading::kPthreads: return "pthreads";
+    case BlasThreading::kOpenMp: return "OpenMP";
+  }
+  return "?";
+}
+
 void set_num_threads(int threads) {
   omp_set_num_threads(threads);
-  openblas_set_num_threads(threads);
+  // A held BLAS is left alone: setting its count again would restart its pool.
+  if (!kBlasHeld) openblas_set_num_threads(threads);
 }
 
 int num_threads() { return omp_get_max_threads(); }
+
+int blas_threads() { return openblas_get_num_threads(); }
 
 void parallel_for(int64_t n, const std::function<void(int64_t)>& fn) {
 #pragma omp parallel for schedule(dynamic)

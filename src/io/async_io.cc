@@ -3,6 +3,8 @@
 // fail with EIO (an I/O error the disk would report).
 #include "io/async_io.h"
 
+#include <pthread.h>
+
 #include <fcntl.h>
 #include <liburing.h>
 #include <sys/mman.h>
@@ -69,7 +71,12 @@ StatusOr<std::unique_ptr<IoEngine>> IoEngine::create(const AioConfig& config) {
     e->workers_.push_back(std::move(w));
   }
   e->mode_ = refused.empty() ? "io_uring" : "pread/pwrite threads (io_uring unavailable: " + refused + ")";
-  for (auto& w : e->workers_) w->thread = std::thread([p = e.get(), w = w.get()] { p->run(w); });
+  for (auto& w : e->workers_) {
+    w->thread = std::thread([p = e.get(), w = w.get()] {
+      pthread_setname_np(pthread_self(), "zt-io");  // not a compute thread
+      p->run(w);
+    });
+  }
   return e;
 }
 

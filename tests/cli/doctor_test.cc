@@ -1,13 +1,17 @@
 // `zerotrain doctor` end to end: on this machine with zerotrain's knobs unset it prints
 // every section and exits 0; a bad ZT_GEMM or ZT_ISA, GEMMs forced onto an old OpenBLAS
 // core, and more threads than CPUs each exit 1 with the fix in the problems list; an old
-// OpenBLAS core that zerotrain routes around is only a warning (exit 0). Each run uses a
+// OpenBLAS core that zerotrain routes around is only a warning (exit 0), and so is
+// OpenBLAS's pthreads build, held at one thread with every GEMM on oneDNN (issue 32);
+// nested OpenMP would oversubscribe and exits 1. Each run uses a
 // 0.05 s GEMM probe so the whole suite takes a few seconds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+
+#include <unistd.h>
 
 #include "core/cpu_features.h"
 #include "core/cpu_info.h"
@@ -97,6 +101,28 @@ TEST_F(Doctor, GemmsForcedOntoTheOldCoreAreAProblemWithTheFix) {
   EXPECT_NE(problems.find("Prescott"), std::string::npos) << r.out;
   EXPECT_NE(problems.find("unset ZT_GEMM"), std::string::npos) << r.out;
   EXPECT_NE(problems.find("OPENBLAS_CORETYPE=" + suggested_core()), std::string::npos) << r.out;
+}
+
+// Debian's pthreads OpenBLAS (libopenblas0-pthread), loaded ahead of the linked OpenMP build.
+constexpr const char* kPthreadBlas = "/usr/lib/x86_64-linux-gnu/openblas-pthread";
+
+TEST_F(Doctor, PthreadsOpenBlasIsHeldAtOneThreadAndNamed) {
+  if (::access((std::string(kPthreadBlas) + "/libopenblas.so.0").c_str(), R_OK) != 0) {
+    GTEST_SKIP() << "libopenblas0-pthread is not installed";
+  }
+  const DoctorRun r = run(std::string("LD_LIBRARY_PATH=") + kPthreadBlas);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("OpenBLAS (pthreads build) 1 thread (held: its pool is its own)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("onednn for X.W^T, onednn for dY.W and dY^T.X, onednn for per-head GEMMs"), std::string::npos)
+      << r.out;
+  EXPECT_NE(section(r.out, "\nwarnings:\n").find("libopenblas0-openmp"), std::string::npos) << r.out;
+}
+
+TEST_F(Doctor, NestedOpenMpIsAProblem) {
+  if (zt::cpu_info().logical_cpus < 2) GTEST_SKIP() << "one CPU: one thread";
+  const DoctorRun r = run("OMP_MAX_ACTIVE_LEVELS=2");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(section(r.out, "\nproblems:\n").find("nested OpenMP"), std::string::npos) << r.out;
 }
 
 TEST_F(Doctor, MoreThreadsThanCpusIsAProblem) {

@@ -55,6 +55,10 @@ GemmPathReport gemm_path_report() {
   r.cpu_isa = p.cpu_isa;
   r.openblas_core_isa = p.openblas_core_isa;
   r.warning = p.warning();
+  r.blas_threading = blas_threading_name(p.blas);
+  r.blas_shares_openmp = p.blas == BlasThreading::kOpenMp;
+  r.onednn_runtime = p.onednn_runtime;
+  r.onednn_own_pool = p.onednn_own_pool();
   return r;
 }
 

@@ -26,6 +26,10 @@ struct GemmPathReport {
   bool uses_slow_core = false;        // a GEMM will run on an unsound core (ZT_GEMM=openblas)
   Isa cpu_isa = Isa::kScalar, openblas_core_isa = Isa::kScalar;
   std::string warning;                // empty, or the mismatch and its fix
+  std::string blas_threading;         // OpenBLAS's build: "OpenMP", "pthreads" or "sequential"
+  bool blas_shares_openmp = true;     // its threads are the kernels' OpenMP threads
+  std::string onednn_runtime;         // "OpenMP", "sequential", "TBB", "threadpool"
+  bool onednn_own_pool = false;       // oneDNN runs threads of its own beside OpenMP's
 };
 GemmPathReport gemm_path_report();
 

@@ -31,6 +31,16 @@ std::string openblas_version_of(const char* config) {
   return e == nullptr ? std::string(p + 1) : std::string(p + 1, e);
 }
 
+std::string onednn_runtime_name(unsigned runtime) {
+  switch (runtime) {
+    case DNNL_RUNTIME_OMP: return "OpenMP";
+    case DNNL_RUNTIME_SEQ: return "sequential";
+    case DNNL_RUNTIME_TBB: return "TBB";
+    case DNNL_RUNTIME_THREADPOOL: return "threadpool";
+    default: return "runtime " + std::to_string(runtime);
+  }
+}
+
 StatusOr<GemmPolicy> policy_from_env() {
   const char* e = std::getenv("ZT_GEMM");
   if (e == nullptr || *e == '\0' || std::strcmp(e, "auto") == 0) return GemmPolicy::kAuto;
@@ -77,21 +87,32 @@ GemmPath gemm_path_for(GemmPolicy policy) {
   p.suggested_core = openblas_core_for(p.cpu_isa, cpu_has_avx512_bf16());
   const dnnl_version_t* v = dnnl_version();
   p.onednn_version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
-  switch (p.policy) {
+  p.onednn_runtime = onednn_runtime_name(v->cpu_runtime);
+  p.blas = blas_threading();
+  route_gemms(&p);
+  return p;
+}
+
+void route_gemms(GemmPath* p) {
+  switch (p->policy) {
     case GemmPolicy::kOpenBlas:
-      p.forward = p.backward = p.inner = GemmLibrary::kOpenBlas;
+      p->forward = p->backward = p->inner = GemmLibrary::kOpenBlas;
       break;
     case GemmPolicy::kOneDnn:
-      p.forward = p.backward = p.inner = GemmLibrary::kOneDnn;
+      p->forward = p->backward = p->inner = GemmLibrary::kOneDnn;
       break;
     case GemmPolicy::kAuto: {
-      const GemmLibrary blas = p.openblas_sound() ? GemmLibrary::kOpenBlas : GemmLibrary::kOneDnn;
-      p.forward = p.inner = blas;
-      p.backward = GemmLibrary::kOneDnn;
+      const bool blas_ok = p->openblas_sound() && p->blas == BlasThreading::kOpenMp;
+      p->forward = p->inner = blas_ok ? GemmLibrary::kOpenBlas : GemmLibrary::kOneDnn;
+      p->backward = GemmLibrary::kOneDnn;
       break;
     }
   }
-  return p;
+}
+
+bool GemmPath::uses_held_blas() const {
+  if (blas == BlasThreading::kOpenMp) return false;
+  return forward == GemmLibrary::kOpenBlas || backward == GemmLibrary::kOpenBlas || inner == GemmLibrary::kOpenBlas;
 }
 
 bool GemmPath::uses_slow_core() const {
@@ -103,18 +124,32 @@ std::string GemmPath::describe() const {
   std::string s = std::string(library_name(forward)) + " for X.W^T, " + library_name(backward) + " for dY.W and dY^T.X, " +
                   library_name(inner) + " for per-head GEMMs; OpenBLAS " + openblas_version + " core " + openblas_core +
                   (openblas_core_forced ? " (OPENBLAS_CORETYPE)" : "") + (openblas_sound() ? "" : " [older than the CPU]") +
-                  ", oneDNN " + onednn_version;
+                  ", " + blas_threading_name(blas) + (blas == BlasThreading::kOpenMp ? "" : " (held at 1 thread)") +
+                  ", oneDNN " + onednn_version + " " + onednn_runtime;
   if (policy != GemmPolicy::kAuto) s += policy == GemmPolicy::kOpenBlas ? " (ZT_GEMM=openblas)" : " (ZT_GEMM=onednn)";
   return s;
 }
 
 std::string GemmPath::warning() const {
-  if (openblas_sound()) return "";
+  std::string w;
+  if (blas != BlasThreading::kOpenMp) {
+    w = std::string("OpenBLAS is its ") + blas_threading_name(blas) + " build, whose threads cannot be the kernels' "
+        "OpenMP threads: it is held at 1 thread so that it never runs beside them, and ";
+    w += uses_held_blas() ? "GEMMs run on that one thread because ZT_GEMM=openblas; "
+                          : "zerotrain runs every GEMM through oneDNN instead; ";
+    w += "for OpenBLAS's GEMMs on every thread install its OpenMP build (libopenblas0-openmp)";
+  }
+  if (openblas_sound()) return w;
   const char* core_isa = openblas_core_isa == Isa::kScalar ? "pre-AVX2, no FMA" : isa_name(openblas_core_isa);
-  std::string w = "OpenBLAS " + openblas_version + " loaded its " + openblas_core + " kernels (" + core_isa +
-                  ") on a CPU with " + isa_name(cpu_isa) + "; ";
-  w += uses_slow_core() ? "GEMMs run on that slow core because ZT_GEMM=openblas; "
-                        : "zerotrain runs every GEMM through oneDNN instead; ";
+  const bool said = !w.empty();  // the routing is already told
+  if (said) w += "; ";
+  w += "OpenBLAS " + openblas_version + " loaded its " + openblas_core + " kernels (" + core_isa +
+       ") on a CPU with " + isa_name(cpu_isa) + "; ";
+  if (uses_slow_core()) {
+    w += "GEMMs run on that slow core because ZT_GEMM=openblas; ";
+  } else if (!said) {
+    w += "zerotrain runs every GEMM through oneDNN instead; ";
+  }
   w += "for OpenBLAS's fast kernels set OPENBLAS_CORETYPE=" + suggested_core;
   return w;
 }

@@ -14,8 +14,11 @@
 //  - Unsound core: oneDNN for every shape, including the per-head attention GEMMs that
 //    run inside OpenMP loops; the banner, the metrics header and `zerotrain doctor` say
 //    so and give the OPENBLAS_CORETYPE that would restore the default path.
-//  - ZT_GEMM=auto|openblas|onednn overrides (openblas on an unsound core is honoured and
-//    named as the slow path it is).
+//  - A BLAS that cannot share the kernels' OpenMP threads (OpenBLAS's pthreads or
+//    sequential build, core/threads.h) is held at one thread: oneDNN, which runs on the
+//    OpenMP threads, then takes every shape, whatever the core.
+//  - ZT_GEMM=auto|openblas|onednn overrides (openblas on an unsound core, or on a BLAS held
+//    at one thread, is honoured and named as the slow path it is).
 // Thread-safety: gemm_path() is computed once (static local) and immutable afterwards.
 #pragma once
 
@@ -23,6 +26,7 @@
 
 #include "core/cpu_features.h"
 #include "core/status.h"
+#include "core/threads.h"
 
 namespace zt {
 
@@ -40,6 +44,8 @@ struct GemmPath {
   Isa openblas_core_isa = Isa::kScalar;       // the ISA the loaded core's kernels use
   std::string suggested_core;                 // OPENBLAS_CORETYPE matching the CPU ("SkylakeX", ...)
   std::string onednn_version;                 // "2.6.3"
+  BlasThreading blas = BlasThreading::kOpenMp;   // how OpenBLAS runs its threads (core/threads.h)
+  std::string onednn_runtime = "OpenMP";         // oneDNN's CPU runtime: "OpenMP", "sequential", "TBB", ...
   GemmLibrary forward = GemmLibrary::kOpenBlas;   // X W^T (op(B) transposed)
   GemmLibrary backward = GemmLibrary::kOneDnn;    // dY W and dY^T X
   GemmLibrary inner = GemmLibrary::kOpenBlas;     // per-head GEMMs inside an OpenMP loop (single-threaded)
@@ -48,6 +54,11 @@ struct GemmPath {
   bool openblas_sound() const { return static_cast<int>(openblas_core_isa) >= static_cast<int>(cpu_isa); }
   // True when a GEMM will run on OpenBLAS's unsound core (only with ZT_GEMM=openblas).
   bool uses_slow_core() const;
+  // True when a GEMM will run on OpenBLAS held at one thread (only with ZT_GEMM=openblas).
+  bool uses_held_blas() const;
+  // oneDNN runs a thread pool of its own (TBB, threadpool): beside the OpenMP kernels it
+  // oversubscribes the cores.
+  bool onednn_own_pool() const { return onednn_runtime != "OpenMP" && onednn_runtime != "sequential"; }
   // One line for banners and metrics headers, e.g.
   // "openblas(Cooperlake) for X.W^T, onednn 2.6.3 for dY.W and dY^T.X".
   std::string describe() const;
@@ -63,6 +74,8 @@ std::string openblas_core_for(Isa isa, bool avx512_bf16);
 
 // The path under `policy` for the loaded libraries and this CPU.
 GemmPath gemm_path_for(GemmPolicy policy);
+// Sets p's three shape classes from its policy, its core's soundness and its BLAS threading.
+void route_gemms(GemmPath* p);
 // The same with the policy from ZT_GEMM. A value other than auto/openblas/onednn is an
 // InvalidArgument naming the allowed values.
 StatusOr<GemmPath> select_gemm_path();

@@ -43,6 +43,33 @@ TEST(GemmPath, RuleFollowsSoundness) {
   }
 }
 
+// A BLAS with a pool of its own (core/threads.h) is held at one thread: auto routes every
+// shape to oneDNN, whatever the core; ZT_GEMM=openblas is honoured and named as slow.
+TEST(GemmPath, BlasOfItsOwnThreadsIsRoutedAround) {
+  GemmPath p = gemm_path_for(GemmPolicy::kAuto);
+  p.cpu_isa = p.openblas_core_isa;  // a sound core
+  p.blas = BlasThreading::kPthreads;
+  route_gemms(&p);
+  EXPECT_EQ(p.forward, GemmLibrary::kOneDnn);
+  EXPECT_EQ(p.backward, GemmLibrary::kOneDnn);
+  EXPECT_EQ(p.inner, GemmLibrary::kOneDnn);
+  EXPECT_FALSE(p.uses_held_blas());
+  EXPECT_NE(p.warning().find("held at 1 thread"), std::string::npos) << p.warning();
+  EXPECT_NE(p.describe().find("pthreads (held at 1 thread)"), std::string::npos) << p.describe();
+  p.policy = GemmPolicy::kOpenBlas;
+  route_gemms(&p);
+  EXPECT_TRUE(p.uses_held_blas());
+  EXPECT_NE(p.warning().find("GEMMs run on that one thread because ZT_GEMM=openblas"), std::string::npos) << p.warning();
+  p.blas = BlasThreading::kOpenMp;
+  p.policy = GemmPolicy::kAuto;
+  route_gemms(&p);
+  EXPECT_EQ(p.forward, GemmLibrary::kOpenBlas);
+  EXPECT_TRUE(p.warning().empty()) << p.warning();
+  EXPECT_FALSE(p.onednn_own_pool());
+  p.onednn_runtime = "TBB";
+  EXPECT_TRUE(p.onednn_own_pool());
+}
+
 TEST(GemmPath, ZtGemmOverridesAndRefusesUnknownValues) {
   const char* saved = std::getenv("ZT_GEMM");
   const std::string keep = saved != nullptr ? saved : "";

@@ -10,7 +10,7 @@
 #    cannot be made), for ZeRO-3, qwZ, hpZ (zero_hpz_partition_size = RPH: one host's ranks),
 #    qwZ + hpZ, qgZ and all three: each variant's logical bytes per step and rank (from the
 #    run report: the dp group's, which cross hosts, by operation, and hpZ's group's within
-#    the host) and its median step time.
+#    the host; qgZ's exchange counts once, where it is received) and its median step time.
 # hpZ alone gives ZeRO-3's bits (TrainerHpz), so the loss runs skip it.
 # Last line: one JSON object {"bench": "zeropp", ...}.
 #   STEPS=200 NP=4 HOSTS=4 RPH=2 TIME_STEPS=6 RATE=400 bench/zeropp.sh   (ZEROTRAIN=path: no build)
@@ -97,7 +97,9 @@ for a in sys.argv[7 + nv:]:
 rel = {k: round(abs(v - val["zero3"]) / val["zero3"], 5) for k, v in val.items() if k != "zero3"}
 for k, r in rel.items():
     print(f"{k}'s validation loss from ZeRO-3's: {100 * r:.3f} % (bar: 1 %)")
-cross = lambda x: sum(v for k, v in x.items() if k != "hpz_group")  # the dp group's bytes
+# The dp group's bytes: a point-to-point byte (qgZ's exchange over zerotrain's ring
+# algorithm) counts once, where it is received, as MPI's all-to-all counts it.
+cross = lambda x: sum(v for k, v in x.items() if k not in ("hpz_group", "send"))
 if ms["zero3"] > 0:
     for v in list(ms)[1:]:
         print(f"{v}: dp-group bytes (the group spans the hosts) {cross(b[v]) / cross(b['zero3']):.3f} of ZeRO-3's; "

@@ -28,6 +28,7 @@
 #include "core/allocator.h"
 #include "core/cpu_features.h"
 #include "core/cpu_info.h"
+#include "core/cpu_topology.h"
 #include "core/memory_stats.h"
 #include "core/threads.h"
 #include "core/version.h"
@@ -294,6 +295,7 @@ int doctor_command(const DoctorOptions& options) {
   std::printf("zerotrain doctor, zerotrain %s\n\n", kZerotrainVersion);
   const CpuInfo c = cpu_info();
   report_cpu(c, &r);
+  r.fact("topology", cpu_topology().describe());
   report_isa(c, &r);
   report_amx(c, &r);
   report_gemm(options, &r);

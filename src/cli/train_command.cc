@@ -39,6 +39,7 @@
 #include "engine/run_config.h"
 #include "engine/run_report.h"
 #include "engine/run_session.h"
+#include "engine/thread_pinning.h"
 #include "engine/sampling.h"
 #include "engine/trainer.h"
 #include "engine/training_loop.h"
@@ -69,6 +70,7 @@ double unigram_entropy(const TokenDataset& d, int vocab) {
 // it step by step; each returns std::nullopt to go on, or the process's exit status.
 struct Session : RunSession {
   double peak = 0.0;  // the job's compute peak (rank 0), FLOP/s
+  PinningResult pinning;  // where this rank's compute threads run
 };
 using Next = std::optional<int>;
 
@@ -82,6 +84,7 @@ Next start_ranks(Session* s) {
 // Tokenizer and data (the demo's prepared by rank 0 first), then DeepSpeed's autotuner.
 Next open_inputs(Session* s, const TrainCommandArgs& args, const Json& root) {
   if (s->cfg.training.threads > 0) set_num_threads(s->cfg.training.threads);
+  s->pinning = pin_compute_threads(s->cfg.training.pin_threads);
   Status st;
   if (!(st = load_tokenizer(s, args.config_path.empty())).ok()) return report_error(st, kExitBadInput);
   if (!(st = inputs_ready(s)).ok()) return report_error(st, kExitFailure);  // the demo's files are written
@@ -124,6 +127,7 @@ void print_banner(const Session& s, const std::string& host_map) {
               static_cast<long long>(cfg.batch.grad_accum), cfg.parallel.dp / cfg.parallel.sp, static_cast<int>(cfg.zero.stage),
               static_cast<long long>(cfg.training.steps), num_threads(), isa_name(active_isa()));
   std::printf("backend: %s\n", trainer.backend().describe().c_str());
+  std::printf("cpus: %s; rank 0's threads %s\n", s.pinning.topology.c_str(), s.pinning.decision.c_str());
   print_config_notes(cfg);
   if (cfg.zero.offload.optimizer_device == OffloadDevice::kCpu || cfg.zero.offload.param_device == OffloadDevice::kCpu) {
     std::printf("offload: device \"cpu\" asked for; on a CPU-only run the optimizer state and parameters already "

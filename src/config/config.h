@@ -104,6 +104,7 @@ struct TrainingConfig {
   std::string output_dir = "out";
   uint64_t seed = 1234;
   int threads = 0;  // 0 = OMP_NUM_THREADS / all cores
+  bool pin_threads = true;  // pin the compute threads to CPUs where that is safe (core/cpu_topology.h)
   std::string device = "cpu";  // "cpu", "cuda" or "auto" (cuda where a GPU is usable); --device sets it
   std::string attention = "materialized";  // "materialized" (saves T x T) or "flash" (the CPU's flash attention)
   bool metrics_csv = true;

@@ -35,6 +35,7 @@ void parse_training(JsonReader& root, TrainingConfig* t) {
   t->output_dir = r.string("output_dir", t->output_dir);
   t->seed = static_cast<uint64_t>(r.integer("seed", static_cast<int64_t>(t->seed), 0, kMaxInt));
   t->threads = static_cast<int>(r.integer("threads", 0, 0, 4096));
+  t->pin_threads = r.boolean("pin_threads", true);
   t->device = r.choice("device", "cpu", {"cpu", "cuda", "auto"});
   t->metrics_csv = r.boolean("metrics_csv", true);
   t->attention = r.choice("attention", "materialized", {"materialized", "flash"});

@@ -4,6 +4,8 @@
 #include <cblas.h>
 #include <dlfcn.h>
 #include <omp.h>
+#include <pthread.h>
+#include <sched.h>
 
 namespace zt {
 
@@ -49,6 +51,20 @@ void set_num_threads(int threads) {
 int num_threads() { return omp_get_max_threads(); }
 
 int blas_threads() { return openblas_get_num_threads(); }
+
+bool pin_threads(const std::vector<int>& cpus) {
+  const int n = static_cast<int>(cpus.size());
+  if (n == 0) return true;
+  bool ok = true;
+#pragma omp parallel num_threads(n) reduction(&& : ok)
+  {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpus[static_cast<size_t>(omp_get_thread_num())], &set);
+    ok = pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+  }
+  return ok;
+}
 
 void parallel_for(int64_t n, const std::function<void(int64_t)>& fn) {
 #pragma omp parallel for schedule(dynamic)

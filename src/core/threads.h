@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace zt {
 
@@ -31,6 +32,10 @@ void set_num_threads(int threads);
 int num_threads();
 // The threads the BLAS may run at once (openblas_get_num_threads()).
 int blas_threads();
+
+// Pins the kernels' OpenMP thread i to CPU cpus[i] (cpus.size() threads; libgomp keeps a
+// team's threads from one parallel loop to the next). False where Linux refused.
+bool pin_threads(const std::vector<int>& cpus);
 
 // Runs fn(i) for i in [0, n) on the kernel threads, items handed out one at a time
 // (for coarse, uneven work such as initialising one tensor per item; kernels keep their

@@ -7,7 +7,9 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu_profile.h"
 #include "backend/cpu/guarded_backend.h"
+#include "backend/table_wrap.h"
 #ifdef ZT_HAVE_CUDA
 #include "backend/cuda/cuda_backend.h"
 #endif
@@ -111,7 +113,13 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(DType compute)
       : compute_(compute),
         ops_(make_cpu_f32_ops(cpu_kernels())),
-        half_(compute == DType::kF32 ? nullptr : &cpu_half_ops(compute)) {}
+        half_(compute == DType::kF32 ? nullptr : &cpu_half_ops(compute)) {
+    if (!cpu_profiling_requested()) return;  // every entry timed (cpu_profile.h)
+    static const KernelOps base = ops_;      // the wrapped entries forward to it for the process's life
+    ops_ = wrap_kernel_ops<CpuProfileScope>(base);
+    if (compute == DType::kBF16) half_ = &(profiled_half_ = wrap_half_ops<CpuProfileScope, DType::kBF16>(*half_));
+    if (compute == DType::kF16) half_ = &(profiled_half_ = wrap_half_ops<CpuProfileScope, DType::kF16>(*half_));
+  }
 
   Device device() const override { return Device::kCpu; }
   DType compute_dtype() const override { return compute_; }
@@ -148,6 +156,7 @@ class CpuBackend final : public Backend {
   DType compute_;
   KernelOps ops_;
   const ActivationOps<half_t>* half_;
+  ActivationOps<half_t> profiled_half_{};  // ZT_CPU_PROFILE: half_'s entries, timed
 };
 
 }  // namespace

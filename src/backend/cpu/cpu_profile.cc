@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/profile_request.h"
 #include "backend/table_wrap.h"
 
 namespace zt {
@@ -60,15 +61,7 @@ void report() {
 }  // namespace
 
 bool cpu_profiling_requested() {
-  static const bool on = [] {
-    const char* v = std::getenv("ZT_CPU_PROFILE");
-    const bool yes = v != nullptr && std::string(v) == "1";
-    if (yes) {  // the zerotrain command ends with quick_exit (cli/main.cc), a library user with exit
-      std::atexit(report);
-      std::at_quick_exit(report);
-    }
-    return yes;
-  }();
+  static const bool on = profile_requested_by("ZT_CPU_PROFILE", report);
   return on;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_context.h"
+#include "backend/profile_request.h"
 #include "backend/table_wrap.h"
 
 namespace zt::cuda {
@@ -55,15 +56,7 @@ void report() {
 }  // namespace
 
 bool profiling_requested() {
-  static const bool on = [] {
-    const char* v = std::getenv("ZT_CUDA_PROFILE");
-    const bool yes = v != nullptr && std::string(v) == "1";
-    if (yes) {  // the zerotrain command ends with quick_exit (cli/main.cc), a library user with exit
-      std::atexit(report);
-      std::at_quick_exit(report);
-    }
-    return yes;
-  }();
+  static const bool on = profile_requested_by("ZT_CUDA_PROFILE", report);
   return on;
 }
 

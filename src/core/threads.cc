@@ -11,11 +11,11 @@ namespace zt {
 
 namespace {
 
-// A BLAS with a pool of its own is held at one thread before any kernel runs (true when it
-// is). The pthreads
-// build started its pool in its library constructor (a thread per CPU, spinning until its
-// timeout): OpenBLAS's own blas_thread_shutdown_ (what its fork handler calls; looked up,
-// as a build may lack it) ends those threads now; a call on one thread never needs them.
+// True when the BLAS has a pool of its own, which is then held at one thread before any
+// kernel runs. The pthreads build started that pool in its library constructor (a thread per
+// CPU, spinning until its timeout): OpenBLAS's own blas_thread_shutdown_ (what its fork
+// handler calls; looked up, as a build may lack it) ends those threads now; a call on one
+// thread never needs them.
 const bool kBlasHeld = [] {
   if (blas_shares_openmp()) return false;
   openblas_set_num_threads(1);

@@ -62,15 +62,12 @@ GradReducer::GradReducer(const ParamTable& table, const Partition& partition, Pr
   bucket_of_layer_.assign(slots, -1);
   layer_range_.resize(slots);
   for (int layer : layers) layer_range_[static_cast<size_t>(layer + 1)] = table.layer_range(layer);
-  for (const std::vector<int>& group : bucket_layers(table, options.bucket_elems)) {
-    buckets_.push_back(Bucket{layer_range_[static_cast<size_t>(group.front() + 1)], group, 0, nullptr, nullptr, {}, false, {}, nullptr});
+  const std::vector<std::vector<int>> groups = bucket_layers(table, options.bucket_elems);
+  const std::vector<ElementRange> ranges = bucket_ranges(table, groups);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    buckets_.push_back(Bucket{ranges[g], groups[g], 0, nullptr, nullptr, {}, false, {}, nullptr});
     Bucket& b = buckets_.back();
-    for (int layer : group) {
-      const ElementRange r = layer_range_[static_cast<size_t>(layer + 1)];
-      ZT_CHECK(r.end == b.range.begin || layer == group.front(), "layer ranges are not adjacent");
-      b.range.begin = std::min(b.range.begin, r.begin);
-      bucket_of_layer_[static_cast<size_t>(layer + 1)] = static_cast<int>(buckets_.size()) - 1;
-    }
+    for (int layer : groups[g]) bucket_of_layer_[static_cast<size_t>(layer + 1)] = static_cast<int>(g);
     if (options.expert_dp != nullptr || options.dense_ep != nullptr) b.runs = expert_runs(table, b.range);
     if (options.quantized_gradients) {
       b.qgz = std::make_unique<QgzReduceScatter>(table, b.range, partition.counts(b.range), dp, options.node);
@@ -94,13 +91,24 @@ std::vector<std::vector<int>> GradReducer::bucket_layers(const ParamTable& table
   return groups;
 }
 
+std::vector<ElementRange> GradReducer::bucket_ranges(const ParamTable& table,
+                                                     const std::vector<std::vector<int>>& groups) {
+  std::vector<ElementRange> ranges;
+  for (const std::vector<int>& group : groups) {
+    ElementRange b = table.layer_range(group.front());  // the last layer in the arena: the bucket's end
+    for (int layer : group) {
+      const ElementRange r = table.layer_range(layer);
+      ZT_CHECK(r.end == b.begin || layer == group.front(), "layer ranges are not adjacent");
+      b.begin = std::min(b.begin, r.begin);
+    }
+    ranges.push_back(b);
+  }
+  return ranges;
+}
+
 size_t GradReducer::max_buffer_bytes(const ParamTable& table, size_t bucket_elems) {
   std::map<size_t, size_t> buckets_of_size;
-  for (const std::vector<int>& group : bucket_layers(table, bucket_elems)) {
-    size_t n = 0;
-    for (int layer : group) n += table.layer_range(layer).size();
-    ++buckets_of_size[n];
-  }
+  for (const ElementRange& r : bucket_ranges(table, bucket_layers(table, bucket_elems))) ++buckets_of_size[r.size()];
   size_t bytes = 0;  // buffers are pooled per size, at most kMaxBucketBuffers of each
   for (const auto& [size, count] : buckets_of_size) bytes += std::min(count, kMaxBucketBuffers) * size * sizeof(float);
   return bytes;
@@ -109,9 +117,7 @@ size_t GradReducer::max_buffer_bytes(const ParamTable& table, size_t bucket_elem
 size_t GradReducer::max_qgz_bytes(const ParamTable& table, size_t bucket_elems, const Partition& partition,
                                   int dp_rank, int node_size) {
   std::vector<size_t> each;  // at most kMaxBucketBuffers buckets are in flight (their fp32 buffers)
-  for (const std::vector<int>& group : bucket_layers(table, bucket_elems)) {
-    ElementRange r = table.layer_range(group.front());
-    for (int layer : group) r.begin = std::min(r.begin, table.layer_range(layer).begin);
+  for (const ElementRange& r : bucket_ranges(table, bucket_layers(table, bucket_elems))) {
     each.push_back(QgzReduceScatter(table, r, partition.counts(r), dp_rank, node_size).buffer_bytes());
   }
   std::sort(each.rbegin(), each.rend());

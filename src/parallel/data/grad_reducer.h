@@ -93,6 +93,8 @@ class GradReducer final : public LayerGradSink {
   // The layers of each bucket, in backward completion order: consecutive layers while
   // they fit in bucket_elems (a larger layer gets a bucket of its own).
   static std::vector<std::vector<int>> bucket_layers(const ParamTable& table, size_t bucket_elems);
+  // Each such bucket's arena range (its layers are adjacent; the first of them holds the end).
+  static std::vector<ElementRange> bucket_ranges(const ParamTable& table, const std::vector<std::vector<int>>& groups);
   // What bucket_bytes() can reach at most (stage 2+): buffers pooled per bucket size.
   static size_t max_buffer_bytes(const ParamTable& table, size_t bucket_elems);
   // The same for the 16-bit buffers of options.wire (every stage).

@@ -92,7 +92,8 @@ size_t QgzCodec::wire_bytes(ElementRange seg) const {
   return bytes;
 }
 
-void QgzCodec::encode(const float* bucket, ElementRange seg, uint8_t* out) const {
+size_t QgzCodec::encode(const float* bucket, ElementRange seg, uint8_t* out) const {
+  const uint8_t* const start = out;
   for (const QgzPiece& p : pieces(seg)) {
     const float* x = bucket + (p.elems.begin - range_.begin);
     const size_t n = p.elems.size(), first = p.elems.begin - p.tensor_offset;
@@ -106,9 +107,11 @@ void QgzCodec::encode(const float* bucket, ElementRange seg, uint8_t* out) const
     }
     out += piece_bytes(p);
   }
+  return static_cast<size_t>(out - start);
 }
 
-void QgzCodec::decode(const uint8_t* in, ElementRange seg, float* bucket, bool add) const {
+size_t QgzCodec::decode(const uint8_t* in, ElementRange seg, float* bucket, bool add) const {
+  const uint8_t* const start = in;
   std::vector<float> buf;
   for (const QgzPiece& p : pieces(seg)) {
     float* x = bucket + (p.elems.begin - range_.begin);
@@ -125,6 +128,7 @@ void QgzCodec::decode(const uint8_t* in, ElementRange seg, float* bucket, bool a
     }
     in += piece_bytes(p);
   }
+  return static_cast<size_t>(in - start);
 }
 
 }  // namespace zt

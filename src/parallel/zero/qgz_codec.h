@@ -58,10 +58,12 @@ class QgzCodec {
   // `seg` (within range()) cut at tensor boundaries.
   std::vector<QgzPiece> pieces(ElementRange seg) const;
   size_t wire_bytes(ElementRange seg) const;
-  // Writes the values of `seg` into out (wire_bytes(seg) bytes); `bucket` holds range().
-  void encode(const float* bucket, ElementRange seg, uint8_t* out) const;
+  // Writes the values of `seg` into out; `bucket` holds range(). Returns the bytes written
+  // (wire_bytes(seg)).
+  size_t encode(const float* bucket, ElementRange seg, uint8_t* out) const;
   // The values of `seg` from `in` into bucket (add: bucket += them, element by element).
-  void decode(const uint8_t* in, ElementRange seg, float* bucket, bool add) const;
+  // Returns the bytes read (wire_bytes(seg)).
+  size_t decode(const uint8_t* in, ElementRange seg, float* bucket, bool add) const;
 
  private:
   ElementRange range_;

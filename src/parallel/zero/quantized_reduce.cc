@@ -11,7 +11,7 @@ namespace zt {
 
 namespace {
 
-size_t bytes_of(const QgzCodec& codec, const std::vector<ElementRange>& segs) {
+size_t bytes_of(const QgzCodec& codec, const std::vector<ElementRange>& segs) {  // at planning only
   size_t b = 0;
   for (const ElementRange& s : segs) b += codec.wire_bytes(s);
   return b;
@@ -25,25 +25,18 @@ class QgzWork final : public Work {
 
   void start_level() {
     const QgzLevel& lv = levels_[next_];
-    const size_t n = lv.send.size();
-    std::vector<size_t> send_bytes(n), recv_bytes(n);
-    const size_t recv_each = bytes_of(codec_, lv.recv);
-    size_t total = 0;
-    for (size_t r = 0; r < n; ++r) {
-      send_bytes[r] = bytes_of(codec_, lv.send[r]);
-      recv_bytes[r] = lv.from[r] ? recv_each : 0;
-      total += send_bytes[r];
+    size_t sent = 0, received = 0;
+    for (size_t r = 0; r < lv.send.size(); ++r) {
+      sent += lv.send_bytes[r];
+      received += lv.recv_bytes[r];
     }
-    send_.assign(total, 0);
-    recv_.assign(recv_each * static_cast<size_t>(std::count(lv.from.begin(), lv.from.end(), true)), 0);
+    send_.assign(sent, 0);
+    recv_.assign(received, 0);
     uint8_t* out = send_.data();
-    for (size_t r = 0; r < n; ++r) {
-      for (const ElementRange& s : lv.send[r]) {
-        codec_.encode(bucket_, s, out);
-        out += codec_.wire_bytes(s);
-      }
+    for (const std::vector<ElementRange>& segs : lv.send) {
+      for (const ElementRange& s : segs) out += codec_.encode(bucket_, s, out);
     }
-    inner_ = lv.group->all_to_all(send_.data(), send_bytes, recv_.data(), recv_bytes);
+    inner_ = lv.group->all_to_all(send_.data(), lv.send_bytes, recv_.data(), lv.recv_bytes);
   }
 
   // The senders' copies of each received segment, added in group-rank order.
@@ -53,10 +46,7 @@ class QgzWork final : public Work {
     bool first = true;
     for (size_t r = 0; r < lv.send.size(); ++r) {
       if (!lv.from[r]) continue;
-      for (const ElementRange& s : lv.recv) {
-        codec_.decode(in, s, bucket_, !first);
-        in += codec_.wire_bytes(s);
-      }
+      for (const ElementRange& s : lv.recv) in += codec_.decode(in, s, bucket_, !first);
       first = false;
     }
     ++next_;
@@ -135,21 +125,24 @@ void QgzReduceScatter::plan(const std::vector<size_t>& counts, int me, int L) {
   }
   across.recv = {seg[static_cast<size_t>(me)]};
   levels_.push_back(std::move(across));
+  size_levels();
+}
+
+void QgzReduceScatter::size_levels() {
+  for (QgzLevel& lv : levels_) {
+    const size_t each = bytes_of(codec_, lv.recv);
+    for (size_t r = 0; r < lv.send.size(); ++r) {
+      lv.send_bytes.push_back(bytes_of(codec_, lv.send[r]));
+      lv.recv_bytes.push_back(lv.from[r] ? each : 0);
+      buffer_bytes_ += lv.send_bytes.back() + lv.recv_bytes.back();
+    }
+  }
 }
 
 WorkHandle QgzReduceScatter::start(float* bucket) const {
   auto work = std::make_shared<QgzWork>(codec_, levels_, bucket);
   work->start_level();
   return work;
-}
-
-size_t QgzReduceScatter::buffer_bytes() const {
-  size_t b = 0;
-  for (const QgzLevel& lv : levels_) {
-    const size_t each = bytes_of(codec_, lv.recv);
-    for (size_t r = 0; r < lv.send.size(); ++r) b += bytes_of(codec_, lv.send[r]) + (lv.from[r] ? each : 0);
-  }
-  return b;
 }
 
 }  // namespace zt

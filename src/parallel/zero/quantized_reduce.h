@@ -44,6 +44,8 @@ struct QgzLevel {
   std::vector<std::vector<ElementRange>> send;  // per group rank: the segments this rank sends it
   std::vector<ElementRange> recv;               // the segments each sender sends this rank
   std::vector<bool> from;                       // per group rank: whether it sends them
+  // Their encoded sizes, fixed by the plan: per group rank, and of one sender's recv.
+  std::vector<size_t> send_bytes, recv_bytes;
 };
 
 class QgzReduceScatter {
@@ -61,13 +63,15 @@ class QgzReduceScatter {
   // the bucket are overwritten with partial sums).
   WorkHandle start(float* bucket) const;
   // Bytes of the send and receive buffers of both levels.
-  size_t buffer_bytes() const;
+  size_t buffer_bytes() const { return buffer_bytes_; }
   const std::vector<QgzLevel>& levels() const { return levels_; }
 
  private:
   void plan(const std::vector<size_t>& counts, int dp_rank, int node_size);
+  void size_levels();
   QgzCodec codec_;
   std::vector<QgzLevel> levels_;
+  size_t buffer_bytes_ = 0;
 };
 
 }  // namespace zt

@@ -27,7 +27,7 @@ for lib in $LIBS; do
   env_lib=()
   if [ "$lib" = pthread ]; then
     [ -e "$PTHREAD_DIR/libopenblas.so.0" ] || { echo "skipping pthread: libopenblas0-pthread is not installed"; continue; }
-    env_lib=(LD_LIBRARY_PATH="$PTHREAD_DIR")
+    env_lib=(LD_LIBRARY_PATH="$PTHREAD_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
   fi
   for t in $THREAD_LIST; do
     p=$(env "${env_lib[@]}" OMP_NUM_THREADS="$t" "$ZT_BENCH_BUILD/fma_peak" --threads "$t")

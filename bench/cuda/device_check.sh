@@ -11,13 +11,15 @@
 # ends with one JSON line. Logs go to /tmp/zt_device_out, and as one archive (logs.tgz) to $OUT, the
 # device tool's folder, when it is set.
 # usage: bash bench/cuda/device_check.sh   (BATCHES="16 64" and COMPILE=1 by default: the step at both
-# batch sizes, torch.compile too at B=16)
+# batch sizes, torch.compile too at B=16; CPU_SCALING=1 adds the host's core scaling, about
+# 90 s, and CPU_PRECISION=1 its bf16-over-fp32 step at 16 threads: issue 32)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PKG=${ZT_DEVICE_DIR:-$ROOT/.device}
 LOGS=/tmp/zt_device_out
 RT=/tmp/zt_rt
 mkdir -p "$LOGS" "$RT"
+[ -d "$PKG/bin" ] || tar -C "$PKG" -xJf "$PKG/bin.tar.xz"
 for d in "$PKG"/debs/*.deb; do dpkg -x "$d" "$RT"; done
 export LD_LIBRARY_PATH="$RT/usr/lib/x86_64-linux-gnu:$RT/usr/lib/x86_64-linux-gnu/openblas-openmp:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}
@@ -81,6 +83,18 @@ ZEROTRAIN="$ZT" BATCHES="${BATCHES:-16 64}" STEPS=15 COMPILE=${COMPILE:-1} COMPI
 tail -2 "$LOGS/train_step.log"
 ZT_CUDA_PROFILE=1 TORCH=0 ZEROTRAIN="$ZT" BATCHES="16" STEPS=6 bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/profile.log" 2>&1
 grep -A14 "CUDA table profile" "$LOGS/profile.log"
+if [ "${CPU_SCALING:-0}" = 1 ]; then
+  section "the host's core scaling (issue 32): fp32 GPT-2 small, T=512"
+  ZT_BENCH_PREBUILT=1 ZT_BENCH_BUILD="$PKG/bin" THREAD_LIST="${SCALING_THREADS:-2 8 16}" ROUNDS=1 STEPS=2 \
+    bash "$ROOT/bench/cpu_scaling.sh" > "$LOGS/cpu_scaling.log" 2>&1
+  grep -vE '^(round|\{)' "$LOGS/cpu_scaling.log"; tail -1 "$LOGS/cpu_scaling.log"
+fi
+if [ "${CPU_PRECISION:-0}" = 1 ]; then
+  section "the host's bf16 step over fp32 at 16 threads (issue 32), PyTorch beside it"
+  ZT_BENCH_PREBUILT=1 ZT_BENCH_BUILD="$PKG/bin" ZT_PYTHON="$(command -v python3)" THREADS=16 ROUNDS=1 \
+    bash "$ROOT/bench/precision.sh" > "$LOGS/precision16.log" 2>&1
+  tail -12 "$LOGS/precision16.log"
+fi
 section "summary"
 python3 - "$LOGS" "$tests_rc" "$fp32att_rc" "$memcheck_rc" "$resumed" "$whole" <<'PY'
 import json, re, sys

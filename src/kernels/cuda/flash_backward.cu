@@ -11,14 +11,17 @@
 #include "kernels/cuda/flash_kernels.cuh"
 #include "kernels/cuda/flash_tiles.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/pack.cuh"
 
 namespace zt::cuda::flash {
 
 namespace {
 
-// dsum[(b NH + h) T + t] = sum over the head's channels of dO o O, in channel order.
+// dsum[(b NH + h) T + t] = sum over the head's channels of dO o O, in channel order; the
+// head's channels read by 16-byte loads, all in flight at once, where both rows are
+// 16-byte aligned (a head's row is 32 bytes or more), else one by one.
 template <class H, int HS>
-__global__ void dsum_kernel(float* dsum, const uint16_t* dy, const uint16_t* y, int B, int T, int NH) {
+__global__ void dsum_kernel(float* dsum, const uint16_t* dy, const uint16_t* y, int B, int T, int NH, bool packed) {
   const int64_t n = static_cast<int64_t>(B) * T * NH;
   for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < n; e += int64_t{gridDim.x} * blockDim.x) {
     const int h = static_cast<int>(e % NH);
@@ -26,7 +29,18 @@ __global__ void dsum_kernel(float* dsum, const uint16_t* dy, const uint16_t* y, 
     const uint16_t* a = dy + e * HS;  // (B, T, NH, HS) is (B, T, C)
     const uint16_t* o = y + e * HS;
     float acc = 0.0f;
-    for (int d = 0; d < HS; ++d) acc += H::load(a[d]) * H::load(o[d]);
+    if (packed) {
+      float av[HS], ov[HS];
+#pragma unroll
+      for (int d = 0; d < HS; d += 8) {
+        load_pack<H>(a + d, av + d);
+        load_pack<H>(o + d, ov + d);
+      }
+#pragma unroll
+      for (int d = 0; d < HS; ++d) acc += av[d] * ov[d];
+    } else {
+      for (int d = 0; d < HS; ++d) acc += H::load(a[d]) * H::load(o[d]);
+    }
     dsum[(b * NH + h) * T + t] = acc;
   }
 }
@@ -173,7 +187,8 @@ void launch_backward(uint16_t* dqkv, const uint16_t* dy, const uint16_t* qkv, co
   const double scale = 1.0 / std::sqrt(static_cast<double>(HS));
   const float scale_log2 = static_cast<float>(scale / std::log(2.0));
   const int64_t rows = static_cast<int64_t>(B) * T * NH;
-  dsum_kernel<H, HS><<<grid_for(rows), kThreads, 0, stream>>>(dsum, dy, ycopy, B, T, NH);
+  dsum_kernel<H, HS><<<grid_for(rows), kThreads, 0, stream>>>(dsum, dy, ycopy, B, T, NH,
+                                                               aligned16(dy) && aligned16(ycopy));
   check_launch("flash dsum_kernel");
   const dim3 grid((T + kTile - 1) / kTile, B * NH);
   const BackwardArgs args{dqkv, dy, qkv, lse, dsum, T, C, NH, scale_log2, static_cast<float>(scale)};

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/cuda/async_copy.cuh"
 #include "kernels/cuda/half_bits.cuh"
 
 namespace zt::cuda::flash {
@@ -45,17 +46,8 @@ __device__ __forceinline__ void load_rows_async(uint16_t* tile, const uint16_t* 
     const int r = c / kChunks, k = (c % kChunks) * 8;
     const bool in = r0 + r < T;
     const uint16_t* from = in ? src + (r0 + r) * pitch + k : src;
-    const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(tile + r * kStride<W> + k));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(from), "r"(in ? 16 : 0));
+    copy16_async(tile + r * kStride<W> + k, from, in);
   }
-}
-
-__device__ __forceinline__ void commit_loads() { asm volatile("cp.async.commit_group;\n" ::); }
-
-// Waits until at most N of this thread's committed load groups are still in flight.
-template <int N>
-__device__ __forceinline__ void wait_loads() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
 // Double buffering's step: commits the loads just issued (the next tiles, or none), waits

@@ -4,7 +4,7 @@
 // which the test does by hand around the CPU's fp32 kernel); the weight and bias
 // gradients, summed in another fixed order, within Higham's bound for recursive fp32
 // summation of N + 1 terms, (N + 1) 2^-24 sum |terms|, of the exact (double) sums of the
-// CPU's fp32 terms. C = 771 leaves a tail for every lane width.
+// CPU's fp32 terms.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,8 +23,14 @@ using testing::DeviceValues;
 using testing::same_bits;
 using testing::normal_values;
 
-constexpr int64_t kN = 300;
-constexpr int kC = 771;
+// Shapes: C = 771 leaves a tail for every lane width and no row 16-byte aligned; 768 gives
+// aligned rows (the 16-byte staging and stores); 6,400 fp32 rows are too wide to stage
+// (row_stage.cuh), so that shape runs the direct variant too.
+struct Shape {
+  int64_t N;
+  int C;
+};
+constexpr Shape kShapes[] = {{300, 771}, {256, 768}, {24, 6400}};
 
 // The parameter gradient's column sums: exact (double) from the CPU's fp32 terms, with
 // the bound each GPU column must meet.
@@ -38,8 +44,7 @@ void expect_column_sums(const std::vector<float>& got, const std::vector<float>&
   }
 }
 
-TEST(CudaNorms, LayerNormMatchesTheCpuBitForBitAndItsParameterGradientsWithinTheSumBound) {
-  ZT_REQUIRE_CUDA();
+void check_layernorm(int64_t kN, int kC) {
   for (const auto& [isa, order] : testing::cpu_orders()) {
     const KernelTable& k = cpu_kernels_for(isa);
     for (DType t : {DType::kF32, DType::kBF16, DType::kF16}) {
@@ -54,7 +59,7 @@ TEST(CudaNorms, LayerNormMatchesTheCpuBitForBitAndItsParameterGradientsWithinThe
       k.layernorm_forward(ry.data(), rm.data(), rr.data(), x.host().data(), w.host().data(), b.host().data(), kN, kC);
       k.layernorm_backward(rdx.data(), rdw.data(), rdb.data(), dy.host().data(), x.host().data(), w.host().data(),
                            rm.data(), rr.data(), kN, kC);
-      const std::string what = std::string(isa_name(isa)) + " " + dtype_name(t);
+      const std::string what = std::string(isa_name(isa)) + " " + dtype_name(t) + " C " + std::to_string(kC);
       EXPECT_TRUE(same_bits(y.download(), testing::representable(t, ry))) << "out " << what;
       EXPECT_TRUE(same_bits(mean.download(), rm)) << "mean " << what;
       EXPECT_TRUE(same_bits(rstd.download(), rr)) << "rstd " << what;
@@ -73,8 +78,7 @@ TEST(CudaNorms, LayerNormMatchesTheCpuBitForBitAndItsParameterGradientsWithinThe
   }
 }
 
-TEST(CudaNorms, RmsNormMatchesTheCpuBitForBitAndItsWeightGradientWithinTheSumBound) {
-  ZT_REQUIRE_CUDA();
+void check_rmsnorm(int64_t kN, int kC) {
   const float eps = 1e-6f;
   for (const auto& [isa, order] : testing::cpu_orders()) {
     const KernelTable& k = cpu_kernels_for(isa);
@@ -89,7 +93,7 @@ TEST(CudaNorms, RmsNormMatchesTheCpuBitForBitAndItsWeightGradientWithinTheSumBou
       std::vector<float> ry(kN * kC), rr(kN), rdx = dx.host(), rdw(kC, 0.0f);
       k.rmsnorm_forward(ry.data(), rr.data(), x.host().data(), w.host().data(), kN, kC, eps);
       k.rmsnorm_backward(rdx.data(), rdw.data(), dy.host().data(), x.host().data(), w.host().data(), rr.data(), kN, kC);
-      const std::string what = std::string(isa_name(isa)) + " " + dtype_name(t);
+      const std::string what = std::string(isa_name(isa)) + " " + dtype_name(t) + " C " + std::to_string(kC);
       EXPECT_TRUE(same_bits(y.download(), testing::representable(t, ry))) << "out " << what;
       EXPECT_TRUE(same_bits(rstd.download(), rr)) << "rstd " << what;
       EXPECT_TRUE(same_bits(dx.download(), testing::representable(t, rdx))) << "dinp " << what;
@@ -100,6 +104,16 @@ TEST(CudaNorms, RmsNormMatchesTheCpuBitForBitAndItsWeightGradientWithinTheSumBou
       expect_column_sums(dw.download(), normal_values(kC, 16, 0, 1), tw, ("dweight " + what).c_str());
     }
   }
+}
+
+TEST(CudaNorms, LayerNormMatchesTheCpuBitForBitAndItsParameterGradientsWithinTheSumBound) {
+  ZT_REQUIRE_CUDA();
+  for (const Shape& s : kShapes) check_layernorm(s.N, s.C);
+}
+
+TEST(CudaNorms, RmsNormMatchesTheCpuBitForBitAndItsWeightGradientWithinTheSumBound) {
+  ZT_REQUIRE_CUDA();
+  for (const Shape& s : kShapes) check_rmsnorm(s.N, s.C);
 }
 
 }  // namespace

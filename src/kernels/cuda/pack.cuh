@@ -30,6 +30,6 @@ __device__ __forceinline__ void store_pack(typename H::T* p, const float* v) {
   *reinterpret_cast<uint4*>(p) = raw;
 }
 
-inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+__host__ __device__ inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 }  // namespace zt::cuda

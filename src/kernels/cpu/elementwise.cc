@@ -3,7 +3,6 @@
 
 #include <cstring>
 
-#include "core/half_bits.h"
 
 namespace zt {
 
@@ -31,22 +30,8 @@ void scale_f32(float* x, float c, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= c;
 }
 
-void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n) {
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    dst[i] = bf16_t{f32_to_bf16_bits(src[i])};
-  }
-}
-
 void copy_f32(float* dst, const float* src, int64_t n) {
   parallel_copy(dst, src, static_cast<size_t>(n) * sizeof(float));
-}
-
-void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n) {
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    dst[i] = bf16_bits_to_f32(src[i].bits);
-  }
 }
 
 void sgd_step(float* p, const float* g_in, float* buf, int64_t n, const SgdArgs& a) {

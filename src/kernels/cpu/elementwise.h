@@ -1,12 +1,13 @@
 // Elementwise CPU kernels that are memory-bound and need no per-ISA build (plain loops the
-// compiler vectorises): a row-parallel layer's epilogue, accumulation, bf16 casts, the
-// SGD update, and the parallel zero/copy behind the backend's arena calls.
+// compiler vectorises): a row-parallel layer's epilogue, accumulation, the SGD update, and
+// the parallel zero/copy behind the backend's arena calls (the bf16 casts: bf16_convert.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "tensor/dtype.h"
+#include "kernels/cpu/bf16_convert.h"
 #include "kernels/kernel_args.h"
 
 namespace zt {
@@ -17,9 +18,6 @@ void bias_residual(float* out, const float* residual, const float* partial, cons
 void accumulate(float* dst, const float* src, int64_t n);
 // x *= c.
 void scale_f32(float* x, float c, int64_t n);
-// Round to nearest even (NaN stays a quiet NaN); the inverse is exact.
-void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n);
-void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n);
 // dst = src (the f32 table's to_f32 / from_f32).
 void copy_f32(float* dst, const float* src, int64_t n);
 // torch.optim.SGD's update (see SgdArgs).

@@ -5,6 +5,7 @@
 #include "kernels/cpu/half_convert.h"
 
 #include <immintrin.h>
+#include <omp.h>
 
 #include "core/check.h"
 #include "core/cpu_features.h"
@@ -41,7 +42,15 @@ template <auto One, typename Dst, typename Src>
 void convert_blocks(Dst* dst, const Src* src, int64_t n, void (*f16c)(Dst*, const Src*, int64_t)) {
   const bool vector = f16_uses_f16c();
   const int64_t blocks = (n + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (blocks > 1)
+  if (blocks <= 1 || omp_in_parallel()) {  // no nested team (bf16_convert.cc says why)
+    if (vector) {
+      f16c(dst, src, n);
+    } else {
+      for (int64_t i = 0; i < n; ++i) dst[i] = One(src[i]);
+    }
+    return;
+  }
+#pragma omp parallel for schedule(static)
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t lo = b * kBlock, len = lo + kBlock < n ? kBlock : n - lo;
     if (vector) {

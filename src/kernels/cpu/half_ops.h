@@ -43,7 +43,11 @@ const ActivationOps<half_t>& cpu_half_ops(DType compute);
 // budget a chunk may fill.
 constexpr int64_t kHalfChunkRows = 64;
 constexpr int64_t kHalfGemmChunkRows = 1024;
+// The norms' backward sums over rows, so its chunks run one after another: large ones, so
+// that each is one parallel fp32 call rather than many small ones.
+constexpr int64_t kHalfSumChunkRows = 1024;
 constexpr int64_t kHalfScratchFloats = int64_t{1} << 22;  // 16 MiB
+constexpr int64_t kHalfCacheFloats = int64_t{1} << 18;    // 1 MiB: a chunk of half_rows_independent
 
 // Rows per chunk for an op whose scratch takes floats_per_row floats per row: in
 // [1, max_rows], and at most kHalfScratchFloats / floats_per_row where that is >= 1.

@@ -1,9 +1,12 @@
 // The row-wise and elementwise half kernels (LayerNorm, GELU, cross-entropy) and the
 // casts: each is the half_rows or half_flat adapter over the ISA-dispatched fp32 kernel
-// from cpu_kernels() (widen a chunk, run it, round the chunk's outputs once). Rows are independent in every fp32 kernel here and the LayerNorm
-// parameter gradients sum rows in row order, so chunking changes no bit of any result.
+// from cpu_kernels() (widen a chunk, run it, round the chunk's outputs once), or for
+// cross-entropy the fp32 kernel's row pieces on one widened row per thread. Rows are
+// independent in every fp32 kernel here and the LayerNorm parameter gradients sum rows in
+// row order, so chunking changes no bit of any result.
 // Outputs may alias inputs chunk for chunk (gelu_backward's dinp = dout,
 // crossentropy_backward's dlogits = logits): a chunk is widened before it is written.
+#include <cmath>
 #include <cstdint>
 
 #include "core/check.h"
@@ -29,7 +32,7 @@ void storage_from_f32(half_t* dst, const float* src, int64_t n) {
 template <DType D>
 void half_layernorm_forward(half_t* out, float* mean, float* rstd, const half_t* inp, const half_t* weight,
                             const half_t* bias, int64_t N, int C) {
-  half_rows<D>(N, cpu_kernels().layernorm_forward, HalfOut{out, C}, RowData<float>{mean, 1}, RowData<float>{rstd, 1},
+  half_rows_independent<D>(N, cpu_kernels().layernorm_forward, HalfOut{out, C}, RowData<float>{mean, 1}, RowData<float>{rstd, 1},
                HalfIn{inp, C}, HalfWhole{weight, C}, HalfWhole{bias, C}, kChunkRows, C);
 }
 
@@ -37,7 +40,8 @@ void half_layernorm_forward(half_t* out, float* mean, float* rstd, const half_t*
 template <DType D>
 void half_layernorm_backward(half_t* dinp, float* dweight, float* dbias, const half_t* dout, const half_t* inp,
                              const half_t* weight, const float* mean, const float* rstd, int64_t N, int C) {
-  half_rows<D>(N, cpu_kernels().layernorm_backward, HalfInOut{dinp, dinp, C}, RowData<float>{dweight, 0},
+  half_rows<D>(HalfChunking{3 * int64_t{C}, kHalfSumChunkRows}, N, cpu_kernels().layernorm_backward,
+               HalfInOut{dinp, dinp, C}, RowData<float>{dweight, 0},
                RowData<float>{dbias, 0}, HalfIn{dout, C}, HalfIn{inp, C}, HalfWhole{weight, C},
                RowData<const float>{mean, 1}, RowData<const float>{rstd, 1}, kChunkRows, C);
 }
@@ -55,22 +59,55 @@ void half_gelu_backward(half_t* dinp, const half_t* inp, const half_t* dout, int
                      [&](const auto& x, int64_t n) { k.gelu_backward(x[1], x[0], x[1], n); });
 }
 
+// Cross-entropy over 16-bit logits, a row per thread at a time: the thread widens the row
+// into its scratch (Vp floats, in its cache) and runs the fp32 kernel's row pieces, which
+// are crossentropy_forward / crossentropy_backward's per-row arithmetic operation for
+// operation (row_max and row_sum_exp over the V real classes, log in double, the loss; the
+// probabilities times dloss, the target's dloss off, zero padding), so the same bits with
+// one pass over the 16-bit logits and no parallel loop started per row.
+//
+// widened_rows: f(r, x) for every row r, on all threads: x is the thread's scratch of Vp floats, holding
+// row r's first V logits widened unless the row's target is ignored.
+template <DType D, typename F>
+void widened_rows(const half_t* logits, const int32_t* targets, int64_t N, int V, int Vp, F&& f) {
+#pragma omp parallel
+  {
+    float* x = half_scratch(0, static_cast<size_t>(Vp));
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < N; ++r) {
+      if (targets[r] >= 0) half_to_f32(D, x, logits + r * Vp, V);
+      f(r, x);
+    }
+  }
+}
+
 template <DType D>
 void half_crossentropy_forward(float* losses, float* stats, const half_t* logits, const int32_t* targets, int64_t N,
                                int V, int Vp) {
-  half_rows<D>(N, cpu_kernels().crossentropy_forward, RowData<float>{losses, 1}, RowData<float>{stats, 2},
-               HalfIn{logits, Vp}, RowData<const int32_t>{targets, 1}, kChunkRows, V, Vp);
+  const KernelTable& k = cpu_kernels();
+  widened_rows<D>(logits, targets, N, V, Vp, [&](int64_t r, const float* x) {
+    const int32_t t = targets[r];
+    const float m = t >= 0 ? k.row_max(x, V) : 0.0f;
+    const float logsum = t >= 0 ? static_cast<float>(std::log(static_cast<double>(k.row_sum_exp(x, V, m)))) : 0.0f;
+    stats[2 * r] = m;
+    stats[2 * r + 1] = logsum;
+    losses[r] = t >= 0 ? (m - x[t]) + logsum : 0.0f;
+  });
 }
 
 template <DType D>
 void half_crossentropy_backward(half_t* dlogits, const half_t* logits, const float* stats, const int32_t* targets,
                                 float dloss, int64_t N, int V, int Vp) {
   const KernelTable& k = cpu_kernels();
-  auto in_place = [&](float* l, const float* st, const int32_t* tg, int64_t n) {  // in place in fp32
-    k.crossentropy_backward(l, l, st, tg, dloss, n, V, Vp);
-  };
-  half_rows<D>(N, in_place, HalfInOut{logits, dlogits, Vp}, RowData<const float>{stats, 2},
-               RowData<const int32_t>{targets, 1}, kChunkRows);
+  widened_rows<D>(logits, targets, N, V, Vp, [&](int64_t r, float* x) {
+    const int32_t t = targets[r];
+    if (t >= 0) {
+      k.row_softmax_scaled(x, x, V, stats[2 * r], stats[2 * r + 1], dloss);
+      x[t] -= dloss;
+    }
+    for (int j = t >= 0 ? V : 0; j < Vp; ++j) x[j] = 0.0f;
+    f32_to_half(D, dlogits + r * Vp, x, Vp);
+  });
 }
 
 // Groups are independent in the fp32 kernel, so chunks of whole groups change no bit.
@@ -80,7 +117,7 @@ void half_fake_quant(half_t* x, int64_t n, int64_t groups, int bits, bool symmet
            static_cast<long long>(n), static_cast<long long>(groups));
   const int64_t w = n / groups;
   auto groups_of = [&](float* v, int64_t g) { fake_quant(v, g * w, g, bits, symmetric); };
-  half_rows<D>(groups, groups_of, HalfInOut{x, x, w}, kChunkRows);
+  half_rows_independent<D>(groups, groups_of, HalfInOut{x, x, w}, kChunkRows);
 }
 
 }  // namespace

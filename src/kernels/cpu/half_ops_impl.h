@@ -22,8 +22,9 @@ namespace zt {
 constexpr int kHalfScratchSlots = 5;
 float* half_scratch(int slot, size_t n);
 
-// Elementwise ops work on chunks of this many elements.
-constexpr int64_t kHalfFlatChunk = int64_t{1} << 18;
+// Elementwise ops work on chunks of this many elements, each thread on its own chunks (a
+// chunk's widened inputs stay in the core's cache).
+constexpr int64_t kHalfFlatChunk = int64_t{1} << 17;
 
 // Calls f(r0, n) for consecutive chunks [r0, r0 + n) of [0, N), chunk_rows rows each
 // (the last one shorter), in order.
@@ -35,17 +36,25 @@ void for_each_chunk(int64_t N, int64_t chunk_rows, F&& f) {
 // The 16-bit form of an fp32 elementwise kernel: chunk by chunk, input i is widened into
 // scratch slot i, f(x, n) runs the fp32 kernel on x[0..NIn) in place, and each output
 // (pointer, slot) is narrowed from its slot. Every 16-bit elementwise kernel of the tables
-// is this adapter over the f32 table's kernel, so both compute the same fp32 values.
+// is this adapter over the f32 table's kernel, so both compute the same fp32 values. The
+// elements are independent, so the chunks run on all threads at once, each in the thread's
+// own scratch (the fp32 kernel's own loop is then a one-thread team).
 template <DType D, size_t NIn, size_t NOut, typename F>
 void half_flat(int64_t count, const std::array<const half_t*, NIn>& in, const std::array<std::pair<half_t*, int>, NOut>& out,
                F&& f) {
-  std::array<float*, NIn> x;
-  for (size_t i = 0; i < NIn; ++i) x[i] = half_scratch(static_cast<int>(i), kHalfFlatChunk);
-  for_each_chunk(count, kHalfFlatChunk, [&](int64_t i0, int64_t n) {
-    for (size_t i = 0; i < NIn; ++i) half_to_f32(D, x[i], in[i] + i0, n);
-    f(x, n);
-    for (const auto& [p, slot] : out) f32_to_half(D, p + i0, x[static_cast<size_t>(slot)], n);
-  });
+  const int64_t chunks = (count + kHalfFlatChunk - 1) / kHalfFlatChunk;
+#pragma omp parallel if (chunks > 1)
+  {
+    std::array<float*, NIn> x;
+    for (size_t i = 0; i < NIn; ++i) x[i] = half_scratch(static_cast<int>(i), kHalfFlatChunk);
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t i0 = c * kHalfFlatChunk, n = count - i0 < kHalfFlatChunk ? count - i0 : kHalfFlatChunk;
+      for (size_t i = 0; i < NIn; ++i) half_to_f32(D, x[i], in[i] + i0, n);
+      f(x, n);
+      for (const auto& [p, slot] : out) f32_to_half(D, p + i0, x[static_cast<size_t>(slot)], n);
+    }
+  }
 }
 
 // Fillers, one per file: each sets its fields of *ops for ops->compute.

@@ -20,7 +20,7 @@ namespace {
 template <DType D>
 void half_rmsnorm_forward(half_t* out, float* rstd, const half_t* inp, const half_t* weight, int64_t N, int C,
                           float eps) {
-  half_rows<D>(N, cpu_kernels().rmsnorm_forward, HalfOut{out, C}, RowData<float>{rstd, 1}, HalfIn{inp, C},
+  half_rows_independent<D>(N, cpu_kernels().rmsnorm_forward, HalfOut{out, C}, RowData<float>{rstd, 1}, HalfIn{inp, C},
                HalfWhole{weight, C}, kChunkRows, C, eps);
 }
 
@@ -28,7 +28,8 @@ void half_rmsnorm_forward(half_t* out, float* rstd, const half_t* inp, const hal
 template <DType D>
 void half_rmsnorm_backward(half_t* dinp, float* dweight, const half_t* dout, const half_t* inp, const half_t* weight,
                            const float* rstd, int64_t N, int C) {
-  half_rows<D>(N, cpu_kernels().rmsnorm_backward, HalfInOut{dinp, dinp, C}, RowData<float>{dweight, 0},
+  half_rows<D>(HalfChunking{3 * int64_t{C}, kHalfSumChunkRows}, N, cpu_kernels().rmsnorm_backward,
+               HalfInOut{dinp, dinp, C}, RowData<float>{dweight, 0},
                HalfIn{dout, C}, HalfIn{inp, C}, HalfWhole{weight, C}, RowData<const float>{rstd, 1}, kChunkRows, C);
 }
 
@@ -48,7 +49,7 @@ void half_rope(half_t* out, const half_t* inp, const float* freqs, int B, int T,
   };
   for (int b = 0; b < B; ++b) {
     const int64_t off = int64_t{b} * T * width;
-    half_rows<D>(T, kernel, HalfInOut{inp + off, out + off, width}, kChunkFirst, kChunkRows);
+    half_rows_independent<D>(T, kernel, HalfInOut{inp + off, out + off, width}, kChunkFirst, kChunkRows);
   }
 }
 

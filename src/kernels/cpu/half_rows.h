@@ -28,7 +28,9 @@
 // the chunked roles) rows, or what a leading HalfChunking says (the GEMMs: their fp32 sums
 // run chunk after chunk, so their chunk size is part of the result). Each chunked or
 // HalfWhole role takes the next scratch slot (at most kHalfScratchSlots).
-// Thread-safety: the scratch is the calling thread's.
+// half_rows_independent is the form for kernels whose rows share nothing: their chunks run
+// on all threads at once, each in its thread's scratch.
+// Thread-safety: the scratch is the calling thread's (each thread's, in half_rows_independent).
 #pragma once
 
 #include <cstdint>
@@ -203,6 +205,35 @@ void half_rows(HalfChunking chunking, int64_t N, K&& kernel, R... roles) {
     std::apply([&](auto&... r) { kernel(d::arg(r, r0, n)...); }, t);
     std::apply([&](auto&... r) { (d::store<D>(r, r0, n), ...); }, t);
   });
+}
+
+// The form for kernels whose rows share nothing (no sum over rows, no HalfWeight): chunks
+// sized for a core's cache (kHalfCacheFloats of the chunked roles' scratch, at most
+// kHalfChunkRows rows) run on all threads at once, each thread widening, computing and
+// narrowing its own chunks in its own scratch, so the widened rows never leave the cache;
+// the fp32 kernel's own loop is then a one-thread team. Each row's arithmetic is the fp32
+// kernel's, so the same bits as half_rows.
+template <DType D, typename K, typename... R>
+void half_rows_independent(int64_t N, K&& kernel, R... roles) {
+  namespace d = half_rows_detail;
+  static_assert(!(std::is_same_v<R, HalfWeight> || ...), "half_rows_independent: a HalfWeight is shared by every row");
+  const int64_t width = (int64_t{0} + ... + d::row_floats(roles));
+  const int64_t fit = width > 0 ? kHalfCacheFloats / width : kHalfChunkRows;
+  const int64_t rows = fit < 1 ? 1 : fit > kHalfChunkRows ? kHalfChunkRows : fit;
+  const int64_t chunks = (N + rows - 1) / rows;
+#pragma omp parallel if (chunks > 1)
+  {
+    std::tuple<R...> t{roles...};
+    int slot = 0;
+    std::apply([&](auto&... r) { (d::setup<D>(r, &slot, rows), ...); }, t);
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t r0 = c * rows, n = N - r0 < rows ? N - r0 : rows;
+      std::apply([&](auto&... r) { (d::load<D>(r, r0, n), ...); }, t);
+      std::apply([&](auto&... r) { kernel(d::arg(r, r0, n)...); }, t);
+      std::apply([&](auto&... r) { (d::store<D>(r, r0, n), ...); }, t);
+    }
+  }
 }
 
 // Chunks sized by the chunked roles' widths (the row-wise kernels).

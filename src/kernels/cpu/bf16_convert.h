@@ -1,0 +1,32 @@
+// The bulk bf16 casts (the f32 table's cast_f32_to_bf16 / cast_bf16_to_f32, and every bf16
+// kernel's widening and narrowing through half_rows): AVX-512 or AVX2 integer code where
+// the active ISA allows it, else the scalar functions of core/half_bits.h. Every path
+// gives those functions' bits: widening is a 16-bit shift; narrowing adds 0x7fff plus the
+// kept bit's lowest bit (round to nearest even, overflow to inf) and keeps NaN quiet with
+// its sign. The vector forms are compiled for their target only and called only after the
+// run-time ISA check. Large casts are split over the OpenMP threads, unless the caller is
+// one of them already (then the cast is that thread's).
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor/dtype.h"
+
+namespace zt {
+
+// Round to nearest even (NaN stays a quiet NaN); the inverse is exact.
+void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n);
+void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n);
+
+namespace bf16_detail {
+// One thread's cast by one ISA path (for the tests that compare the paths).
+void narrow_scalar(uint16_t* dst, const float* src, int64_t n);
+void widen_scalar(float* dst, const uint16_t* src, int64_t n);
+void narrow_avx2(uint16_t* dst, const float* src, int64_t n);
+void widen_avx2(float* dst, const uint16_t* src, int64_t n);
+void narrow_avx512(uint16_t* dst, const float* src, int64_t n);
+void widen_avx512(float* dst, const uint16_t* src, int64_t n);
+}  // namespace bf16_detail
+
+}  // namespace zt

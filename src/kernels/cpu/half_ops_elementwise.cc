@@ -46,17 +46,26 @@ void half_layernorm_backward(half_t* dinp, float* dweight, float* dbias, const h
                RowData<const float>{mean, 1}, RowData<const float>{rstd, 1}, kChunkRows, C);
 }
 
+// bf16 takes the table's bf16 GELU (the fp32 arithmetic on chunks widened in the stack).
 template <DType D>
 void half_gelu_forward(half_t* out, const half_t* inp, int64_t count) {
   const KernelTable& k = cpu_kernels();
-  half_flat<D, 1, 1>(count, {inp}, {{{out, 0}}}, [&](const auto& x, int64_t n) { k.gelu_forward(x[0], x[0], n); });
+  if constexpr (D == DType::kBF16) {
+    k.gelu_forward_bf16(bits_of(out), bits_of(inp), count);
+  } else {
+    half_flat<D, 1, 1>(count, {inp}, {{{out, 0}}}, [&](const auto& x, int64_t n) { k.gelu_forward(x[0], x[0], n); });
+  }
 }
 
 template <DType D>
 void half_gelu_backward(half_t* dinp, const half_t* inp, const half_t* dout, int64_t count) {
   const KernelTable& k = cpu_kernels();
-  half_flat<D, 2, 1>(count, {inp, dout}, {{{dinp, 1}}},
-                     [&](const auto& x, int64_t n) { k.gelu_backward(x[1], x[0], x[1], n); });
+  if constexpr (D == DType::kBF16) {
+    k.gelu_backward_bf16(bits_of(dinp), bits_of(inp), bits_of(dout), count);
+  } else {
+    half_flat<D, 2, 1>(count, {inp, dout}, {{{dinp, 1}}},
+                       [&](const auto& x, int64_t n) { k.gelu_backward(x[1], x[0], x[1], n); });
+  }
 }
 
 // Cross-entropy over 16-bit logits, a row per thread at a time: the thread widens the row

@@ -42,6 +42,10 @@ struct KernelTable {
                            const float* rstd, int64_t N, int C);
   void (*swiglu_forward)(float* out, const float* gate, const float* up, int64_t n);
   void (*swiglu_backward)(float* dgate, float* dup, const float* dout, const float* gate, const float* up, int64_t n);
+  // GELU over bf16 bit patterns: the fp32 kernels' bits on the widened inputs, rounded once
+  // (the bf16 table's gelu; impl/gelu_impl.h).
+  void (*gelu_forward_bf16)(uint16_t* out, const uint16_t* inp, int64_t n);
+  void (*gelu_backward_bf16)(uint16_t* dinp, const uint16_t* inp, const uint16_t* dout, int64_t n);
 };
 
 // The table for active_isa().

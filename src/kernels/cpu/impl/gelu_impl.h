@@ -32,38 +32,79 @@ static inline typename S::V gelu_grad(typename S::V x, typename S::V dy) {
   return S::mul(S::fmadd(x, ds, s), dy);
 }
 
+// One thread's GELU over n elements (out may alias inp).
+template <class S>
+void gelu_forward_range(float* out, const float* inp, int64_t n) {
+  int64_t i = 0;
+  for (; i + S::kWidth <= n; i += S::kWidth) S::store(out + i, gelu_value<S>(S::load(inp + i)));
+  if (i < n) {
+    const int k = static_cast<int>(n - i);
+    zt::simd::store_tail<S>(out + i, gelu_value<S>(zt::simd::load_tail<S>(inp + i, k, 0.0f)), k);
+  }
+}
+
+// One thread's dinp = gelu'(inp) * dout over n elements (dinp may alias dout).
+template <class S>
+void gelu_backward_range(float* dinp, const float* inp, const float* dout, int64_t n) {
+  int64_t i = 0;
+  for (; i + S::kWidth <= n; i += S::kWidth) S::store(dinp + i, gelu_grad<S>(S::load(inp + i), S::load(dout + i)));
+  if (i < n) {
+    const int k = static_cast<int>(n - i);
+    const auto g = gelu_grad<S>(zt::simd::load_tail<S>(inp + i, k, 0.0f), zt::simd::load_tail<S>(dout + i, k, 0.0f));
+    zt::simd::store_tail<S>(dinp + i, g, k);
+  }
+}
+
+constexpr int64_t kGeluChunk = 4096;
+
 template <class S>
 void gelu_forward_impl(float* out, const float* inp, int64_t n) {
-  constexpr int64_t kChunk = 4096;
-  const int64_t nchunks = (n + kChunk - 1) / kChunk;
+  const int64_t nchunks = (n + kGeluChunk - 1) / kGeluChunk;
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < nchunks; ++c) {
-    const int64_t lo = c * kChunk, hi = (lo + kChunk < n) ? lo + kChunk : n;
-    int64_t i = lo;
-    for (; i + S::kWidth <= hi; i += S::kWidth) S::store(out + i, gelu_value<S>(S::load(inp + i)));
-    if (i < hi) {
-      const int k = static_cast<int>(hi - i);
-      zt::simd::store_tail<S>(out + i, gelu_value<S>(zt::simd::load_tail<S>(inp + i, k, 0.0f)), k);
-    }
+    const int64_t lo = c * kGeluChunk;
+    gelu_forward_range<S>(out + lo, inp + lo, lo + kGeluChunk < n ? kGeluChunk : n - lo);
   }
 }
 
 // dinp = gelu'(inp) * dout; dinp may alias dout.
 template <class S>
 void gelu_backward_impl(float* dinp, const float* inp, const float* dout, int64_t n) {
-  constexpr int64_t kChunk = 4096;
-  const int64_t nchunks = (n + kChunk - 1) / kChunk;
+  const int64_t nchunks = (n + kGeluChunk - 1) / kGeluChunk;
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < nchunks; ++c) {
-    const int64_t lo = c * kChunk, hi = (lo + kChunk < n) ? lo + kChunk : n;
-    int64_t i = lo;
-    for (; i + S::kWidth <= hi; i += S::kWidth) {
-      S::store(dinp + i, gelu_grad<S>(S::load(inp + i), S::load(dout + i)));
-    }
-    if (i < hi) {
-      const int k = static_cast<int>(hi - i);
-      const auto g = gelu_grad<S>(zt::simd::load_tail<S>(inp + i, k, 0.0f), zt::simd::load_tail<S>(dout + i, k, 0.0f));
-      zt::simd::store_tail<S>(dinp + i, g, k);
-    }
+    const int64_t lo = c * kGeluChunk;
+    gelu_backward_range<S>(dinp + lo, inp + lo, dout + lo, lo + kGeluChunk < n ? kGeluChunk : n - lo);
+  }
+}
+
+// The bf16 forms: each chunk widened into the thread's stack (exactly), the fp32 arithmetic
+// above, then narrowed once (Widen / Narrow: bf16_convert.h's casts for this ISA), so the
+// same bits as the fp32 kernel on widened inputs, reading and writing 2 bytes an element.
+template <class S, void (*Widen)(float*, const uint16_t*, int64_t), void (*Narrow)(uint16_t*, const float*, int64_t)>
+void gelu_forward_bf16_impl(uint16_t* out, const uint16_t* inp, int64_t n) {
+  const int64_t nchunks = (n + kGeluChunk - 1) / kGeluChunk;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < nchunks; ++c) {
+    const int64_t lo = c * kGeluChunk, len = lo + kGeluChunk < n ? kGeluChunk : n - lo;
+    alignas(64) float x[kGeluChunk];
+    Widen(x, inp + lo, len);
+    gelu_forward_range<S>(x, x, len);
+    Narrow(out + lo, x, len);
+  }
+}
+
+// dinp may alias dout.
+template <class S, void (*Widen)(float*, const uint16_t*, int64_t), void (*Narrow)(uint16_t*, const float*, int64_t)>
+void gelu_backward_bf16_impl(uint16_t* dinp, const uint16_t* inp, const uint16_t* dout, int64_t n) {
+  const int64_t nchunks = (n + kGeluChunk - 1) / kGeluChunk;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < nchunks; ++c) {
+    const int64_t lo = c * kGeluChunk, len = lo + kGeluChunk < n ? kGeluChunk : n - lo;
+    alignas(64) float x[kGeluChunk], d[kGeluChunk];
+    Widen(x, inp + lo, len);
+    Widen(d, dout + lo, len);
+    gelu_backward_range<S>(d, x, d, len);
+    Narrow(dinp + lo, d, len);
   }
 }

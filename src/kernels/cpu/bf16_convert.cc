@@ -95,21 +95,25 @@ void blocks(D* dst, const S* src, int64_t n, void (*f)(D*, const S*, int64_t)) {
   }
 }
 
+// The ISA whose casts run: the active one, or the scalar code while ZT_ISA is invalid (every
+// path gives the same bits, and start-up and doctor report the variable; doctor must not abort).
+Isa cast_isa() { return active_isa_status().ok() ? active_isa() : Isa::kScalar; }
+
 }  // namespace
 
 void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n) {
   namespace d = bf16_detail;
-  static const auto path = active_isa() == Isa::kAvx512 ? &d::narrow_avx512
-                           : active_isa() == Isa::kAvx2 ? &d::narrow_avx2
-                                                        : &d::narrow_scalar;
+  static const auto path = cast_isa() == Isa::kAvx512 ? &d::narrow_avx512
+                           : cast_isa() == Isa::kAvx2 ? &d::narrow_avx2
+                                                      : &d::narrow_scalar;
   blocks(reinterpret_cast<uint16_t*>(dst), src, n, path);
 }
 
 void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n) {
   namespace d = bf16_detail;
-  static const auto path = active_isa() == Isa::kAvx512 ? &d::widen_avx512
-                           : active_isa() == Isa::kAvx2 ? &d::widen_avx2
-                                                        : &d::widen_scalar;
+  static const auto path = cast_isa() == Isa::kAvx512 ? &d::widen_avx512
+                           : cast_isa() == Isa::kAvx2 ? &d::widen_avx2
+                                                      : &d::widen_scalar;
   blocks(dst, reinterpret_cast<const uint16_t*>(src), n, path);
 }
 

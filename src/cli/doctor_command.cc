@@ -295,7 +295,8 @@ int doctor_command(const DoctorOptions& options) {
   std::printf("zerotrain doctor, zerotrain %s\n\n", kZerotrainVersion);
   const CpuInfo c = cpu_info();
   report_cpu(c, &r);
-  r.fact("topology", cpu_topology().describe());
+  r.fact("topology", cpu_topology().describe() + "; L2 " + std::to_string(l2_cache_bytes() >> 10) +
+                         " KiB a core (the 16-bit kernels' chunk size)");
   report_isa(c, &r);
   report_amx(c, &r);
   report_gemm(options, &r);

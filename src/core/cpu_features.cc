@@ -2,6 +2,7 @@
 #include "core/cpu_features.h"
 
 #include <cpuid.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -74,6 +75,13 @@ Isa active_isa() {
     return r.value();
   }();
   return isa;
+}
+
+int64_t l2_cache_bytes() {
+  constexpr int64_t kLow = int64_t{256} << 10, kHigh = int64_t{4} << 20, kUnknown = int64_t{1} << 20;
+  const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (reported <= 0) return kUnknown;
+  return reported < kLow ? kLow : reported > kHigh ? kHigh : reported;
 }
 
 }  // namespace zt

@@ -4,6 +4,8 @@
 // Thread-safety: all functions are safe to call from any thread.
 #pragma once
 
+#include <cstdint>
+
 #include "core/status.h"
 
 namespace zt {
@@ -21,5 +23,9 @@ Isa detect_isa();
 // then).
 Isa active_isa();
 Status active_isa_status();
+
+// The L2 cache of one core in bytes, as the C library reports it (sysconf), clamped to
+// [256 KiB, 4 MiB]; 1 MiB where it reports none. Cache-sized chunks are cut from it.
+int64_t l2_cache_bytes();
 
 }  // namespace zt

@@ -132,7 +132,8 @@ class CpuBackend final : public Backend {
       return std::string("cpu f32, ") + ops_.kernel_isa + " kernels, gemm: " + gemm_path().describe();
     }
     return std::string("cpu ") + dtype_name(compute_) + " (fp32 master weights), " + ops_.kernel_isa +
-           " kernels, gemm: " + half_gemm_description(compute_);
+           " kernels in chunks of the " + std::to_string(l2_cache_bytes() >> 10) + " KiB L2, gemm: " +
+           half_gemm_description(compute_);
   }
 
   StatusOr<Arena> allocate(size_t count, DType dtype, const char* what) const override {

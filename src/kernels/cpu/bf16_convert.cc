@@ -2,7 +2,6 @@
 #include "kernels/cpu/bf16_convert.h"
 
 #include <immintrin.h>
-#include <omp.h>
 
 // GCC 12 warns inside its own AVX-512 intrinsics (the undefined source of _mm512_set1_epi32
 // and friends); kernels_avx512.cc is built with the same warning off.
@@ -10,6 +9,7 @@
 
 #include "core/cpu_features.h"
 #include "core/half_bits.h"
+#include "kernels/cpu/cast_blocks.h"
 
 namespace zt {
 
@@ -76,24 +76,7 @@ __attribute__((target("avx512f"))) void widen_avx512(float* dst, const uint16_t*
 
 namespace {
 
-constexpr int64_t kBlock = 16384;  // elements per OpenMP work item; a smaller cast runs on one thread
-
-// f(dst + lo, src + lo, len) over [0, n) in blocks, split over the threads when n is large
-// and the caller is not already one of them (no nested team: starting even a one-thread
-// team costs microseconds, more than a cache-sized cast).
-template <typename D, typename S>
-void blocks(D* dst, const S* src, int64_t n, void (*f)(D*, const S*, int64_t)) {
-  const int64_t count = (n + kBlock - 1) / kBlock;
-  if (count <= 1 || omp_in_parallel()) {
-    f(dst, src, n);
-    return;
-  }
-#pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < count; ++b) {
-    const int64_t lo = b * kBlock;
-    f(dst + lo, src + lo, lo + kBlock < n ? kBlock : n - lo);
-  }
-}
+constexpr int64_t kBlock = 16384;  // elements per OpenMP work item
 
 // The ISA whose casts run: the active one, or the scalar code while ZT_ISA is invalid (every
 // path gives the same bits, and start-up and doctor report the variable; doctor must not abort).
@@ -106,7 +89,7 @@ void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n) {
   static const auto path = cast_isa() == Isa::kAvx512 ? &d::narrow_avx512
                            : cast_isa() == Isa::kAvx2 ? &d::narrow_avx2
                                                       : &d::narrow_scalar;
-  blocks(reinterpret_cast<uint16_t*>(dst), src, n, path);
+  cast_blocks(bits_of(dst), src, n, kBlock, path);
 }
 
 void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n) {
@@ -114,7 +97,7 @@ void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n) {
   static const auto path = cast_isa() == Isa::kAvx512 ? &d::widen_avx512
                            : cast_isa() == Isa::kAvx2 ? &d::widen_avx2
                                                       : &d::widen_scalar;
-  blocks(dst, reinterpret_cast<const uint16_t*>(src), n, path);
+  cast_blocks(dst, bits_of(src), n, kBlock, path);
 }
 
 }  // namespace zt

@@ -3,7 +3,6 @@
 
 #include <cstring>
 
-
 namespace zt {
 
 void bias_residual(float* out, const float* residual, const float* partial, const float* bias, int64_t N, int C) {

@@ -5,10 +5,10 @@
 #include "kernels/cpu/half_convert.h"
 
 #include <immintrin.h>
-#include <omp.h>
 
 #include "core/check.h"
 #include "core/cpu_features.h"
+#include "kernels/cpu/cast_blocks.h"
 
 namespace zt {
 
@@ -41,24 +41,13 @@ f16_t narrow_f16(float f) { return f16_t{f32_to_f16_bits(f)}; }
 template <auto One, typename Dst, typename Src>
 void convert_blocks(Dst* dst, const Src* src, int64_t n, void (*f16c)(Dst*, const Src*, int64_t)) {
   const bool vector = f16_uses_f16c();
-  const int64_t blocks = (n + kBlock - 1) / kBlock;
-  if (blocks <= 1 || omp_in_parallel()) {  // no nested team (bf16_convert.cc says why)
+  cast_blocks(dst, src, n, kBlock, [&](Dst* d, const Src* s, int64_t len) {
     if (vector) {
-      f16c(dst, src, n);
+      f16c(d, s, len);
     } else {
-      for (int64_t i = 0; i < n; ++i) dst[i] = One(src[i]);
+      for (int64_t i = 0; i < len; ++i) d[i] = One(s[i]);
     }
-    return;
-  }
-#pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < blocks; ++b) {
-    const int64_t lo = b * kBlock, len = lo + kBlock < n ? kBlock : n - lo;
-    if (vector) {
-      f16c(dst + lo, src + lo, len);
-    } else {
-      for (int64_t i = lo; i < lo + len; ++i) dst[i] = One(src[i]);
-    }
-  }
+  });
 }
 
 }  // namespace

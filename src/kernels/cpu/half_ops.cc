@@ -2,12 +2,19 @@
 // scratch they share (see half_ops.h for the numerics and the memory bound).
 #include "kernels/cpu/half_ops.h"
 
+#include "core/cpu_features.h"
+
 #include <vector>
 
 #include "core/check.h"
 #include "kernels/cpu/half_ops_impl.h"
 
 namespace zt {
+
+int64_t half_cache_floats() {
+  static const int64_t floats = l2_cache_bytes() / static_cast<int64_t>(sizeof(float));
+  return floats;
+}
 
 float* half_scratch(int slot, size_t n) {
   thread_local std::vector<float> slots[kHalfScratchSlots];

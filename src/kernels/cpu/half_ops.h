@@ -47,12 +47,17 @@ constexpr int64_t kHalfGemmChunkRows = 1024;
 // that each is one parallel fp32 call rather than many small ones.
 constexpr int64_t kHalfSumChunkRows = 1024;
 constexpr int64_t kHalfScratchFloats = int64_t{1} << 22;  // 16 MiB
-constexpr int64_t kHalfCacheFloats = int64_t{1} << 18;    // 1 MiB: a chunk of half_rows_independent
+
+// The scratch of one thread's chunk in the forms whose chunks run on all threads at once
+// (half_rows_independent, half_flat): this CPU's L2 per core (l2_cache_bytes()), so the
+// widened chunk stays in the core's cache. Chunk sizes change no bit.
+int64_t half_cache_floats();
 
 // Rows per chunk for an op whose scratch takes floats_per_row floats per row: in
-// [1, max_rows], and at most kHalfScratchFloats / floats_per_row where that is >= 1.
-inline int64_t half_chunk_rows(int64_t floats_per_row, int64_t max_rows = kHalfChunkRows) {
-  const int64_t rows = floats_per_row > 0 ? kHalfScratchFloats / floats_per_row : max_rows;
+// [1, max_rows], and at most budget / floats_per_row where that is >= 1.
+inline int64_t half_chunk_rows(int64_t floats_per_row, int64_t max_rows = kHalfChunkRows,
+                               int64_t budget = kHalfScratchFloats) {
+  const int64_t rows = floats_per_row > 0 ? budget / floats_per_row : max_rows;
   return rows < 1 ? 1 : rows > max_rows ? max_rows : rows;
 }
 

@@ -32,18 +32,18 @@ void storage_from_f32(half_t* dst, const float* src, int64_t n) {
 template <DType D>
 void half_layernorm_forward(half_t* out, float* mean, float* rstd, const half_t* inp, const half_t* weight,
                             const half_t* bias, int64_t N, int C) {
-  half_rows_independent<D>(N, cpu_kernels().layernorm_forward, HalfOut{out, C}, RowData<float>{mean, 1}, RowData<float>{rstd, 1},
-               HalfIn{inp, C}, HalfWhole{weight, C}, HalfWhole{bias, C}, kChunkRows, C);
+  half_rows_independent<D>(N, cpu_kernels().layernorm_forward, HalfOut{out, C}, RowData<float>{mean, 1},
+                           RowData<float>{rstd, 1}, HalfIn{inp, C}, HalfWhole{weight, C}, HalfWhole{bias, C},
+                           kChunkRows, C);
 }
 
 // dinp (half) += the input gradient: widened, accumulated by the fp32 kernel, rounded back.
 template <DType D>
 void half_layernorm_backward(half_t* dinp, float* dweight, float* dbias, const half_t* dout, const half_t* inp,
                              const half_t* weight, const float* mean, const float* rstd, int64_t N, int C) {
-  half_rows<D>(HalfChunking{3 * int64_t{C}, kHalfSumChunkRows}, N, cpu_kernels().layernorm_backward,
-               HalfInOut{dinp, dinp, C}, RowData<float>{dweight, 0},
-               RowData<float>{dbias, 0}, HalfIn{dout, C}, HalfIn{inp, C}, HalfWhole{weight, C},
-               RowData<const float>{mean, 1}, RowData<const float>{rstd, 1}, kChunkRows, C);
+  half_rows<D>(HalfMaxRows{kHalfSumChunkRows}, N, cpu_kernels().layernorm_backward, HalfInOut{dinp, dinp, C},
+               RowData<float>{dweight, 0}, RowData<float>{dbias, 0}, HalfIn{dout, C}, HalfIn{inp, C},
+               HalfWhole{weight, C}, RowData<const float>{mean, 1}, RowData<const float>{rstd, 1}, kChunkRows, C);
 }
 
 // bf16 takes the table's bf16 GELU (the fp32 arithmetic on chunks widened in the stack).
@@ -75,8 +75,8 @@ void half_gelu_backward(half_t* dinp, const half_t* inp, const half_t* dout, int
 // probabilities times dloss, the target's dloss off, zero padding), so the same bits with
 // one pass over the 16-bit logits and no parallel loop started per row.
 //
-// widened_rows: f(r, x) for every row r, on all threads: x is the thread's scratch of Vp floats, holding
-// row r's first V logits widened unless the row's target is ignored.
+// widened_rows: f(r, x) for every row r, on all threads; x is the thread's scratch of Vp
+// floats, holding row r's first V logits widened unless the row's target is ignored.
 template <DType D, typename F>
 void widened_rows(const half_t* logits, const int32_t* targets, int64_t N, int V, int Vp, F&& f) {
 #pragma omp parallel
@@ -96,11 +96,15 @@ void half_crossentropy_forward(float* losses, float* stats, const half_t* logits
   const KernelTable& k = cpu_kernels();
   widened_rows<D>(logits, targets, N, V, Vp, [&](int64_t r, const float* x) {
     const int32_t t = targets[r];
-    const float m = t >= 0 ? k.row_max(x, V) : 0.0f;
-    const float logsum = t >= 0 ? static_cast<float>(std::log(static_cast<double>(k.row_sum_exp(x, V, m)))) : 0.0f;
+    if (t < 0) {
+      losses[r] = stats[2 * r] = stats[2 * r + 1] = 0.0f;
+      return;
+    }
+    const float m = k.row_max(x, V);
+    const float logsum = static_cast<float>(std::log(static_cast<double>(k.row_sum_exp(x, V, m))));
     stats[2 * r] = m;
     stats[2 * r + 1] = logsum;
-    losses[r] = t >= 0 ? (m - x[t]) + logsum : 0.0f;
+    losses[r] = (m - x[t]) + logsum;
   });
 }
 

@@ -22,9 +22,9 @@ namespace zt {
 constexpr int kHalfScratchSlots = 5;
 float* half_scratch(int slot, size_t n);
 
-// Elementwise ops work on chunks of this many elements, each thread on its own chunks (a
-// chunk's widened inputs stay in the core's cache).
-constexpr int64_t kHalfFlatChunk = int64_t{1} << 17;
+// Elementwise ops work on chunks of half the L2 a slot, each thread on its own chunks (a
+// chunk's two widened inputs stay in the core's cache).
+inline int64_t half_flat_chunk() { return half_cache_floats() / 2; }
 
 // Calls f(r0, n) for consecutive chunks [r0, r0 + n) of [0, N), chunk_rows rows each
 // (the last one shorter), in order.
@@ -42,14 +42,14 @@ void for_each_chunk(int64_t N, int64_t chunk_rows, F&& f) {
 template <DType D, size_t NIn, size_t NOut, typename F>
 void half_flat(int64_t count, const std::array<const half_t*, NIn>& in, const std::array<std::pair<half_t*, int>, NOut>& out,
                F&& f) {
-  const int64_t chunks = (count + kHalfFlatChunk - 1) / kHalfFlatChunk;
+  const int64_t chunk = half_flat_chunk(), chunks = (count + chunk - 1) / chunk;
 #pragma omp parallel if (chunks > 1)
   {
     std::array<float*, NIn> x;
-    for (size_t i = 0; i < NIn; ++i) x[i] = half_scratch(static_cast<int>(i), kHalfFlatChunk);
+    for (size_t i = 0; i < NIn; ++i) x[i] = half_scratch(static_cast<int>(i), static_cast<size_t>(chunk));
 #pragma omp for schedule(static)
     for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t i0 = c * kHalfFlatChunk, n = count - i0 < kHalfFlatChunk ? count - i0 : kHalfFlatChunk;
+      const int64_t i0 = c * chunk, n = count - i0 < chunk ? count - i0 : chunk;
       for (size_t i = 0; i < NIn; ++i) half_to_f32(D, x[i], in[i] + i0, n);
       f(x, n);
       for (const auto& [p, slot] : out) f32_to_half(D, p + i0, x[static_cast<size_t>(slot)], n);

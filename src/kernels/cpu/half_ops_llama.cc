@@ -21,16 +21,16 @@ template <DType D>
 void half_rmsnorm_forward(half_t* out, float* rstd, const half_t* inp, const half_t* weight, int64_t N, int C,
                           float eps) {
   half_rows_independent<D>(N, cpu_kernels().rmsnorm_forward, HalfOut{out, C}, RowData<float>{rstd, 1}, HalfIn{inp, C},
-               HalfWhole{weight, C}, kChunkRows, C, eps);
+                           HalfWhole{weight, C}, kChunkRows, C, eps);
 }
 
 // dinp (half) += the input gradient: widened, accumulated by the fp32 kernel, rounded back.
 template <DType D>
 void half_rmsnorm_backward(half_t* dinp, float* dweight, const half_t* dout, const half_t* inp, const half_t* weight,
                            const float* rstd, int64_t N, int C) {
-  half_rows<D>(HalfChunking{3 * int64_t{C}, kHalfSumChunkRows}, N, cpu_kernels().rmsnorm_backward,
-               HalfInOut{dinp, dinp, C}, RowData<float>{dweight, 0},
-               HalfIn{dout, C}, HalfIn{inp, C}, HalfWhole{weight, C}, RowData<const float>{rstd, 1}, kChunkRows, C);
+  half_rows<D>(HalfMaxRows{kHalfSumChunkRows}, N, cpu_kernels().rmsnorm_backward, HalfInOut{dinp, dinp, C},
+               RowData<float>{dweight, 0}, HalfIn{dout, C}, HalfIn{inp, C}, HalfWhole{weight, C},
+               RowData<const float>{rstd, 1}, kChunkRows, C);
 }
 
 // The fp32 rotation (forward, or backward when inverse) in place, one sequence at a time

@@ -88,7 +88,7 @@ TEST_P(HalfLlamaOps, RopeForwardAndBackwardAreRoundedFp32) {
 }
 
 TEST_P(HalfLlamaOps, SwiGluForwardAndBackwardAreRoundedFp32) {
-  const int64_t n = (int64_t{1} << 18) + 1000;  // two whole elementwise chunks and a short one, on two threads
+  const int64_t n = half_cache_floats() + 1000;  // two whole elementwise chunks (half the L2 each) and a short one
   const HalfValues g = random(n, 10, 3.0f), u = random(n, 11), dy = random(n, 12);
   Halves out(n), dg(n), du(n), g_in_place = g.h, u_in_place = u.h;
   Floats y(n), dg_ref(n), du_ref(n);

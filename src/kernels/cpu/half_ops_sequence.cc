@@ -78,7 +78,8 @@ void half_encoder_forward(half_t* out, const int32_t* tokens, const half_t* wte,
   };
   for (int b = 0; b < B; ++b) {
     const int64_t row = int64_t{b} * T;
-    half_rows_independent<D>(T, kernel, HalfOut{out + row * C, C}, HalfGather{wte, tokens + row, C}, HalfIn{wpe, C}, kChunkRows);
+    half_rows_independent<D>(T, kernel, HalfOut{out + row * C, C}, HalfGather{wte, tokens + row, C}, HalfIn{wpe, C},
+                             kChunkRows);
   }
 }
 

@@ -82,7 +82,7 @@ TEST_P(HalfOps, LayerNormBackwardAccumulatesEveryGradient) {
 }
 
 TEST_P(HalfOps, GeluForwardAndBackwardInPlaceAreRoundedFp32) {
-  const int64_t n = (int64_t{1} << 18) + 1000;  // two whole elementwise chunks and a short one, on two threads
+  const int64_t n = half_cache_floats() + 1000;  // two whole elementwise chunks (half the L2 each) and a short one
   const HalfValues x = random(n, 10, 3.0f), dy = random(n, 11);
   Halves out(n), dx(n), in_place = dy.h;
   Floats y(n), dx_ref(n);

@@ -39,7 +39,8 @@ void half_embedding_finish(half_t* out, const float* summed, const half_t* wpe, 
   auto kernel = [&](float* y, const float* s, const float* p, int64_t n) {
     embedding_finish(y, s, p, n, static_cast<int>(n), C);
   };
-  half_rows_independent<D>(rows, kernel, HalfOut{out, C}, RowData<const float>{summed, C}, HalfCycle{wpe, T, C}, kChunkRows);
+  half_rows_independent<D>(rows, kernel, HalfOut{out, C}, RowData<const float>{summed, C}, HalfCycle{wpe, T, C},
+                           kChunkRows);
 }
 
 // One sequence at a time, positions as rows (dwpe's row t0 + i for row i of a chunk).
@@ -66,8 +67,8 @@ template <DType D>
 void half_vocab_xent_partials(float* stats, float* row_sums, const float* row_max_all, int P, const half_t* logits_l,
                               const int32_t* targets, int64_t N, const VocabSlice& v) {
   half_rows_independent<D>(N, vocab_xent_partials, RowData<float>{stats, 2}, RowData<float>{row_sums, 2},
-               ColumnsOf{row_max_all, N, P}, P, HalfIn{logits_l, v.Vl}, RowData<const int32_t>{targets, 1},
-               kChunkRows, v);
+                           ColumnsOf{row_max_all, N, P}, P, HalfIn{logits_l, v.Vl}, RowData<const int32_t>{targets, 1},
+                           kChunkRows, v);
 }
 
 template <DType D>
@@ -77,7 +78,7 @@ void half_vocab_xent_backward(half_t* dlogits_l, const half_t* logits_l, const f
     vocab_xent_backward(l, l, st, tg, dloss, n, v);
   };
   half_rows_independent<D>(N, in_place, HalfInOut{logits_l, dlogits_l, v.Vl}, RowData<const float>{stats, 2},
-               RowData<const int32_t>{targets, 1}, kChunkRows);
+                           RowData<const int32_t>{targets, 1}, kChunkRows);
 }
 
 template <DType D>
@@ -86,8 +87,8 @@ void half_bias_residual(half_t* out, const half_t* residual, const float* partia
   auto in_place = [&](float* r, const float* part, const float* b, int64_t n) {  // in place in fp32
     bias_residual(r, r, part, b, n, C);
   };
-  half_rows_independent<D>(N, in_place, HalfInOut{residual, out, C}, RowData<const float>{partial, C}, HalfWhole{bias, C},
-               kChunkRows);
+  half_rows_independent<D>(N, in_place, HalfInOut{residual, out, C}, RowData<const float>{partial, C},
+                           HalfWhole{bias, C}, kChunkRows);
 }
 
 }  // namespace

@@ -91,6 +91,10 @@ struct HalfChunking {
   int64_t floats_per_row;
   int64_t max_rows;
 };
+// The most rows a chunk may hold, its width taken from the roles.
+struct HalfMaxRows {
+  int64_t rows;
+};
 template <typename T>
 struct RowData {
   T* p;
@@ -191,6 +195,21 @@ void store(R& r, int64_t r0, int64_t n) {
   if constexpr (std::is_same_v<R, HalfInOut>) f32_to_half(D, r.dst + r0 * r.w, r.x, n * r.w);
 }
 
+// One chunk, rows [r0, r0 + n): widen what the kernel reads, run it, narrow what it wrote.
+template <DType D, typename K, typename T>
+void run_chunk(T& t, K& kernel, int64_t r0, int64_t n) {
+  std::apply([&](auto&... r) { (load<D>(r, r0, n), ...); }, t);
+  std::apply([&](auto&... r) { kernel(arg(r, r0, n)...); }, t);
+  std::apply([&](auto&... r) { (store<D>(r, r0, n), ...); }, t);
+}
+
+// Floats per row of the chunked roles' scratch (at least 1).
+template <typename... R>
+int64_t chunk_floats(const R&... roles) {
+  const int64_t width = (int64_t{0} + ... + row_floats(roles));
+  return width > 0 ? width : 1;
+}
+
 }  // namespace half_rows_detail
 
 template <DType D, typename K, typename... R>
@@ -200,15 +219,11 @@ void half_rows(HalfChunking chunking, int64_t N, K&& kernel, R... roles) {
   const int64_t rows = half_chunk_rows(chunking.floats_per_row, chunking.max_rows);
   int slot = 0;
   std::apply([&](auto&... r) { (d::setup<D>(r, &slot, rows), ...); }, t);
-  for_each_chunk(N, rows, [&](int64_t r0, int64_t n) {
-    std::apply([&](auto&... r) { (d::load<D>(r, r0, n), ...); }, t);
-    std::apply([&](auto&... r) { kernel(d::arg(r, r0, n)...); }, t);
-    std::apply([&](auto&... r) { (d::store<D>(r, r0, n), ...); }, t);
-  });
+  for_each_chunk(N, rows, [&](int64_t r0, int64_t n) { d::run_chunk<D>(t, kernel, r0, n); });
 }
 
 // The form for kernels whose rows share nothing (no sum over rows, no HalfWeight): chunks
-// sized for a core's cache (kHalfCacheFloats of the chunked roles' scratch, at most
+// sized for a core's cache (half_cache_floats() of the chunked roles' scratch, at most
 // kHalfChunkRows rows) run on all threads at once, each thread widening, computing and
 // narrowing its own chunks in its own scratch, so the widened rows never leave the cache;
 // the fp32 kernel's own loop is then a one-thread team. Each row's arithmetic is the fp32
@@ -217,9 +232,7 @@ template <DType D, typename K, typename... R>
 void half_rows_independent(int64_t N, K&& kernel, R... roles) {
   namespace d = half_rows_detail;
   static_assert(!(std::is_same_v<R, HalfWeight> || ...), "half_rows_independent: a HalfWeight is shared by every row");
-  const int64_t width = (int64_t{0} + ... + d::row_floats(roles));
-  const int64_t fit = width > 0 ? kHalfCacheFloats / width : kHalfChunkRows;
-  const int64_t rows = fit < 1 ? 1 : fit > kHalfChunkRows ? kHalfChunkRows : fit;
+  const int64_t rows = half_chunk_rows(d::chunk_floats(roles...), kHalfChunkRows, half_cache_floats());
   const int64_t chunks = (N + rows - 1) / rows;
 #pragma omp parallel if (chunks > 1)
   {
@@ -228,19 +241,23 @@ void half_rows_independent(int64_t N, K&& kernel, R... roles) {
     std::apply([&](auto&... r) { (d::setup<D>(r, &slot, rows), ...); }, t);
 #pragma omp for schedule(static)
     for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t r0 = c * rows, n = N - r0 < rows ? N - r0 : rows;
-      std::apply([&](auto&... r) { (d::load<D>(r, r0, n), ...); }, t);
-      std::apply([&](auto&... r) { kernel(d::arg(r, r0, n)...); }, t);
-      std::apply([&](auto&... r) { (d::store<D>(r, r0, n), ...); }, t);
+      const int64_t r0 = c * rows;
+      d::run_chunk<D>(t, kernel, r0, N - r0 < rows ? N - r0 : rows);
     }
   }
 }
 
-// Chunks sized by the chunked roles' widths (the row-wise kernels).
+// Chunks sized by the chunked roles' widths, at most max_rows rows (the norms' backward,
+// whose sums over rows keep chunks in order, takes kHalfSumChunkRows).
+template <DType D, typename K, typename... R>
+void half_rows(HalfMaxRows max_rows, int64_t N, K&& kernel, R... roles) {
+  half_rows<D>(HalfChunking{half_rows_detail::chunk_floats(roles...), max_rows.rows}, N, kernel, roles...);
+}
+
+// The row-wise kernels: at most kHalfChunkRows rows a chunk.
 template <DType D, typename K, typename... R>
 void half_rows(int64_t N, K&& kernel, R... roles) {
-  const int64_t width = (int64_t{0} + ... + half_rows_detail::row_floats(roles));
-  half_rows<D>(HalfChunking{width > 0 ? width : 1, kHalfChunkRows}, N, kernel, roles...);
+  half_rows<D>(HalfMaxRows{kHalfChunkRows}, N, kernel, roles...);
 }
 
 }  // namespace zt

@@ -6,6 +6,7 @@
 #include "cli/calibrate_command.h"
 #include "cli/config_input.h"
 #include "cli/exit_status.h"
+#include "cli/launch_command.h"
 #include "engine/run_inputs.h"
 #include "engine/run_config.h"
 #include "comm/mpi_world.h"
@@ -18,10 +19,12 @@
 #include "engine/trainer.h"
 #include "planner/calibration.h"
 #include "planner/comm_probe.h"
+#include "planner/host_split.h"
 #include "planner/op_timer.h"
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <memory>
@@ -186,6 +189,48 @@ void print_summary(const Calibration& c, const ComputeTable* t, const std::strin
               format_bytes(c.mpi_inter_process_base_bytes).c_str(), path.c_str());
 }
 
+// This calibration's arguments for one split's run: the same measurements into the same
+// file, without --splits (a split of several ranks also fits the link within this host).
+std::vector<std::string> split_command(const CalibrateArgs& a, const std::string& path) {
+  std::vector<std::string> c = {"calibrate", "-o", path, "--precision", a.precision};
+  if (a.skip_comm) c.push_back("--skip-comm");
+  if (a.skip_compute) c.push_back("--skip-compute");
+  for (const std::string& f : a.configs) c.insert(c.end(), {"--config", f});
+  auto list = [](const std::vector<int>& v) {
+    std::string out;
+    for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+    return out;
+  };
+  c.insert(c.end(), {"--micro-batches", list(a.micro_batches), "--tp", list(a.tp_degrees)});
+  if (a.quick) c.push_back("--quick");
+  return c;
+}
+
+// --splits: one launch per split of this host's cores (planner/host_split.h), each rank
+// bound to its own cores, every rank of it timing the kernels at once; each run merges its
+// table into the file.
+int calibrate_splits(const CalibrateArgs& a, const std::string& path) {
+  const HostShape h = this_host_shape();
+  for (const HostSplit& sp : host_splits(h)) {
+    std::printf("calibrate: %s on this host (%s)\n", sp.describe().c_str(), h.describe().c_str());
+    std::fflush(stdout);
+    LaunchCommandArgs l;
+    l.num_procs = sp.ranks;
+    l.threads_per_rank = sp.threads;
+    l.command = split_command(a, path);
+    std::error_code ec;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    auto plan = plan_launch(l, ec ? std::string("zerotrain") : self);
+    if (!plan.ok()) return report_error(plan.status(), kExitBadInput);
+    if (const int rc = run_supervised(plan->argv, plan->hosts); rc != 0) {
+      return report_error(Status::Internal("calibrate --splits: the run of " + sp.describe() + " failed (exit " +
+                                           std::to_string(rc) + ")"),
+                          kExitFailure);
+    }
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_calibrate(const CalibrateArgs& args) {
@@ -194,6 +239,11 @@ int run_calibrate(const CalibrateArgs& args) {
                         kExitBadInput);
   }
   const std::string path = args.output.empty() ? default_calibration_path() : args.output;
+  if (args.splits) {
+    if (launched_by_mpi()) return report_error(Status::InvalidArgument("--splits starts its own mpirun runs: run it "
+                                                                       "without mpirun"), kExitBadInput);
+    return calibrate_splits(args, std::filesystem::absolute(path).string());
+  }
   Calibration cal;
   if (auto old = load_calibration(path); old.ok()) {
     cal = std::move(old).value();
@@ -217,7 +267,7 @@ int run_calibrate(const CalibrateArgs& args) {
   auto base = process_base(args.precision == "bf16" ? DType::kBF16 : args.precision == "fp16" ? DType::kF16 : DType::kF32,
                            world);
   if (!base.ok()) return report_error(base.status(), kExitFailure);
-  (mpi == nullptr ? cal.process_base_bytes
+  (world == nullptr ? cal.process_base_bytes
    : link == "inter" ? cal.mpi_inter_process_base_bytes
                      : cal.mpi_process_base_bytes) = *base;
   cal.cpu = cpu_info().model_name;
@@ -256,6 +306,8 @@ Command add_calibrate_command(CLI::App& app) {
   cb->add_flag("--skip-compute", cal->skip_compute, "Measure only the collectives");
   cb->add_flag("--skip-comm", cal->skip_comm, "Measure only the kernels");
   cb->add_flag("--quick", cal->quick, "Short timings and messages up to 4 MiB");
+  cb->add_flag("--splits", cal->splits, "Kernels at every split of this host's cores into ranks x threads, each split's "
+                                        "ranks bound and timing at once (one mpirun each), for `plan` to choose among");
   return {cb, [cal] { return run_calibrate(*cal); }, true};
 }
 

@@ -8,7 +8,11 @@
 //   - under mpirun with 2 or more ranks, α and β of all_reduce, reduce_scatter,
 //     all_gather and p2p over the world group, stored as the "intra" link when every
 //     rank is on one host and "inter" otherwise;
-//   - the resident memory of a rank before any model (binary, MPI, BLAS buffers).
+//   - the resident memory of a rank before any model (binary, MPI, BLAS buffers);
+//   - with --splits, the kernels at every split of this host's cores into ranks x threads
+//     (planner/host_split.h), each through `launch` with its ranks bound to their own
+//     cores and timing at once, so `plan` prices every split it searches from a table
+//     measured at that split.
 // Exit status: 0 written, 2 bad arguments or configuration, 1 a measurement failed.
 #pragma once
 
@@ -28,6 +32,7 @@ struct CalibrateArgs {
   bool skip_compute = false;
   bool skip_comm = false;
   bool quick = false;               // shorter timings and messages up to 4 MiB (tests)
+  bool splits = false;              // every split of this host's cores, one mpirun run each
 };
 
 int run_calibrate(const CalibrateArgs& args);

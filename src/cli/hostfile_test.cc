@@ -69,20 +69,44 @@ TEST(Hostfile, FiltersRefuseUnknownHostsAndBothAtOnce) {
 TEST(Launch, BuildsTheMpirunCommand) {
   LaunchCommandArgs a;
   a.num_procs = 3;
+  a.threads_per_rank = 4096;  // more cores than any host here: not bound
   a.launcher_args = "--mca btl tcp,self";
   a.command = {"train", "--config", "c.json"};
   const LaunchPlan p = plan_launch(a, "/opt/zt/zerotrain").value();
   EXPECT_EQ(p.ranks, 3);
   EXPECT_EQ(p.host_map, "localhost:3");
-  ASSERT_GE(p.argv.size(), 7u);
-  EXPECT_EQ(std::vector<std::string>(p.argv.begin(), p.argv.begin() + 7),
-            (std::vector<std::string>{"mpirun", "-np", "3", "-H", "localhost:3", "--map-by", "slot"}));
+  ASSERT_GE(p.argv.size(), 11u);
+  EXPECT_EQ(std::vector<std::string>(p.argv.begin(), p.argv.begin() + 11),
+            (std::vector<std::string>{"mpirun", "-np", "3", "-H", "localhost:3", "--map-by", "slot", "--bind-to", "none",
+                                      "-x", "OMP_NUM_THREADS=4096"}));
+  EXPECT_EQ(p.placement.rfind("3 ranks x 4096 threads per host, not bound to cores: 3 ranks x 4096 threads need 12288 "
+                              "cores; the host has ", 0), 0u) << p.placement;
   EXPECT_EQ(std::vector<std::string>(p.argv.end() - 7, p.argv.end()),
             (std::vector<std::string>{"--mca", "btl", "tcp,self", "/opt/zt/zerotrain", "train", "--config", "c.json"}));
   ASSERT_EQ(p.hosts.size(), 1u);
   EXPECT_EQ(p.hosts[0].count, 3);
+  a.bind = "core";
+  EXPECT_EQ(plan_launch(a, "z").status().message().rfind("launch: --bind core: 3 ranks x 4096 threads need", 0), 0u);
   a.include = "worker-0";
   EXPECT_EQ(plan_launch(a, "z").status().message(), "launch: --include, --exclude and --num_nodes need a --hostfile");
+}
+
+// One rank of one thread fits every host: bound to one core of its own, and
+// OMP_NUM_THREADS says the count; --bind none leaves it free.
+TEST(Launch, BindsEachRankToItsOwnCores) {
+  LaunchCommandArgs a;
+  a.num_procs = 1;
+  a.threads_per_rank = 1;
+  a.command = {"train"};
+  LaunchPlan p = plan_launch(a, "z").value();
+  EXPECT_EQ(std::vector<std::string>(p.argv.begin() + 5, p.argv.begin() + 11),
+            (std::vector<std::string>{"--map-by", "slot:PE=1", "--bind-to", "core", "-x", "OMP_NUM_THREADS=1"}));
+  EXPECT_EQ(p.placement.rfind("1 rank x 1 thread per host, each bound to its own cores (slot:PE=1) on this host (", 0),
+            0u) << p.placement;
+  a.bind = "none";
+  p = plan_launch(a, "z").value();
+  EXPECT_EQ(p.argv[8], "none");
+  EXPECT_EQ(p.placement, "1 rank x 1 thread per host, not bound to cores: --bind none");
 }
 
 TEST(Launch, NamesTheRanksOfALostHostOrAKilledRank) {

@@ -7,6 +7,12 @@
 // --launcher_args sets oob_tcp_keepalive_*: a host whose link drops is detected in about
 // 5 s instead of Open MPI's default ~8 minutes.
 // Without a hostfile the job runs on this host with --num_procs ranks (default 1).
+// Placement (issue 32): each rank runs --threads-per-rank threads (OMP_NUM_THREADS; a
+// config's training.threads still overrides it) and, under --bind auto, is bound to that
+// many cores of its own, ranks filling sockets in order (planner/host_split.h), where the
+// ranks x threads fit a host shaped like this one; otherwise it is not bound and the
+// printed placement line says why. Open MPI's own default would bind each of 1-2 ranks to a
+// single core whatever its thread count.
 // A wrapper is worth having over a documented mpirun recipe because DeepSpeed users
 // bring hostfiles and include/exclude strings that mpirun does not read.
 #pragma once
@@ -27,6 +33,8 @@ struct LaunchCommandArgs {
   std::string exclude;
   int num_nodes = -1;
   int num_procs = -1;
+  int threads_per_rank = 0;    // 0: $OMP_NUM_THREADS, else this host's cores / ranks per host
+  std::string bind = "auto";  // auto | core | none
   std::string launcher_args;  // extra mpirun arguments, one string split on spaces (DeepSpeed's --launcher_args)
   bool dry_run = false;       // print the command, do not run it
   std::vector<std::string> command;  // the zerotrain sub-command and its arguments
@@ -38,6 +46,8 @@ struct LaunchPlan {
   std::vector<std::string> argv;
   std::string host_map;  // "host1:2,host2:2"
   int ranks = 0;
+  int threads_per_rank = 1;
+  std::string placement;  // ranks x threads per host and how they are bound, in words
   std::vector<HostRanks> hosts;  // the ranks each host runs (--map-by slot)
 };
 StatusOr<LaunchPlan> plan_launch(const LaunchCommandArgs& a, const std::string& self);

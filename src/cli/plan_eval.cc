@@ -96,9 +96,15 @@ std::vector<std::string> prediction_assumptions(const ClusterSpec& cluster, cons
                                                 const StepPrediction& p) {
   std::vector<std::string> a;
   char b[512];
-  std::snprintf(b, sizeof(b), "compute: kernel times measured on %s (%s) with %d thread(s) per rank",
-                cal.cpu.empty() ? "the calibrated CPU" : cal.cpu.c_str(), cal.isa.c_str(), cluster.threads_per_rank);
+  std::snprintf(b, sizeof(b), "compute: kernel times measured on %s (%s) with %d thread(s) per rank, %d rank(s) at once",
+                cal.cpu.empty() ? "the calibrated CPU" : cal.cpu.c_str(), cal.isa.c_str(), p.table_threads, p.table_ranks);
   a.push_back(b);
+  if (p.table_threads != cluster.threads_per_rank || p.table_ranks != cluster.procs_per_host) {
+    std::snprintf(b, sizeof(b), "the layout runs %d thread(s) per rank, %d rank(s) a host: not calibrated at that split, "
+                  "priced from the nearest (zerotrain calibrate --splits measures every split of this host)",
+                  cluster.threads_per_rank, cluster.procs_per_host);
+    a.push_back(b);
+  }
   if (p.extrapolated_ops > 0) {
     std::snprintf(b, sizeof(b), "%d of %d kernel calls were not calibrated at their shape: priced from the same "
                   "kernel's nearest measured shape, scaled by flops (zerotrain calibrate --config for exact figures)",
@@ -113,8 +119,9 @@ std::vector<std::string> prediction_assumptions(const ClusterSpec& cluster, cons
                   f->beta_s_per_byte > 0 ? 1e-9 / f->beta_s_per_byte : 0.0, f->ranks);
     a.push_back(b);
   }
-  std::snprintf(b, sizeof(b), "placement: %d host(s) x %d rank(s), filled host by host (mpirun --map-by slot); "
-                "gradient reduction not overlapped with backward", cluster.hosts, cluster.procs_per_host);
+  std::snprintf(b, sizeof(b), "placement: %d host(s) x %d rank(s) of %d thread(s), filling hosts in order, each rank "
+                "bound to its own cores (zerotrain launch); gradient reduction not overlapped with backward",
+                cluster.hosts, cluster.procs_per_host, cluster.threads_per_rank);
   a.push_back(b);
   return a;
 }

@@ -109,7 +109,11 @@ bool ComputeTable::price(const OpCall& op, double* seconds_out, bool* exact, boo
   return true;
 }
 
-const ComputeTable* Calibration::table(int threads, const std::string& dtype) const {
+const ComputeTable* Calibration::table(int threads, int ranks_on_host, const std::string& dtype) const {
+  auto nearer = [](int have, int best, int want) {  // -1 nearer, 0 as near, 1 farther
+    const int d = std::abs(have - want), bd = std::abs(best - want);
+    return d != bd ? (d < bd ? -1 : 1) : have > best ? -1 : have < best ? 1 : 0;
+  };
   const ComputeTable* best = nullptr;
   for (const ComputeTable& t : compute) {
     if (t.dtype != dtype) continue;
@@ -117,8 +121,10 @@ const ComputeTable* Calibration::table(int threads, const std::string& dtype) co
       best = &t;
       continue;
     }
-    const int d = std::abs(t.threads - threads), bd = std::abs(best->threads - threads);
-    if (d < bd || (d == bd && t.threads > best->threads)) best = &t;
+    const int by_threads = nearer(t.threads, best->threads, threads);
+    if (by_threads < 0 || (by_threads == 0 && nearer(t.concurrent_ranks, best->concurrent_ranks, ranks_on_host) < 0)) {
+      best = &t;
+    }
   }
   return best;
 }

@@ -62,9 +62,10 @@ struct Calibration {
   std::vector<ComputeTable> compute;
   std::map<std::string, std::map<std::string, CollectiveFit>> links;  // link -> collective -> fit
 
-  // The table for `dtype` with the threads per rank nearest `threads` (ties: more
-  // threads), or null when there is none for the dtype.
-  const ComputeTable* table(int threads, const std::string& dtype) const;
+  // The table for `dtype` measured nearest `threads` threads per rank (ties: more threads),
+  // and among those the one whose concurrent ranks are nearest `ranks_on_host` (ties: more
+  // ranks: a busier machine), or null when there is none for the dtype.
+  const ComputeTable* table(int threads, int ranks_on_host, const std::string& dtype) const;
   // Replaces the table with the same threads, concurrent ranks and dtype, or adds it.
   void put(const ComputeTable& t);
   // The fit for `link` ("intra"/"inter") and collective, or null.

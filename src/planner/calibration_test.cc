@@ -99,15 +99,26 @@ TEST(Calibration, NearestThreadsAndMerging) {
   one.threads = 1;
   one.seconds["adamw 1048576"] = 4e-4;
   c.put(one);
-  EXPECT_EQ(c.table(1, "fp32")->threads, 1);
-  EXPECT_EQ(c.table(8, "fp32")->threads, 2);
-  EXPECT_EQ(c.table(2, "bf16"), nullptr);
+  EXPECT_EQ(c.table(1, 1, "fp32")->threads, 1);
+  EXPECT_EQ(c.table(8, 1, "fp32")->threads, 2);
+  EXPECT_EQ(c.table(2, 1, "bf16"), nullptr);
+  // The same threads measured with 1 and 2 ranks at once: the concurrency nearest the
+  // layout's ranks on a host, the busier one on a tie.
+  ComputeTable two = one;
+  two.concurrent_ranks = 2;
+  two.seconds["adamw 1048576"] = 5e-4;
+  c.put(two);
+  EXPECT_EQ(c.table(1, 1, "fp32")->concurrent_ranks, 1);
+  EXPECT_EQ(c.table(1, 2, "fp32")->concurrent_ranks, 2);
+  EXPECT_EQ(c.table(1, 16, "fp32")->concurrent_ranks, 2);
+  EXPECT_EQ(c.table(2, 2, "fp32")->threads, 2);  // threads first
+  c.compute.pop_back();
   ComputeTable again = one;
   again.seconds.clear();
   again.seconds["adamw 4194304"] = 1e-3;
   c.put(again);  // same threads, ranks and dtype: merged
   EXPECT_EQ(c.compute.size(), 2u);
-  EXPECT_EQ(c.table(1, "fp32")->seconds.size(), 2u);
+  EXPECT_EQ(c.table(1, 1, "fp32")->seconds.size(), 2u);
   EXPECT_NE(c.fit("intra", Collective::kAllReduce), nullptr);
   EXPECT_EQ(c.fit("inter", Collective::kAllReduce), nullptr);
 }

@@ -175,13 +175,15 @@ std::string group_link(const std::vector<int>& ranks, int procs_per_host) {
 StatusOr<StepPrediction> predict_step(const RunShape& r, const ClusterSpec& cluster, const Calibration& cal) {
   ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(cluster.world(), r.tp, r.dp, r.pp, 1, r.sp));
   const std::string dtype = dtype_key(backend_or_cpu(r.options.backend).compute_dtype());
-  const ComputeTable* t = cal.table(cluster.threads_per_rank, dtype);
+  const ComputeTable* t = cal.table(cluster.threads_per_rank, cluster.procs_per_host, dtype);
   if (t == nullptr) {
     return Status::FailedPrecondition("the calibration has no " + dtype + " compute table: run `zerotrain calibrate` " +
                                       "with this precision");
   }
   CommPricer comm(cal, cluster.procs_per_host);
   StepPrediction p;
+  p.table_threads = t->threads;
+  p.table_ranks = t->concurrent_ranks;
   std::vector<StageTime> stages;
   for (int s = 0; s < grid.pp(); ++s) {  // tp rank 0, dp rank 0 of each stage: the others mirror it
     ZT_ASSIGN_OR_RETURN(StageTime st, stage_time(r, grid, grid.rank({0, 0, s}), *t, &comm, &p));

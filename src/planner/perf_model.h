@@ -71,6 +71,8 @@ struct StepPrediction {
   int ops = 0;               // kernel calls priced per micro-batch (all stages)
   int extrapolated_ops = 0;  // of them, priced from another shape of the same kernel
   std::vector<std::string> links;  // the links the run's groups use ("intra", "inter")
+  int table_threads = 0;           // the compute table priced from: its threads per rank
+  int table_ranks = 0;             // and the ranks that ran at once when it was measured
 };
 
 StatusOr<StepPrediction> predict_step(const RunShape& run, const ClusterSpec& cluster, const Calibration& cal);

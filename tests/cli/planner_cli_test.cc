@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "io/json_strict.h"
@@ -69,6 +70,46 @@ TEST_F(PlannerCli, CalibrateEstimatePlan) {
   r = run("plan --config cfg.json --calibration cal.json --hosts 1 --procs-per-host 1 --mem-per-host 1MB");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("0 fit"), std::string::npos) << r.out;
+}
+
+// calibrate --splits measures every split of this host (one mpirun each, ranks bound and
+// timing at once); plan without --procs-per-host searches the splits of a host's cores,
+// names the table each was priced from, and ends with the launch line of its first choice.
+TEST_F(PlannerCli, PlanPicksRanksAndThreadsPerHost) {
+  CliRun r = run("calibrate --config cfg.json --quick --micro-batches 2,4,8 --tp 1 --skip-comm --splits -o cal.json");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  auto cal = zt::parse_json_strict(zt::testing::read_text(dir_ + "/cal.json"), "cal.json");
+  ASSERT_TRUE(cal.ok());
+  std::set<std::pair<int, int>> tables;  // (threads, concurrent ranks)
+  for (const auto& t : (*cal)["compute"]) tables.insert({t["threads"].get<int>(), t["concurrent_ranks"].get<int>()});
+  const int cores = static_cast<int>(tables.rbegin()->first);  // the 1-rank split runs every core
+  EXPECT_TRUE(tables.count({cores, 1})) << r.out;
+  if (cores % 2 == 0) EXPECT_TRUE(tables.count({cores / 2, 2})) << r.out;
+  EXPECT_NE(r.out.find("calibrate: 1 rank x " + std::to_string(cores) + " thread"), std::string::npos) << r.out;
+
+  r = run("plan --config cfg.json --calibration cal.json --cores-per-host 4 --sockets-per-host 2 --top 50");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 host(s) of 2 sockets, 4 cores, every split into ranks x threads (3)"), std::string::npos)
+      << r.out;
+  for (const char* split : {" 1 x 4 ", " 2 x 2 ", " 4 x 1 "}) EXPECT_NE(r.out.find(split), std::string::npos) << split;
+  EXPECT_NE(r.out.find("run the first: zerotrain launch --num_procs "), std::string::npos) << r.out;
+  r = run("plan --config cfg.json --calibration cal.json --cores-per-host 64 --json --top 1000");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = zt::parse_json_strict(r.out, "plan --json");
+  ASSERT_TRUE(j.ok()) << r.out;
+  std::set<int> ranks;
+  for (const auto& l : (*j)["layouts"]) ranks.insert(l["procs_per_host"].get<int>());
+  EXPECT_GT(ranks.size(), 1u) << r.out;
+  r = run("plan --config cfg.json --calibration cal.json --hosts 1 --procs-per-host 1 --threads-per-rank 1000");
+  ASSERT_EQ(r.code, 0) << r.err;  // a split no table has: priced from the nearest, and said so
+  EXPECT_NE(r.out.find("the layout runs 1000 thread(s) per rank, 1 rank(s) a host: not calibrated at that split"),
+            std::string::npos) << r.out;
+  r = run("plan --config cfg.json --sockets-per-host 2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--sockets-per-host needs --cores-per-host"), std::string::npos) << r.err;
+  r = run("plan --config cfg.json --cores-per-host 6 --sockets-per-host 4");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("the cores a multiple of the sockets"), std::string::npos) << r.err;
 }
 
 TEST_F(PlannerCli, BadArgumentsAndFilesAreCleanErrors) {

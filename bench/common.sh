@@ -10,6 +10,7 @@ zt_build() {
   if [ "${ZT_BENCH_PREBUILT:-0}" = 1 ]; then
     local t
     for t in "$@"; do
+      [ "$t" = zerotrain_cli ] && t=zerotrain  # the CLI target's binary
       [ -x "$ZT_BENCH_BUILD/$t" ] || { echo "zt_build: $ZT_BENCH_BUILD/$t is missing (ZT_BENCH_PREBUILT=1)" >&2; return 1; }
     done
     return 0

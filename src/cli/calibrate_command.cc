@@ -167,6 +167,26 @@ StatusOr<std::string> link_of(ProcessGroup& world) {
   return std::string(inter ? "inter" : "intra");
 }
 
+// "intra all_reduce alpha ... beta ...; priced from 7 sizes, within 6% at the 6 between them":
+// how well the priced curve fits sizes it was not built from (plan refuses a layout whose
+// communication that error could move by more than kMaxCommStepError of its step).
+std::string fit_line(const std::string& link, const std::string& name, const CollectiveFit& f) {
+  char b[320];
+  std::snprintf(b, sizeof(b), "%s %-14s alpha %8.2f us  beta %8.3f GB/s  (%d ranks; the line within %.0f%% of the points); "
+                "priced from %zu sizes, within %.0f%% at the %d sizes between them",
+                link.c_str(), name.c_str(), f.alpha_s * 1e6, f.beta_s_per_byte > 0 ? 1e-9 / f.beta_s_per_byte : 0.0,
+                f.ranks, 100.0 * f.max_rel_residual, f.points.size(), 100.0 * f.validation_rel_error, f.validation_sizes);
+  return b;
+}
+
+// The collectives' fits on `link`, replacing what the file had for it.
+Status measure_link(const CalibrateArgs& a, ProcessGroup& world, const std::string& link, Calibration* cal) {
+  CommProbeOptions po;
+  if (a.quick) po.sizes = {4096, 65536, 1u << 20, 4u << 20};
+  ZT_ASSIGN_OR_RETURN(cal->links[link], probe_collectives(world, po));
+  return Status::OK();
+}
+
 void print_summary(const Calibration& c, const ComputeTable* t, const std::string& link, const std::string& path) {
   if (t != nullptr) {
     double best = 0;
@@ -177,12 +197,8 @@ void print_summary(const Calibration& c, const ComputeTable* t, const std::strin
     std::printf("compute (%s, %d threads per rank, %d ranks at once): %zu kernel calls; best GEMM %.1f GFLOP/s\n",
                 t->dtype.c_str(), t->threads, t->concurrent_ranks, t->seconds.size(), best / 1e9);
   }
-  if (!link.empty()) {
-    for (const auto& [name, f] : c.links.at(link)) {
-      std::printf("%s %-14s alpha %8.2f us  beta %8.3f GB/s  (fit within %.0f%% of the points, %d ranks)\n",
-                  link.c_str(), name.c_str(), f.alpha_s * 1e6, f.beta_s_per_byte > 0 ? 1e-9 / f.beta_s_per_byte : 0.0,
-                  100.0 * f.max_rel_residual, f.ranks);
-    }
+  if (!link.empty() && c.links.count(link) != 0) {
+    for (const auto& [name, f] : c.links.at(link)) std::printf("%s\n", fit_line(link, name, f).c_str());
   }
   std::printf("process memory before a model: %s alone, %s under mpirun (%s with peers on other hosts)\nwrote %s\n",
               format_bytes(c.process_base_bytes).c_str(), format_bytes(c.mpi_process_base_bytes).c_str(),
@@ -282,11 +298,7 @@ int run_calibrate(const CalibrateArgs& args) {
     cal.put(table);
   }
   if (!args.skip_comm && world != nullptr) {
-    CommProbeOptions po;
-    if (args.quick) po.sizes = {4096, 65536, 1u << 20, 4u << 20};
-    auto fits = probe_collectives(*world, po);
-    if (!fits.ok()) return report_error(fits.status(), kExitFailure);
-    cal.links[link] = std::move(fits).value();
+    if (Status s = measure_link(args, *world, link, &cal); !s.ok()) return report_error(s, kExitFailure);
   }
   if (!lead) return kExitOk;
   if (Status s = save_calibration(path, cal); !s.ok()) return report_error(s, kExitFailure);

@@ -102,6 +102,7 @@ Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) 
                       {"pp_comm_s", p.pp_comm_s}, {"sp_comm_s", p.sp_comm_s}, {"zero3_comm_s", p.zero3_comm_s}, {"dp_comm_s", p.dp_comm_s},
                       {"optimizer_s", p.optimizer_s}};
     j["extrapolated_ops"] = p.extrapolated_ops;
+    j["comm_fit_rel_error"] = p.comm_fit.rel_error;
     j["ops"] = p.ops;
   } else {
     j["step_s"] = nullptr;

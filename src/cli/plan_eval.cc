@@ -111,6 +111,15 @@ std::vector<std::string> prediction_assumptions(const ClusterSpec& cluster, cons
                   p.extrapolated_ops, p.ops);
     a.push_back(b);
   }
+  if (p.comm_fit.rel_error >= 0) {
+    std::snprintf(b, sizeof(b), "communication: the fits it used are within %.0f%% between their measured sizes, at "
+                  "the sizes this step moves, weighted by time (most from %s near %.0f bytes)", 100 * p.comm_fit.rel_error,
+                  p.comm_fit.what.c_str(), p.comm_fit.bytes);
+    a.push_back(b);
+  } else if (!p.links.empty()) {
+    a.push_back("communication: its fits were not validated between their sizes (a calibration from before "
+                "validation; zerotrain calibrate under mpirun measures them again)");
+  }
   for (const std::string& link : p.links) {
     const CollectiveFit* f = cal.fit(link, Collective::kAllReduce);
     if (f == nullptr) continue;

@@ -5,7 +5,9 @@
 // alone. Each repetition starts after the link idled 20 ms: in training, compute separates
 // the collectives, and a link with a token bucket or a TCP window that a back-to-back
 // stream keeps full would otherwise look slower than training sees it.
-// The fits come back on every rank (rank 0's timings, broadcast).
+// The fits come back on every rank (rank 0's timings, broadcast). Each is then checked at
+// the sizes half-way between its own (validation_sizes), measured the same way but not fitted
+// on, and carries its worst relative error there (comm_model.h: validate_fit).
 // Thread-safety: collective over the group; one call at a time.
 #pragma once
 
@@ -22,6 +24,10 @@ namespace zt {
 struct CommProbeOptions {
   std::vector<size_t> sizes;      // bytes per measurement (whole buffer); empty: 4 KiB .. 64 MiB by 4x
 };
+
+// Sizes half-way (geometrically, rounded down to 64 bytes) between consecutive `sizes`:
+// where each fit is checked against measurements it was not built from.
+std::vector<size_t> validation_sizes(const std::vector<size_t>& sizes);
 
 StatusOr<std::map<std::string, CollectiveFit>> probe_collectives(ProcessGroup& g, const CommProbeOptions& options);
 

@@ -1,6 +1,8 @@
 // The step-time model; see perf_model.h.
 #include "planner/perf_model.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <set>
 
@@ -34,14 +36,35 @@ class CommPricer {
     used_.insert(link);
     // Each of the `count` operations moves bytes / count: priced at that size, since a
     // link's rate depends on the message size (comm_model.h).
-    return count * collective_seconds(*f, c, bytes / count, static_cast<int>(group.size()));
+    const int P = static_cast<int>(group.size());
+    const double t = count * collective_seconds(*f, c, bytes / count, P);
+    const double e = fit_rel_error_at(*f, c, bytes / count, P);
+    if (e >= 0.0) {
+      priced_s_ += t;
+      error_s_ += e * t;
+      if (e * t > worst_s_) {  // the call whose error costs the most time names the fit
+        worst_s_ = e * t;
+        worst_.bytes = bytes / count;
+        worst_.what = link + " " + collective_name(c);
+      }
+    }
+    return t;
   }
   std::vector<std::string> used() const { return {used_.begin(), used_.end()}; }
+  // The priced calls' relative errors weighted by their time: a tiny message's large error
+  // counts for the little time it takes.
+  CommFitError error() const {
+    CommFitError e = worst_;
+    e.rel_error = priced_s_ > 0.0 ? error_s_ / priced_s_ : -1.0;
+    return e;
+  }
 
  private:
   const Calibration& cal_;
   int per_host_;
   std::set<std::string> used_;
+  CommFitError worst_;
+  double priced_s_ = 0.0, error_s_ = 0.0, worst_s_ = 0.0;
 };
 
 struct StageTime {
@@ -213,6 +236,18 @@ StatusOr<StepPrediction> predict_step(const RunShape& r, const ClusterSpec& clus
   p.optimizer_s = w.optimizer;
   p.step_s = pipeline + tail;
   p.links = comm.used();
+  p.comm_fit = comm.error();
+  const double comm_s = p.tp_comm_s + p.pp_comm_s + p.sp_comm_s + p.zero3_comm_s + p.dp_comm_s;
+  if (p.comm_fit.rel_error * comm_s > kMaxCommStepError * p.step_s) {
+    char b[400];
+    std::snprintf(b, sizeof(b), "the communication fits are off by %.0f%% between their measured sizes (time-weighted; "
+                  "most from %s near %.0f bytes), and communication is %.0f%% of this layout's step: the step "
+                  "could be %.0f%% off, more than %.0f%% "
+                  "(measure the link again with zerotrain calibrate under mpirun, on a quiet machine)",
+                  100 * p.comm_fit.rel_error, p.comm_fit.what.c_str(), p.comm_fit.bytes, 100 * comm_s / p.step_s,
+                  100 * p.comm_fit.rel_error * comm_s / p.step_s, 100 * kMaxCommStepError);
+    return Status::FailedPrecondition(b);
+  }
   return p;
 }
 

@@ -24,6 +24,9 @@
 // above for 3), the optimizer update of the owned elements, the parameter all-gather
 // (stages 1-2, of the compute dtype) and the step's scalar all-reduces (loss, norm,
 // checks). Gradient buckets are not assumed to overlap backward.
+// A poor fit is refused: where the communication fits' own error (validated between their
+// measured sizes) times communication's share of the step exceeds kMaxCommStepError, the
+// prediction is an error that names the fit, instead of a time.
 // A group's link is "intra" when all its ranks are on one host (ranks fill hosts in order,
 // mpirun --map-by slot), else "inter".
 // Thread-safety: pure functions.
@@ -58,6 +61,14 @@ struct RunShape {
   int sp = 1;              // Ulysses sequence parallelism (a divisor of dp)
 };
 
+// The relative error of the communication fits a step used, at the sizes it priced
+// (comm_model.h: fit_rel_error_at), weighted by each call's time; -1: not validated.
+struct CommFitError {
+  double rel_error = -1.0;
+  double bytes = 0.0;  // the message size of the call whose error costs the most time
+  std::string what;    // and its fit: "intra all_reduce"
+};
+
 struct StepPrediction {
   double step_s = 0.0;
   double compute_s = 0.0;    // kernels of all micro-batches on the slowest stage
@@ -73,6 +84,7 @@ struct StepPrediction {
   std::vector<std::string> links;  // the links the run's groups use ("intra", "inter")
   int table_threads = 0;           // the compute table priced from: its threads per rank
   int table_ranks = 0;             // and the ranks that ran at once when it was measured
+  CommFitError comm_fit;
 };
 
 StatusOr<StepPrediction> predict_step(const RunShape& run, const ClusterSpec& cluster, const Calibration& cal);

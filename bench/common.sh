@@ -52,10 +52,11 @@ zt_netns_begin() {
 
 # mpirun's options for ranks on those hosts, listed in HOSTFILE, into the array
 # ZT_NETNS_MPIRUN: the namespace remote shell, TCP on the hosts' bridge only, and
-# --bind-to none (the hosts share this machine's cores, and each host's Open MPI daemon
-# would bind its first rank to core 0).  zt_netns_mpirun HOSTFILE
+# --bind-to none and ZT_PIN_THREADS=0 (the hosts share this machine's cores: each host's
+# Open MPI daemon would bind its first rank to core 0, and zerotrain, told by Open MPI that
+# its rank is alone on its host, would pin its threads from CPU 0).  zt_netns_mpirun HOSTFILE
 zt_netns_mpirun() {
   ZT_NETNS_MPIRUN=(--hostfile "$1" --bind-to none --mca plm_rsh_agent "$ZT_ROOT/tests/cluster/netns_rsh.sh"
                    --mca btl tcp,self --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24
-                   -x OMP_NUM_THREADS)
+                   -x OMP_NUM_THREADS -x ZT_PIN_THREADS=0)
 }

@@ -2,6 +2,7 @@
 #include "engine/thread_pinning.h"
 
 #include <cstdlib>
+#include <string>
 
 #include "core/cpu_topology.h"
 #include "core/threads.h"
@@ -35,6 +36,10 @@ PinningResult pin_compute_threads(bool enabled) {
   const CpuTopology t = cpu_topology();
   PinningResult r{t.describe(), "not pinned: training.pin_threads is false"};
   if (!enabled) return r;
+  if (const char* v = std::getenv("ZT_PIN_THREADS"); v != nullptr && std::string(v) == "0") {
+    r.decision = "not pinned: ZT_PIN_THREADS=0";
+    return r;
+  }
   const auto [local_rank, local_size] = local_place();
   const PinPlan plan = pin_plan(t, num_threads(), local_rank, local_size);
   r.decision = plan.why;

@@ -3,7 +3,10 @@
 // on its machine comes from the launcher: Open MPI's OMPI_COMM_WORLD_LOCAL_RANK and
 // OMPI_COMM_WORLD_LOCAL_SIZE, or Slurm's SLURM_LOCALID with SLURM_NTASKS_PER_NODE when srun
 // did not bind the task itself. A process started by hand is pinned only where its mask was
-// narrowed for it (taskset, numactl).
+// narrowed for it (taskset, numactl). ZT_PIN_THREADS=0 turns pinning off for every rank a
+// launcher starts (mpirun -x): the launcher's local size counts the ranks of its host, which
+// is not the ranks sharing the cores where "hosts" are containers or network namespaces of one
+// machine (the benches' namespace hosts: each would pin its rank to CPU 0).
 // Thread-safety: call from the main thread, before the kernels run.
 #pragma once
 

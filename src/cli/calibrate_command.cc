@@ -171,11 +171,14 @@ StatusOr<std::string> link_of(ProcessGroup& world) {
 // how well the priced curve fits sizes it was not built from (plan refuses a layout whose
 // communication that error could move by more than kMaxCommStepError of its step).
 std::string fit_line(const std::string& link, const std::string& name, const CollectiveFit& f) {
+  Collective c = Collective::kAllReduce;
+  parse_collective(name, &c);
   char b[320];
   std::snprintf(b, sizeof(b), "%s %-14s alpha %8.2f us  beta %8.3f GB/s  (%d ranks; the line within %.0f%% of the points); "
-                "priced from %zu sizes, within %.0f%% at the %d sizes between them",
+                "priced from %zu sizes, within %.0f%% at the %zu sizes between them",
                 link.c_str(), name.c_str(), f.alpha_s * 1e6, f.beta_s_per_byte > 0 ? 1e-9 / f.beta_s_per_byte : 0.0,
-                f.ranks, 100.0 * f.max_rel_residual, f.points.size(), 100.0 * f.validation_rel_error, f.validation_sizes);
+                f.ranks, 100.0 * f.max_rel_residual, f.points.size(), 100.0 * validation_error(f, c),
+                f.validation_points.size());
   return b;
 }
 
@@ -234,9 +237,7 @@ int calibrate_splits(const CalibrateArgs& a, const std::string& path) {
     l.num_procs = sp.ranks;
     l.threads_per_rank = sp.threads;
     l.command = split_command(a, path);
-    std::error_code ec;
-    const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-    auto plan = plan_launch(l, ec ? std::string("zerotrain") : self);
+    auto plan = plan_launch(l, self_binary());
     if (!plan.ok()) return report_error(plan.status(), kExitBadInput);
     if (const int rc = run_supervised(plan->argv, plan->hosts); rc != 0) {
       return report_error(Status::Internal("calibrate --splits: the run of " + sp.describe() + " failed (exit " +

@@ -51,7 +51,6 @@ Status place_ranks(const LaunchCommandArgs& a, const std::vector<HostSlots>& hos
   const int threads = a.threads_per_rank > 0 ? a.threads_per_rank
                       : env_threads() > 0    ? env_threads()
                                              : std::max(1, shape.cores / per_host);
-  plan->threads_per_rank = threads;
   const std::string who = (a.hostfile.empty() ? "this host (" : "hosts shaped like this one (") + shape.describe() + ")";
   StatusOr<std::vector<std::string>> bind = mpirun_binding(shape, per_host, threads, same);
   if (a.bind == "core" && !bind.ok()) return Status::InvalidArgument("launch: --bind core: " + bind.status().message());
@@ -111,10 +110,14 @@ StatusOr<LaunchPlan> plan_launch(const LaunchCommandArgs& a, const std::string& 
   return plan;
 }
 
-int run_launch(const LaunchCommandArgs& a) {
+std::string self_binary() {
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  StatusOr<LaunchPlan> plan = plan_launch(a, ec ? std::string("zerotrain") : self);
+  return ec ? std::string("zerotrain") : self;
+}
+
+int run_launch(const LaunchCommandArgs& a) {
+  StatusOr<LaunchPlan> plan = plan_launch(a, self_binary());
   if (!plan.ok()) return report_error(plan.status(), kExitBadInput);
   std::string line;
   for (const std::string& w : plan->argv) line += (line.empty() ? "" : " ") + shell_quote(w);

@@ -46,11 +46,12 @@ struct LaunchPlan {
   std::vector<std::string> argv;
   std::string host_map;  // "host1:2,host2:2"
   int ranks = 0;
-  int threads_per_rank = 1;
   std::string placement;  // ranks x threads per host and how they are bound, in words
   std::vector<HostRanks> hosts;  // the ranks each host runs (--map-by slot)
 };
 StatusOr<LaunchPlan> plan_launch(const LaunchCommandArgs& a, const std::string& self);
+// This zerotrain binary's path (/proc/self/exe), or "zerotrain" where it cannot be read.
+std::string self_binary();
 
 int run_launch(const LaunchCommandArgs& a);
 

@@ -82,7 +82,7 @@ void print_table(const std::vector<Candidate>& fit, int top, double tokens) {
     }
     std::printf("%-4zu %-30s %-9s %12s %10.3f %10.0f %9.3f %9.3f %9.3f %9.3f\n", i + 1, name(c).c_str(), split.c_str(),
                 format_bytes(c.eval.rank_bytes_max).c_str(), p.step_s, tokens / p.step_s, p.compute_s, p.bubble_s,
-                p.tp_comm_s + p.pp_comm_s + p.sp_comm_s + p.zero3_comm_s + p.dp_comm_s, p.optimizer_s);
+                p.comm_s(), p.optimizer_s);
   }
 }
 
@@ -104,7 +104,6 @@ void consider(const Json& root, const ClusterSpec& cl, const Calibration* cal, C
     return;
   }
   c.eval = std::move(e).value();
-  c.cl = cl;
   if (!c.eval.fits) {
     ++s->too_big;
     return;

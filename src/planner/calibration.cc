@@ -60,6 +60,14 @@ StatusOr<ComputeTable> table_from_json(const Json& j, const std::string& file, c
   return t;
 }
 
+// The [bytes, seconds] pairs under `key`, where present; malformed pairs are skipped.
+void read_points(const Json& j, const char* key, std::vector<std::pair<double, double>>* out) {
+  if (!j.contains(key) || !j[key].is_array()) return;
+  for (const Json& p : j[key]) {
+    if (p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_number()) out->emplace_back(p[0], p[1]);
+  }
+}
+
 StatusOr<CollectiveFit> fit_from_json(const Json& j, const std::string& file, const std::string& at) {
   if (!j.is_object()) return bad(file, at, "expected an object");
   CollectiveFit f;
@@ -68,20 +76,8 @@ StatusOr<CollectiveFit> fit_from_json(const Json& j, const std::string& file, co
   ZT_ASSIGN_OR_RETURN(const double ranks, number(j, "ranks", file, at, 2));
   f.ranks = static_cast<int>(ranks);
   if (j.contains("max_rel_residual") && j["max_rel_residual"].is_number()) f.max_rel_residual = j["max_rel_residual"];
-  if (j.contains("validation_rel_error") && j["validation_rel_error"].is_number()) {
-    f.validation_rel_error = j["validation_rel_error"];
-    f.validation_sizes = j.value("validation_sizes", 0);
-  }
-  if (j.contains("validation_points") && j["validation_points"].is_array()) {
-    for (const Json& p : j["validation_points"]) {
-      if (p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_number()) f.validation_points.emplace_back(p[0], p[1]);
-    }
-  }
-  if (j.contains("points") && j["points"].is_array()) {
-    for (const Json& p : j["points"]) {
-      if (p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_number()) f.points.emplace_back(p[0], p[1]);
-    }
-  }
+  read_points(j, "points", &f.points);
+  read_points(j, "validation_points", &f.validation_points);
   return f;
 }
 
@@ -182,7 +178,6 @@ Json calibration_to_json(const Calibration& c) {
     for (const auto& [name, f] : ops) {
       j["links"][link][name] = {{"alpha_s", f.alpha_s}, {"beta_s_per_byte", f.beta_s_per_byte}, {"ranks", f.ranks},
                                 {"max_rel_residual", f.max_rel_residual}, {"points", f.points},
-                                {"validation_rel_error", f.validation_rel_error}, {"validation_sizes", f.validation_sizes},
                                 {"validation_points", f.validation_points}};
     }
   }

@@ -9,7 +9,6 @@
 //                 "slowest_seconds" (optional): {op key: s}}],
 //    "links": {"intra"|"inter": {collective: {"alpha_s", "beta_s_per_byte", "ranks",
 //                                             "max_rel_residual", "points": [[bytes, s], ...],
-//                                             "validation_rel_error", "validation_sizes",
 //                                             "validation_points": [[bytes, s], ...]}}}}
 // A compute table holds the median time of each kernel call it measured (op_list.h keys),
 // taken with `threads` threads per rank while `concurrent_ranks` ranks ran the same calls

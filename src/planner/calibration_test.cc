@@ -26,7 +26,7 @@ Calibration sample() {
   t.seconds["adamw 1048576"] = 2e-4;
   t.slowest_seconds["linear_forward 64 32 32"] = 1.5e-4;  // the slower of the ranks
   c.compute.push_back(t);
-  c.links["intra"]["all_reduce"] = CollectiveFit{5e-6, 1e-10, 2, 0.1, {{4096, 1e-5}, {65536, 2e-5}}, 0.05, 1,
+  c.links["intra"]["all_reduce"] = CollectiveFit{5e-6, 1e-10, 2, 0.1, {{4096, 1e-5}, {65536, 2e-5}},
                                                  {{16384, 1.4e-5}}};
   return c;
 }

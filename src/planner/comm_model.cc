@@ -114,6 +114,15 @@ CollectiveFit fit_collective(Collective c, int ranks, const std::vector<std::pai
   return fit;
 }
 
+namespace {
+
+// The priced curve's relative error at one point measured with the fit's own ranks.
+double point_error(const CollectiveFit& fit, Collective c, double bytes, double seconds) {
+  return std::fabs(collective_seconds(fit, c, bytes, fit.ranks) - seconds) / seconds;
+}
+
+}  // namespace
+
 double fit_rel_error_at(const CollectiveFit& fit, Collective c, double bytes, int ranks) {
   if (fit.validation_points.empty() || fit.ranks < 2) return -1.0;
   const int P = c == Collective::kP2p ? 2 : std::max(2, ranks);
@@ -123,19 +132,19 @@ double fit_rel_error_at(const CollectiveFit& fit, Collective c, double bytes, in
     const double d = std::fabs(std::log(std::max(1.0, step_bytes(c, n, fit.ranks))) - want);
     if (err >= 0.0 && d >= best_d) continue;
     best_d = d;
-    err = std::fabs(collective_seconds(fit, c, n, fit.ranks) - t) / t;
+    err = point_error(fit, c, n, t);
   }
   return err;
 }
 
-void validate_fit(CollectiveFit* fit, Collective c, const std::vector<std::pair<double, double>>& checks) {
-  fit->validation_rel_error = 0.0;
-  fit->validation_sizes = static_cast<int>(checks.size());
+void validate_fit(CollectiveFit* fit, const std::vector<std::pair<double, double>>& checks) {
   fit->validation_points = checks;
-  for (const auto& [n, t] : checks) {
-    const double e = std::fabs(collective_seconds(*fit, c, n, fit->ranks) - t) / t;
-    fit->validation_rel_error = std::max(fit->validation_rel_error, e);
-  }
+}
+
+double validation_error(const CollectiveFit& fit, Collective c) {
+  double worst = -1.0;
+  for (const auto& [n, t] : fit.validation_points) worst = std::max(worst, point_error(fit, c, n, t));
+  return worst;
 }
 
 }  // namespace zt

@@ -31,11 +31,9 @@ struct CollectiveFit {
   int ranks = 0;                 // the group size the points were measured with
   double max_rel_residual = 0.0;  // worst |fit - measured| / measured over the points
   std::vector<std::pair<double, double>> points;  // the measured (bytes, seconds); priced from when kept
-  // How well the priced curve fits the link: its worst |predicted - measured| / measured at
-  // sizes measured apart from `points` (half-way between them, geometrically); -1: not checked.
-  double validation_rel_error = -1.0;
-  int validation_sizes = 0;
-  std::vector<std::pair<double, double>> validation_points;  // those (bytes, seconds)
+  // (bytes, seconds) measured apart from `points` (half-way between them, geometrically):
+  // how well the priced curve fits the link (validation_error); empty: not checked.
+  std::vector<std::pair<double, double>> validation_points;
 };
 
 // How much a step's predicted time may move by its communication fits' own error before the
@@ -52,9 +50,12 @@ double collective_seconds(const CollectiveFit& fit, Collective c, double bytes, 
 // β by least squares over the points of at least 1/16 of the largest size, α as the mean
 // intercept of the two smallest; both clamped at 0.
 CollectiveFit fit_collective(Collective c, int ranks, const std::vector<std::pair<double, double>>& points);
-// Sets fit->validation_rel_error and validation_sizes from `checks`, (bytes, seconds)
-// measured at sizes that are not among its points.
-void validate_fit(CollectiveFit* fit, Collective c, const std::vector<std::pair<double, double>>& checks);
+// Keeps `checks`, (bytes, seconds) measured at sizes that are not among its points, as the
+// fit's validation points.
+void validate_fit(CollectiveFit* fit, const std::vector<std::pair<double, double>>& checks);
+// The priced curve's worst |predicted - measured| / measured over the validation points, or
+// -1 when there are none.
+double validation_error(const CollectiveFit& fit, Collective c);
 // The fit's relative error at the validation point nearest `bytes` over `ranks` (in a ring
 // step's bytes, log scale), or -1 when the fit was not validated (an older calibration).
 double fit_rel_error_at(const CollectiveFit& fit, Collective c, double bytes, int ranks);

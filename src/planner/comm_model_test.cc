@@ -79,16 +79,16 @@ TEST(CommModel, AFitIsCheckedBetweenItsMeasuredSizes) {
   CollectiveFit f = fit_collective(Collective::kP2p, 2, {{1e3, 1e-5}, {1e5, 1e-4}, {1e7, 1e-2}});
   EXPECT_LT(fit_rel_error_at(f, Collective::kP2p, 1e4, 2), 0.0);  // not validated
   // Measured 10 % above the curve at 1e4 bytes and 50 % above it at 1e6.
-  validate_fit(&f, Collective::kP2p, {{1e4, 1.1 * collective_seconds(f, Collective::kP2p, 1e4, 2)},
+  validate_fit(&f, {{1e4, 1.1 * collective_seconds(f, Collective::kP2p, 1e4, 2)},
                                       {1e6, 1.5 * collective_seconds(f, Collective::kP2p, 1e6, 2)}});
-  EXPECT_EQ(f.validation_sizes, 2);
-  EXPECT_NEAR(f.validation_rel_error, 0.5 / 1.5, 1e-12);
+  EXPECT_EQ(f.validation_points.size(), 2u);
+  EXPECT_NEAR(validation_error(f, Collective::kP2p), 0.5 / 1.5, 1e-12);
   EXPECT_NEAR(fit_rel_error_at(f, Collective::kP2p, 2e3, 2), 0.1 / 1.1, 1e-12);
   EXPECT_NEAR(fit_rel_error_at(f, Collective::kP2p, 5e6, 2), 0.5 / 1.5, 1e-12);
   // An all-reduce over 8 ranks moves n/8 a step: its 8e6 bytes sit nearest the 1e6-byte
   // point measured with 2 ranks (5e5 a step), not the 1e4 one.
   CollectiveFit a = fit_collective(Collective::kAllReduce, 2, {{1e3, 1e-5}, {1e5, 1e-4}, {1e7, 1e-2}});
-  validate_fit(&a, Collective::kAllReduce, {{1e4, 1.1 * collective_seconds(a, Collective::kAllReduce, 1e4, 2)},
+  validate_fit(&a, {{1e4, 1.1 * collective_seconds(a, Collective::kAllReduce, 1e4, 2)},
                                             {1e6, 1.5 * collective_seconds(a, Collective::kAllReduce, 1e6, 2)}});
   EXPECT_NEAR(fit_rel_error_at(a, Collective::kAllReduce, 8e6, 8), 0.5 / 1.5, 1e-12);
 }

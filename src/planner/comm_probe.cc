@@ -101,7 +101,7 @@ StatusOr<std::map<std::string, CollectiveFit>> probe_collectives(ProcessGroup& g
     ZT_ASSIGN_OR_RETURN(const auto points, measure(g, c, sizes));
     ZT_ASSIGN_OR_RETURN(const auto held_out, measure(g, c, checks));
     CollectiveFit fit = fit_collective(c, g.size(), points);
-    validate_fit(&fit, c, held_out);
+    validate_fit(&fit, held_out);
     fits[collective_name(c)] = std::move(fit);
   }
   return fits;

@@ -7,7 +7,7 @@
 // stream keeps full would otherwise look slower than training sees it.
 // The fits come back on every rank (rank 0's timings, broadcast). Each is then checked at
 // the sizes half-way between its own (validation_sizes), measured the same way but not fitted
-// on, and carries its worst relative error there (comm_model.h: validate_fit).
+// on, and keeps them as its validation points (comm_model.h: validation_error).
 // Thread-safety: collective over the group; one call at a time.
 #pragma once
 

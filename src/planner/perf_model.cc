@@ -237,7 +237,7 @@ StatusOr<StepPrediction> predict_step(const RunShape& r, const ClusterSpec& clus
   p.step_s = pipeline + tail;
   p.links = comm.used();
   p.comm_fit = comm.error();
-  const double comm_s = p.tp_comm_s + p.pp_comm_s + p.sp_comm_s + p.zero3_comm_s + p.dp_comm_s;
+  const double comm_s = p.comm_s();
   if (p.comm_fit.rel_error * comm_s > kMaxCommStepError * p.step_s) {
     char b[400];
     std::snprintf(b, sizeof(b), "the communication fits are off by %.0f%% between their measured sizes (time-weighted; "

@@ -85,6 +85,7 @@ struct StepPrediction {
   int table_threads = 0;           // the compute table priced from: its threads per rank
   int table_ranks = 0;             // and the ranks that ran at once when it was measured
   CommFitError comm_fit;
+  double comm_s() const { return tp_comm_s + pp_comm_s + sp_comm_s + zero3_comm_s + dp_comm_s; }
 };
 
 StatusOr<StepPrediction> predict_step(const RunShape& run, const ClusterSpec& cluster, const Calibration& cal);

@@ -181,14 +181,14 @@ TEST(PerfModel, APoorCommunicationFitIsRefused) {
   Calibration c = synthetic();
   CollectiveFit& f = c.links["intra"]["all_reduce"];
   const double n = 4 * psi;  // the gradients' bytes
-  validate_fit(&f, Collective::kAllReduce, {{n, 1.02 * collective_seconds(f, Collective::kAllReduce, n, 2)}});
+  validate_fit(&f, {{n, 1.02 * collective_seconds(f, Collective::kAllReduce, n, 2)}});
   auto p = predict_step(r, ClusterSpec{1, 2, 1, 0}, c);
   ASSERT_TRUE(p.ok()) << p.status().to_string();
   EXPECT_GT(p->comm_fit.rel_error, 0.0);  // the scalars' all-reduces sit nearest the one point too
   EXPECT_NEAR(p->comm_fit.rel_error, 0.02 / 1.02, 1e-9);
   EXPECT_EQ(p->comm_fit.what, "intra all_reduce");
   for (auto& [key, s] : c.compute[0].seconds) s *= 1e-6;  // kernels nearly free: the step is communication
-  validate_fit(&f, Collective::kAllReduce, {{n, 0.25 * collective_seconds(f, Collective::kAllReduce, n, 2)}});
+  validate_fit(&f, {{n, 0.25 * collective_seconds(f, Collective::kAllReduce, n, 2)}});
   p = predict_step(r, ClusterSpec{1, 2, 1, 0}, c);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kFailedPrecondition);

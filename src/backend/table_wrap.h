@@ -21,7 +21,7 @@
   X(gqa_pack) X(gqa_unpack) X(crossentropy_forward) X(crossentropy_backward) X(vocab_embedding_rows)          \
   X(embedding_finish) X(vocab_embedding_backward) X(vocab_xent_row_max) X(vocab_xent_partials)                \
   X(vocab_xent_backward) X(linear_partial) X(linear_backward_partial) X(bias_residual) X(to_f32) X(from_f32) \
-  X(fake_quant)
+  X(adamw_step_copy) X(fake_quant)
 
 #define ZT_KERNEL_OPS_ENTRIES(X)                                                                              \
   X(gemm) X(vocab_xent_finish) X(rope_table) X(accumulate) X(scale) X(cast_f32_to_bf16) X(cast_bf16_to_f32)  \

@@ -110,6 +110,11 @@ struct ActivationOps {
   // dst = src rounded to A (nearest even; NaN stays NaN; f16 overflows to inf): the compute
   // copy of the parameters cast from the fp32 master after each step.
   void (*from_f32)(A* dst, const float* src, int64_t n);
+  // The mixed-precision optimizer step with its compute copy (DeepSpeed's CPU Adam
+  // update-and-copy): KernelOps::adamw_step on p, g, m, v, and dst = the updated p rounded
+  // as from_f32 rounds it. The CPU writes dst chunk by chunk while p is in cache, instead
+  // of a second pass over the parameters. dst may equal p (fp32: nothing to copy).
+  void (*adamw_step_copy)(A* dst, float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& args);
 
   // Compression's quantize-dequantize of an activation in place: x (n values) in `groups`
   // equal groups, DeepSpeed's arithmetic in fp32 (kernels/cpu/fake_quant.h), rounded to A

@@ -42,11 +42,24 @@ void AdamW::begin_step(const StepHyper& hyper) {
   decay_factor_ = static_cast<float>(1.0 - hyper.lr * options_.weight_decay);
 }
 
+AdamWArgs AdamW::segment_args(bool decay) const {
+  AdamWArgs args = args_;
+  args.decay_factor = decay ? decay_factor_ : 1.0f;
+  return args;
+}
+
 void AdamW::update(size_t offset, size_t n, float* params, const float* grads, float* const* states) {
   for_each_segment(segments_, offset, n, [&](size_t lo, size_t hi, bool decay) {
-    AdamWArgs args = args_;
-    args.decay_factor = decay ? decay_factor_ : 1.0f;
-    k_.adamw_step(params + lo, grads + lo, states[0] + lo, states[1] + lo, static_cast<int64_t>(hi - lo), args);
+    k_.adamw_step(params + lo, grads + lo, states[0] + lo, states[1] + lo, static_cast<int64_t>(hi - lo),
+                  segment_args(decay));
+  });
+}
+
+void AdamW::update_copy(size_t offset, size_t n, float* params, const float* grads, float* const* states,
+                        half_t* copy, const ActivationOps<half_t>& half) {
+  for_each_segment(segments_, offset, n, [&](size_t lo, size_t hi, bool decay) {
+    half.adamw_step_copy(copy + lo, params + lo, grads + lo, states[0] + lo, states[1] + lo,
+                         static_cast<int64_t>(hi - lo), segment_args(decay));
   });
 }
 

@@ -32,6 +32,9 @@ class AdamW final : public Optimizer {
 
   void begin_step(const StepHyper& hyper) override;
   void update(size_t offset, size_t n, float* params, const float* grads, float* const* states) override;
+  // The update and the compute copy in one pass (half.adamw_step_copy per segment).
+  void update_copy(size_t offset, size_t n, float* params, const float* grads, float* const* states, half_t* copy,
+                   const ActivationOps<half_t>& half) override;
   std::vector<std::string> state_names() const override { return {"exp_avg", "exp_avg_sq"}; }
   ElementRange range() const override { return range_; }
   size_t state_bytes() const override { return exp_avg_.bytes() + exp_avg_sq_.bytes(); }
@@ -44,6 +47,7 @@ class AdamW final : public Optimizer {
  private:
   AdamW(const ParamTable& table, ElementRange range, const AdamWOptions& options, const Backend& backend, Arena m,
         Arena v);
+  AdamWArgs segment_args(bool decay) const;  // the step's arguments for a (non-)decayed segment
   AdamWOptions options_;
   const KernelOps& k_;
   ElementRange range_;

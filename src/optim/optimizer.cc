@@ -1,5 +1,6 @@
 // decay_segments: intersect the optimizer's range with the tensor table, merging
-// neighbours that share a decay flag; the whole-range step over the own state.
+// neighbours that share a decay flag; the whole-range step over the own state; the
+// update followed by the compute copy.
 #include "optim/optimizer.h"
 
 #include <algorithm>
@@ -34,6 +35,12 @@ void Optimizer::step(float* params, const float* grads, const StepHyper& hyper) 
   ZT_CHECK(states.size() == state_names().size(), "%s::step needs its own state (it was created without)", name());
   begin_step(hyper);
   update(0, range().size(), params, grads, states.data());
+}
+
+void Optimizer::update_copy(size_t offset, size_t n, float* params, const float* grads, float* const* states,
+                            half_t* copy, const ActivationOps<half_t>& half) {
+  update(offset, n, params, grads, states);
+  if (last_error().ok()) half.from_f32(copy, params, static_cast<int64_t>(n));
 }
 
 }  // namespace zt

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "kernels/activation_ops.h"
 #include "tensor/tensor_spec.h"
 
 namespace zt {
@@ -59,6 +60,12 @@ class Optimizer {
   // element `offset` of their arrays, states in state_names() order.
   virtual void begin_step(const StepHyper& hyper) = 0;
   virtual void update(size_t offset, size_t n, float* params, const float* grads, float* const* states) = 0;
+  // update(), then copy (element `offset` of the 16-bit compute copy) = the updated params
+  // rounded by half.from_f32, as mixed precision needs after every step. This form runs
+  // the two passes; AdamW writes the copy inside its own (half.adamw_step_copy), with the
+  // same bits. The copy is not written if the update failed (last_error()).
+  virtual void update_copy(size_t offset, size_t n, float* params, const float* grads, float* const* states,
+                           half_t* copy, const ActivationOps<half_t>& half);
   // The per-element state arrays this optimizer needs ("exp_avg", ...).
   virtual std::vector<std::string> state_names() const = 0;
   virtual ElementRange range() const = 0;

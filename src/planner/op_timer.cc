@@ -151,11 +151,15 @@ std::function<void()> bind_other(const ActivationOps<A>& k, const KernelOps& f32
         k.crossentropy_backward(dlogits->data(), logits->data(), stats->data(), tok->data(), 1e-3f, a, int(b), int(b));
       };
     }
-    case OpKind::kAdamW: {
+    case OpKind::kAdamW: {  // the update with the compute copy it writes (none in fp32)
       auto p = F(A0), g = F(A0), m = F(A0), v = F(A0);
+      auto copy = V(std::is_same_v<A, float> ? 0 : A0, 3);
       AdamWArgs args;
       args.neg_step_size = -1e-3f;
-      return [=, &f32] { f32.adamw_step(p->data(), g->data(), m->data(), v->data(), a, args); };
+      return [=, &k] {
+        A* dst = std::is_same_v<A, float> ? reinterpret_cast<A*>(p->data()) : copy->data();
+        k.adamw_step_copy(dst, p->data(), g->data(), m->data(), v->data(), a, args);
+      };
     }
     default:
       return {};

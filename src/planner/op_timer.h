@@ -1,5 +1,6 @@
 // Times one OpCall (op_list.h) on a backend: the kernel of the backend's table for the
-// compute dtype (AdamW always from the f32 table), on buffers of the call's shape filled
+// compute dtype (AdamW as adamw_step_copy: the fp32 update, and in mixed precision the
+// 16-bit compute copy it writes), on buffers of the call's shape filled
 // with small pseudo-random values, warmed once, then repeated until `min_seconds` have
 // passed (at least `min_reps` calls, at most 15), each call after the caches were filled
 // with other data (as in training, where inputs were written long before); the result is

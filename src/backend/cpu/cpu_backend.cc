@@ -39,6 +39,12 @@ namespace {
 
 void sum_squares_into(double* acc, const float* x, int64_t n) { *acc += cpu_kernels().sum_squares(x, n); }
 
+// fp32 compute: the parameters are their own compute copy; dst is only ever p.
+void adamw_step_copy_f32(float* dst, float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& a) {
+  cpu_kernels().adamw_step(p, g, m, v, n, a);
+  if (dst != p) copy_f32(dst, p, n);
+}
+
 KernelOps make_cpu_f32_ops(const KernelTable& k) {
   KernelOps o;
   o.compute = DType::kF32;
@@ -85,6 +91,7 @@ KernelOps make_cpu_f32_ops(const KernelTable& k) {
   o.cast_f16_to_f32 = &f16_to_f32;
   o.to_f32 = &copy_f32;
   o.from_f32 = &copy_f32;
+  o.adamw_step_copy = &adamw_step_copy_f32;
   o.loss_sum = &masked_loss_sum;  // kernel_args.h: the one loop, shared with CUDA
   o.sum_squares = &sum_squares_into;
   o.adamw_step = k.adamw_step;

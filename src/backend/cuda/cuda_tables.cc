@@ -250,6 +250,14 @@ void from_f32(Elem<D>* dst, const float* src, int64_t n) {
   }
 }
 
+// The step, then the compute copy: two stream-ordered kernels (the device keeps both
+// operands in its own memory; no second host pass to save).
+template <DType D>
+void adamw_step_copy(Elem<D>* dst, float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& a) {
+  adamw_step(p, g, m, v, n, a, st());
+  if (static_cast<void*>(dst) != static_cast<void*>(p)) from_f32<D>(dst, p, n);
+}
+
 // The vocabulary-parallel pieces exist only with tensor parallelism, which CUDA runs
 // refuse before a model is built; reaching one is a broken invariant.
 template <class... A>
@@ -295,6 +303,7 @@ void fill_activation_ops(ActivationOps<Elem<D>>* o) {
   o->bias_residual = &bias_residual<D>;
   o->to_f32 = &to_f32<D>;
   o->from_f32 = &from_f32<D>;
+  o->adamw_step_copy = &adamw_step_copy<D>;
 }
 
 // KernelOps' own entries (fp32 in every precision).

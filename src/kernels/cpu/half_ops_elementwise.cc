@@ -1,5 +1,5 @@
-// The row-wise and elementwise half kernels (LayerNorm, GELU, cross-entropy) and the
-// casts: each is the half_rows or half_flat adapter over the ISA-dispatched fp32 kernel
+// The row-wise and elementwise half kernels (LayerNorm, GELU, cross-entropy), the casts
+// and AdamW's step with the compute copy: each is the half_rows or half_flat adapter over the ISA-dispatched fp32 kernel
 // from cpu_kernels() (widen a chunk, run it, round the chunk's outputs once), or for
 // cross-entropy the fp32 kernel's row pieces on one widened row per thread. Rows are
 // independent in every fp32 kernel here and the LayerNorm parameter gradients sum rows in
@@ -27,6 +27,17 @@ void storage_to_f32(float* dst, const half_t* src, int64_t n) {
 template <DType D>
 void storage_from_f32(half_t* dst, const float* src, int64_t n) {
   f32_to_half(D, dst, src, n);
+}
+
+// One thread's narrowing of a chunk (f32_to_half runs on the calling thread inside a
+// parallel region), and the step that writes the compute copy through it.
+template <DType D>
+void narrow_chunk(uint16_t* dst, const float* src, int64_t n) {
+  f32_to_half(D, reinterpret_cast<half_t*>(dst), src, n);
+}
+template <DType D>
+void half_adamw_step_copy(half_t* dst, float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& a) {
+  cpu_kernels().adamw_step_narrow(p, g, m, v, n, a, bits_of(dst), &narrow_chunk<D>);
 }
 
 template <DType D>
@@ -145,6 +156,7 @@ void fill_half_elementwise_ops(ActivationOps<half_t>* ops) {
   ops->fake_quant = ZT_HALF_PICK(ops, half_fake_quant);
   ops->to_f32 = ZT_HALF_PICK(ops, storage_to_f32);
   ops->from_f32 = ZT_HALF_PICK(ops, storage_from_f32);
+  ops->adamw_step_copy = ZT_HALF_PICK(ops, half_adamw_step_copy);
 }
 
 }  // namespace zt

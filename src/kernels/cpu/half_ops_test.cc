@@ -165,6 +165,26 @@ TEST_P(HalfOps, CastsAreTheHalfConversions) {
   expect_same_bits(back, widen(h), "to_f32");
 }
 
+// AdamW with the compute copy: the fp32 step's p, m, v, and the copy is from_f32 of the
+// updated p (several of the kernel's chunks, a ragged tail, two threads when there are).
+TEST_P(HalfOps, AdamWStepCopyIsTheStepThenFromF32) {
+  const int64_t n = 2 * 16384 + 9;
+  Floats p = testing::random_vector(n, 31), g = testing::random_vector(n, 32), m = testing::random_vector(n, 33, 0.1f);
+  Floats v = testing::random_vector(n, 34, 0.1f);
+  for (float& x : v) x *= x;
+  AdamWArgs a;  // beta1, beta2 and eps of the defaults
+  a.decay_factor = 0.999f;
+  a.neg_step_size = -0.01f;
+  Floats p_ref = p, m_ref = m, v_ref = v;
+  cpu_kernels().adamw_step(p_ref.data(), g.data(), m_ref.data(), v_ref.data(), n, a);
+  Halves copy(static_cast<size_t>(n));
+  ops().adamw_step_copy(copy.data(), p.data(), g.data(), m.data(), v.data(), n, a);
+  expect_same_bits(p, p_ref, "p");
+  expect_same_bits(m, m_ref, "m");
+  expect_same_bits(v, v_ref, "v");
+  expect_same_bits(copy, narrow(p_ref), "copy");
+}
+
 // The tensor-parallel halves: the vocabulary-parallel embedding and cross-entropy of a
 // slice (rows 16..31 of a 40-token vocabulary, padded to 48), and the row-parallel epilogue.
 TEST_P(HalfOps, VocabParallelHalvesAreRoundedFp32) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "kernels/cpu/bf16_convert.h"
 #include "kernels/cpu/kernel_table.h"
 #include "testing/gradcheck.h"
 #include "testing/isa_compare.h"
@@ -111,11 +112,7 @@ TEST(KernelIsa, SumSquaresMatchesScalarAndDouble) {
   for (Isa isa : simd_isas()) EXPECT_NEAR(cpu_kernels_for(isa).sum_squares(x.data(), n), exact, 1e-5 * exact);
 }
 
-TEST(KernelIsa, AdamWBitIdenticalToScalar) {
-  const int n = 100000 + 13;
-  auto p0 = random_vector(n, 11), g = random_vector(n, 12), m0 = random_vector(n, 13, 0.1f);
-  auto v0 = random_vector(n, 14, 0.1f);
-  for (float& v : v0) v = v * v;
+AdamWArgs test_adamw_args() {
   AdamWArgs a;
   a.grad_scale = 0.7f;
   a.decay_factor = 1.0f - 1e-3f * 0.1f;
@@ -126,21 +123,68 @@ TEST(KernelIsa, AdamWBitIdenticalToScalar) {
   a.bias_correction2_sqrt = 0.3f;
   a.eps = 1e-8f;
   a.neg_step_size = -1e-3f / 0.19f;
-  std::vector<float> p_ref = p0, m_ref = m0, v_ref = v0;
-  cpu_kernels_for(Isa::kScalar).adamw_step(p_ref.data(), g.data(), m_ref.data(), v_ref.data(), n, a);
+  return a;
+}
+
+// Random AdamW inputs (v >= 0), stepped by one ISA's kernel.
+struct AdamWCase {
+  int n;
+  std::vector<float> p, g, m, v;
+  AdamWCase(int count, uint64_t seed)
+      : n(count),
+        p(random_vector(count, seed)),
+        g(random_vector(count, seed + 1)),
+        m(random_vector(count, seed + 2, 0.1f)),
+        v(random_vector(count, seed + 3, 0.1f)) {
+    for (float& x : v) x = x * x;
+  }
+  void step(Isa isa, const AdamWArgs& a) { cpu_kernels_for(isa).adamw_step(p.data(), g.data(), m.data(), v.data(), n, a); }
+  // p, m and v bit for bit those of `other`.
+  void expect_same_state(const AdamWCase& other, Isa isa) const {
+    const size_t bytes = static_cast<size_t>(n) * sizeof(float);
+    EXPECT_EQ(0, std::memcmp(p.data(), other.p.data(), bytes)) << isa_name(isa);
+    EXPECT_EQ(0, std::memcmp(m.data(), other.m.data(), bytes)) << isa_name(isa);
+    EXPECT_EQ(0, std::memcmp(v.data(), other.v.data(), bytes)) << isa_name(isa);
+  }
+};
+
+TEST(KernelIsa, AdamWBitIdenticalToScalar) {
+  const AdamWCase start(100000 + 13, 11);
+  const AdamWArgs a = test_adamw_args();
+  AdamWCase ref = start;
+  ref.step(Isa::kScalar, a);
   for (Isa isa : simd_isas()) {
-    std::vector<float> p = p0, m = m0, v = v0;
-    cpu_kernels_for(isa).adamw_step(p.data(), g.data(), m.data(), v.data(), n, a);
-    EXPECT_EQ(0, std::memcmp(p.data(), p_ref.data(), n * sizeof(float))) << isa_name(isa);
-    EXPECT_EQ(0, std::memcmp(m.data(), m_ref.data(), n * sizeof(float))) << isa_name(isa);
-    EXPECT_EQ(0, std::memcmp(v.data(), v_ref.data(), n * sizeof(float))) << isa_name(isa);
+    AdamWCase c = start;
+    c.step(isa, a);
+    c.expect_same_state(ref, isa);
   }
   // The scalar reference against the formula in double.
-  for (int i = 0; i < n; i += 997) {
-    const double gi = static_cast<double>(g[i]) * a.grad_scale;
-    const double m = m0[i] * 0.9 + gi * 0.1, v = v0[i] * 0.95 + 0.05 * gi * gi;
-    const double p = p0[i] * a.decay_factor + a.neg_step_size * m / (std::sqrt(v) / 0.3 + 1e-8);
-    EXPECT_NEAR(p_ref[i], p, 1e-5 * (1 + std::fabs(p)));
+  for (int i = 0; i < start.n; i += 997) {
+    const double gi = static_cast<double>(start.g[i]) * a.grad_scale;
+    const double m = start.m[i] * 0.9 + gi * 0.1, v = start.v[i] * 0.95 + 0.05 * gi * gi;
+    const double p = start.p[i] * a.decay_factor + a.neg_step_size * m / (std::sqrt(v) / 0.3 + 1e-8);
+    EXPECT_NEAR(ref.p[i], p, 1e-5 * (1 + std::fabs(p)));
+  }
+}
+
+// The step with the compute copy: the same p, m, v as the plain step, and the copy is the
+// narrowing of the updated p, over several chunks and a ragged tail, on every ISA.
+TEST(KernelIsa, AdamWNarrowIsTheStepThenTheCast) {
+  const AdamWCase start(3 * 16384 + 21, 21);
+  const AdamWArgs a = test_adamw_args();
+  AdamWCase ref = start;
+  ref.step(Isa::kScalar, a);
+  std::vector<uint16_t> out_ref(static_cast<size_t>(start.n));
+  bf16_detail::narrow_scalar(out_ref.data(), ref.p.data(), start.n);
+  std::vector<Isa> isas = simd_isas();
+  isas.push_back(Isa::kScalar);
+  for (Isa isa : isas) {
+    AdamWCase c = start;
+    std::vector<uint16_t> out(static_cast<size_t>(c.n), 0xffff);
+    cpu_kernels_for(isa).adamw_step_narrow(c.p.data(), c.g.data(), c.m.data(), c.v.data(), c.n, a, out.data(),
+                                           &bf16_detail::narrow_scalar);
+    c.expect_same_state(ref, isa);
+    EXPECT_EQ(out, out_ref) << isa_name(isa);
   }
 }
 

@@ -13,6 +13,9 @@
 
 namespace zt {
 
+// One thread's cast of n floats into 16-bit patterns (a compute format's from_f32).
+using NarrowFn = void (*)(uint16_t* dst, const float* src, int64_t n);
+
 struct KernelTable {
   Isa isa;
   void (*layernorm_forward)(float* out, float* mean, float* rstd, const float* inp, const float* weight,
@@ -32,6 +35,10 @@ struct KernelTable {
   void (*row_softmax_scaled)(float* d, const float* x, int n, float m, float logsum, float scale);
   double (*sum_squares)(const float* x, int64_t n);
   void (*adamw_step)(float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& args);
+  // adamw_step, and out = narrow(p) chunk by chunk while each chunk is in cache (narrow
+  // runs on the chunk's thread): the mixed-precision step's compute copy in the same pass.
+  void (*adamw_step_narrow)(float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& args,
+                            uint16_t* out, NarrowFn narrow);
   void (*lamb_moments)(const float* p, const float* g, float* m, float* v, int64_t n, const LambArgs& args,
                        LambSums* sums);
   void (*lamb_apply)(float* p, const float* m, const float* v, int64_t n, const LambArgs& args, const LambSums* sums);

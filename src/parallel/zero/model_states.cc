@@ -96,17 +96,27 @@ float* ModelStates::fp32_params(size_t begin, void* const* arrays) {
   return params_.empty() ? param_shard_.data() + begin : params_.data() + owned_.begin + begin;
 }
 
-void ModelStates::write_compute(size_t begin, size_t n, const float* params, void* const* arrays) {
+half_t* ModelStates::half_copy(size_t begin, void* const* arrays) {
   const size_t eb = dtype_size(compute_);
-  const void* compute = params;
+  void* dst = param16_ >= 0           ? arrays[param16_]
+              : !param_shard_.empty() ? param_shard_.as<unsigned char>() + begin * eb
+                                      : params_.as<unsigned char>() + (owned_.begin + begin) * eb;
+  return static_cast<half_t*>(dst);
+}
+
+void ModelStates::write_compute(size_t begin, size_t n, const float* params, void* const* arrays) {
   if (mixed()) {
-    void* dst = param16_ >= 0              ? arrays[param16_]
-                : !param_shard_.empty()    ? param_shard_.as<unsigned char>() + begin * eb
-                                           : params_.as<unsigned char>() + (owned_.begin + begin) * eb;
-    backend().half_ops()->from_f32(static_cast<half_t*>(dst), params, static_cast<int64_t>(n));
-    compute = dst;
+    half_t* dst = half_copy(begin, arrays);
+    backend().half_ops()->from_f32(dst, params, static_cast<int64_t>(n));
+    write_cache(begin, n, dst);
+  } else {
+    write_cache(begin, n, params);
   }
+}
+
+void ModelStates::write_cache(size_t begin, size_t n, const void* compute) {
   if (begin < param_cache_.size()) {  // parameter offload: the in-memory prefix, written through
+    const size_t eb = dtype_size(compute_);
     const size_t m = std::min(n, param_cache_.size() - begin);
     backend().copy(param_cache_.as<unsigned char>() + begin * eb, compute, m * eb);
   }
@@ -167,9 +177,16 @@ Status ModelStates::update(Optimizer& optimizer, const StepHyper& hyper) {
   return store_->stream(read, flags(true), [&](size_t begin, size_t n, void* const* arrays) {
     float* p = fp32_params(begin, arrays);
     for (size_t i = 0; i < n_states; ++i) states[i] = static_cast<float*>(arrays[static_cast<size_t>(first_state_) + i]);
-    optimizer.update(begin, n, p, owned_grads() + begin, states.data());
+    if (!mixed()) {
+      optimizer.update(begin, n, p, owned_grads() + begin, states.data());
+      ZT_RETURN_IF_ERROR(optimizer.last_error());
+      write_cache(begin, n, p);
+      return Status::OK();
+    }
+    half_t* copy = half_copy(begin, arrays);  // written in the update's pass (Optimizer::update_copy)
+    optimizer.update_copy(begin, n, p, owned_grads() + begin, states.data(), copy, *backend().half_ops());
     ZT_RETURN_IF_ERROR(optimizer.last_error());
-    write_compute(begin, n, p, arrays);
+    write_cache(begin, n, copy);
     return Status::OK();
   });
 }

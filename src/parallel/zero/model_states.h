@@ -184,7 +184,11 @@ class ModelStates final : public LayerParamSource {
   // Chunk [begin, begin + n) of the owned range in the store: the fp32 parameters the
   // optimizer updates, and their cast (or copy) into the compute copy.
   float* fp32_params(size_t begin, void* const* arrays);
+  // The compute copy of chunk [begin, begin + n) of the owned range: from the fp32 params
+  // (write_compute), and an offloaded shard's in-memory prefix written through (write_cache).
+  half_t* half_copy(size_t begin, void* const* arrays);  // mixed precision: where the chunk's copy lives
   void write_compute(size_t begin, size_t n, const float* params, void* const* arrays);
+  void write_cache(size_t begin, size_t n, const void* compute);
   // Stages 1-2 all-gather the compute copy (16-bit or fp32) in buckets.
   Status gather_compute();
   std::vector<bool> flags(bool value) const { return std::vector<bool>(store_->specs().size(), value); }

@@ -7,6 +7,10 @@
 //   v <- v * b2 + ((1 - b2) * g) * g
 //   p <- p - step_size * (m / (sqrt(v) / sqrt(bc2) + eps)),  step_size = lr / bc1
 // Memory-bound: 4 streams read, 3 written; split into fixed chunks across threads.
+// The mixed-precision form also writes the 16-bit compute copy of p: narrow(out + lo,
+// p + lo, len) on each chunk right after its update, while the chunk is in cache (one
+// pass over the parameters instead of a second cold one; the same bits as the step
+// followed by the bulk cast, since narrowing is elementwise).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +30,8 @@ static inline void adamw_vec(typename S::V& p, typename S::V g, typename S::V& m
 }
 
 template <class S>
-void adamw_step_impl(float* p, const float* g, float* m, float* v, int64_t n, const zt::AdamWArgs& a) {
+void adamw_step_narrow_impl(float* p, const float* g, float* m, float* v, int64_t n, const zt::AdamWArgs& a,
+                            uint16_t* out, zt::NarrowFn narrow) {
   constexpr int64_t kChunk = 1 << 14;
   const int64_t nchunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static)
@@ -49,5 +54,11 @@ void adamw_step_impl(float* p, const float* g, float* m, float* v, int64_t n, co
       zt::simd::store_tail<S>(m + i, vm, k);
       zt::simd::store_tail<S>(v + i, vv, k);
     }
+    if (narrow != nullptr) narrow(out + lo, p + lo, hi - lo);
   }
+}
+
+template <class S>
+void adamw_step_impl(float* p, const float* g, float* m, float* v, int64_t n, const zt::AdamWArgs& a) {
+  adamw_step_narrow_impl<S>(p, g, m, v, n, a, nullptr, nullptr);
 }

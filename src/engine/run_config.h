@@ -15,7 +15,7 @@ namespace zt {
 StatusOr<ZtConfig> load_run_config(const Json& root, int world);
 
 // training.device ("cpu", "cuda", "auto") as c->device: cuda needs a usable GPU and a
-// configuration CUDA runs support (one rank, no NVMe offload, no 1-bit optimizer), else
+// configuration CUDA runs support (one rank, no offload, no 1-bit optimizer), else
 // the reason names the key; "auto" falls back to cpu with a note saying why.
 Status resolve_device(ZtConfig* c, int world);
 

@@ -3,7 +3,9 @@
 # parameters against torch.optim.AdamW on the same threads (the model's 148 tensors, as
 # PyTorch users hold them; one flat tensor shown too), and against this machine's triad
 # bandwidth, measured in the same process as the AdamW step. Alternates the two
-# implementations ROUNDS times; reports medians. Last line: one JSON object.
+# implementations ROUNDS times; reports medians. Also zerotrain's mixed-precision step,
+# which writes the bf16 compute copy of the parameters inside the update's pass, against
+# the update followed by the bulk cast. Last line: one JSON object.
 #   ROUNDS=5 THREADS=2 bench/adam.sh
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -28,9 +30,13 @@ print(f"zerotrain AdamW      {zm:8.1f} ms  {zb:6.1f} GB/s (7 floats/param, STREA
 print(f"triad                {med(z, 'triad_ms'):8.1f} ms  {tb:6.1f} GB/s")
 print(f"torch AdamW (148 tensors) {tm:8.1f} ms   speed-up {tm/zm:.2f}x")
 print(f"torch AdamW (1 flat tensor) {tf:6.1f} ms   speed-up {tf/zm:.2f}x")
+fused, two = med(z, "bf16_copy_fused_ms"), med(z, "bf16_copy_two_pass_ms")
+print(f"mixed precision, AdamW with the bf16 compute copy: in the update's pass {fused:.1f} ms, "
+      f"update then cast {two:.1f} ms ({fused / two:.3f})")
 print(f"zerotrain run medians {min(r['adam_ms'] for r in z):.1f}-{max(r['adam_ms'] for r in z):.1f} ms over {len(z)} runs")
 print(json.dumps({"bench": "adam", "params": z[0]["params"], "zerotrain_ms": round(zm, 2), "torch_ms": round(tm, 2),
                   "torch_flat_ms": round(tf, 2), "speedup_vs_torch": round(tm / zm, 3),
-                  "adam_gbs": round(zb, 2), "triad_gbs": round(tb, 2), "bandwidth_fraction": round(zb / tb, 3)}))
+                  "adam_gbs": round(zb, 2), "triad_gbs": round(tb, 2), "bandwidth_fraction": round(zb / tb, 3),
+                  "bf16_copy_fused_ms": round(fused, 2), "bf16_copy_two_pass_ms": round(two, 2)}))
 PY
 rm -f "$log"

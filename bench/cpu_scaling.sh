@@ -8,6 +8,10 @@
 # count: the median ms/step, tokens/s, the speed-up over 2 threads (issue 32's bar: 6x at
 # 16), and the model FLOP/s as a fraction of the measured peak (bar: 0.6 at 16). Last line:
 # one JSON object {"bench": "cpu_scaling", ...}.
+# PROFILE=1 adds one run per build and thread count under ZT_CPU_PROFILE=1 and prints
+# each kernel-table entry's ms per step at every thread count with its speed-up over the
+# smallest count, and the step's time outside the tables (host code between the kernels):
+# where the scaling is lost, serial parts or kernels that stop speeding up.
 #   ROUNDS=2 STEPS=3 LIBS="openmp pthread" THREAD_LIST="1 2 4 8 16" bench/cpu_scaling.sh
 #   SHAPE="--layers 2 --heads 4 --embd 128 --vocab 1000 --batch 2 --seq 64" ...   (a quick check of the script)
 set -euo pipefail
@@ -41,15 +45,32 @@ for lib in $LIBS; do
       echo "round $round, $lib OpenBLAS, $t threads: $(echo "$z" | sed 's/.*"ms": *\([0-9.]*\).*/\1/') ms" >&2
     done
   done
+  [ "${PROFILE:-0}" = 1 ] || continue
+  for t in $THREAD_LIST; do
+    err=$(mktemp)
+    z=$(env "${env_lib[@]}" ZT_CPU_PROFILE=1 OMP_NUM_THREADS="$t" "$ZT_BENCH_BUILD/train_step_bench" $SHAPE \
+        --steps "$STEPS" --warmup 1 --threads "$t" --profile-steps-only 2>"$err")
+    echo "$lib $t profstep $z" >>"$log"
+    sed -n '/CPU table profile/,$p' "$err" | sed "s/^/$lib $t prof /" >>"$log"
+    rm -f "$err"
+  done
 done
 batch=$(echo "$SHAPE" | sed 's/.*--batch \([0-9]*\).*/\1/'); seq=$(echo "$SHAPE" | sed 's/.*--seq \([0-9]*\).*/\1/')
-"$ZT_PYTHON" - "$log" "$((batch * seq))" "$SHAPE" <<'PY'
-import json, statistics, sys
-peak, steps = {}, {}
+"$ZT_PYTHON" - "$log" "$((batch * seq))" "$SHAPE" "$STEPS" <<'PY'
+import json, re, statistics, sys
+peak, steps, prof, profstep = {}, {}, {}, {}
 for line in open(sys.argv[1]):
     lib, t, kind, js = line.split(" ", 3)
+    if kind == "prof":  # a profile line: "name N calls X ms P%", or the header
+        e = re.match(r"\s+(\w+)\s+\d+ calls\s+([0-9.]+) ms", js)
+        h = re.search(r"([0-9.]+) ms of timed work", js)
+        if e or h:
+            prof.setdefault((lib, int(t)), {})[e.group(1) if e else "(all entries)"] = float((e or h).group(e and 2 or 1))
+        continue
     r = json.loads(js)
-    if kind == "peak":
+    if kind == "profstep":
+        profstep[(lib, int(t))] = r["ms"]
+    elif kind == "peak":
         peak[(lib, int(t))] = r["gflops"]
     else:
         steps.setdefault((lib, int(t)), []).append(r)
@@ -72,5 +93,25 @@ for lib in dict.fromkeys(k[0] for k in steps):
                             "over_2_threads": round(vs2, 3) if base else None, "gflops": round(gflops, 1),
                             "fma_peak_gflops": peak.get((lib, t)), "of_peak": round(frac, 3),
                             "gemm": rs[0]["gemm"]})
+def print_profile(lib, per_step):
+    counts = sorted(t for (l, t) in prof if l == lib)
+    if not counts:
+        return
+    lo, hi = counts[0], counts[-1]
+    table = {t: {k: v / per_step for k, v in prof[(lib, t)].items()} for t in counts}
+    for t in counts:  # the step's time outside the kernel tables: the profiled run's median step less its entries
+        table[t]["(outside the tables)"] = max(0.0, profstep[(lib, t)] - table[t]["(all entries)"])
+    names = sorted(table[hi], key=lambda k: -table[hi][k])
+    print(f"{lib} OpenBLAS, ms per step by kernel-table entry (ZT_CPU_PROFILE=1), speed-up {hi} over {lo} threads "
+          f"(ideal {hi / lo:.1f}):")
+    print(f"  {'entry':24}" + "".join(f"{t:>9}" for t in counts) + f"{'speed-up':>10}")
+    for k in names:
+        row = [table[t].get(k, 0.0) for t in counts]
+        up = row[0] / row[-1] if row[-1] > 0 else float("nan")
+        print(f"  {k:24}" + "".join(f"{v:9.1f}" for v in row) + f"{up:10.2f}")
+        out.setdefault("profile", {}).setdefault(lib, {})[k] = {str(t): round(v, 2) for t, v in zip(counts, row)}
+
+for lib in dict.fromkeys(k[0] for k in prof):
+    print_profile(lib, int(sys.argv[4]))
 print(json.dumps(out))
 PY

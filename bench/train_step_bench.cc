@@ -2,7 +2,7 @@
 // prints one JSON line with medians: used by bench/train_step.sh, which runs the same
 // shape in PyTorch alternately and computes the ratios.
 //   train_step_bench --layers L --heads H --embd C --vocab V --batch B --seq T
-//                    [--steps N] [--warmup W] [--threads P] [--positions P]
+//                    [--steps N] [--warmup W] [--threads P] [--positions P] [--profile-steps-only]
 //                    [--family llama --intermediate I --kv-heads KV --tied]
 //                    [--experts E --experts-per-tok K --expert-intermediate I --routing mixtral|deepspeed]
 // For --family llama, --layers/--heads/--embd/--vocab/--positions are HF LlamaConfig's
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu_profile.h"
 #include "kernels/cpu/gemm_bf16.h"
 #include "core/rng.h"
 #include "core/threads.h"
@@ -49,6 +50,9 @@ int main(int argc, char** argv) {
   app.add_option("--seq", o.seq_len);
   app.add_option("--steps", steps);
   app.add_option("--warmup", warmup);
+  bool profile_steps_only = false;
+  app.add_flag("--profile-steps-only", profile_steps_only,
+               "ZT_CPU_PROFILE's totals cover the timed steps only, not the warm-up");
   app.add_option("--threads", threads);
   app.add_option("--padded-vocab", o.model.padded_vocab_size);
   std::string family = "gpt2";
@@ -95,7 +99,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", st.status().to_string().c_str());
       return 1;
     }
-    if (s < warmup) continue;
+    if (s < warmup) {
+      if (s + 1 == warmup && profile_steps_only) zt::cpu_profile_reset();
+      continue;
+    }
     fwd.push_back(st->forward_s);
     bwd.push_back(st->backward_s);
     opt.push_back(st->optimizer_s);

@@ -65,6 +65,13 @@ bool cpu_profiling_requested() {
   return on;
 }
 
+void cpu_profile_reset() {
+  for (int i = 0; i < kEntries; ++i) {
+    g_ns[i] = 0;
+    g_calls[i] = 0;
+  }
+}
+
 CpuProfileScope::CpuProfileScope(int entry) : entry_(entry), start_ns_(t_depth++ == 0 ? now_ns() : -1) {}
 
 CpuProfileScope::~CpuProfileScope() {

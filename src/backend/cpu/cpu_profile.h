@@ -12,6 +12,9 @@ namespace zt {
 
 bool cpu_profiling_requested();
 
+// Forgets the totals so far (a bench's warm-up steps); call between steps, not inside one.
+void cpu_profile_reset();
+
 // The hook of table_wrap.h: times one call of entry `entry`.
 class CpuProfileScope {
  public:

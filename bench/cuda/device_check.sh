@@ -11,8 +11,8 @@
 # ends with one JSON line. Logs go to /tmp/zt_device_out, and as one archive (logs.tgz) to $OUT, the
 # device tool's folder, when it is set.
 # usage: bash bench/cuda/device_check.sh   (BATCHES="16 64" and COMPILE=1 by default: the step at both
-# batch sizes, torch.compile too at B=16; CPU_SCALING=1 adds the host's core scaling, about
-# 90 s, and CPU_PRECISION=1 its bf16-over-fp32 step at 16 threads: issue 32)
+# batch sizes, torch.compile too at B=16; CPU_SCALING=1 adds the host's core scaling with the
+# per-kernel profile at each thread count, about 180 s, and CPU_PRECISION=1 its bf16-over-fp32 step at 16 threads: issue 32)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PKG=${ZT_DEVICE_DIR:-$ROOT/.device}
@@ -86,7 +86,7 @@ grep -A14 "CUDA table profile" "$LOGS/profile.log"
 if [ "${CPU_SCALING:-0}" = 1 ]; then
   section "the host's core scaling (issue 32): fp32 GPT-2 small, T=512"
   ZT_BENCH_PREBUILT=1 ZT_BENCH_BUILD="$PKG/bin" THREAD_LIST="${SCALING_THREADS:-2 8 16}" ROUNDS=1 STEPS=2 \
-    bash "$ROOT/bench/cpu_scaling.sh" > "$LOGS/cpu_scaling.log" 2>&1
+    PROFILE=1 bash "$ROOT/bench/cpu_scaling.sh" > "$LOGS/cpu_scaling.log" 2>&1
   grep -vE '^(round|\{)' "$LOGS/cpu_scaling.log"; tail -1 "$LOGS/cpu_scaling.log"
 fi
 if [ "${CPU_PRECISION:-0}" = 1 ]; then

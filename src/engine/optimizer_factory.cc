@@ -36,7 +36,10 @@ Status check_layout(const TrainerOptions& o, bool pipelined) {
 StatusOr<std::unique_ptr<Optimizer>> make_optimizer(const TrainerOptions& o, const ParamTable& table,
                                                     ElementRange owned, ProcessGroup* dp, bool pipelined) {
   ZT_RETURN_IF_ERROR(check_layout(o, pipelined));
-  const Backend& backend = backend_or_cpu(o.backend);
+  // offload_optimizer "cpu" on a device: the optimizer runs on the host, over host arrays.
+  const Backend& device = backend_or_cpu(o.backend);
+  const Backend& backend =
+      ModelStates::updates_on_host(device, o.zero.offload) ? plain_cpu_backend(device.compute_dtype()) : device;
   if (onebit(o.optimizer) && !backend.host()) {
     return Status::Unimplemented("/optimizer/type: the 1-bit optimizers compress in host code over host memory; the " +
                                  backend.describe() + " backend's memory is not: use Adam, AdamW, Lamb or SGD there");

@@ -56,7 +56,8 @@ Status all_ranks_ok(Trainer& t, const Status& local, const std::string& what) {
 }  // namespace
 
 // On a backend whose memory the host cannot read (a GPU), the view's arrays are host
-// mirrors: copied out here, copied back by close_checkpoint_view(written = true).
+// mirrors: copied out here, copied back by close_checkpoint_view(written = true); arrays
+// already in host memory (offload_optimizer "cpu") are used in place.
 StatusOr<RankStateView> Trainer::checkpoint_view() {
   RankStateView v;
   v.table = &model_->param_table();
@@ -65,7 +66,7 @@ StatusOr<RankStateView> Trainer::checkpoint_view() {
   mirrors_.clear();
   for (const OwnedArray& a : arrays) {
     float* data = a.data;
-    if (!backend_.host()) {
+    if (!backend_.host() && !a.host) {
       mirrors_.push_back({a.data, std::vector<float>(a.range.size())});
       backend_.copy_to_host(mirrors_.back().host.data(), a.data, a.range.size() * sizeof(float));
       data = mirrors_.back().host.data();

@@ -1,4 +1,5 @@
-// NVMe offload in one process (thread-ranks): offloaded runs (optimizer state; optimizer
+// Offload in one process (thread-ranks): offload_optimizer "cpu" on a backend whose memory
+// is not the host's; NVMe offload: offloaded runs (optimizer state; optimizer
 // state and the ZeRO-3 parameter shard) are bit-identical, step by step, to the same run
 // in memory, in fp32 and bf16, at dp 1 and 2 and ZeRO stages 0-3 where DeepSpeed allows
 // them; checkpoints cross between offloaded and in-memory layouts; a swap chunk changed
@@ -21,7 +22,8 @@
 namespace zt {
 namespace {
 
-enum class Off { kNone, kOptimizer, kParams, kActivations };
+// kHost: offload_optimizer "cpu" (the others are NVMe).
+enum class Off { kNone, kOptimizer, kParams, kActivations, kHost };
 
 struct Case {
   DType dtype;
@@ -54,7 +56,9 @@ class TrainerOffload : public ::testing::Test {
     o.zero.fetch.prefetch_elems = 40000;
     o.zero.fetch.persistence_threshold = 0;
     OffloadOptions& f = o.zero.offload;
-    f.optimizer_device = off != Off::kNone ? OffloadDevice::kNvme : OffloadDevice::kNone;
+    f.optimizer_device = off == Off::kHost   ? OffloadDevice::kCpu
+                         : off != Off::kNone ? OffloadDevice::kNvme
+                                             : OffloadDevice::kNone;
     f.param_device = off == Off::kParams ? OffloadDevice::kNvme : OffloadDevice::kNone;
     f.optimizer_path = f.param_path = (dir_ / "swap").string();
     f.sub_group_size = kChunkAlignElems;  // several chunks: the pipelined swapper at work
@@ -112,7 +116,7 @@ class TrainerOffload : public ::testing::Test {
 std::string name(const Case& c, Off off) {
   return std::string(dtype_name(c.dtype)) + " dp" + std::to_string(c.dp) + " stage " +
          std::to_string(static_cast<int>(c.stage)) + (off == Off::kParams ? " +params" : "") +
-         (off == Off::kActivations ? " +activations" : "");
+         (off == Off::kActivations ? " +activations" : "") + (off == Off::kHost ? " host optimizer" : "");
 }
 
 TEST_F(TrainerOffload, OffloadedRunsAreBitIdenticalToInMemoryRuns) {
@@ -188,6 +192,32 @@ TEST_F(TrainerOffload, EstimateMatchesTheSwapGeometry) {
   }
 }
 
+// offload_optimizer "cpu". On a host-memory backend nothing moves. On one whose memory is
+// not the host's (the guarded backend of the guarded_backend_training test, as on a GPU)
+// the fp32 master and the optimizer state live in host memory and are updated there, the
+// gradients staged down and the compute copy up in pieces (sub_group_size: several here):
+// the same bits, step by step, as the run with every state in the backend's memory.
+TEST_F(TrainerOffload, HostOptimizerOffloadIsBitIdenticalToTheStatesInTheBackend) {
+  const int steps = 3;
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    const bool device = !backend_for(Device::kCpu, dt).value()->host();
+    for (const Case& c : {Case{dt, 1, ZeroStage::kNone}, Case{dt, 2, ZeroStage::kOptimizer},
+                          Case{dt, 2, ZeroStage::kGradients}, Case{dt, 2, ZeroStage::kParameters}}) {
+      const Run ref = train(c, Off::kNone, steps);
+      const Run got = train(c, Off::kHost, steps);
+      ASSERT_EQ(got.params.size(), ref.params.size()) << name(c, Off::kHost);
+      for (int s = 0; s < steps; ++s) {
+        EXPECT_EQ(got.losses[s], ref.losses[s]) << name(c, Off::kHost) << " step " << s;
+        EXPECT_EQ(std::memcmp(got.params[s].data(), ref.params[s].data(), ref.params[s].size() * sizeof(float)), 0)
+            << name(c, Off::kHost) << " step " << s;
+      }
+      // The staging exists only where something moves; the master exists in fp32 too there.
+      EXPECT_EQ(got.memory.offload_buffer_bytes > 0, device) << name(c, Off::kHost);
+      if (device) EXPECT_GT(got.memory.master_bytes, 0u) << name(c, Off::kHost);
+    }
+  }
+}
+
 // 2 steps offloaded + save, resume in memory for 2 more (and the other way round): the
 // same bits as 4 uninterrupted in-memory steps.
 TEST_F(TrainerOffload, CheckpointsCrossBetweenOffloadedAndInMemoryLayouts) {
@@ -195,7 +225,8 @@ TEST_F(TrainerOffload, CheckpointsCrossBetweenOffloadedAndInMemoryLayouts) {
     const Case c{dt, 2, ZeroStage::kParameters};
     const Run ref = train(c, Off::kNone, 4);
     for (auto [first, second] : {std::pair{Off::kParams, Off::kNone}, std::pair{Off::kNone, Off::kParams},
-                                 std::pair{Off::kOptimizer, Off::kParams}}) {
+                                 std::pair{Off::kOptimizer, Off::kParams}, std::pair{Off::kHost, Off::kNone},
+                                 std::pair{Off::kNone, Off::kHost}}) {
       const std::string ck = (dir_ / "ckpt").string();
       std::filesystem::remove_all(ck);
       train(c, first, 2, "", ck);

@@ -32,7 +32,8 @@ ModelStates::ModelStates(const ParamTable& table, const Partition& partition, Pr
       options_(o),
       shard_(partition.shard(dp->rank())),
       owned_(owned_range(partition, dp->rank(), o.stage)),
-      compute_(backend_or_cpu(o.backend).compute_dtype()) {}
+      compute_(backend_or_cpu(o.backend).compute_dtype()),
+      host_update_(updates_on_host(backend_or_cpu(o.backend), o.offload)) {}
 
 StatusOr<std::unique_ptr<ModelStates>> ModelStates::create(const ParamTable& table, const Partition& partition,
                                                            ProcessGroup* dp, int n_layer, const ModelStatesOptions& o) {
@@ -45,6 +46,12 @@ StatusOr<std::unique_ptr<ModelStates>> ModelStates::create_local(const ParamTabl
                                                                  ProcessGroup* dp, int n_layer,
                                                                  const ModelStatesOptions& o) {
   ZT_RETURN_IF_ERROR(validate_offload(o.stage, o.offload));
+  const Backend& b = backend_or_cpu(o.backend);
+  if (!b.host() && o.offload.param_device == OffloadDevice::kCpu) {
+    return Status::Unimplemented("/zero_optimization/offload_param/device: \"cpu\" on the " + b.describe() +
+                                 " backend is not built yet (issue 29): the parameter shard would stay in its memory; "
+                                 "use \"none\" (offload_optimizer \"cpu\" moves the optimizer's states)");
+  }
   std::unique_ptr<ModelStates> s(new ModelStates(table, partition, dp, o));
   dp->set_memory_domain(s->backend().memory_domain());  // the group moves these arenas (comm/memory_domain.h)
   ZT_RETURN_IF_ERROR(s->allocate(n_layer));
@@ -53,7 +60,9 @@ StatusOr<std::unique_ptr<ModelStates>> ModelStates::create_local(const ParamTabl
 
 Status ModelStates::publish() {
   if (fetcher_) return fetcher_->refresh_persistent();
-  return mixed() && shards_optimizer(options_.stage) ? gather_compute() : Status::OK();
+  // A compute copy written from a master (mixed precision; offload_optimizer "cpu" on a
+  // device) holds only the owned range until gathered.
+  return master_ >= 0 && shards_optimizer(options_.stage) ? gather_compute() : Status::OK();
 }
 
 Status ModelStates::allocate(int n_layer) {
@@ -81,10 +90,12 @@ Status ModelStates::allocate(int n_layer) {
   // compute copy from the master.
   ZT_RETURN_IF_ERROR(store_->stream(flags(false), flags(true), [&](size_t begin, size_t n, void* const* arrays) {
     for (size_t a = 0; a < store_->specs().size(); ++a) {
-      if (static_cast<int>(a) != master_ && static_cast<int>(a) != param16_) backend().zero(arrays[a], n * sizeof(float));
+      if (static_cast<int>(a) != master_ && static_cast<int>(a) != param16_) {
+        states_backend().zero(arrays[a], n * sizeof(float));
+      }
     }
     float* p = fp32_params(begin, arrays);
-    if (master_ >= 0) init_params_into(backend(), table_, {owned_.begin + begin, owned_.begin + begin + n}, p, seed);
+    if (master_ >= 0) init_params_into(states_backend(), table_, {owned_.begin + begin, owned_.begin + begin + n}, p, seed);
     write_compute(begin, n, p, arrays);
     return Status::OK();
   }));
@@ -96,17 +107,18 @@ float* ModelStates::fp32_params(size_t begin, void* const* arrays) {
   return params_.empty() ? param_shard_.data() + begin : params_.data() + owned_.begin + begin;
 }
 
-half_t* ModelStates::half_copy(size_t begin, void* const* arrays) {
+void* ModelStates::compute_at(size_t begin, void* const* arrays) {
   const size_t eb = dtype_size(compute_);
-  void* dst = param16_ >= 0           ? arrays[param16_]
-              : !param_shard_.empty() ? param_shard_.as<unsigned char>() + begin * eb
-                                      : params_.as<unsigned char>() + (owned_.begin + begin) * eb;
-  return static_cast<half_t*>(dst);
+  return param16_ >= 0           ? arrays[param16_]
+         : !param_shard_.empty() ? param_shard_.as<unsigned char>() + begin * eb
+                                 : params_.as<unsigned char>() + (owned_.begin + begin) * eb;
 }
 
 void ModelStates::write_compute(size_t begin, size_t n, const float* params, void* const* arrays) {
-  if (mixed()) {
-    half_t* dst = half_copy(begin, arrays);
+  if (host_update_) {
+    upload_compute(begin, n, params, arrays);
+  } else if (mixed()) {
+    auto* dst = static_cast<half_t*>(compute_at(begin, arrays));
     backend().half_ops()->from_f32(dst, params, static_cast<int64_t>(n));
     write_cache(begin, n, dst);
   } else {
@@ -177,13 +189,14 @@ Status ModelStates::update(Optimizer& optimizer, const StepHyper& hyper) {
   return store_->stream(read, flags(true), [&](size_t begin, size_t n, void* const* arrays) {
     float* p = fp32_params(begin, arrays);
     for (size_t i = 0; i < n_states; ++i) states[i] = static_cast<float*>(arrays[static_cast<size_t>(first_state_) + i]);
+    if (host_update_) return update_on_host(optimizer, begin, n, arrays, states.data());
     if (!mixed()) {
       optimizer.update(begin, n, p, owned_grads() + begin, states.data());
       ZT_RETURN_IF_ERROR(optimizer.last_error());
       write_cache(begin, n, p);
       return Status::OK();
     }
-    half_t* copy = half_copy(begin, arrays);  // written in the update's pass (Optimizer::update_copy)
+    auto* copy = static_cast<half_t*>(compute_at(begin, arrays));  // written in the update's pass (update_copy)
     optimizer.update_copy(begin, n, p, owned_grads() + begin, states.data(), copy, *backend().half_ops());
     ZT_RETURN_IF_ERROR(optimizer.last_error());
     write_cache(begin, n, copy);
@@ -214,14 +227,15 @@ StatusOr<std::vector<OwnedArray>> ModelStates::open_arrays() {
   ZT_ASSIGN_OR_RETURN(std::vector<void*> p, store_->open());
   std::vector<OwnedArray> out;
   if (master_ >= 0) {
-    out.push_back({"param", static_cast<float*>(p[static_cast<size_t>(master_)]), owned_});
+    out.push_back({"param", static_cast<float*>(p[static_cast<size_t>(master_)]), owned_, host_update_});
   } else if (!params_.empty()) {
     out.push_back({"param", params_.data(), {0, params_.size()}});
   } else {
     out.push_back({"param", param_shard_.data(), shard_});
   }
   for (size_t i = 0; i < options_.optimizer_state.size(); ++i) {
-    out.push_back({options_.optimizer_state[i], static_cast<float*>(p[static_cast<size_t>(first_state_) + i]), owned_});
+    out.push_back({options_.optimizer_state[i], static_cast<float*>(p[static_cast<size_t>(first_state_) + i]), owned_,
+                   host_update_});
   }
   return out;
 }
@@ -231,7 +245,7 @@ Status ModelStates::close_arrays(bool written) { return store_->close(written); 
 Status ModelStates::gather_params(float* out) {
   ZT_ASSIGN_OR_RETURN(const std::vector<OwnedArray> arrays, open_arrays());
   const OwnedArray& p = arrays[0];
-  backend().copy_to_host(out + p.range.begin, p.data, p.range.size() * sizeof(float));
+  (p.host ? states_backend() : backend()).copy_to_host(out + p.range.begin, p.data, p.range.size() * sizeof(float));
   ZT_RETURN_IF_ERROR(close_arrays(false));
   if (p.range.size() == partition_.numel()) return Status::OK();
   return dp_->all_gather(out, partition_.counts({0, partition_.numel()}))->wait();

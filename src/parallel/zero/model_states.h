@@ -51,7 +51,10 @@
 namespace zt {
 
 // DeepSpeed's offload_optimizer / offload_param "device". kCpu is where a CPU run's states
-// already are: nothing to do (the banner says so).
+// already are: nothing to do (the banner says so). On a backend whose memory is not the
+// host's (a GPU; the guarded test backend), offload_optimizer "cpu" keeps the fp32 master
+// and the optimizer state in host memory and updates them on the host's threads
+// (ModelStates::updates_on_host; docs/design/offload.md).
 enum class OffloadDevice { kNone, kCpu, kNvme };
 
 // DeepSpeed's zero_optimization.offload_optimizer / offload_param: the devices the config
@@ -91,6 +94,7 @@ struct OwnedArray {
   std::string name;
   float* data;
   ElementRange range;
+  bool host = false;  // host memory whatever the backend (the states offload_optimizer "cpu" moved there)
 };
 
 // The layer walk (nn/layer_walk.h) reads parameters through it: the full arena, or under
@@ -117,6 +121,13 @@ class ModelStates final : public LayerParamSource {
   ZeroStage stage() const { return options_.stage; }
   // Validates the offload options against the stage (the key at fault named).
   static Status validate_offload(ZeroStage stage, const OffloadOptions& o);
+  // True when the optimizer's arrays live in host memory apart from the backend's and the
+  // update runs there (offload_optimizer "cpu" on a non-host backend): the optimizer is
+  // then built on the host backend (plain_cpu_backend), and each step stages the owned
+  // gradients to the host and the updated compute copy back, in pieces.
+  static bool updates_on_host(const Backend& backend, const OffloadOptions& o) {
+    return !backend.host() && o.optimizer_device == OffloadDevice::kCpu;
+  }
   // The range the optimizer updates (and whose gradients this rank owns after reduction).
   ElementRange owned_range() const { return owned_; }
   static ElementRange owned_range(const Partition& partition, int rank, ZeroStage stage);
@@ -186,9 +197,14 @@ class ModelStates final : public LayerParamSource {
   float* fp32_params(size_t begin, void* const* arrays);
   // The compute copy of chunk [begin, begin + n) of the owned range: from the fp32 params
   // (write_compute), and an offloaded shard's in-memory prefix written through (write_cache).
-  half_t* half_copy(size_t begin, void* const* arrays);  // mixed precision: where the chunk's copy lives
+  void* compute_at(size_t begin, void* const* arrays);  // where the chunk's copy lives (fp32 or 16-bit)
   void write_compute(size_t begin, size_t n, const float* params, void* const* arrays);
   void write_cache(size_t begin, size_t n, const void* compute);
+  // updates_on_host: the backend the store's arrays and the optimizer use (host), the
+  // update of one store chunk in staged pieces, and the compute copy uploaded from host params.
+  const Backend& states_backend() const;
+  Status update_on_host(Optimizer& optimizer, size_t begin, size_t n, void* const* arrays, float* const* states);
+  void upload_compute(size_t begin, size_t n, const float* params, void* const* arrays);
   // Stages 1-2 all-gather the compute copy (16-bit or fp32) in buckets.
   Status gather_compute();
   std::vector<bool> flags(bool value) const { return std::vector<bool>(store_->specs().size(), value); }
@@ -210,6 +226,9 @@ class ModelStates final : public LayerParamSource {
   int first_state_ = 0;  // the optimizer's first array in the store
   int param16_ = -1;     // mixed precision with parameter offload: the 16-bit shard
   Arena param_cache_;    // parameter offload: the first max_in_cpu shard elements, in memory
+  bool host_update_ = false;  // updates_on_host(backend, offload)
+  Arena stage_grads_;         // host_update_: a piece of the owned gradients, on the host (fp32)
+  Arena stage_copy_;          // host_update_, mixed: a piece of the compute copy, on the host
   std::unique_ptr<SwappedShard> swapped_shard_;  // parameter offload
   std::unique_ptr<ParamFetcher> fetcher_;  // stage 3
 };

@@ -52,7 +52,7 @@ Status ModelStates::validate_offload(ZeroStage stage, const OffloadOptions& o) {
 Status ModelStates::make_store() {
   const OffloadOptions& off = options_.offload;
   std::vector<StateArraySpec> specs;
-  if (mixed()) {
+  if (mixed() || host_update_) {  // on a device, offload_optimizer "cpu" keeps an fp32 master on the host
     specs.push_back({"master", DType::kF32, ""});
   } else if (off.swaps_params()) {
     specs.push_back({"param", DType::kF32, off.param_path});  // fp32: the parameters are the master
@@ -68,8 +68,18 @@ Status ModelStates::make_store() {
     const size_t cache = std::min(off.max_in_cpu, shard_.size());
     ZT_ASSIGN_OR_RETURN(param_cache_, backend().allocate(cache, compute_, "the parameters kept in memory (max_in_cpu)"));
   }
+  if (host_update_) {
+    // DeepSpeed's sub_group_size is the CPU optimizer's piece; its default (1e9) is capped
+    // so the staging stays small (256 MiB of gradients).
+    constexpr size_t kMaxPiece = size_t{1} << 26;
+    const size_t piece = std::max<size_t>(1, std::min({owned_.size(), off.sub_group_size > 0 ? off.sub_group_size : kMaxPiece, kMaxPiece}));
+    ZT_ASSIGN_OR_RETURN(stage_grads_, states_backend().allocate(piece, DType::kF32, "the host staging of gradients"));
+    if (mixed()) {
+      ZT_ASSIGN_OR_RETURN(stage_copy_, states_backend().allocate(piece, compute_, "the host staging of parameters"));
+    }
+  }
   if (!off.swaps_optimizer()) {
-    ZT_ASSIGN_OR_RETURN(store_, make_resident_store(std::move(specs), owned_.size(), backend()));
+    ZT_ASSIGN_OR_RETURN(store_, make_resident_store(std::move(specs), owned_.size(), states_backend()));
     return Status::OK();
   }
   ZT_ASSIGN_OR_RETURN(io_, IoEngine::create(off.aio));
@@ -81,6 +91,52 @@ Status ModelStates::make_store() {
   where.pin = off.pin_memory;
   ZT_ASSIGN_OR_RETURN(store_, make_swapped_store(std::move(specs), owned_.size(), where));
   return Status::OK();
+}
+
+const Backend& ModelStates::states_backend() const {
+  return host_update_ ? plain_cpu_backend(compute_) : backend();
+}
+
+// One store chunk's update on the host, a staging piece at a time: the owned gradients
+// down, the optimizer's update (with the 16-bit copy in its pass), the compute copy up.
+// The same arithmetic on the same values as the update in the backend's memory.
+Status ModelStates::update_on_host(Optimizer& optimizer, size_t begin, size_t n, void* const* arrays,
+                                   float* const* states) {
+  const size_t piece = stage_grads_.size(), eb = dtype_size(compute_);
+  float* p = fp32_params(begin, arrays);
+  auto* compute = static_cast<unsigned char*>(compute_at(begin, arrays));
+  std::vector<float*> st(options_.optimizer_state.size());
+  for (size_t off = 0; off < n; off += piece) {
+    const size_t m = std::min(piece, n - off);
+    backend().copy_to_host(stage_grads_.data(), owned_grads() + begin + off, m * sizeof(float));
+    for (size_t i = 0; i < st.size(); ++i) st[i] = states[i] + off;
+    const void* up = p + off;
+    if (mixed()) {
+      optimizer.update_copy(begin + off, m, p + off, stage_grads_.data(), st.data(), stage_copy_.as<half_t>(),
+                            *states_backend().half_ops());
+      up = stage_copy_.as<void>();
+    } else {
+      optimizer.update(begin + off, m, p + off, stage_grads_.data(), st.data());
+    }
+    ZT_RETURN_IF_ERROR(optimizer.last_error());
+    backend().copy_from_host(compute + off * eb, up, m * eb);
+  }
+  return Status::OK();
+}
+
+// The compute copy of host params (a host master): cast on the host, then uploaded.
+void ModelStates::upload_compute(size_t begin, size_t n, const float* params, void* const* arrays) {
+  const size_t piece = stage_grads_.size(), eb = dtype_size(compute_);
+  auto* compute = static_cast<unsigned char*>(compute_at(begin, arrays));
+  for (size_t off = 0; off < n; off += piece) {
+    const size_t m = std::min(piece, n - off);
+    const void* up = params + off;
+    if (mixed()) {
+      states_backend().half_ops()->from_f32(stage_copy_.as<half_t>(), params + off, static_cast<int64_t>(m));
+      up = stage_copy_.as<void>();
+    }
+    backend().copy_from_host(compute + off * eb, up, m * eb);
+  }
 }
 
 Status ModelStates::make_fetcher(int n_layer) {
@@ -113,7 +169,7 @@ Status ModelStates::make_fetcher(int n_layer) {
 }
 
 size_t ModelStates::master_bytes() const {
-  return mixed() && store_->swap() == nullptr ? owned_.size() * sizeof(float) : 0;
+  return (mixed() || host_update_) && store_->swap() == nullptr ? owned_.size() * sizeof(float) : 0;
 }
 
 size_t ModelStates::param_bytes() const {
@@ -125,12 +181,18 @@ size_t ModelStates::optimizer_bytes() const {
 }
 
 size_t ModelStates::offload_buffer_bytes() const {
-  if (store_->swap() == nullptr) return 0;
+  if (store_->swap() == nullptr) return stage_grads_.bytes() + stage_copy_.bytes();
   return store_->resident_bytes() + (swapped_shard_ ? swapped_shard_->buffer_bytes() : 0);
 }
 
 std::string ModelStates::offload_description() const {
   SwapArrays* swap = store_->swap();
+  if (host_update_) {
+    return std::string(mixed() ? "" : "an fp32 master, ") + (mixed() ? "fp32 master and " : "") +
+           "optimizer state in host memory (" + std::to_string((master_bytes() + optimizer_bytes()) >> 20) +
+           " MiB), updated by the host's threads; gradients down and the compute copy up in pieces of " +
+           std::to_string(stage_grads_.size()) + " elements";
+  }
   if (swap == nullptr) return "";
   const OffloadOptions& off = options_.offload;
   std::string what = mixed() ? "fp32 master and optimizer state" : "optimizer state";

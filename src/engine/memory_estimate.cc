@@ -90,6 +90,26 @@ void estimate_offload(const TrainerOptions& o, const ParamTable& table, ElementR
   e->disk_read_per_step += per_micro * static_cast<size_t>(std::max(1, o.micro_batches));
 }
 
+// The stash of checkpointed inputs: host entries (ActivationHostStash), or the disk
+// (ActivationSwap: an entry per (slot, block), each stashed input written and read once
+// per micro-batch).
+void add_activation_stash(const TrainerOptions& o, ActivationStashKind kind, int slots, int T, DType compute,
+                          MemoryEstimate* e) {
+  const size_t bytes = static_cast<size_t>(o.micro_batch) * static_cast<size_t>(T) *
+                       static_cast<size_t>(o.model.n_embd) * dtype_size(compute);
+  if (kind == ActivationStashKind::kHost) {
+    e->offload_buffer_bytes += ActivationHostStash::bytes_for(slots, o.model.n_layer, bytes);
+  }
+  if (kind != ActivationStashKind::kDisk) return;
+  e->offload_buffer_bytes += ActivationSwap::buffer_bytes_for(bytes);
+  e->disk_bytes += round_up_io(bytes) * static_cast<size_t>(slots) * static_cast<size_t>(o.model.n_layer);
+  size_t stashed = 0;  // checkpointed blocks of this stage after its first
+  for (int l = o.layout.first_block + 1; l < o.layout.end(o.model); ++l) stashed += o.checkpoint[static_cast<size_t>(l)];
+  const size_t moved = stashed * round_up_io(bytes) * static_cast<size_t>(std::max(1, o.micro_batches));
+  e->disk_read_per_step += moved;
+  e->disk_write_per_step += moved;
+}
+
 }  // namespace
 
 StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_size, int dp_rank, int pp_size,
@@ -116,7 +136,7 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   e.optimizer_bytes = (shards_optimizer(o.zero.stage) ? shard : psi) * optimizer_bytes_per_element(o);
   const int M = std::max(1, o.micro_batches), v = o.layout.chunk_count();
   const int slots = pp_size > 1 ? pipe_schedule_slots(o.pipe_schedule, M, pp_size, pp_rank, v) : 1;
-  const bool stash = !o.activation_swap_dir.empty() && std::count(o.checkpoint.begin(), o.checkpoint.end(), true) > 0;
+  const ActivationStashKind kind = activation_stash_kind(o);
   const int T = o.layout.local_seq(o.seq_len);  // this rank's tokens of a sequence (sequence parallelism)
   ArenaShape shape;
   shape.max_batch = o.micro_batch;
@@ -124,23 +144,13 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   shape.slots = slots;
   shape.checkpoint = o.checkpoint;
   shape.partition = o.partition_activations;
-  shape.stash = stash;
+  shape.stash = kind != ActivationStashKind::kNone;
   shape.routing = o.block_routing || o.efficiency.routes_blocks();  // as the Trainer's model (trainer.cc)
   shape.flash = o.flash_attention;
   shape.shared_head = pp_size > 1 && pipe_schedule_head_at_once(o.pipe_schedule, M, pp_size, pp_rank, v);  // as the Trainer's
   e.activation_bytes = compute == DType::kF32 ? GptActivationArenaT<float>::count(o.model, o.layout, shape)
                                               : GptActivationArenaT<half_t>::count(o.model, o.layout, shape);
-  if (stash) {  // ActivationSwap: an entry per (slot, block); each stashed input written and read once per micro-batch
-    const size_t bytes = static_cast<size_t>(o.micro_batch) * static_cast<size_t>(T) *
-                         static_cast<size_t>(o.model.n_embd) * dtype_size(compute);
-    e.offload_buffer_bytes += ActivationSwap::buffer_bytes_for(bytes);
-    e.disk_bytes += round_up_io(bytes) * static_cast<size_t>(slots) * static_cast<size_t>(o.model.n_layer);
-    size_t stashed = 0;  // checkpointed blocks of this stage after its first
-    for (int l = o.layout.first_block + 1; l < o.layout.end(o.model); ++l) stashed += o.checkpoint[static_cast<size_t>(l)];
-    const size_t moved = stashed * round_up_io(bytes) * static_cast<size_t>(std::max(1, o.micro_batches));
-    e.disk_read_per_step += moved;
-    e.disk_write_per_step += moved;
-  }
+  add_activation_stash(o, kind, slots, T, compute, &e);
   e.buffer_bytes_max = buffer_bound(o, table, partition, dp_rank);
   if (pp_size > 1) {  // per slot, a (B, T, C) gradient send buffer and receive buffer, where the stage has them (trainer.cc)
     const size_t hand_off = static_cast<size_t>(o.micro_batch) * static_cast<size_t>(o.seq_len) *

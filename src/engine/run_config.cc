@@ -137,8 +137,9 @@ TrainerOptions trainer_options(const ZtConfig& c) {
   o.partition_activations = c.activation_checkpointing.partition_activations;
   o.efficiency = c.efficiency;
   o.flash_attention = c.training.attention == "flash";
-  if (c.activation_checkpointing.cpu_checkpointing) {  // to the NVMe tier when one is configured
+  if (c.activation_checkpointing.cpu_checkpointing) {  // to the NVMe tier when one is configured, else host memory
     o.activation_swap_dir = f.swaps_params() ? f.param_path : f.swaps_optimizer() ? f.optimizer_path : "";
+    o.activation_host_stash = o.activation_swap_dir.empty();
   }
   return o;
 }

@@ -51,7 +51,8 @@ Status validate_options(const TrainerOptions& options) {
                                    std::to_string(options.model.n_positions) + "]");
   }
   ZT_RETURN_IF_ERROR(validate_efficiency(options.efficiency, options.model.n_layer, options.layout.tp_size,
-                                         options.partition_activations, !options.activation_swap_dir.empty()));
+                                         options.partition_activations,
+                                         activation_stash_kind(options) != ActivationStashKind::kNone));
   if (options.flash_attention && options.efficiency.compression.activation.enabled) {  // it quantizes O in place
     return Status::Unimplemented("/training/attention: \"flash\" with compression_training's activation quantization is "
                                  "not supported yet: the backward reads the attention output it quantizes");
@@ -237,14 +238,25 @@ Status Trainer::validate_sequence_parallel() const {
   return Status::OK();
 }
 
+ActivationStashKind activation_stash_kind(const TrainerOptions& o) {
+  if (std::count(o.checkpoint.begin(), o.checkpoint.end(), true) == 0) return ActivationStashKind::kNone;
+  if (!o.activation_swap_dir.empty()) return ActivationStashKind::kDisk;
+  return o.activation_host_stash && !backend_or_cpu(o.backend).host() ? ActivationStashKind::kHost
+                                                                       : ActivationStashKind::kNone;
+}
+
 Status Trainer::create_activation_swap(GptModelOptions* mo) {
-  bool any = false;
-  for (bool c : options_.checkpoint) any = any || c;
-  if (options_.activation_swap_dir.empty() || !any) return Status::OK();
-  ZT_ASSIGN_OR_RETURN(act_io_, IoEngine::create(options_.zero.offload.aio));
+  const ActivationStashKind kind = activation_stash_kind(options_);
+  if (kind == ActivationStashKind::kNone) return Status::OK();
   const size_t bytes = static_cast<size_t>(options_.micro_batch) *
                        static_cast<size_t>(options_.layout.local_seq(options_.seq_len)) *
                        static_cast<size_t>(options_.model.n_embd) * dtype_size(backend_.compute_dtype());
+  if (kind == ActivationStashKind::kHost) {
+    ZT_ASSIGN_OR_RETURN(stash_, ActivationHostStash::create(backend_, mo->slots, options_.model.n_layer, bytes));
+    mo->stash = stash_.get();
+    return Status::OK();
+  }
+  ZT_ASSIGN_OR_RETURN(act_io_, IoEngine::create(options_.zero.offload.aio));
   const std::string path = options_.activation_swap_dir + "/zerotrain." + std::to_string(::getpid()) + ".rank" +
                            std::to_string(world_->rank()) + ".activations.swp";
   ZT_ASSIGN_OR_RETURN(stash_, ActivationSwap::create(backend_, act_io_.get(), path, mo->slots, options_.model.n_layer, bytes));
@@ -254,7 +266,10 @@ Status Trainer::create_activation_swap(GptModelOptions* mo) {
 
 std::string Trainer::offload_description() const {
   std::string d = states_->offload_description();
-  if (stash_) {
+  if (stash_ && !act_io_) {
+    d += std::string(d.empty() ? "" : "; ") + "checkpointed activations in host memory (" +
+         std::to_string(stash_->buffer_bytes() >> 20) + " MiB)";
+  } else if (stash_) {
     d += std::string(d.empty() ? "" : "; ") + "checkpointed activations on disk (" + options_.activation_swap_dir + ", " +
          act_io_->mode() + ")";
   }

@@ -37,6 +37,7 @@
 #include "parallel/data/zero_options.h"
 #include "parallel/grid.h"
 #include "parallel/pipeline/schedule.h"
+#include "parallel/offload/activation_host_stash.h"
 #include "parallel/offload/activation_swap.h"
 #include "parallel/zero/model_states.h"
 #include "parallel/zero/partition.h"
@@ -55,10 +56,19 @@ struct TrainerOptions : GptTrainingOptions {
   // cpu_checkpointing to disk: the inputs of checkpointed blocks go to a swap file in this
   // directory between forward and backward (empty: they stay in the activation arena).
   std::string activation_swap_dir;
+  // cpu_checkpointing without a disk: on a backend whose memory is not the host's, those
+  // inputs go to host memory instead (ActivationHostStash); a host backend has nothing to move.
+  bool activation_host_stash = false;
   bool block_routing = false;  // the model may route blocks (nn/block_route.h) beyond `efficiency`'s
   bool flash_attention = false;  // training.attention "flash": no T x T probabilities kept (kernels/cpu/flash_attention.h)
   EfficiencyOptions efficiency;  // curriculum learning, progressive layer drop, random-LTD
 };
+
+// Where the inputs of checkpointed blocks go between forward and backward: a stash on disk
+// (activation_swap_dir) or in host memory (activation_host_stash on a non-host backend), if
+// any block is checkpointed.
+enum class ActivationStashKind { kNone, kDisk, kHost };
+ActivationStashKind activation_stash_kind(const TrainerOptions& o);
 
 struct StepStats {
   int64_t step = 0;          // optimizer steps completed, including this one
@@ -248,7 +258,7 @@ class Trainer {
   std::unique_ptr<BatchStaging> staging_;  // the step's tokens, targets and losses in backend memory
   Partition partition_;
   std::unique_ptr<IoEngine> act_io_;        // activation swap (declared before the model, which uses it)
-  std::unique_ptr<ActivationSwap> stash_;
+  std::unique_ptr<ActivationStash> stash_;  // activation_swap_dir: ActivationSwap; else ActivationHostStash
   std::unique_ptr<GptModel> model_;
   std::unique_ptr<ModelStates> states_;  // parameters, gradients and their shards under ZeRO
   std::unique_ptr<Optimizer> optimizer_;

@@ -22,8 +22,9 @@
 namespace zt {
 namespace {
 
-// kHost: offload_optimizer "cpu" (the others are NVMe).
-enum class Off { kNone, kOptimizer, kParams, kActivations, kHost };
+// kHost: offload_optimizer "cpu"; kHostActivations: cpu_checkpointing without a disk (the
+// others are NVMe).
+enum class Off { kNone, kOptimizer, kParams, kActivations, kHost, kHostActivations };
 
 struct Case {
   DType dtype;
@@ -56,9 +57,9 @@ class TrainerOffload : public ::testing::Test {
     o.zero.fetch.prefetch_elems = 40000;
     o.zero.fetch.persistence_threshold = 0;
     OffloadOptions& f = o.zero.offload;
-    f.optimizer_device = off == Off::kHost   ? OffloadDevice::kCpu
-                         : off != Off::kNone ? OffloadDevice::kNvme
-                                             : OffloadDevice::kNone;
+    f.optimizer_device = off == Off::kHost                                   ? OffloadDevice::kCpu
+                         : off == Off::kNone || off == Off::kHostActivations ? OffloadDevice::kNone
+                                                                             : OffloadDevice::kNvme;
     f.param_device = off == Off::kParams ? OffloadDevice::kNvme : OffloadDevice::kNone;
     f.optimizer_path = f.param_path = (dir_ / "swap").string();
     f.sub_group_size = kChunkAlignElems;  // several chunks: the pipelined swapper at work
@@ -66,6 +67,7 @@ class TrainerOffload : public ::testing::Test {
     f.param_buffer_count = 3;
     f.aio.block_size = 16384;
     o.checkpoint = checkpoint_ ? std::vector<bool>(6, true) : std::vector<bool>{};
+    o.activation_host_stash = off == Off::kHostActivations;
     if (off == Off::kActivations) {
       f.param_device = c.stage == ZeroStage::kParameters ? OffloadDevice::kNvme : OffloadDevice::kNone;
       o.activation_swap_dir = (dir_ / "swap").string();
@@ -116,7 +118,8 @@ class TrainerOffload : public ::testing::Test {
 std::string name(const Case& c, Off off) {
   return std::string(dtype_name(c.dtype)) + " dp" + std::to_string(c.dp) + " stage " +
          std::to_string(static_cast<int>(c.stage)) + (off == Off::kParams ? " +params" : "") +
-         (off == Off::kActivations ? " +activations" : "") + (off == Off::kHost ? " host optimizer" : "");
+         (off == Off::kActivations ? " +activations" : "") + (off == Off::kHost ? " host optimizer" : "") +
+         (off == Off::kHostActivations ? " host activations" : "");
 }
 
 TEST_F(TrainerOffload, OffloadedRunsAreBitIdenticalToInMemoryRuns) {
@@ -188,6 +191,32 @@ TEST_F(TrainerOffload, EstimateMatchesTheSwapGeometry) {
       } else {
         EXPECT_GE(run.memory.disk_read_bytes, e->disk_read_per_step) << name(c, off);
       }
+    }
+  }
+}
+
+// cpu_checkpointing with no disk configured: on a backend whose memory is not the host's
+// (the guarded backend, as a GPU) the inputs of checkpointed blocks wait in host memory
+// between forward and backward; on a host backend nothing moves. The same bits as
+// checkpointing in the backend's memory either way, and the estimate's figures.
+TEST_F(TrainerOffload, HostActivationOffloadIsBitIdenticalToCheckpointingInTheBackend) {
+  checkpoint_ = true;
+  const int steps = 2;
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    const bool device = !backend_for(Device::kCpu, dt).value()->host();
+    for (const Case& c : {Case{dt, 1, ZeroStage::kNone}, Case{dt, 2, ZeroStage::kParameters}}) {
+      const Run ref = train(c, Off::kNone, steps);
+      const Run got = train(c, Off::kHostActivations, steps);
+      for (int s = 0; s < steps; ++s) {
+        EXPECT_EQ(got.losses[s], ref.losses[s]) << name(c, Off::kHostActivations) << " step " << s;
+        EXPECT_EQ(got.params[s], ref.params[s]) << name(c, Off::kHostActivations) << " step " << s;
+      }
+      EXPECT_EQ(got.memory.activation_bytes < ref.memory.activation_bytes, device) << name(c, Off::kHostActivations);
+      EXPECT_EQ(got.memory.offload_buffer_bytes > 0, device) << name(c, Off::kHostActivations);
+      auto e = estimate_rank_memory(options(c, Off::kHostActivations), c.dp, 0, 1, 0);
+      ASSERT_TRUE(e.ok());
+      EXPECT_EQ(e->activation_bytes, got.memory.activation_bytes);
+      EXPECT_EQ(e->offload_buffer_bytes, got.memory.offload_buffer_bytes);
     }
   }
 }

@@ -223,7 +223,7 @@ Status Trainer::validate_interleaved() const {
     return Status::Unimplemented(no + "experts (model.moe) is not supported yet: the balance loss is gathered per "
                                  "stage, not per chunk");
   }
-  if (!options_.activation_swap_dir.empty()) {
+  if (activation_stash_kind(options_) != ActivationStashKind::kNone) {
     return Status::Unimplemented(no + "activation_checkpointing.cpu_checkpointing is not supported yet");
   }
   return Status::OK();

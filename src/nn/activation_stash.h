@@ -1,7 +1,8 @@
 // ActivationStash: where the saved inputs of checkpointed blocks go between a block's
 // forward and its backward when they are not kept in the activation arena (DeepSpeed's
 // activation_checkpointing.cpu_checkpointing; on a CPU machine the slower tier is the
-// disk: parallel/offload/activation_swap.h). With a stash, the outputs of blocks whose
+// disk: parallel/offload/activation_swap.h; on a device, host memory:
+// parallel/offload/activation_host_stash.h). With a stash, the outputs of blocks whose
 // successor is checkpointed rotate between two live buffers, so the arena no longer
 // holds one input per checkpointed block.
 // Protocol, per pipeline slot: forward saves block l's input after using it; backward
@@ -28,6 +29,9 @@ class ActivationStash {
   virtual void prefetch(int slot, int block) = 0;
   // Copies the saved bytes, verified, to dst (as many bytes as save kept).
   virtual Status load(int slot, int block, void* dst) = 0;
+  // Host memory the stash holds (buffers, or the entries themselves), and bytes on disk.
+  virtual size_t buffer_bytes() const = 0;
+  virtual size_t disk_bytes() const { return 0; }
 };
 
 }  // namespace zt

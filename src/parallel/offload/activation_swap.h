@@ -28,8 +28,8 @@ class ActivationSwap final : public ActivationStash {
   void prefetch(int slot, int block) override;
   Status load(int slot, int block, void* dst) override;
 
-  size_t buffer_bytes() const;
-  size_t disk_bytes() const { return stride_ * sums_.size(); }
+  size_t buffer_bytes() const override;
+  size_t disk_bytes() const override { return stride_ * sums_.size(); }
   // Buffers for writes behind, one read ahead and the one being copied in.
   static constexpr int kBuffers = 4;
   static size_t buffer_bytes_for(size_t max_bytes) { return kBuffers * round_up_io(max_bytes); }

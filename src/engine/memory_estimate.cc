@@ -126,11 +126,15 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   const size_t psi = table.numel(), shard = partition.shard(dp_rank).size();
   MemoryEstimate e;
   e.psi = psi;
-  if (compute != DType::kF32) {  // the 16-bit compute copy (2Ψ) and the fp32 master of the owned range
-    e.master_bytes = (shards_optimizer(o.zero.stage) ? shard : psi) * sizeof(float);
-    e.param_bytes = (shards_parameters(o.zero.stage) ? shard : psi) * dtype_size(compute) + e.master_bytes;
-  } else {
-    e.param_bytes = (shards_parameters(o.zero.stage) ? shard : psi) * sizeof(float);
+  // The compute copy, and the fp32 master of the owned range in mixed precision or when a
+  // device's optimizer runs on the host (offload_optimizer "cpu"; then with its staging).
+  const size_t owned = shards_optimizer(o.zero.stage) ? shard : psi;
+  const bool host_update = ModelStates::updates_on_host(backend_or_cpu(o.backend), o.zero.offload);
+  if (compute != DType::kF32 || host_update) e.master_bytes = owned * sizeof(float);
+  e.param_bytes = (shards_parameters(o.zero.stage) ? shard : psi) * dtype_size(compute) + e.master_bytes;
+  if (host_update) {
+    const size_t piece = ModelStates::host_stage_elems(o.zero.offload, owned);
+    e.offload_buffer_bytes += piece * sizeof(float) + (compute != DType::kF32 ? piece * dtype_size(compute) : 0);
   }
   e.grad_bytes = (shards_gradients(o.zero.stage) ? shard : psi) * sizeof(float);
   e.optimizer_bytes = (shards_optimizer(o.zero.stage) ? shard : psi) * optimizer_bytes_per_element(o);

@@ -241,8 +241,15 @@ TEST_F(TrainerOffload, HostOptimizerOffloadIsBitIdenticalToTheStatesInTheBackend
             << name(c, Off::kHost) << " step " << s;
       }
       // The staging exists only where something moves; the master exists in fp32 too there.
+      // The estimate gives both.
       EXPECT_EQ(got.memory.offload_buffer_bytes > 0, device) << name(c, Off::kHost);
       if (device) EXPECT_GT(got.memory.master_bytes, 0u) << name(c, Off::kHost);
+      auto e = estimate_rank_memory(options(c, Off::kHost), c.dp, 0, 1, 0);
+      ASSERT_TRUE(e.ok());
+      EXPECT_EQ(e->offload_buffer_bytes, got.memory.offload_buffer_bytes) << name(c, Off::kHost);
+      EXPECT_EQ(e->master_bytes, got.memory.master_bytes) << name(c, Off::kHost);
+      EXPECT_EQ(e->param_bytes, got.memory.param_bytes) << name(c, Off::kHost);
+      EXPECT_EQ(e->optimizer_bytes, got.memory.optimizer_bytes) << name(c, Off::kHost);
     }
   }
 }

@@ -128,6 +128,9 @@ class ModelStates final : public LayerParamSource {
   static bool updates_on_host(const Backend& backend, const OffloadOptions& o) {
     return !backend.host() && o.optimizer_device == OffloadDevice::kCpu;
   }
+  // The staging piece of that update, in elements: sub_group_size (DeepSpeed's CPU
+  // optimizer piece), at most 64 Mi (256 MiB of gradients) and at most the owned range.
+  static size_t host_stage_elems(const OffloadOptions& o, size_t owned);
   // The range the optimizer updates (and whose gradients this rank owns after reduction).
   ElementRange owned_range() const { return owned_; }
   static ElementRange owned_range(const Partition& partition, int rank, ZeroStage stage);

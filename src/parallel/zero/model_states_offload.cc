@@ -69,10 +69,7 @@ Status ModelStates::make_store() {
     ZT_ASSIGN_OR_RETURN(param_cache_, backend().allocate(cache, compute_, "the parameters kept in memory (max_in_cpu)"));
   }
   if (host_update_) {
-    // DeepSpeed's sub_group_size is the CPU optimizer's piece; its default (1e9) is capped
-    // so the staging stays small (256 MiB of gradients).
-    constexpr size_t kMaxPiece = size_t{1} << 26;
-    const size_t piece = std::max<size_t>(1, std::min({owned_.size(), off.sub_group_size > 0 ? off.sub_group_size : kMaxPiece, kMaxPiece}));
+    const size_t piece = host_stage_elems(off, owned_.size());
     ZT_ASSIGN_OR_RETURN(stage_grads_, states_backend().allocate(piece, DType::kF32, "the host staging of gradients"));
     if (mixed()) {
       ZT_ASSIGN_OR_RETURN(stage_copy_, states_backend().allocate(piece, compute_, "the host staging of parameters"));
@@ -91,6 +88,12 @@ Status ModelStates::make_store() {
   where.pin = off.pin_memory;
   ZT_ASSIGN_OR_RETURN(store_, make_swapped_store(std::move(specs), owned_.size(), where));
   return Status::OK();
+}
+
+size_t ModelStates::host_stage_elems(const OffloadOptions& o, size_t owned) {
+  constexpr size_t kMaxPiece = size_t{1} << 26;  // DeepSpeed's default sub_group_size (1e9) is capped
+  const size_t sub = o.sub_group_size > 0 ? std::min(o.sub_group_size, kMaxPiece) : kMaxPiece;
+  return std::max<size_t>(1, std::min(owned, sub));
 }
 
 const Backend& ModelStates::states_backend() const {

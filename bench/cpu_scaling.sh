@@ -62,10 +62,13 @@ peak, steps, prof, profstep = {}, {}, {}, {}
 for line in open(sys.argv[1]):
     lib, t, kind, js = line.split(" ", 3)
     if kind == "prof":  # a profile line: "name N calls X ms P%", or the header
+        entries = prof.setdefault((lib, int(t)), {})
         e = re.match(r"\s+(\w+)\s+\d+ calls\s+([0-9.]+) ms", js)
         h = re.search(r"([0-9.]+) ms of timed work", js)
-        if e or h:
-            prof.setdefault((lib, int(t)), {})[e.group(1) if e else "(all entries)"] = float((e or h).group(e and 2 or 1))
+        if e:
+            entries[e.group(1)] = float(e.group(2))
+        elif h:
+            entries["(all entries)"] = float(h.group(1))
         continue
     r = json.loads(js)
     if kind == "profstep":

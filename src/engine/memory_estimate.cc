@@ -137,7 +137,7 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
     e.offload_buffer_bytes += piece * sizeof(float) + (compute != DType::kF32 ? piece * dtype_size(compute) : 0);
   }
   e.grad_bytes = (shards_gradients(o.zero.stage) ? shard : psi) * sizeof(float);
-  e.optimizer_bytes = (shards_optimizer(o.zero.stage) ? shard : psi) * optimizer_bytes_per_element(o);
+  e.optimizer_bytes = owned * optimizer_bytes_per_element(o);
   const int M = std::max(1, o.micro_batches), v = o.layout.chunk_count();
   const int slots = pp_size > 1 ? pipe_schedule_slots(o.pipe_schedule, M, pp_size, pp_rank, v) : 1;
   const ActivationStashKind kind = activation_stash_kind(o);
@@ -162,7 +162,7 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
     const size_t kinds = (pipe_has_prev(pp_size, pp_rank, v - 1) ? 1 : 0) + (pipe_has_next(pp_size, pp_rank, 0, v) ? 1 : 0);
     e.buffer_bytes_max += kinds * static_cast<size_t>(slots) * hand_off;
   }
-  estimate_offload(o, table, partition.shard(dp_rank), shards_optimizer(o.zero.stage) ? shard : psi, compute, &e);
+  estimate_offload(o, table, partition.shard(dp_rank), owned, compute, &e);
   return e;
 }
 

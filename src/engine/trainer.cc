@@ -266,7 +266,7 @@ Status Trainer::create_activation_swap(GptModelOptions* mo) {
 
 std::string Trainer::offload_description() const {
   std::string d = states_->offload_description();
-  if (stash_ && !act_io_) {
+  if (activation_stash_kind(options_) == ActivationStashKind::kHost) {
     d += std::string(d.empty() ? "" : "; ") + "checkpointed activations in host memory (" +
          std::to_string(stash_->buffer_bytes() >> 20) + " MiB)";
   } else if (stash_) {

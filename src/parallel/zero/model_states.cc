@@ -189,7 +189,7 @@ Status ModelStates::update(Optimizer& optimizer, const StepHyper& hyper) {
   return store_->stream(read, flags(true), [&](size_t begin, size_t n, void* const* arrays) {
     float* p = fp32_params(begin, arrays);
     for (size_t i = 0; i < n_states; ++i) states[i] = static_cast<float*>(arrays[static_cast<size_t>(first_state_) + i]);
-    if (host_update_) return update_on_host(optimizer, begin, n, arrays, states.data());
+    if (host_update_) return update_on_host(optimizer, begin, n, p, arrays, states.data());
     if (!mixed()) {
       optimizer.update(begin, n, p, owned_grads() + begin, states.data());
       ZT_RETURN_IF_ERROR(optimizer.last_error());

@@ -206,7 +206,8 @@ class ModelStates final : public LayerParamSource {
   // updates_on_host: the backend the store's arrays and the optimizer use (host), the
   // update of one store chunk in staged pieces, and the compute copy uploaded from host params.
   const Backend& states_backend() const;
-  Status update_on_host(Optimizer& optimizer, size_t begin, size_t n, void* const* arrays, float* const* states);
+  Status update_on_host(Optimizer& optimizer, size_t begin, size_t n, float* params, void* const* arrays,
+                        float* const* states);
   void upload_compute(size_t begin, size_t n, const float* params, void* const* arrays);
   // Stages 1-2 all-gather the compute copy (16-bit or fp32) in buckets.
   Status gather_compute();

@@ -103,10 +103,9 @@ const Backend& ModelStates::states_backend() const {
 // One store chunk's update on the host, a staging piece at a time: the owned gradients
 // down, the optimizer's update (with the 16-bit copy in its pass), the compute copy up.
 // The same arithmetic on the same values as the update in the backend's memory.
-Status ModelStates::update_on_host(Optimizer& optimizer, size_t begin, size_t n, void* const* arrays,
+Status ModelStates::update_on_host(Optimizer& optimizer, size_t begin, size_t n, float* p, void* const* arrays,
                                    float* const* states) {
   const size_t piece = stage_grads_.size(), eb = dtype_size(compute_);
-  float* p = fp32_params(begin, arrays);
   auto* compute = static_cast<unsigned char*>(compute_at(begin, arrays));
   std::vector<float*> st(options_.optimizer_state.size());
   for (size_t off = 0; off < n; off += piece) {
@@ -191,8 +190,7 @@ size_t ModelStates::offload_buffer_bytes() const {
 std::string ModelStates::offload_description() const {
   SwapArrays* swap = store_->swap();
   if (host_update_) {
-    return std::string(mixed() ? "" : "an fp32 master, ") + (mixed() ? "fp32 master and " : "") +
-           "optimizer state in host memory (" + std::to_string((master_bytes() + optimizer_bytes()) >> 20) +
+    return "fp32 master and optimizer state in host memory (" + std::to_string((master_bytes() + optimizer_bytes()) >> 20) +
            " MiB), updated by the host's threads; gradients down and the compute copy up in pieces of " +
            std::to_string(stage_grads_.size()) + " elements";
   }

@@ -58,7 +58,8 @@ void estimate_offload(const TrainerOptions& o, const ParamTable& table, ElementR
   if (!f.swaps_optimizer()) return;
   const bool mixed = compute != DType::kF32;
   std::vector<size_t> read_bytes;  // per swapped array read by the step
-  if (mixed || f.swaps_params()) read_bytes.push_back(sizeof(float));  // the master (fp32: the parameter shard)
+  const bool host_update = ModelStates::updates_on_host(backend_or_cpu(o.backend), f);
+  if (mixed || f.swaps_params() || host_update) read_bytes.push_back(sizeof(float));  // the master (fp32: the parameter shard)
   for (size_t i = 0; i < optimizer_bytes_per_element(o) / sizeof(float); ++i) read_bytes.push_back(sizeof(float));
   std::vector<size_t> all = read_bytes;
   if (mixed && f.swaps_params()) all.push_back(dtype_size(compute));  // the 16-bit shard, only written
@@ -132,10 +133,7 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   const bool host_update = ModelStates::updates_on_host(backend_or_cpu(o.backend), o.zero.offload);
   if (compute != DType::kF32 || host_update) e.master_bytes = owned * sizeof(float);
   e.param_bytes = (shards_parameters(o.zero.stage) ? shard : psi) * dtype_size(compute) + e.master_bytes;
-  if (host_update) {
-    const size_t piece = ModelStates::host_stage_elems(o.zero.offload, owned);
-    e.offload_buffer_bytes += piece * sizeof(float) + (compute != DType::kF32 ? piece * dtype_size(compute) : 0);
-  }
+  e.offload_buffer_bytes += ModelStates::host_stage_bytes(backend_or_cpu(o.backend), o.zero.offload, owned);
   e.grad_bytes = (shards_gradients(o.zero.stage) ? shard : psi) * sizeof(float);
   e.optimizer_bytes = owned * optimizer_bytes_per_element(o);
   const int M = std::max(1, o.micro_batches), v = o.layout.chunk_count();

@@ -16,20 +16,21 @@ Status cuda_refusal(const ZtConfig& c, int world) {
     return Status::Unimplemented("/training/device: \"cuda\" with " + std::to_string(world) + " ranks: several ranks on "
                                  "CUDA need NCCL, which is not built yet (issue 29); run one process, or device cpu");
   }
-  // Offload on a GPU moves the states out of device memory; until it is built, a run
-  // that asks for it is refused rather than keeping them on the device unsaid.
+  // Offload on a GPU is built on the device-neutral path (bit-exact on the guarded
+  // backend) but has not run on a GPU yet: refused until its CUDA test has passed on one.
   const OffloadOptions& off = c.zero.offload;
   for (const auto& [device, key] : {std::pair{off.optimizer_device, "offload_optimizer"},
                                     std::pair{off.param_device, "offload_param"}}) {
     if (device == OffloadDevice::kNone) continue;
     return Status::Unimplemented(std::string("/zero_optimization/") + key + "/device: \"" +
-                                 (device == OffloadDevice::kNvme ? "nvme" : "cpu") + "\" with device cuda is not built "
-                                 "yet (issue 29): the states would stay in GPU memory; use \"none\", or device cpu");
+                                 (device == OffloadDevice::kNvme ? "nvme" : "cpu") + "\" with device cuda is built but has "
+                                 "not run on a GPU yet (issue 29: CudaTrainer.OptimizerOffloadToHostMemoryChangesNoBit "
+                                 "waits for one); use \"none\", or device cpu");
   }
   if (c.activation_checkpointing.cpu_checkpointing) {
-    return Status::Unimplemented("/activation_checkpointing/cpu_checkpointing: true with device cuda is not built yet "
-                                 "(issue 29): the checkpointed activations would stay in GPU memory; use false, or "
-                                 "device cpu");
+    return Status::Unimplemented("/activation_checkpointing/cpu_checkpointing: true with device cuda is built but has "
+                                 "not run on a GPU yet (issue 29: CudaTrainer.ActivationOffloadToHostMemoryChangesNoBit "
+                                 "waits for one); use false, or device cpu");
   }
   if (c.zero.fetch.quantized_weights) {
     return Status::Unimplemented("/zero_optimization/zero_quantized_weights: qwZ runs on the CPU only (its quantizer "

@@ -1,5 +1,6 @@
-// Offload in one process (thread-ranks): offload_optimizer "cpu" on a backend whose memory
-// is not the host's; NVMe offload: offloaded runs (optimizer state; optimizer
+// Offload in one process (thread-ranks): offload_optimizer "cpu" (and offload_param "cpu"
+// at stage 3) on a backend whose memory is not the host's; NVMe offload (on such a
+// backend too, with the update on the host): offloaded runs (optimizer state; optimizer
 // state and the ZeRO-3 parameter shard) are bit-identical, step by step, to the same run
 // in memory, in fp32 and bf16, at dp 1 and 2 and ZeRO stages 0-3 where DeepSpeed allows
 // them; checkpoints cross between offloaded and in-memory layouts; a swap chunk changed
@@ -22,9 +23,9 @@
 namespace zt {
 namespace {
 
-// kHost: offload_optimizer "cpu"; kHostActivations: cpu_checkpointing without a disk (the
-// others are NVMe).
-enum class Off { kNone, kOptimizer, kParams, kActivations, kHost, kHostActivations };
+// kHost: offload_optimizer "cpu"; kHostParams: + offload_param "cpu" (stage 3);
+// kHostActivations: cpu_checkpointing without a disk (the others are NVMe).
+enum class Off { kNone, kOptimizer, kParams, kActivations, kHost, kHostParams, kHostActivations };
 
 struct Case {
   DType dtype;
@@ -57,10 +58,12 @@ class TrainerOffload : public ::testing::Test {
     o.zero.fetch.prefetch_elems = 40000;
     o.zero.fetch.persistence_threshold = 0;
     OffloadOptions& f = o.zero.offload;
-    f.optimizer_device = off == Off::kHost                                   ? OffloadDevice::kCpu
+    f.optimizer_device = off == Off::kHost || off == Off::kHostParams        ? OffloadDevice::kCpu
                          : off == Off::kNone || off == Off::kHostActivations ? OffloadDevice::kNone
                                                                              : OffloadDevice::kNvme;
-    f.param_device = off == Off::kParams ? OffloadDevice::kNvme : OffloadDevice::kNone;
+    f.param_device = off == Off::kParams       ? OffloadDevice::kNvme
+                     : off == Off::kHostParams ? OffloadDevice::kCpu
+                                               : OffloadDevice::kNone;
     f.optimizer_path = f.param_path = (dir_ / "swap").string();
     f.sub_group_size = kChunkAlignElems;  // several chunks: the pipelined swapper at work
     f.max_in_cpu = 10000;                 // some of the shard in memory, the rest read from disk
@@ -111,6 +114,16 @@ class TrainerOffload : public ::testing::Test {
     return run;
   }
 
+  // Losses and parameters equal, bit for bit, after every step.
+  static void expect_same_steps(const Run& got, const Run& ref, const std::string& what) {
+    ASSERT_EQ(got.params.size(), ref.params.size()) << what;
+    for (size_t s = 0; s < ref.params.size(); ++s) {
+      EXPECT_EQ(got.losses[s], ref.losses[s]) << what << " step " << s;
+      EXPECT_EQ(std::memcmp(got.params[s].data(), ref.params[s].data(), ref.params[s].size() * sizeof(float)), 0)
+          << what << " step " << s;
+    }
+  }
+
   std::filesystem::path dir_;
   bool checkpoint_ = false;  // 6 blocks, every one checkpointed (3 without)
 };
@@ -119,6 +132,7 @@ std::string name(const Case& c, Off off) {
   return std::string(dtype_name(c.dtype)) + " dp" + std::to_string(c.dp) + " stage " +
          std::to_string(static_cast<int>(c.stage)) + (off == Off::kParams ? " +params" : "") +
          (off == Off::kActivations ? " +activations" : "") + (off == Off::kHost ? " host optimizer" : "") +
+         (off == Off::kHostParams ? " host optimizer and parameters" : "") +
          (off == Off::kHostActivations ? " host activations" : "");
 }
 
@@ -132,12 +146,7 @@ TEST_F(TrainerOffload, OffloadedRunsAreBitIdenticalToInMemoryRuns) {
       for (Off off : {Off::kOptimizer, Off::kParams}) {
         if (off == Off::kParams && c.stage != ZeroStage::kParameters) continue;
         const Run got = train(c, off, steps);
-        ASSERT_EQ(got.params.size(), ref.params.size()) << name(c, off);
-        for (int s = 0; s < steps; ++s) {
-          EXPECT_EQ(got.losses[s], ref.losses[s]) << name(c, off) << " step " << s;
-          EXPECT_EQ(std::memcmp(got.params[s].data(), ref.params[s].data(), ref.params[s].size() * sizeof(float)), 0)
-              << name(c, off) << " step " << s;
-        }
+        expect_same_steps(got, ref, name(c, off));
         EXPECT_EQ(got.memory.optimizer_bytes, 0u) << name(c, off);
         EXPECT_GT(got.memory.disk_bytes, 0u);
         EXPECT_GT(got.memory.disk_read_bytes, 0u);
@@ -233,25 +242,38 @@ TEST_F(TrainerOffload, HostOptimizerOffloadIsBitIdenticalToTheStatesInTheBackend
     for (const Case& c : {Case{dt, 1, ZeroStage::kNone}, Case{dt, 2, ZeroStage::kOptimizer},
                           Case{dt, 2, ZeroStage::kGradients}, Case{dt, 2, ZeroStage::kParameters}}) {
       const Run ref = train(c, Off::kNone, steps);
-      const Run got = train(c, Off::kHost, steps);
-      ASSERT_EQ(got.params.size(), ref.params.size()) << name(c, Off::kHost);
-      for (int s = 0; s < steps; ++s) {
-        EXPECT_EQ(got.losses[s], ref.losses[s]) << name(c, Off::kHost) << " step " << s;
-        EXPECT_EQ(std::memcmp(got.params[s].data(), ref.params[s].data(), ref.params[s].size() * sizeof(float)), 0)
-            << name(c, Off::kHost) << " step " << s;
+      for (Off off : {Off::kHost, Off::kHostParams}) {
+        if (off == Off::kHostParams && c.stage != ZeroStage::kParameters) continue;
+        const Run got = train(c, off, steps);
+        expect_same_steps(got, ref, name(c, off));
+        // The staging exists only where something moves; the master exists in fp32 too there.
+        // The estimate gives both.
+        EXPECT_EQ(got.memory.offload_buffer_bytes > 0, device) << name(c, off);
+        if (device) EXPECT_GT(got.memory.master_bytes, 0u) << name(c, off);
+        auto e = estimate_rank_memory(options(c, off), c.dp, 0, 1, 0);
+        ASSERT_TRUE(e.ok());
+        EXPECT_EQ(e->offload_buffer_bytes, got.memory.offload_buffer_bytes) << name(c, off);
+        EXPECT_EQ(e->master_bytes, got.memory.master_bytes) << name(c, off);
+        EXPECT_EQ(e->param_bytes, got.memory.param_bytes) << name(c, off);
+        EXPECT_EQ(e->optimizer_bytes, got.memory.optimizer_bytes) << name(c, off);
       }
-      // The staging exists only where something moves; the master exists in fp32 too there.
-      // The estimate gives both.
-      EXPECT_EQ(got.memory.offload_buffer_bytes > 0, device) << name(c, Off::kHost);
-      if (device) EXPECT_GT(got.memory.master_bytes, 0u) << name(c, Off::kHost);
-      auto e = estimate_rank_memory(options(c, Off::kHost), c.dp, 0, 1, 0);
-      ASSERT_TRUE(e.ok());
-      EXPECT_EQ(e->offload_buffer_bytes, got.memory.offload_buffer_bytes) << name(c, Off::kHost);
-      EXPECT_EQ(e->master_bytes, got.memory.master_bytes) << name(c, Off::kHost);
-      EXPECT_EQ(e->param_bytes, got.memory.param_bytes) << name(c, Off::kHost);
-      EXPECT_EQ(e->optimizer_bytes, got.memory.optimizer_bytes) << name(c, Off::kHost);
     }
   }
+}
+
+// offload_param "cpu" on a device without the host's update is refused, naming the key:
+// the device's optimizer would have to write the shard across the bus every step.
+TEST_F(TrainerOffload, HostParametersWithoutTheHostUpdateAreRefused) {
+  TrainerOptions o = options(Case{DType::kF32, 1, ZeroStage::kParameters}, Off::kHostParams);
+  o.zero.offload.optimizer_device = OffloadDevice::kNone;
+  auto t = Trainer::create(o);
+  if (o.backend->host()) {
+    EXPECT_TRUE(t.ok()) << t.status().to_string();  // a CPU run's states are in host memory already
+    return;
+  }
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("/zero_optimization/offload_param/device"), std::string::npos)
+      << t.status().to_string();
 }
 
 // 2 steps offloaded + save, resume in memory for 2 more (and the other way round): the
@@ -262,7 +284,7 @@ TEST_F(TrainerOffload, CheckpointsCrossBetweenOffloadedAndInMemoryLayouts) {
     const Run ref = train(c, Off::kNone, 4);
     for (auto [first, second] : {std::pair{Off::kParams, Off::kNone}, std::pair{Off::kNone, Off::kParams},
                                  std::pair{Off::kOptimizer, Off::kParams}, std::pair{Off::kHost, Off::kNone},
-                                 std::pair{Off::kNone, Off::kHost}}) {
+                                 std::pair{Off::kNone, Off::kHost}, std::pair{Off::kHostParams, Off::kParams}}) {
       const std::string ck = (dir_ / "ckpt").string();
       std::filesystem::remove_all(ck);
       train(c, first, 2, "", ck);

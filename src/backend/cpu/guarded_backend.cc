@@ -3,6 +3,7 @@
 #include "backend/cpu/guarded_backend.h"
 
 #include "backend/table_wrap.h"
+#include "core/check.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -33,6 +34,16 @@ class Guard {
     std::lock_guard<std::mutex> l(mu_);
     regions_.erase(p);
   }
+  // True when [p, p + bytes) lies inside one live region.
+  bool inside(const void* p, size_t bytes) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = regions_.upper_bound(const_cast<void*>(p));
+    if (it == regions_.begin()) return false;
+    --it;
+    const auto* b = static_cast<const unsigned char*>(it->first);
+    const auto* q = static_cast<const unsigned char*>(p);
+    return q >= b && q + bytes <= b + it->second;
+  }
   void open() {
     std::lock_guard<std::mutex> l(mu_);
     if (open_++ == 0) protect(PROT_READ | PROT_WRITE);
@@ -61,6 +72,15 @@ struct Unlocked {
 size_t page_round(size_t bytes) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return (bytes + page - 1) / page * page;
+}
+
+// A copy's ends must be where the call says, as a device's copy engine needs: copy and
+// zero inside arenas, copy_to_host from an arena to host memory, copy_from_host the
+// other way. A host pointer handed to copy() would work on the CPU and fail on a GPU.
+void expect_where(const char* call, const void* p, size_t bytes, bool arena) {
+  if (bytes == 0) return;
+  ZT_CHECK(Guard::get().inside(p, bytes) == arena, "guarded backend: %s got %s pointer %p (%zu bytes)", call,
+           arena ? "a host-memory" : "an arena", p, bytes);
 }
 
 // The process groups' access: a communication thread moves arena data with them open.
@@ -104,19 +124,29 @@ class GuardedBackend final : public Backend {
     return Arena(this, p, count, dtype);
   }
   void copy(void* dst, const void* src, size_t bytes) const override {
-    Unlocked u;
-    std::memmove(dst, src, bytes);
+    expect_where("copy (destination)", dst, bytes, true);
+    expect_where("copy (source)", src, bytes, true);
+    move(dst, src, bytes);
   }
   void zero(void* dst, size_t bytes) const override {
+    expect_where("zero", dst, bytes, true);
     Unlocked u;
     std::memset(dst, 0, bytes);
   }
-  void copy_to_host(void* dst, const void* src, size_t bytes) const override { copy(dst, src, bytes); }
+  void copy_to_host(void* dst, const void* src, size_t bytes) const override {
+    expect_where("copy_to_host (destination)", dst, bytes, false);
+    expect_where("copy_to_host (source)", src, bytes, true);
+    move(dst, src, bytes);
+  }
   MemoryDomain* memory_domain() const override {
     static GuardDomain domain;
     return &domain;
   }
-  void copy_from_host(void* dst, const void* src, size_t bytes) const override { copy(dst, src, bytes); }
+  void copy_from_host(void* dst, const void* src, size_t bytes) const override {
+    expect_where("copy_from_host (destination)", dst, bytes, true);
+    expect_where("copy_from_host (source)", src, bytes, false);
+    move(dst, src, bytes);
+  }
 
  protected:
   void release(void* data, size_t bytes) const override {
@@ -125,6 +155,10 @@ class GuardedBackend final : public Backend {
   }
 
  private:
+  static void move(void* dst, const void* src, size_t bytes) {
+    Unlocked u;
+    std::memmove(dst, src, bytes);
+  }
   const Backend& cpu_;
   KernelOps ops_;
   MoeOps moe_;

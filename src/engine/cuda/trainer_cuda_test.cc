@@ -14,9 +14,12 @@
 //   0's bits; activation checkpointing changes no bit;
 // - at T = 64, where 16-bit attention runs as flash attention, the bf16 bar again and the
 //   same bits twice;
-// - offload_optimizer "cpu" (states in host memory, the CPU's AdamW) and cpu_checkpointing
-//   (checkpointed inputs in host memory) change no bit.
+// - offload_optimizer "cpu" or "nvme" (states in host memory or on disk, the CPU's AdamW),
+//   with offload_param at stage 3, and cpu_checkpointing (checkpointed inputs in host
+//   memory) change no bit.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -227,25 +230,40 @@ TEST_P(CudaTrainer, DeterministicAndZeroStagesAndCheckpointingChangeNoBit) {
   }
 }
 
-// Issue 29's first exactness bar: offload_optimizer "cpu" (the fp32 master and the moments
-// in host memory, updated by the CPU's AdamW between staged copies of the gradients and the
-// compute copy, in several sub_group_size pieces) gives the bits of the run with every
-// state on the GPU, whose AdamW and casts are the CPU's bit for bit; at stage 0 and 3.
+// Issue 29's first exactness bar: optimizer offload (the fp32 master and the moments in
+// host memory, or on NVMe through host buffers, updated by the CPU's AdamW between staged
+// copies of the gradients and the compute copy, in several sub_group_size pieces) gives
+// the bits of the run with every state on the GPU, whose AdamW and casts are the CPU's bit
+// for bit; at stage 3 also with the parameter shard in host memory (or on NVMe), each
+// layer's part copied up before its gather.
 TEST_P(CudaTrainer, OptimizerOffloadToHostMemoryChangesNoBit) {
   ZT_REQUIRE_CUDA();
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("zt_cuda_offload_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
   for (DType dtype : {DType::kF32, DType::kBF16}) {
     for (ZeroStage stage : {ZeroStage::kNone, ZeroStage::kParameters}) {
       TrainerOptions o = tiny(Device::kCuda, dtype, GetParam());
       o.zero.stage = stage;
       const TrainRun ref = train(o, 3);
-      o.zero.offload.optimizer_device = OffloadDevice::kCpu;
-      o.zero.offload.sub_group_size = 3000;
-      const TrainRun got = train(o, 3);
-      ASSERT_EQ(got.steps.size(), 3u);
-      for (int s = 0; s < 3; ++s) EXPECT_EQ(got.steps[s].loss, ref.steps[s].loss) << dtype_name(dtype) << " step " << s;
-      EXPECT_TRUE(testing::same_bits(got.params, ref.params)) << dtype_name(dtype) << " stage " << static_cast<int>(stage);
+      for (OffloadDevice where : {OffloadDevice::kCpu, OffloadDevice::kNvme}) {
+        for (bool params : {false, true}) {
+          if (params && stage != ZeroStage::kParameters) continue;
+          OffloadOptions& f = o.zero.offload;
+          f.optimizer_device = where;
+          f.param_device = params ? where : OffloadDevice::kNone;
+          f.optimizer_path = f.param_path = dir.string();
+          f.sub_group_size = where == OffloadDevice::kNvme ? kChunkAlignElems : 3000;
+          const TrainRun got = train(o, 3);
+          const std::string what = std::string(dtype_name(dtype)) + " stage " + std::to_string(static_cast<int>(stage)) +
+                                   (where == OffloadDevice::kNvme ? " nvme" : " cpu") + (params ? " +params" : "");
+          ASSERT_EQ(got.steps.size(), 3u) << what;
+          for (int s = 0; s < 3; ++s) EXPECT_EQ(got.steps[s].loss, ref.steps[s].loss) << what << " step " << s;
+          EXPECT_TRUE(testing::same_bits(got.params, ref.params)) << what;
+        }
+      }
     }
   }
+  std::filesystem::remove_all(dir);
 }
 
 // cpu_checkpointing on a GPU (issue 29's third exactness bar): the inputs of checkpointed

@@ -33,7 +33,8 @@ ModelStates::ModelStates(const ParamTable& table, const Partition& partition, Pr
       shard_(partition.shard(dp->rank())),
       owned_(owned_range(partition, dp->rank(), o.stage)),
       compute_(backend_or_cpu(o.backend).compute_dtype()),
-      host_update_(updates_on_host(backend_or_cpu(o.backend), o.offload)) {}
+      host_update_(updates_on_host(backend_or_cpu(o.backend), o.offload)),
+      compute_host_(params_on_host(backend_or_cpu(o.backend), o.offload)) {}
 
 StatusOr<std::unique_ptr<ModelStates>> ModelStates::create(const ParamTable& table, const Partition& partition,
                                                            ProcessGroup* dp, int n_layer, const ModelStatesOptions& o) {
@@ -47,10 +48,10 @@ StatusOr<std::unique_ptr<ModelStates>> ModelStates::create_local(const ParamTabl
                                                                  const ModelStatesOptions& o) {
   ZT_RETURN_IF_ERROR(validate_offload(o.stage, o.offload));
   const Backend& b = backend_or_cpu(o.backend);
-  if (!b.host() && o.offload.param_device == OffloadDevice::kCpu) {
-    return Status::Unimplemented("/zero_optimization/offload_param/device: \"cpu\" on the " + b.describe() +
-                                 " backend is not built yet (issue 29): the parameter shard would stay in its memory; "
-                                 "use \"none\" (offload_optimizer \"cpu\" moves the optimizer's states)");
+  if (params_on_host(b, o.offload) && !updates_on_host(b, o.offload)) {
+    return Status::InvalidArgument("/zero_optimization/offload_param/device: \"cpu\" on the " + b.describe() +
+                                   " backend needs offload_optimizer.device \"cpu\" or \"nvme\" too: the host's "
+                                   "update writes the parameter shard in host memory");
   }
   std::unique_ptr<ModelStates> s(new ModelStates(table, partition, dp, o));
   dp->set_memory_domain(s->backend().memory_domain());  // the group moves these arenas (comm/memory_domain.h)
@@ -75,7 +76,7 @@ Status ModelStates::allocate(int n_layer) {
   if (!shards_parameters(stage)) {
     ZT_ASSIGN_OR_RETURN(params_, b.allocate(table_.numel(), compute_, mixed() ? "the 16-bit compute parameters" : "the parameters"));
   } else if (!options_.offload.swaps_params()) {
-    ZT_ASSIGN_OR_RETURN(param_shard_, b.allocate(shard_.size(), compute_, mixed() ? "the 16-bit parameter shard" : "the parameter shard"));
+    ZT_ASSIGN_OR_RETURN(param_shard_, compute_backend().allocate(shard_.size(), compute_, mixed() ? "the 16-bit parameter shard" : "the parameter shard"));
   }
   if (shards_gradients(stage)) {
     ZT_ASSIGN_OR_RETURN(grad_shard_, b.allocate(shard_.size(), DType::kF32, "the gradient shard"));
@@ -109,9 +110,10 @@ float* ModelStates::fp32_params(size_t begin, void* const* arrays) {
 
 void* ModelStates::compute_at(size_t begin, void* const* arrays) {
   const size_t eb = dtype_size(compute_);
-  return param16_ >= 0           ? arrays[param16_]
-         : !param_shard_.empty() ? param_shard_.as<unsigned char>() + begin * eb
-                                 : params_.as<unsigned char>() + (owned_.begin + begin) * eb;
+  if (param16_ >= 0) return arrays[param16_];
+  if (master_ >= 0 && options_.offload.swaps_params() && !mixed()) return arrays[master_];  // fp32: the shard is the master
+  return !param_shard_.empty() ? param_shard_.as<unsigned char>() + begin * eb
+                               : params_.as<unsigned char>() + (owned_.begin + begin) * eb;
 }
 
 void ModelStates::write_compute(size_t begin, size_t n, const float* params, void* const* arrays) {
@@ -130,7 +132,7 @@ void ModelStates::write_cache(size_t begin, size_t n, const void* compute) {
   if (begin < param_cache_.size()) {  // parameter offload: the in-memory prefix, written through
     const size_t eb = dtype_size(compute_);
     const size_t m = std::min(n, param_cache_.size() - begin);
-    backend().copy(param_cache_.as<unsigned char>() + begin * eb, compute, m * eb);
+    compute_backend().copy(param_cache_.as<unsigned char>() + begin * eb, compute, m * eb);
   }
 }
 

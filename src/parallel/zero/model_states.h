@@ -122,14 +122,23 @@ class ModelStates final : public LayerParamSource {
   // Validates the offload options against the stage (the key at fault named).
   static Status validate_offload(ZeroStage stage, const OffloadOptions& o);
   // True when the optimizer's arrays live in host memory apart from the backend's and the
-  // update runs there (offload_optimizer "cpu" on a non-host backend): the optimizer is
-  // then built on the host backend (plain_cpu_backend), and each step stages the owned
-  // gradients to the host and the updated compute copy back, in pieces.
+  // update runs there (offload_optimizer "cpu" or "nvme" on a non-host backend; with
+  // "nvme" the store's chunks are read into host buffers): the optimizer is then built on
+  // the host backend (plain_cpu_backend), and each step stages the owned gradients to the
+  // host and the updated compute copy back, in pieces.
   static bool updates_on_host(const Backend& backend, const OffloadOptions& o) {
-    return !backend.host() && o.optimizer_device == OffloadDevice::kCpu;
+    return !backend.host() && o.optimizer_device != OffloadDevice::kNone;
   }
-  // The staging piece of that update, in elements: sub_group_size (DeepSpeed's CPU
-  // optimizer piece), at most 64 Mi (256 MiB of gradients) and at most the owned range.
+  // True when the compute copy of the parameter shard lives in host memory apart from the
+  // backend's (offload_param "cpu" or "nvme" on a non-host backend, stage 3, with the
+  // update on the host): the update writes it there, and the fetcher copies each layer's
+  // part up before its gather.
+  static bool params_on_host(const Backend& backend, const OffloadOptions& o) {
+    return !backend.host() && o.param_device != OffloadDevice::kNone;
+  }
+  // The host staging of that update in bytes (0 without it): a piece of gradients, and in
+  // mixed precision a piece of the compute copy unless that lives on the host already.
+  static size_t host_stage_bytes(const Backend& backend, const OffloadOptions& o, size_t owned);
   static size_t host_stage_elems(const OffloadOptions& o, size_t owned);
   // The range the optimizer updates (and whose gradients this rank owns after reduction).
   ElementRange owned_range() const { return owned_; }
@@ -206,6 +215,12 @@ class ModelStates final : public LayerParamSource {
   // updates_on_host: the backend the store's arrays and the optimizer use (host), the
   // update of one store chunk in staged pieces, and the compute copy uploaded from host params.
   const Backend& states_backend() const;
+  // Where the compute copy of the shard and its in-memory cache live: the host backend
+  // with params_on_host, the backend otherwise.
+  const Backend& compute_backend() const { return compute_host_ ? states_backend() : backend(); }
+  // The tail of a staged piece: its compute copy `src` (host memory) into `dst`, uploaded
+  // or, with the shard on the host, copied and written through to the cache.
+  void place_compute(size_t at, size_t m, void* dst, const void* src);
   Status update_on_host(Optimizer& optimizer, size_t begin, size_t n, float* params, void* const* arrays,
                         float* const* states);
   void upload_compute(size_t begin, size_t n, const float* params, void* const* arrays);
@@ -231,8 +246,9 @@ class ModelStates final : public LayerParamSource {
   int param16_ = -1;     // mixed precision with parameter offload: the 16-bit shard
   Arena param_cache_;    // parameter offload: the first max_in_cpu shard elements, in memory
   bool host_update_ = false;  // updates_on_host(backend, offload)
+  bool compute_host_ = false; // params_on_host(backend, offload)
   Arena stage_grads_;         // host_update_: a piece of the owned gradients, on the host (fp32)
-  Arena stage_copy_;          // host_update_, mixed: a piece of the compute copy, on the host
+  Arena stage_copy_;          // host_update_, mixed, !compute_host_: a piece of the compute copy, on the host
   std::unique_ptr<SwappedShard> swapped_shard_;  // parameter offload
   std::unique_ptr<ParamFetcher> fetcher_;  // stage 3
 };

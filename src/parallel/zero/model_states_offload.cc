@@ -52,10 +52,10 @@ Status ModelStates::validate_offload(ZeroStage stage, const OffloadOptions& o) {
 Status ModelStates::make_store() {
   const OffloadOptions& off = options_.offload;
   std::vector<StateArraySpec> specs;
-  if (mixed() || host_update_) {  // on a device, offload_optimizer "cpu" keeps an fp32 master on the host
-    specs.push_back({"master", DType::kF32, ""});
-  } else if (off.swaps_params()) {
+  if (off.swaps_params() && !mixed()) {
     specs.push_back({"param", DType::kF32, off.param_path});  // fp32: the parameters are the master
+  } else if (mixed() || host_update_) {  // on a device, the host's update keeps an fp32 master on the host
+    specs.push_back({"master", DType::kF32, ""});
   }
   master_ = specs.empty() ? -1 : 0;
   first_state_ = static_cast<int>(specs.size());
@@ -66,12 +66,12 @@ Status ModelStates::make_store() {
   }
   if (off.swaps_params()) {
     const size_t cache = std::min(off.max_in_cpu, shard_.size());
-    ZT_ASSIGN_OR_RETURN(param_cache_, backend().allocate(cache, compute_, "the parameters kept in memory (max_in_cpu)"));
+    ZT_ASSIGN_OR_RETURN(param_cache_, compute_backend().allocate(cache, compute_, "the parameters kept in memory (max_in_cpu)"));
   }
   if (host_update_) {
     const size_t piece = host_stage_elems(off, owned_.size());
     ZT_ASSIGN_OR_RETURN(stage_grads_, states_backend().allocate(piece, DType::kF32, "the host staging of gradients"));
-    if (mixed()) {
+    if (mixed() && !compute_host_) {
       ZT_ASSIGN_OR_RETURN(stage_copy_, states_backend().allocate(piece, compute_, "the host staging of parameters"));
     }
   }
@@ -96,13 +96,22 @@ size_t ModelStates::host_stage_elems(const OffloadOptions& o, size_t owned) {
   return std::max<size_t>(1, std::min(owned, sub));
 }
 
+size_t ModelStates::host_stage_bytes(const Backend& backend, const OffloadOptions& o, size_t owned) {
+  if (!updates_on_host(backend, o)) return 0;
+  const size_t piece = host_stage_elems(o, owned);
+  const DType compute = backend.compute_dtype();
+  const bool copy = compute != DType::kF32 && !params_on_host(backend, o);
+  return piece * sizeof(float) + (copy ? piece * dtype_size(compute) : 0);
+}
+
 const Backend& ModelStates::states_backend() const {
   return host_update_ ? plain_cpu_backend(compute_) : backend();
 }
 
 // One store chunk's update on the host, a staging piece at a time: the owned gradients
-// down, the optimizer's update (with the 16-bit copy in its pass), the compute copy up.
-// The same arithmetic on the same values as the update in the backend's memory.
+// down, the optimizer's update (with the 16-bit copy in its pass), the compute copy up
+// (or, with the shard on the host, written in place). The same arithmetic on the same
+// values as the update in the backend's memory.
 Status ModelStates::update_on_host(Optimizer& optimizer, size_t begin, size_t n, float* p, void* const* arrays,
                                    float* const* states) {
   const size_t piece = stage_grads_.size(), eb = dtype_size(compute_);
@@ -114,14 +123,14 @@ Status ModelStates::update_on_host(Optimizer& optimizer, size_t begin, size_t n,
     for (size_t i = 0; i < st.size(); ++i) st[i] = states[i] + off;
     const void* up = p + off;
     if (mixed()) {
-      optimizer.update_copy(begin + off, m, p + off, stage_grads_.data(), st.data(), stage_copy_.as<half_t>(),
-                            *states_backend().half_ops());
-      up = stage_copy_.as<void>();
+      auto* into = compute_host_ ? reinterpret_cast<half_t*>(compute + off * eb) : stage_copy_.as<half_t>();
+      optimizer.update_copy(begin + off, m, p + off, stage_grads_.data(), st.data(), into, *states_backend().half_ops());
+      up = into;
     } else {
       optimizer.update(begin + off, m, p + off, stage_grads_.data(), st.data());
     }
     ZT_RETURN_IF_ERROR(optimizer.last_error());
-    backend().copy_from_host(compute + off * eb, up, m * eb);
+    place_compute(begin + off, m, compute + off * eb, up);
   }
   return Status::OK();
 }
@@ -134,11 +143,22 @@ void ModelStates::upload_compute(size_t begin, size_t n, const float* params, vo
     const size_t m = std::min(piece, n - off);
     const void* up = params + off;
     if (mixed()) {
-      states_backend().half_ops()->from_f32(stage_copy_.as<half_t>(), params + off, static_cast<int64_t>(m));
-      up = stage_copy_.as<void>();
+      auto* into = compute_host_ ? reinterpret_cast<half_t*>(compute + off * eb) : stage_copy_.as<half_t>();
+      states_backend().half_ops()->from_f32(into, params + off, static_cast<int64_t>(m));
+      up = into;
     }
-    backend().copy_from_host(compute + off * eb, up, m * eb);
+    place_compute(begin + off, m, compute + off * eb, up);
   }
+}
+
+void ModelStates::place_compute(size_t at, size_t m, void* dst, const void* src) {
+  const size_t bytes = m * dtype_size(compute_);
+  if (!compute_host_) {
+    backend().copy_from_host(dst, src, bytes);
+    return;
+  }
+  if (dst != src) states_backend().copy(dst, src, bytes);
+  write_cache(at, m, dst);
 }
 
 Status ModelStates::make_fetcher(int n_layer) {
@@ -146,6 +166,7 @@ Status ModelStates::make_fetcher(int n_layer) {
   ParamFetcherOptions fo = options_.fetch;
   fo.backend = &backend();
   fo.dtype = compute_;
+  fo.shard_on_host = compute_host_;
   if (!options_.offload.swaps_params()) {
     fetcher_ = std::make_unique<ParamFetcher>(table_, partition_, dp_, param_shard_.as<void>(), n_layer, fo);
     return Status::OK();
@@ -183,26 +204,35 @@ size_t ModelStates::optimizer_bytes() const {
 }
 
 size_t ModelStates::offload_buffer_bytes() const {
-  if (store_->swap() == nullptr) return stage_grads_.bytes() + stage_copy_.bytes();
-  return store_->resident_bytes() + (swapped_shard_ ? swapped_shard_->buffer_bytes() : 0);
+  const size_t staging = stage_grads_.bytes() + stage_copy_.bytes();
+  if (store_->swap() == nullptr) return staging;
+  return staging + store_->resident_bytes() + (swapped_shard_ ? swapped_shard_->buffer_bytes() : 0);
 }
 
 std::string ModelStates::offload_description() const {
   SwapArrays* swap = store_->swap();
-  if (host_update_) {
-    return "fp32 master and optimizer state in host memory (" + std::to_string((master_bytes() + optimizer_bytes()) >> 20) +
-           " MiB), updated by the host's threads; gradients down and the compute copy up in pieces of " +
-           std::to_string(stage_grads_.size()) + " elements";
-  }
-  if (swap == nullptr) return "";
   const OffloadOptions& off = options_.offload;
-  std::string what = mixed() ? "fp32 master and optimizer state" : "optimizer state";
-  if (off.swaps_params()) what += " and parameter shard";
-  std::string d = what + " on NVMe (" + off.optimizer_path + (off.swaps_params() && off.param_path != off.optimizer_path ? ", " + off.param_path : "") +
-                  "): " + std::to_string(swap->chunks()) + " chunk(s) of " + std::to_string(swap->chunk_elems()) +
-                  " elements, " + io_->mode() +
-                  (swap->direct() ? ", O_DIRECT" : ", buffered I/O (the file system refused O_DIRECT)");
-  if (off.pin_memory && !swap->pinned()) d += ", buffers not pinned (mlock refused: raise ulimit -l)";
+  std::string d;
+  if (swap != nullptr) {
+    std::string what = mixed() || host_update_ ? "fp32 master and optimizer state" : "optimizer state";
+    if (off.swaps_params()) what += " and parameter shard";
+    d = what + " on NVMe (" + off.optimizer_path + (off.swaps_params() && off.param_path != off.optimizer_path ? ", " + off.param_path : "") +
+        "): " + std::to_string(swap->chunks()) + " chunk(s) of " + std::to_string(swap->chunk_elems()) +
+        " elements, " + io_->mode() + (swap->direct() ? ", O_DIRECT" : ", buffered I/O (the file system refused O_DIRECT)");
+    if (off.pin_memory && !swap->pinned()) d += ", buffers not pinned (mlock refused: raise ulimit -l)";
+  } else if (host_update_) {
+    d = "fp32 master and optimizer state in host memory (" + std::to_string((master_bytes() + optimizer_bytes()) >> 20) + " MiB)";
+  }
+  if (!host_update_) return d;
+  d += "; updated by the host's threads, gradients down and the compute copy " +
+       std::string(compute_host_ ? "written in host memory" : "up") + " in pieces of " + std::to_string(stage_grads_.size()) +
+       " elements";
+  if (compute_host_ && swap == nullptr) {
+    d += "; parameter shard in host memory (" + std::to_string(param_shard_.bytes() >> 20) +
+         " MiB), each layer's part copied up before its gather";
+  } else if (compute_host_) {
+    d += "; each layer's part of the parameter shard copied up before its gather";
+  }
   return d;
 }
 

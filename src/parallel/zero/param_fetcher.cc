@@ -14,12 +14,15 @@ namespace {
 
 class MemoryShard final : public ShardSource {
  public:
-  MemoryShard(const void* shard, size_t elem_bytes) : shard_(static_cast<const unsigned char*>(shard)), eb_(elem_bytes) {}
+  MemoryShard(const void* shard, size_t elem_bytes, bool host)
+      : shard_(static_cast<const unsigned char*>(shard)), eb_(elem_bytes), host_(host) {}
   StatusOr<const void*> part(size_t begin, size_t) override { return static_cast<const void*>(shard_ + begin * eb_); }
+  bool host() const override { return host_; }
 
  private:
   const unsigned char* shard_;
   size_t eb_;
+  bool host_;
 };
 
 }  // namespace
@@ -27,7 +30,7 @@ class MemoryShard final : public ShardSource {
 ParamFetcher::ParamFetcher(const ParamTable& table, const Partition& partition, ProcessGroup* dp,
                            const void* param_shard, int n_layer, const ParamFetcherOptions& options)
     : ParamFetcher(table, partition, dp, static_cast<ShardSource*>(nullptr), n_layer, options) {
-  own_source_ = std::make_unique<MemoryShard>(param_shard, dtype_size(options.dtype));
+  own_source_ = std::make_unique<MemoryShard>(param_shard, dtype_size(options.dtype), options.shard_on_host);
   source_ = own_source_.get();
 }
 
@@ -142,7 +145,12 @@ StatusOr<WorkHandle> ParamFetcher::gather(void* dst, ElementRange r, bool quanti
   if (part.size() > 0) {
     const size_t e = elem_bytes(), at = partition_.shard(dp_->rank()).begin + part.begin - r.begin;
     ZT_ASSIGN_OR_RETURN(const void* src, source_->part(part.begin, part.end));
-    backend().copy(static_cast<unsigned char*>(dst) + at * e, src, part.size() * e);
+    void* to = static_cast<unsigned char*>(dst) + at * e;
+    if (source_->host()) {
+      backend().copy_from_host(to, src, part.size() * e);
+    } else {
+      backend().copy(to, src, part.size() * e);
+    }
   }
   if (quantized) return quantized_all_gather(dp_, dst, partition_.counts(r), options_.dtype);
   return all_gather_elements(dp_, dst, partition_.counts(r), elem_bytes());

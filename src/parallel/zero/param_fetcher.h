@@ -45,6 +45,9 @@ class ShardSource {
   virtual void prefetch(size_t /*begin*/, size_t /*end*/) {}
   // How many parts ahead prefetch() is worth calling for.
   virtual int prefetch_depth() const { return 0; }
+  // True when parts are host memory apart from the fetcher's backend (parameter offload
+  // on a device): they go into the gather buffer by copy_from_host.
+  virtual bool host() const = 0;
 };
 
 struct ParamFetcherOptions {
@@ -54,6 +57,7 @@ struct ParamFetcherOptions {
   DType dtype = DType::kF32;                // of the shard and the gathered layers (16-bit in mixed precision)
   bool quantized_weights = false;           // zero_quantized_weights: ZeRO++ qwZ (quantized_gather.h), host memory
   int hpz_partition_size = 1;               // zero_hpz_partition_size: ZeRO++ hpZ (below)
+  bool shard_on_host = false;               // an in-memory shard lives in host memory apart from the backend's
   ProcessGroup* hpz = nullptr;              // hpZ's group of that size (consecutive dp ranks); null when 1
 };
 

@@ -27,6 +27,9 @@ class SwappedShard final : public ShardSource {
   StatusOr<const void*> part(size_t begin, size_t end) override;
   void prefetch(size_t begin, size_t end) override;
   int prefetch_depth() const override { return static_cast<int>(stages_.size()) - 1; }
+  // Parts are read into host buffers, and the cache is host memory too wherever the
+  // backend's is not (ModelStates::params_on_host).
+  bool host() const override { return true; }
   // The bytes of one staging buffer for parts of up to max_part elements.
   static size_t stage_bytes(size_t max_part, size_t elem_bytes);
   // Waits for and drops every read in flight (before the file is rewritten).

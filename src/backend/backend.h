@@ -25,6 +25,9 @@ enum class Device { kCpu, kCuda };
 
 inline const char* device_name(Device d) { return d == Device::kCpu ? "cpu" : "cuda"; }
 
+class Backend;
+const Backend& plain_cpu_backend(DType compute);
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -58,6 +61,12 @@ class Backend {
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) const { copy(host_dst, src, bytes); }
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) const { copy(dst, host_src, bytes); }
   virtual void synchronize() const {}
+  // Where host memory that this backend's copies cross most often lives (offload's
+  // staging pieces, a host parameter shard, stashed activations): a host backend (host()
+  // true, the CPU's kernels) whose arenas are page-locked on a device, so that copies to
+  // and from them run at the bus's speed. The plain CPU backend where nothing is gained.
+  // Its allocation failure names the bytes, what they were for and the way out.
+  virtual const Backend& staging_host() const { return plain_cpu_backend(compute_dtype()); }
   // The domain of this backend's arenas for the process groups that move them
   // (comm/memory_domain.h; ProcessGroup::set_memory_domain); null: host memory.
   virtual MemoryDomain* memory_domain() const { return nullptr; }

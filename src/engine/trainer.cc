@@ -252,7 +252,8 @@ Status Trainer::create_activation_swap(GptModelOptions* mo) {
                        static_cast<size_t>(options_.layout.local_seq(options_.seq_len)) *
                        static_cast<size_t>(options_.model.n_embd) * dtype_size(backend_.compute_dtype());
   if (kind == ActivationStashKind::kHost) {
-    ZT_ASSIGN_OR_RETURN(stash_, ActivationHostStash::create(backend_, mo->slots, options_.model.n_layer, bytes));
+    ZT_ASSIGN_OR_RETURN(stash_, ActivationHostStash::create(backend_, mo->slots, options_.model.n_layer, bytes,
+                                                                options_.zero.offload.pin_memory));
     mo->stash = stash_.get();
     return Status::OK();
   }

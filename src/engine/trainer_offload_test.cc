@@ -13,11 +13,13 @@
 #include <filesystem>
 #include <vector>
 
+#include "backend/cpu/guarded_backend.h"
 #include "comm/thread_world.h"
 #include "checkpoint/sharded_load.h"
 #include "engine/trainer.h"
 #include "engine/memory_estimate.h"
 #include "engine/trainer_checkpoint.h"
+#include "testing/delegating_backend.h"
 #include "testing/synthetic_data.h"
 
 namespace zt {
@@ -274,6 +276,28 @@ TEST_F(TrainerOffload, HostParametersWithoutTheHostUpdateAreRefused) {
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("/zero_optimization/offload_param/device"), std::string::npos)
       << t.status().to_string();
+}
+
+// Host memory that cannot be pinned stops the run at its start with the reason, naming
+// what it was for (issue 29's faults): the optimizer's staging, a host parameter shard,
+// the activation stash. With pin_memory false the same runs start on pageable memory.
+TEST_F(TrainerOffload, AFailedPinnedAllocationIsNamed) {
+  testing::UnpinnableHost unpinnable(plain_cpu_backend(DType::kBF16));
+  const testing::DelegatingBackend device(guarded_cpu_backend(DType::kBF16), unpinnable);
+  for (Off off : {Off::kHost, Off::kHostParams, Off::kHostActivations}) {
+    checkpoint_ = off == Off::kHostActivations;
+    const Case c{DType::kBF16, 1, ZeroStage::kParameters};
+    TrainerOptions o = options(c, off);
+    o.backend = &device;
+    auto t = Trainer::create(o);
+    ASSERT_FALSE(t.ok()) << name(c, off);
+    EXPECT_NE(t.status().message().find("cannot pin"), std::string::npos) << t.status().to_string();
+    EXPECT_NE(t.status().message().find(off == Off::kHostActivations ? "checkpointed activations" : "host"),
+              std::string::npos) << t.status().to_string();
+    o.zero.offload.pin_memory = false;
+    auto pageable = Trainer::create(o);
+    EXPECT_TRUE(pageable.ok()) << name(c, off) << ": " << pageable.status().to_string();
+  }
 }
 
 // 2 steps offloaded + save, resume in memory for 2 more (and the other way round): the

@@ -8,6 +8,7 @@
 
 #include "backend/cuda/cuda_context.h"
 #include "backend/cuda/cuda_device.h"
+#include "backend/cuda/cuda_pinned_host.h"
 #include "backend/cuda/cuda_profile.h"
 #include "backend/cuda/cuda_tables.h"
 #include "backend/table_wrap.h"
@@ -77,6 +78,7 @@ class CudaBackend final : public Backend {
     CudaContext::get().sync("copy from host");
   }
   void synchronize() const override { CudaContext::get().sync("synchronize"); }
+  const Backend& staging_host() const override { return cuda_pinned_host(compute_); }
 
  protected:
   void release(void* data, size_t) const override { cudaFree(data); }

@@ -1,4 +1,5 @@
-// ActivationHostStash: entries in plain host memory, crossed by the backend's copies.
+// ActivationHostStash: entries in host memory (the backend's staging_host() when pinned),
+// crossed by the backend's copies.
 #include "parallel/offload/activation_host_stash.h"
 
 #include <string>
@@ -16,10 +17,10 @@ size_t ActivationHostStash::bytes_for(int slots, int blocks, size_t max_bytes) {
 }
 
 StatusOr<std::unique_ptr<ActivationHostStash>> ActivationHostStash::create(const Backend& backend, int slots,
-                                                                           int blocks, size_t max_bytes) {
+                                                                           int blocks, size_t max_bytes, bool pin) {
   const size_t bytes = bytes_for(slots, blocks, max_bytes);
-  ZT_ASSIGN_OR_RETURN(Arena memory, plain_cpu_backend(backend.compute_dtype())
-                                        .allocate(bytes / sizeof(float), DType::kF32,
+  const Backend& host = pin ? backend.staging_host() : plain_cpu_backend(backend.compute_dtype());
+  ZT_ASSIGN_OR_RETURN(Arena memory, host.allocate(bytes / sizeof(float), DType::kF32,
                                                   "the host copies of checkpointed activations (cpu_checkpointing)"));
   return std::unique_ptr<ActivationHostStash>(new ActivationHostStash(
       backend, std::move(memory), blocks, stride_for(max_bytes), static_cast<size_t>(slots) * static_cast<size_t>(blocks)));

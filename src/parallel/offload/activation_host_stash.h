@@ -19,9 +19,10 @@ namespace zt {
 
 class ActivationHostStash final : public ActivationStash {
  public:
-  // slots x blocks entries of at most max_bytes each, in host memory.
+  // slots x blocks entries of at most max_bytes each, in host memory: the backend's
+  // staging_host() (page-locked on a GPU) when pin, plain memory otherwise.
   static StatusOr<std::unique_ptr<ActivationHostStash>> create(const Backend& backend, int slots, int blocks,
-                                                               size_t max_bytes);
+                                                               size_t max_bytes, bool pin);
   Status save(int slot, int block, const void* data, size_t bytes) override;
   void prefetch(int, int) override {}  // the copy back is one host-to-device copy at load
   Status load(int slot, int block, void* dst) override;

@@ -217,7 +217,12 @@ class ModelStates final : public LayerParamSource {
   const Backend& states_backend() const;
   // Where the compute copy of the shard and its in-memory cache live: the host backend
   // with params_on_host, the backend otherwise.
-  const Backend& compute_backend() const { return compute_host_ ? states_backend() : backend(); }
+  const Backend& compute_backend() const { return compute_host_ ? staging_backend() : backend(); }
+  // Host memory the backend's copies cross each step (staging pieces, a host shard):
+  // staging_host() (page-locked on a GPU) with pin_memory, else the states' backend.
+  const Backend& staging_backend() const {
+    return options_.offload.pin_memory ? backend().staging_host() : states_backend();
+  }
   // The tail of a staged piece: its compute copy `src` (host memory) into `dst`, uploaded
   // or, with the shard on the host, copied and written through to the cache.
   void place_compute(size_t at, size_t m, void* dst, const void* src);

@@ -70,9 +70,9 @@ Status ModelStates::make_store() {
   }
   if (host_update_) {
     const size_t piece = host_stage_elems(off, owned_.size());
-    ZT_ASSIGN_OR_RETURN(stage_grads_, states_backend().allocate(piece, DType::kF32, "the host staging of gradients"));
+    ZT_ASSIGN_OR_RETURN(stage_grads_, staging_backend().allocate(piece, DType::kF32, "the host staging of gradients"));
     if (mixed() && !compute_host_) {
-      ZT_ASSIGN_OR_RETURN(stage_copy_, states_backend().allocate(piece, compute_, "the host staging of parameters"));
+      ZT_ASSIGN_OR_RETURN(stage_copy_, staging_backend().allocate(piece, compute_, "the host staging of parameters"));
     }
   }
   if (!off.swaps_optimizer()) {
@@ -226,7 +226,7 @@ std::string ModelStates::offload_description() const {
   if (!host_update_) return d;
   d += "; updated by the host's threads, gradients down and the compute copy " +
        std::string(compute_host_ ? "written in host memory" : "up") + " in pieces of " + std::to_string(stage_grads_.size()) +
-       " elements";
+       " elements" + (&staging_backend() != &states_backend() ? " through page-locked memory" : "");
   if (compute_host_ && swap == nullptr) {
     d += "; parameter shard in host memory (" + std::to_string(param_shard_.bytes() >> 20) +
          " MiB), each layer's part copied up before its gather";

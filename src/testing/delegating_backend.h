@@ -1,0 +1,70 @@
+// DelegatingBackend: a test backend that is another backend in every call, except the
+// host memory of its staging_host(), which a test chooses (a failing allocator, to show
+// that a failed pinned allocation stops the run with its reason).
+// Thread-safety: as the backend it wraps.
+#pragma once
+
+#include <string>
+
+#include "backend/backend.h"
+
+namespace zt::testing {
+
+// A host backend whose every allocation fails as pinned memory does when the host is out
+// of page-locked memory.
+class UnpinnableHost final : public Backend {
+ public:
+  explicit UnpinnableHost(const Backend& cpu) : cpu_(cpu) {}
+  Device device() const override { return Device::kCpu; }
+  DType compute_dtype() const override { return cpu_.compute_dtype(); }
+  bool host() const override { return true; }
+  const KernelOps& ops() const override { return cpu_.ops(); }
+  std::string describe() const override { return "unpinnable host memory"; }
+  StatusOr<Arena> allocate(size_t count, DType dtype, const char* what) const override {
+    if (count == 0) return Arena(this, nullptr, 0, dtype);
+    return Status::ResourceExhausted("cannot pin " + std::to_string(count * dtype_size(dtype)) +
+                                     " bytes of host memory for " + what + " (test)");
+  }
+  void copy(void*, const void*, size_t) const override {}
+  void zero(void*, size_t) const override {}
+
+ protected:
+  void release(void*, size_t) const override {}
+
+ private:
+  const Backend& cpu_;
+};
+
+class DelegatingBackend final : public Backend {
+ public:
+  DelegatingBackend(const Backend& inner, const Backend& staging) : inner_(inner), staging_(staging) {}
+  Device device() const override { return inner_.device(); }
+  DType compute_dtype() const override { return inner_.compute_dtype(); }
+  bool host() const override { return inner_.host(); }
+  const KernelOps& ops() const override { return inner_.ops(); }
+  const ActivationOps<half_t>* half_ops() const override { return inner_.half_ops(); }
+  const MoeOps* moe_ops() const override { return inner_.moe_ops(); }
+  std::string describe() const override { return inner_.describe(); }
+  double peak_flops() const override { return inner_.peak_flops(); }
+  StatusOr<Arena> allocate(size_t count, DType dtype, const char* what) const override {
+    return inner_.allocate(count, dtype, what);  // the inner backend's arenas, released by it
+  }
+  void copy(void* dst, const void* src, size_t bytes) const override { inner_.copy(dst, src, bytes); }
+  void zero(void* dst, size_t bytes) const override { inner_.zero(dst, bytes); }
+  void copy_to_host(void* dst, const void* src, size_t bytes) const override { inner_.copy_to_host(dst, src, bytes); }
+  void copy_from_host(void* dst, const void* src, size_t bytes) const override {
+    inner_.copy_from_host(dst, src, bytes);
+  }
+  void synchronize() const override { inner_.synchronize(); }
+  MemoryDomain* memory_domain() const override { return inner_.memory_domain(); }
+  const Backend& staging_host() const override { return staging_; }
+
+ protected:
+  void release(void*, size_t) const override {}  // never an owner
+
+ private:
+  const Backend& inner_;
+  const Backend& staging_;
+};
+
+}  // namespace zt::testing

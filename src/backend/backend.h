@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "backend/arena.h"
@@ -27,6 +28,20 @@ inline const char* device_name(Device d) { return d == Device::kCpu ? "cpu" : "c
 
 class Backend;
 const Backend& plain_cpu_backend(DType compute);
+
+// A crossing started by Backend::start_copy_to_host / start_copy_from_host. wait() returns
+// when its bytes have arrived and the host buffer may be read (to host) or reused (from
+// host); the destructor waits too. Null where the copy was done at the start.
+class PendingCopy {
+ public:
+  virtual ~PendingCopy() = default;
+  virtual void wait() = 0;
+};
+using CopyHandle = std::unique_ptr<PendingCopy>;
+inline void wait_copy(CopyHandle& h) {
+  if (h) h->wait();
+  h.reset();
+}
 
 class Backend {
  public:
@@ -60,6 +75,19 @@ class Backend {
   // queued before them, on a device). The CPU backend's are plain copies.
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) const { copy(host_dst, src, bytes); }
   virtual void copy_from_host(void* dst, const void* host_src, size_t bytes) const { copy(dst, host_src, bytes); }
+  // The same crossings, started and not awaited, so that host work and the other direction
+  // overlap them (offload's pipeline). To host: ordered after the kernels queued so far.
+  // From host: every kernel queued after it sees the bytes. Until wait_copy, host code
+  // neither reads the destination (to host) nor writes the source (from host); the
+  // device end is not written by host-queued work in between. The default copies at once.
+  virtual CopyHandle start_copy_to_host(void* host_dst, const void* src, size_t bytes) const {
+    copy_to_host(host_dst, src, bytes);
+    return nullptr;
+  }
+  virtual CopyHandle start_copy_from_host(void* dst, const void* host_src, size_t bytes) const {
+    copy_from_host(dst, host_src, bytes);
+    return nullptr;
+  }
   virtual void synchronize() const {}
   // Where host memory that this backend's copies cross most often lives (offload's
   // staging pieces, a host parameter shard, stashed activations): a host backend (host()

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 namespace zt {
 
@@ -83,12 +84,53 @@ void expect_where(const char* call, const void* p, size_t bytes, bool arena) {
            arena ? "a host-memory" : "an arena", p, bytes);
 }
 
+// Asynchronous crossings at the latest moment a device could make them, so that host
+// code that does not wait for one sees the wrong bytes (to host: the copy happens at
+// wait, reading the arena then), or stops here (from host: the copy happens at start,
+// and wait checks that host code left the source alone meanwhile).
+class LateToHost final : public PendingCopy {
+ public:
+  LateToHost(void* dst, const void* src, size_t bytes) : dst_(dst), src_(src), bytes_(bytes) {}
+  ~LateToHost() override { wait(); }
+  void wait() override;
+
+ private:
+  void* dst_;
+  const void* src_;
+  size_t bytes_;
+};
+
+class CheckedFromHost final : public PendingCopy {
+ public:
+  CheckedFromHost(const void* src, size_t bytes) : src_(src), bytes_(bytes), hash_(hash()) {}
+  ~CheckedFromHost() override { wait(); }
+  void wait() override {
+    if (src_ == nullptr) return;
+    ZT_CHECK(hash() == hash_, "guarded backend: the host source of an asynchronous copy (%p, %zu bytes) was written "
+             "before wait_copy", src_, bytes_);
+    src_ = nullptr;
+  }
+
+ private:
+  size_t hash() const { return std::hash<std::string_view>{}({static_cast<const char*>(src_), bytes_}); }
+  const void* src_;
+  size_t bytes_;
+  size_t hash_;
+};
+
 // The process groups' access: a communication thread moves arena data with them open.
 class GuardDomain final : public MemoryDomain {
  public:
   void enter() override { Guard::get().open(); }
   void exit() override { Guard::get().close(); }
 };
+
+void LateToHost::wait() {
+  if (dst_ == nullptr) return;
+  Unlocked u;
+  std::memmove(dst_, src_, bytes_);
+  dst_ = nullptr;
+}
 
 // The guarded backend's hook: every table call runs with the arenas open.
 struct Opened {
@@ -137,6 +179,15 @@ class GuardedBackend final : public Backend {
     expect_where("copy_to_host (destination)", dst, bytes, false);
     expect_where("copy_to_host (source)", src, bytes, true);
     move(dst, src, bytes);
+  }
+  CopyHandle start_copy_to_host(void* dst, const void* src, size_t bytes) const override {
+    expect_where("start_copy_to_host (destination)", dst, bytes, false);
+    expect_where("start_copy_to_host (source)", src, bytes, true);
+    return std::make_unique<LateToHost>(dst, src, bytes);
+  }
+  CopyHandle start_copy_from_host(void* dst, const void* src, size_t bytes) const override {
+    copy_from_host(dst, src, bytes);
+    return std::make_unique<CheckedFromHost>(src, bytes);
   }
   MemoryDomain* memory_domain() const override {
     static GuardDomain domain;

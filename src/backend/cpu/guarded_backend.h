@@ -10,7 +10,10 @@
 // too; MPI ranks do not (the MPI library may touch the pages outside the domain).
 // Copies check their ends as a device's would: copy() and zero() inside arenas,
 // copy_to_host() from an arena into host memory, copy_from_host() the other way; a
-// pointer on the wrong side stops the process (ZT_CHECK), naming the call.
+// pointer on the wrong side stops the process (ZT_CHECK), naming the call. Started
+// copies happen as late as a device could make them: to host at wait_copy (a host read
+// before it sees old bytes), from host at the start with the source checked unchanged
+// at wait_copy.
 // Limit: the pages are open to every thread while any kernel, copy or transfer runs, so a
 // host read that overlaps one goes unseen; one that does not faults.
 // Thread-safety: the unlock scope nests and is shared by threads (a counted lock).

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "backend/cuda/cuda_async_copy.h"
 #include "backend/cuda/cuda_context.h"
 #include "backend/cuda/cuda_device.h"
 #include "backend/cuda/cuda_pinned_host.h"
@@ -76,6 +77,12 @@ class CudaBackend final : public Backend {
   void copy_from_host(void* dst, const void* host_src, size_t bytes) const override {
     check_cuda(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream()), "copy from host");
     CudaContext::get().sync("copy from host");
+  }
+  CopyHandle start_copy_to_host(void* host_dst, const void* src, size_t bytes) const override {
+    return cuda::start_copy_to_host(host_dst, src, bytes);
+  }
+  CopyHandle start_copy_from_host(void* dst, const void* host_src, size_t bytes) const override {
+    return cuda::start_copy_from_host(dst, host_src, bytes);
   }
   void synchronize() const override { CudaContext::get().sync("synchronize"); }
   const Backend& staging_host() const override { return cuda_pinned_host(compute_); }

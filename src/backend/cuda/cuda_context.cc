@@ -97,6 +97,14 @@ void* CudaContext::stage(Scratch kind, const void* host, size_t bytes) {
   return d;
 }
 
-void CudaContext::sync(const char* what) { check_cuda(cudaStreamSynchronize(stream_), what); }
+void CudaContext::sync(const char* what) { check_cuda(cudaStreamSynchronize(stream()), what); }
+
+void CudaContext::join() const {
+  for (cudaEvent_t e : joins_) {
+    check_cuda(cudaStreamWaitEvent(stream_, e, 0), "joining a host-to-device copy");
+    check_cuda(cudaEventDestroy(e), "joining a host-to-device copy");
+  }
+  joins_.clear();
+}
 
 }  // namespace zt::cuda

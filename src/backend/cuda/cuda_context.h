@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "core/status.h"
 #include "kernels/cuda/cpu_order.h"
@@ -31,7 +32,18 @@ class CudaContext {
   static CudaContext& get();  // REQUIRES: create() succeeded
 
   int device() const { return device_; }
-  cudaStream_t stream() const { return stream_; }
+  // The compute stream, made first to wait for every host-to-device copy started since the
+  // last call (join_later), so each kernel queued on it sees those bytes.
+  cudaStream_t stream() const {
+    if (!joins_.empty()) join();
+    return stream_;
+  }
+  // The compute stream without that join: what the copy streams order themselves after
+  // (the kernels queued so far, not the copies still to be joined).
+  cudaStream_t raw_stream() const { return stream_; }
+  // The compute stream waits for `done` (recorded on a copy stream) before its next work;
+  // takes the event.
+  void join_later(cudaEvent_t done) { joins_.push_back(done); }
   LtGemm& lt() { return *lt_; }
   CpuOrder order() const { return order_; }
   // At least `bytes` of device scratch of that kind, valid until the next request of the
@@ -45,7 +57,9 @@ class CudaContext {
  private:
   CudaContext() = default;
   int device_ = 0;
+  void join() const;
   cudaStream_t stream_ = nullptr;
+  mutable std::vector<cudaEvent_t> joins_;  // host-to-device copies the compute stream has yet to wait for
   std::unique_ptr<LtGemm> lt_;
   CpuOrder order_;
   void* scratch_[static_cast<int>(Scratch::kCount)] = {};

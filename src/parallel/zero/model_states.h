@@ -136,8 +136,13 @@ class ModelStates final : public LayerParamSource {
   static bool params_on_host(const Backend& backend, const OffloadOptions& o) {
     return !backend.host() && o.param_device != OffloadDevice::kNone;
   }
-  // The host staging of that update in bytes (0 without it): a piece of gradients, and in
-  // mixed precision a piece of the compute copy unless that lives on the host already.
+  // How many staging pieces the update keeps: two where the resident range spans several
+  // pieces (piece k+1's gradients come down and piece k-1's copy goes up while piece k is
+  // updated), one otherwise (one piece; NVMe's chunks, which its swapper pipelines).
+  static size_t host_stage_slots(const OffloadOptions& o, size_t owned);
+  // The host staging of that update in bytes (0 without it): per slot a piece of
+  // gradients, and in mixed precision a piece of the compute copy unless that lives on
+  // the host already.
   static size_t host_stage_bytes(const Backend& backend, const OffloadOptions& o, size_t owned);
   static size_t host_stage_elems(const OffloadOptions& o, size_t owned);
   // The range the optimizer updates (and whose gradients this rank owns after reduction).
@@ -225,9 +230,13 @@ class ModelStates final : public LayerParamSource {
   }
   // The tail of a staged piece: its compute copy `src` (host memory) into `dst`, uploaded
   // or, with the shard on the host, copied and written through to the cache.
-  void place_compute(size_t at, size_t m, void* dst, const void* src);
+  CopyHandle place_compute(size_t at, size_t m, void* dst, const void* src);
   Status update_on_host(Optimizer& optimizer, size_t begin, size_t n, float* params, void* const* arrays,
                         float* const* states);
+  // Piece k of that update, its gradients on the host: the update, then its compute copy
+  // placed (returned: the upload in flight, or null).
+  StatusOr<CopyHandle> update_piece(Optimizer& optimizer, size_t begin, size_t k, size_t m, float* params,
+                                    void* const* arrays, float* const* states);
   void upload_compute(size_t begin, size_t n, const float* params, void* const* arrays);
   // Stages 1-2 all-gather the compute copy (16-bit or fp32) in buckets.
   Status gather_compute();
@@ -252,8 +261,10 @@ class ModelStates final : public LayerParamSource {
   Arena param_cache_;    // parameter offload: the first max_in_cpu shard elements, in memory
   bool host_update_ = false;  // updates_on_host(backend, offload)
   bool compute_host_ = false; // params_on_host(backend, offload)
-  Arena stage_grads_;         // host_update_: a piece of the owned gradients, on the host (fp32)
-  Arena stage_copy_;          // host_update_, mixed, !compute_host_: a piece of the compute copy, on the host
+  size_t stage_piece_ = 0;    // host_update_: elements per staging piece
+  size_t stage_slots_ = 0;    // and how many pieces each staging arena holds (host_stage_slots)
+  Arena stage_grads_;         // host_update_: pieces of the owned gradients, on the host (fp32)
+  Arena stage_copy_;          // host_update_, mixed, !compute_host_: pieces of the compute copy, on the host
   std::unique_ptr<SwappedShard> swapped_shard_;  // parameter offload
   std::unique_ptr<ParamFetcher> fetcher_;  // stage 3
 };

@@ -69,10 +69,12 @@ Status ModelStates::make_store() {
     ZT_ASSIGN_OR_RETURN(param_cache_, compute_backend().allocate(cache, compute_, "the parameters kept in memory (max_in_cpu)"));
   }
   if (host_update_) {
-    const size_t piece = host_stage_elems(off, owned_.size());
-    ZT_ASSIGN_OR_RETURN(stage_grads_, staging_backend().allocate(piece, DType::kF32, "the host staging of gradients"));
+    stage_piece_ = host_stage_elems(off, owned_.size());
+    stage_slots_ = host_stage_slots(off, owned_.size());
+    const size_t elems = stage_piece_ * stage_slots_;
+    ZT_ASSIGN_OR_RETURN(stage_grads_, staging_backend().allocate(elems, DType::kF32, "the host staging of gradients"));
     if (mixed() && !compute_host_) {
-      ZT_ASSIGN_OR_RETURN(stage_copy_, staging_backend().allocate(piece, compute_, "the host staging of parameters"));
+      ZT_ASSIGN_OR_RETURN(stage_copy_, staging_backend().allocate(elems, compute_, "the host staging of parameters"));
     }
   }
   if (!off.swaps_optimizer()) {
@@ -96,9 +98,13 @@ size_t ModelStates::host_stage_elems(const OffloadOptions& o, size_t owned) {
   return std::max<size_t>(1, std::min(owned, sub));
 }
 
+size_t ModelStates::host_stage_slots(const OffloadOptions& o, size_t owned) {
+  return o.swaps_optimizer() || owned <= host_stage_elems(o, owned) ? 1 : 2;
+}
+
 size_t ModelStates::host_stage_bytes(const Backend& backend, const OffloadOptions& o, size_t owned) {
   if (!updates_on_host(backend, o)) return 0;
-  const size_t piece = host_stage_elems(o, owned);
+  const size_t piece = host_stage_elems(o, owned) * host_stage_slots(o, owned);
   const DType compute = backend.compute_dtype();
   const bool copy = compute != DType::kF32 && !params_on_host(backend, o);
   return piece * sizeof(float) + (copy ? piece * dtype_size(compute) : 0);
@@ -108,36 +114,58 @@ const Backend& ModelStates::states_backend() const {
   return host_update_ ? plain_cpu_backend(compute_) : backend();
 }
 
-// One store chunk's update on the host, a staging piece at a time: the owned gradients
-// down, the optimizer's update (with the 16-bit copy in its pass), the compute copy up
-// (or, with the shard on the host, written in place). The same arithmetic on the same
-// values as the update in the backend's memory.
+// One store chunk's update on the host, in staging pieces, pipelined over the slots: piece
+// k+1's gradients come down and piece k-1's compute copy goes up while the host updates
+// piece k (with one slot, one after the other). The same arithmetic on the same values as
+// the update in the backend's memory; only when the bytes move differs.
 Status ModelStates::update_on_host(Optimizer& optimizer, size_t begin, size_t n, float* p, void* const* arrays,
                                    float* const* states) {
-  const size_t piece = stage_grads_.size(), eb = dtype_size(compute_);
-  auto* compute = static_cast<unsigned char*>(compute_at(begin, arrays));
-  std::vector<float*> st(options_.optimizer_state.size());
-  for (size_t off = 0; off < n; off += piece) {
-    const size_t m = std::min(piece, n - off);
-    backend().copy_to_host(stage_grads_.data(), owned_grads() + begin + off, m * sizeof(float));
-    for (size_t i = 0; i < st.size(); ++i) st[i] = states[i] + off;
-    const void* up = p + off;
-    if (mixed()) {
-      auto* into = compute_host_ ? reinterpret_cast<half_t*>(compute + off * eb) : stage_copy_.as<half_t>();
-      optimizer.update_copy(begin + off, m, p + off, stage_grads_.data(), st.data(), into, *states_backend().half_ops());
-      up = into;
-    } else {
-      optimizer.update(begin + off, m, p + off, stage_grads_.data(), st.data());
-    }
-    ZT_RETURN_IF_ERROR(optimizer.last_error());
-    place_compute(begin + off, m, compute + off * eb, up);
+  const size_t piece = stage_piece_, slots = stage_slots_, count = (n + piece - 1) / piece;
+  std::vector<CopyHandle> down(count), up(count);
+  auto start_down = [&](size_t k) {
+    const size_t off = k * piece;
+    down[k] = backend().start_copy_to_host(stage_grads_.data() + (k % slots) * piece, owned_grads() + begin + off,
+                                           std::min(piece, n - off) * sizeof(float));
+  };
+  Status s = Status::OK();
+  for (size_t k = 0; k < count && s.ok(); ++k) {
+    if (k == 0) start_down(0);
+    if (slots > 1 && k + 1 < count) start_down(k + 1);  // into the slot piece k-1 used
+    wait_copy(down[k]);
+    if (k >= slots) wait_copy(up[k - slots]);  // its staging slot is this piece's
+    StatusOr<CopyHandle> placed = update_piece(optimizer, begin, k, std::min(piece, n - k * piece), p, arrays, states);
+    s = placed.status();
+    if (s.ok()) up[k] = std::move(placed).value();
+    if (s.ok() && slots == 1 && k + 1 < count) start_down(k + 1);
   }
-  return Status::OK();
+  for (CopyHandle& h : down) wait_copy(h);
+  for (CopyHandle& h : up) wait_copy(h);
+  return s;
 }
 
-// The compute copy of host params (a host master): cast on the host, then uploaded.
+StatusOr<CopyHandle> ModelStates::update_piece(Optimizer& optimizer, size_t begin, size_t k, size_t m, float* p,
+                                               void* const* arrays, float* const* states) {
+  const size_t off = k * stage_piece_, slot = k % stage_slots_, eb = dtype_size(compute_);
+  auto* compute = static_cast<unsigned char*>(compute_at(begin, arrays)) + off * eb;
+  const float* grads = stage_grads_.data() + slot * stage_piece_;
+  std::vector<float*> st(options_.optimizer_state.size());
+  for (size_t i = 0; i < st.size(); ++i) st[i] = states[i] + off;
+  const void* up = p + off;
+  if (mixed()) {
+    auto* into = compute_host_ ? reinterpret_cast<half_t*>(compute) : stage_copy_.as<half_t>() + slot * stage_piece_;
+    optimizer.update_copy(begin + off, m, p + off, grads, st.data(), into, *states_backend().half_ops());
+    up = into;
+  } else {
+    optimizer.update(begin + off, m, p + off, grads, st.data());
+  }
+  ZT_RETURN_IF_ERROR(optimizer.last_error());
+  return place_compute(begin + off, m, compute, up);
+}
+
+// The compute copy of host params (a host master): cast on the host, then uploaded, a
+// piece at a time (after a load; not the step's path).
 void ModelStates::upload_compute(size_t begin, size_t n, const float* params, void* const* arrays) {
-  const size_t piece = stage_grads_.size(), eb = dtype_size(compute_);
+  const size_t piece = stage_piece_, eb = dtype_size(compute_);
   auto* compute = static_cast<unsigned char*>(compute_at(begin, arrays));
   for (size_t off = 0; off < n; off += piece) {
     const size_t m = std::min(piece, n - off);
@@ -147,18 +175,17 @@ void ModelStates::upload_compute(size_t begin, size_t n, const float* params, vo
       states_backend().half_ops()->from_f32(into, params + off, static_cast<int64_t>(m));
       up = into;
     }
-    place_compute(begin + off, m, compute + off * eb, up);
+    CopyHandle h = place_compute(begin + off, m, compute + off * eb, up);
+    wait_copy(h);
   }
 }
 
-void ModelStates::place_compute(size_t at, size_t m, void* dst, const void* src) {
+CopyHandle ModelStates::place_compute(size_t at, size_t m, void* dst, const void* src) {
   const size_t bytes = m * dtype_size(compute_);
-  if (!compute_host_) {
-    backend().copy_from_host(dst, src, bytes);
-    return;
-  }
+  if (!compute_host_) return backend().start_copy_from_host(dst, src, bytes);
   if (dst != src) states_backend().copy(dst, src, bytes);
   write_cache(at, m, dst);
+  return nullptr;
 }
 
 Status ModelStates::make_fetcher(int n_layer) {
@@ -225,7 +252,7 @@ std::string ModelStates::offload_description() const {
   }
   if (!host_update_) return d;
   d += "; updated by the host's threads, gradients down and the compute copy " +
-       std::string(compute_host_ ? "written in host memory" : "up") + " in pieces of " + std::to_string(stage_grads_.size()) +
+       std::string(compute_host_ ? "written in host memory" : "up") + " in pieces of " + std::to_string(stage_piece_) +
        " elements" + (&staging_backend() != &states_backend() ? " through page-locked memory" : "");
   if (compute_host_ && swap == nullptr) {
     d += "; parameter shard in host memory (" + std::to_string(param_shard_.bytes() >> 20) +

@@ -78,6 +78,12 @@ StatusOr<std::pair<double, double>> print_memory(const ZtConfig& cfg, int world,
                 format_bytes(e.disk_bytes).c_str(), format_bytes(e.offload_buffer_bytes).c_str(),
                 format_bytes(e.disk_read_per_step).c_str(), format_bytes(e.disk_write_per_step).c_str());
   }
+  if (all[0].host_bytes > 0) {  // offload on a device: where the totals live
+    const MemoryEstimate& e = all[0];
+    std::printf("on the device (rank 0): %s; in host memory: %s (the host master, optimizer state, staging and "
+                "stash; in the totals)\n",
+                format_bytes(e.device_bytes()).c_str(), format_bytes(e.host_bytes).c_str());
+  }
   return std::make_pair(worst, sum);
 }
 
@@ -92,7 +98,7 @@ Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) 
   for (const MemoryEstimate& m : e.stage_memory) {
     stages.push_back({{"param_bytes", m.param_bytes}, {"grad_bytes", m.grad_bytes}, {"optimizer_bytes", m.optimizer_bytes},
                       {"activation_bytes", m.activation_bytes}, {"buffer_bytes_max", m.buffer_bytes_max},
-                      {"total_bytes", m.total()}});
+                      {"host_bytes", m.host_bytes}, {"total_bytes", m.total()}});
   }
   j["stage_memory"] = stages;
   if (e.timed) {
@@ -174,7 +180,7 @@ int run_estimate(const EstimateArgs& args) {
                                               "estimated yet"),
                         kExitBadInput);
   }
-  auto cfg_or = load_run_config(root.value(), world);
+  auto cfg_or = load_run_config(root.value(), world, RunPurpose::kPlan);
   if (!cfg_or.ok()) return report_error(cfg_or.status(), kExitBadInput);
   const ZtConfig& cfg = cfg_or.value();
   if (args.config.print_config) {

@@ -97,7 +97,8 @@ struct Search {
 void consider(const Json& root, const ClusterSpec& cl, const Calibration* cal, Candidate c, int64_t global, int L,
               Search* s) {
   ++s->considered;
-  auto cfg = load_run_config(candidate_root(root, global, c.tp, c.pp, c.zero, c.micro, c.ckpt, L), cl.world());
+  auto cfg = load_run_config(candidate_root(root, global, c.tp, c.pp, c.zero, c.micro, c.ckpt, L), cl.world(),
+                             RunPurpose::kPlan);
   auto e = cfg.ok() ? evaluate_layout(*cfg, cl, cal) : StatusOr<LayoutEval>(cfg.status());
   if (!e.ok()) {
     ++s->refused[e.status().message().substr(0, 160)];
@@ -211,7 +212,7 @@ int run_plan(const PlanArgs& args) {
   if (!cls.ok()) return report_error(cls.status(), kExitBadInput);
   auto root = load_config_json(args.estimate.config);
   if (!root.ok()) return report_error(root.status(), kExitBadInput);
-  auto base = load_run_config(*root, cls->front().world());
+  auto base = load_run_config(*root, cls->front().world(), RunPurpose::kPlan);
   if (!base.ok()) return report_error(base.status(), kExitBadInput);
   const std::string cal_path = args.estimate.calibration.empty() ? default_calibration_path() : args.estimate.calibration;
   auto cal_or = load_calibration(cal_path);

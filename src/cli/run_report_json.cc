@@ -20,7 +20,8 @@ Status write_run_report_json(const ZtConfig& c, int world, const Trainer& t, con
     for (const MemoryEstimate& e : all.value()) {
       est.push_back({{"param_bytes", e.param_bytes}, {"grad_bytes", e.grad_bytes}, {"optimizer_bytes", e.optimizer_bytes},
                      {"activation_bytes", e.activation_bytes}, {"buffer_bytes_max", e.buffer_bytes_max},
-                     {"offload_buffer_bytes", e.offload_buffer_bytes}, {"total_bytes", e.total()}});
+                     {"offload_buffer_bytes", e.offload_buffer_bytes}, {"host_bytes", e.host_bytes},
+                     {"total_bytes", e.total()}});
     }
   }
   j["estimate"] = est;

@@ -194,6 +194,7 @@ struct ZtConfig {
   Json resolved;  // after aliases and "auto" (resolve_batch fills in the batch triple)
   std::vector<std::string> notes;  // what the aliases and "auto" changed, one line each (the banner prints them)
   Device device = Device::kCpu;    // training.device resolved (cli/run_setup.cc resolve_device)
+  bool device_planned = false;     // device is described, not opened (estimate, plan: RunPurpose::kPlan)
 };
 
 // Validates and reads a whole config: aliases and "auto" first (normalize.h), then every

@@ -161,6 +161,11 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
     e.buffer_bytes_max += kinds * static_cast<size_t>(slots) * hand_off;
   }
   estimate_offload(o, table, partition.shard(dp_rank), owned, compute, &e);
+  const Backend& b = backend_or_cpu(o.backend);
+  if (!b.host()) {  // as ModelStates::host_bytes and the Trainer's stash
+    e.host_bytes = e.offload_buffer_bytes + (host_update ? e.master_bytes + e.optimizer_bytes : 0) +
+                   (ModelStates::params_on_host(b, o.zero.offload) ? e.param_bytes - e.master_bytes : 0);
+  }
   return e;
 }
 

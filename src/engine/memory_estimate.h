@@ -41,6 +41,10 @@ struct MemoryEstimate {
   size_t disk_bytes = 0;            // NVMe offload: the swap files
   size_t disk_read_per_step = 0;    // NVMe offload: disk traffic of one optimizer step
   size_t disk_write_per_step = 0;
+  // Of total(), the bytes in host memory apart from the device's (offload on a device;
+  // 0 on the CPU): MemoryReport::host_bytes. The device holds total() - host_bytes.
+  size_t host_bytes = 0;
+  size_t device_bytes() const { return total() - host_bytes; }
   size_t total() const {
     return param_bytes + grad_bytes + optimizer_bytes + activation_bytes + buffer_bytes_max + offload_buffer_bytes;
   }

@@ -1,6 +1,8 @@
 // Configuration JSON -> resolved configuration and Trainer options.
 #include "engine/run_config.h"
 
+#include "backend/planned_device.h"
+
 #include "nn/gpt_params.h"
 
 #include <algorithm>
@@ -15,22 +17,6 @@ Status cuda_refusal(const ZtConfig& c, int world) {
   if (world > 1) {
     return Status::Unimplemented("/training/device: \"cuda\" with " + std::to_string(world) + " ranks: several ranks on "
                                  "CUDA need NCCL, which is not built yet (issue 29); run one process, or device cpu");
-  }
-  // Offload on a GPU is built on the device-neutral path (bit-exact on the guarded
-  // backend) but has not run on a GPU yet: refused until its CUDA test has passed on one.
-  const OffloadOptions& off = c.zero.offload;
-  for (const auto& [device, key] : {std::pair{off.optimizer_device, "offload_optimizer"},
-                                    std::pair{off.param_device, "offload_param"}}) {
-    if (device == OffloadDevice::kNone) continue;
-    return Status::Unimplemented(std::string("/zero_optimization/") + key + "/device: \"" +
-                                 (device == OffloadDevice::kNvme ? "nvme" : "cpu") + "\" with device cuda is built but has "
-                                 "not run on a GPU yet (issue 29: CudaTrainer.OptimizerOffloadToHostMemoryChangesNoBit "
-                                 "waits for one); use \"none\", or device cpu");
-  }
-  if (c.activation_checkpointing.cpu_checkpointing) {
-    return Status::Unimplemented("/activation_checkpointing/cpu_checkpointing: true with device cuda is built but has "
-                                 "not run on a GPU yet (issue 29: CudaTrainer.ActivationOffloadToHostMemoryChangesNoBit "
-                                 "waits for one); use false, or device cpu");
   }
   if (c.zero.fetch.quantized_weights) {
     return Status::Unimplemented("/zero_optimization/zero_quantized_weights: qwZ runs on the CPU only (its quantizer "
@@ -48,9 +34,30 @@ Status cuda_refusal(const ZtConfig& c, int world) {
   return Status::OK();
 }
 
+// Offload on a GPU is built on the device-neutral path (bit-exact on the guarded
+// backend) but has not run on a GPU yet: training refuses it until its CUDA test has
+// passed on one; estimate and plan describe it.
+Status cuda_unverified(const ZtConfig& c) {
+  const OffloadOptions& off = c.zero.offload;
+  for (const auto& [device, key] : {std::pair{off.optimizer_device, "offload_optimizer"},
+                                    std::pair{off.param_device, "offload_param"}}) {
+    if (device == OffloadDevice::kNone) continue;
+    return Status::Unimplemented(std::string("/zero_optimization/") + key + "/device: \"" +
+                                 (device == OffloadDevice::kNvme ? "nvme" : "cpu") + "\" with device cuda is built but has "
+                                 "not run on a GPU yet (issue 29: CudaTrainer.OptimizerOffloadToHostMemoryChangesNoBit "
+                                 "waits for one); use \"none\", or device cpu");
+  }
+  if (c.activation_checkpointing.cpu_checkpointing) {
+    return Status::Unimplemented("/activation_checkpointing/cpu_checkpointing: true with device cuda is built but has "
+                                 "not run on a GPU yet (issue 29: CudaTrainer.ActivationOffloadToHostMemoryChangesNoBit "
+                                 "waits for one); use false, or device cpu");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
-StatusOr<ZtConfig> load_run_config(const Json& root, int world) {
+StatusOr<ZtConfig> load_run_config(const Json& root, int world, RunPurpose purpose) {
   ZT_ASSIGN_OR_RETURN(ZtConfig c, parse_config(root));
   ZT_RETURN_IF_ERROR(resolve_parallel(&c.parallel, world));
   // Megatron-style: an unset padded vocabulary is padded to a multiple of tp (padding
@@ -60,7 +67,7 @@ StatusOr<ZtConfig> load_run_config(const Json& root, int world) {
   }
   ZT_RETURN_IF_ERROR(resolve_config_batch(&c));
   ZT_RETURN_IF_ERROR(check_supported(c));
-  ZT_RETURN_IF_ERROR(resolve_device(&c, world));
+  ZT_RETURN_IF_ERROR(resolve_device(&c, world, purpose));
   // On a GPU an unset padded vocabulary is padded to a multiple of 128, so the LM head's
   // rows are 16-byte aligned for cuBLASLt (padding never changes a result, as above).
   if (c.device == Device::kCuda && c.model.padded_vocab_size == 0 && c.model.vocab_size % 128 != 0) {
@@ -73,12 +80,18 @@ StatusOr<ZtConfig> load_run_config(const Json& root, int world) {
 }
 
 
-Status resolve_device(ZtConfig* c, int world) {
+Status resolve_device(ZtConfig* c, int world, RunPurpose purpose) {
   c->device = Device::kCpu;
   const std::string& want = c->training.device;
   if (want == "cpu") return Status::OK();
   const bool automatic = want == "auto";
   Status why = cuda_refusal(*c, world);
+  if (why.ok() && purpose == RunPurpose::kPlan && !automatic) {  // described, not opened
+    c->device = Device::kCuda;
+    c->device_planned = true;
+    return Status::OK();
+  }
+  if (why.ok()) why = cuda_unverified(*c);
   if (why.ok()) {
     const DType compute = c->precision.bf16 ? DType::kBF16 : c->precision.fp16 ? DType::kF16 : DType::kF32;
     why = backend_for(Device::kCuda, compute).status();
@@ -121,7 +134,8 @@ GptTrainingOptions gpt_training_options(const ZtConfig& c) {
   o.gradient_clipping = c.gradient_clipping;
   o.seed = c.training.seed;
   const DType compute = c.precision.bf16 ? DType::kBF16 : c.precision.fp16 ? DType::kF16 : DType::kF32;
-  o.backend = backend_for(c.device, compute).value();  // every cpu dtype exists; cuda was resolved with the config
+  // Every cpu dtype exists; cuda was resolved with the config (or is only planned).
+  o.backend = c.device_planned ? &planned_device(c.device, compute) : backend_for(c.device, compute).value();
   o.loss_scaler = c.precision.loss_scaler;
   return o;
 }

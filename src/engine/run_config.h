@@ -10,14 +10,20 @@
 
 namespace zt {
 
+// What the configuration is loaded for: training opens the device; planning (estimate,
+// plan) describes a "cuda" run without opening a GPU (backend/planned_device.h), and
+// accepts what CUDA runs have built but not yet run on a GPU (offload).
+enum class RunPurpose { kTrain, kPlan };
+
 // Parses and validates the configuration, resolves the parallel degrees for `world`
 // ranks, pads the vocabulary for tensor parallelism and resolves the batch triple.
-StatusOr<ZtConfig> load_run_config(const Json& root, int world);
+StatusOr<ZtConfig> load_run_config(const Json& root, int world, RunPurpose purpose = RunPurpose::kTrain);
 
 // training.device ("cpu", "cuda", "auto") as c->device: cuda needs a usable GPU and a
-// configuration CUDA runs support (one rank, no offload, no 1-bit optimizer), else
-// the reason names the key; "auto" falls back to cpu with a note saying why.
-Status resolve_device(ZtConfig* c, int world);
+// configuration CUDA runs support (one rank, no 1-bit optimizer; offload once its GPU
+// test has run), else the reason names the key; "auto" falls back to cpu with a note
+// saying why. To plan, "cuda" is described without a GPU ("auto" resolves as to train).
+Status resolve_device(ZtConfig* c, int world, RunPurpose purpose = RunPurpose::kTrain);
 
 // Prints what the aliases and "auto" changed ("config: <pointer>: ..."), one line each.
 void print_config_notes(const ZtConfig& c);

@@ -580,6 +580,7 @@ MemoryReport Trainer::memory() const {
   r.disk_written_bytes = last_disk_written_;
   r.activation_bytes = model_->activation_bytes();
   r.peak_rss_bytes = peak_rss_bytes();
+  r.host_bytes = states_->host_bytes() + (stash_ && !backend_.host() ? stash_->buffer_bytes() : 0);
   return r;
 }
 

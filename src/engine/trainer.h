@@ -106,6 +106,10 @@ struct MemoryReport {
   uint64_t disk_written_bytes = 0;
   size_t activation_bytes = 0;
   size_t peak_rss_bytes = 0;
+  // Of the figures above, the bytes in host memory apart from the backend's (offload on a
+  // device: the host master and optimizer state, staging and swap buffers, a host
+  // parameter shard, the activation stash); 0 on a host backend, where all is host memory.
+  size_t host_bytes = 0;
 };
 
 struct PipeComm;  // a step's point-to-point operations in flight (trainer_pipeline.cc)

@@ -178,6 +178,7 @@ TEST_F(TrainerOffload, ActivationOffloadIsBitIdenticalToCheckpointingInMemory) {
       EXPECT_EQ(e->activation_bytes, got.memory.activation_bytes);
       EXPECT_EQ(e->disk_bytes, got.memory.disk_bytes);
       EXPECT_EQ(e->offload_buffer_bytes, got.memory.offload_buffer_bytes);
+      EXPECT_EQ(e->host_bytes, got.memory.host_bytes);
     }
   }
 }
@@ -194,6 +195,7 @@ TEST_F(TrainerOffload, EstimateMatchesTheSwapGeometry) {
       ASSERT_TRUE(e.ok()) << e.status().to_string();
       EXPECT_EQ(e->disk_bytes, run.memory.disk_bytes) << name(c, off);
       EXPECT_EQ(e->offload_buffer_bytes, run.memory.offload_buffer_bytes) << name(c, off);
+      EXPECT_EQ(e->host_bytes, run.memory.host_bytes) << name(c, off);
       EXPECT_EQ(e->disk_write_per_step, run.memory.disk_written_bytes) << name(c, off);
       EXPECT_EQ(e->optimizer_bytes, 0u);
       EXPECT_EQ(e->param_bytes, run.memory.param_bytes) << name(c, off);
@@ -228,6 +230,7 @@ TEST_F(TrainerOffload, HostActivationOffloadIsBitIdenticalToCheckpointingInTheBa
       ASSERT_TRUE(e.ok());
       EXPECT_EQ(e->activation_bytes, got.memory.activation_bytes);
       EXPECT_EQ(e->offload_buffer_bytes, got.memory.offload_buffer_bytes);
+      EXPECT_EQ(e->host_bytes, got.memory.host_bytes);
     }
   }
 }
@@ -258,6 +261,8 @@ TEST_F(TrainerOffload, HostOptimizerOffloadIsBitIdenticalToTheStatesInTheBackend
         EXPECT_EQ(e->master_bytes, got.memory.master_bytes) << name(c, off);
         EXPECT_EQ(e->param_bytes, got.memory.param_bytes) << name(c, off);
         EXPECT_EQ(e->optimizer_bytes, got.memory.optimizer_bytes) << name(c, off);
+        EXPECT_EQ(e->host_bytes, got.memory.host_bytes) << name(c, off);
+        EXPECT_EQ(got.memory.host_bytes > 0, device) << name(c, off);
       }
     }
   }

@@ -200,6 +200,9 @@ class ModelStates final : public LayerParamSource {
   size_t disk_bytes() const { return store_->disk_bytes(); }
   uint64_t disk_read_bytes() const { return io_ ? io_->bytes_read() : 0; }
   uint64_t disk_written_bytes() const { return io_ ? io_->bytes_written() : 0; }
+  // Of the figures above, the bytes in host memory apart from the backend's (0 on a host
+  // backend): offload buffers, the host master and optimizer state, a host shard.
+  size_t host_bytes() const;
   // "" without offload; else what is swapped and the I/O path, for the banner.
   std::string offload_description() const;
 

@@ -236,6 +236,12 @@ size_t ModelStates::offload_buffer_bytes() const {
   return staging + store_->resident_bytes() + (swapped_shard_ ? swapped_shard_->buffer_bytes() : 0);
 }
 
+size_t ModelStates::host_bytes() const {
+  if (backend().host()) return 0;
+  return offload_buffer_bytes() + (host_update_ ? master_bytes() + optimizer_bytes() : 0) +
+         (compute_host_ ? param_shard_.bytes() + param_cache_.bytes() : 0);
+}
+
 std::string ModelStates::offload_description() const {
   SwapArrays* swap = store_->swap();
   const OffloadOptions& off = options_.offload;

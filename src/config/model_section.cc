@@ -29,7 +29,7 @@ struct Preset {
 constexpr ModelFamily kG = ModelFamily::kGpt2, kL = ModelFamily::kLlama;
 
 // GPT-2: HF gpt2* config.json. Llama: llama2.c's README (stories*; 42M's hidden size from
-// train.py's multiple_of=32), HuggingFaceTB/SmolLM-*, TinyLlama-1.1B and meta-llama/Llama-3.2-1B
+// train.py's multiple_of=32), HuggingFaceTB/SmolLM-*, TinyLlama-1.1B, meta-llama/Llama-3.2-1B and Llama-2-7b-hf
 // config.json (shapes in /work/shared/llama-notes.md section 3). Qwen2: Qwen/Qwen2.5-0.5B's
 // config.json (rms_norm_eps 1e-6).
 constexpr Preset kPresets[] = {
@@ -46,6 +46,7 @@ constexpr Preset kPresets[] = {
     {"SmolLM-360M", kL, 32, 15, 960, 5, 2560, 49152, 2048, 1e4, true},
     {"TinyLlama-1.1B", kL, 22, 32, 2048, 4, 5632, 32000, 2048, 1e4, false},
     {"Llama-3.2-1B", kL, 16, 32, 2048, 8, 8192, 128256, 131072, 5e5, true},
+    {"Llama-2-7B", kL, 32, 32, 4096, 32, 11008, 32000, 4096, 1e4, false},
     {"Qwen2.5-0.5B", ModelFamily::kQwen2, 24, 14, 896, 2, 4864, 151936, 32768, 1e6, true},
     // Mixture of experts (apply_moe_preset): mistralai/Mixtral-8x7B-v0.1's config.json, and a
     // tiny Mixtral (8 experts, top-2) whose vocabulary comes from the tokenizer.
@@ -165,7 +166,7 @@ void parse_model(JsonReader& root, const std::string& tokenizer, GptConfig* m, i
   JsonReader r = root.object_or_empty("model");
   const std::string preset = r.choice("preset", "", {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "tiny", "small",
                                                      "stories15M", "stories42M", "stories110M", "SmolLM-135M",
-                                                     "SmolLM-360M", "TinyLlama-1.1B", "Llama-3.2-1B", "Qwen2.5-0.5B",
+                                                     "SmolLM-360M", "TinyLlama-1.1B", "Llama-3.2-1B", "Llama-2-7B", "Qwen2.5-0.5B",
                                                      "tiny-mixtral", "Mixtral-8x7B", "Qwen1.5-MoE-A2.7B"});
   const Preset* p = find_preset(preset);
   if (p != nullptr) apply_preset(*p, m);

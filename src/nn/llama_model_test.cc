@@ -59,6 +59,12 @@ TEST(LlamaParams, TableMatchesTheParameterCount) {
   tl.intermediate_size = 5632;
   tl.vocab_size = 32000;
   EXPECT_EQ(tl.num_parameters(), 1100048384);
+  // Llama-2-7B (the preset of issue 29's capacity run): 6,738,415,616 parameters.
+  tl.n_layer = 32;
+  tl.n_kv_head = 32;
+  tl.n_embd = 4096;
+  tl.intermediate_size = 11008;
+  EXPECT_EQ(tl.num_parameters(), 6738415616);
 }
 
 TEST(LlamaParams, ValidateRefusesBadShapes) {

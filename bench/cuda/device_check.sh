@@ -12,7 +12,8 @@
 # device tool's folder, when it is set.
 # usage: bash bench/cuda/device_check.sh   (BATCHES="16 64" and COMPILE=1 by default: the step at both
 # batch sizes, torch.compile too at B=16; CPU_SCALING=1 adds the host's core scaling with the
-# per-kernel profile at each thread count, about 180 s, and CPU_PRECISION=1 its bf16-over-fp32 step at 16 threads: issue 32)
+# per-kernel profile at each thread count, about 180 s, and CPU_PRECISION=1 its bf16-over-fp32 step at 16 threads: issue 32;
+# OFFLOAD=1 adds issue 29's capacity and speed runs, bench/cuda/offload_check.sh, about 4 minutes)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PKG=${ZT_DEVICE_DIR:-$ROOT/.device}
@@ -88,6 +89,11 @@ if [ "${CPU_SCALING:-0}" = 1 ]; then
   ZT_BENCH_PREBUILT=1 ZT_BENCH_BUILD="$PKG/bin" THREAD_LIST="${SCALING_THREADS:-2 8 16}" ROUNDS=1 STEPS=2 \
     PROFILE=1 bash "$ROOT/bench/cpu_scaling.sh" > "$LOGS/cpu_scaling.log" 2>&1
   grep -vE '^(round|\{)' "$LOGS/cpu_scaling.log"; tail -1 "$LOGS/cpu_scaling.log"
+fi
+if [ "${OFFLOAD:-0}" = 1 ]; then
+  section "offload (issue 29): Llama-2-7B capacity, GPT-2 1.5B speed with offload"
+  OFFLOAD_BENCH="$PKG/bin/offload_bench" LOGS="$LOGS" bash "$ROOT/bench/cuda/offload_check.sh" 2>&1 | tee "$LOGS/offload_check.log" |
+    grep -E "^(---|step|memory|model|exit|\{\"offload_check)|rror" | cut -c1-400
 fi
 if [ "${CPU_PRECISION:-0}" = 1 ]; then
   section "the host's bf16 step over fp32 at 16 threads (issue 32), PyTorch beside it"

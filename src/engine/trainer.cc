@@ -415,6 +415,8 @@ StatusOr<bool> Trainer::update_parameters(const ScheduleValue& sched, StepStats*
   // The update is local (it may swap state through a disk); every rank learns whether
   // all succeeded before parameters are exchanged, so a failed disk stops every rank.
   const Status local = states_->update(*optimizer_, hyper);
+  stats->host_update_s = states_->host_update_times().update_s;
+  stats->copy_wait_s = states_->host_update_times().copy_wait_s;
   ZT_ASSIGN_OR_RETURN(const int64_t failed, all_reduce_sum(world_, int64_t{!local.ok()}));
   ZT_RETURN_IF_ERROR(local);
   if (failed > 0) {

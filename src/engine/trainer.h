@@ -79,6 +79,10 @@ struct StepStats {
   double forward_s = 0.0;    // forward + loss
   double backward_s = 0.0;   // backward, including the wait for gradient reductions
   double optimizer_s = 0.0;  // norm, clipping, update and parameter all-gather
+  // Offload on a device (the update on the host): of optimizer_s, the host optimizer's
+  // seconds and the seconds blocked on copies between host and device.
+  double host_update_s = 0.0;
+  double copy_wait_s = 0.0;
   double pipeline_wait_s = 0.0;  // pipeline stages: time blocked on the neighbours (the bubble)
   bool skipped = false;      // fp16: an inf/NaN gradient on some rank; no update was made
   double loss_scale = 1.0;   // fp16: the scale this step's backward used (1 otherwise)

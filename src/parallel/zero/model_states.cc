@@ -183,6 +183,7 @@ void ModelStates::zero_grads() {
 
 Status ModelStates::update(Optimizer& optimizer, const StepHyper& hyper) {
   if (swapped_shard_) swapped_shard_->invalidate();  // the step rewrites the shard's file
+  host_times_ = {};
   optimizer.begin_step(hyper);
   std::vector<bool> read = flags(true);
   if (param16_ >= 0) read[static_cast<size_t>(param16_)] = false;  // written from the master

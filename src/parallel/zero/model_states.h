@@ -203,6 +203,13 @@ class ModelStates final : public LayerParamSource {
   // Of the figures above, the bytes in host memory apart from the backend's (0 on a host
   // backend): offload buffers, the host master and optimizer state, a host shard.
   size_t host_bytes() const;
+  // The last update's host side (updates_on_host): seconds in the host optimizer's pieces,
+  // and seconds blocked on the copies between host and backend; zeros otherwise.
+  struct HostUpdateTimes {
+    double update_s = 0.0;
+    double copy_wait_s = 0.0;
+  };
+  HostUpdateTimes host_update_times() const { return host_times_; }
   // "" without offload; else what is swapped and the I/O path, for the banner.
   std::string offload_description() const;
 
@@ -264,6 +271,7 @@ class ModelStates final : public LayerParamSource {
   Arena param_cache_;    // parameter offload: the first max_in_cpu shard elements, in memory
   bool host_update_ = false;  // updates_on_host(backend, offload)
   bool compute_host_ = false; // params_on_host(backend, offload)
+  HostUpdateTimes host_times_;
   size_t stage_piece_ = 0;    // host_update_: elements per staging piece
   size_t stage_slots_ = 0;    // and how many pieces each staging arena holds (host_stage_slots)
   Arena stage_grads_;         // host_update_: pieces of the owned gradients, on the host (fp32)

@@ -8,6 +8,8 @@
 
 #include "parallel/zero/model_states.h"
 
+#include "core/timer.h"
+
 namespace zt {
 
 namespace {
@@ -131,15 +133,21 @@ Status ModelStates::update_on_host(Optimizer& optimizer, size_t begin, size_t n,
   for (size_t k = 0; k < count && s.ok(); ++k) {
     if (k == 0) start_down(0);
     if (slots > 1 && k + 1 < count) start_down(k + 1);  // into the slot piece k-1 used
+    Stopwatch blocked;
     wait_copy(down[k]);
     if (k >= slots) wait_copy(up[k - slots]);  // its staging slot is this piece's
+    host_times_.copy_wait_s += blocked.seconds();
+    Stopwatch work;
     StatusOr<CopyHandle> placed = update_piece(optimizer, begin, k, std::min(piece, n - k * piece), p, arrays, states);
+    host_times_.update_s += work.seconds();
     s = placed.status();
     if (s.ok()) up[k] = std::move(placed).value();
     if (s.ok() && slots == 1 && k + 1 < count) start_down(k + 1);
   }
+  Stopwatch blocked;
   for (CopyHandle& h : down) wait_copy(h);
   for (CopyHandle& h : up) wait_copy(h);
+  host_times_.copy_wait_s += blocked.seconds();
   return s;
 }
 

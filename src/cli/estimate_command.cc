@@ -92,7 +92,8 @@ Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) 
             {"threads_per_rank", cl.threads_per_rank}, {"dp", cfg.parallel.dp}, {"pp", cfg.parallel.pp},
             {"tp", cfg.parallel.tp}, {"zero_stage", static_cast<int>(cfg.zero.stage)}, {"micro_batch", cfg.batch.micro_batch},
             {"grad_accum", cfg.batch.grad_accum}, {"base_bytes", e.base_bytes}, {"data_bytes", e.data_bytes},
-            {"rank_bytes_max", e.rank_bytes_max}, {"host_bytes_max", e.host_bytes_max}, {"fits", e.fits}};
+            {"rank_bytes_max", e.rank_bytes_max}, {"host_bytes_max", e.host_bytes_max}, {"fits", e.fits},
+            {"device_bytes_max", e.device_bytes_max}};
   j["sp"] = cfg.parallel.sp;
   Json stages = Json::array();  // each pipeline stage's first rank, as the table prints it
   for (const MemoryEstimate& m : e.stage_memory) {
@@ -209,8 +210,9 @@ int run_estimate(const EstimateArgs& args) {
   std::printf("largest rank: %s; all %d ranks: %s; this machine has %s available\n", format_bytes(mem->first).c_str(),
               world, format_bytes(mem->second).c_str(), format_bytes(available_memory()).c_str());
   if (cl.mem_per_host > 0 || cal != nullptr) {
+    const double rank_host = eval->rank_bytes_max - eval->base_bytes - eval->data_bytes;  // a device run's: host part
     std::printf("per host: %d ranks x (largest %s + process %s + token files %s) <= %s%s\n", cl.procs_per_host,
-                format_bytes(mem->first).c_str(), format_bytes(eval->base_bytes).c_str(),
+                format_bytes(rank_host).c_str(), format_bytes(eval->base_bytes).c_str(),
                 format_bytes(eval->data_bytes).c_str(),
                 format_bytes(eval->host_bytes_max).c_str(),
                 cl.mem_per_host <= 0 ? ""

@@ -49,7 +49,10 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
     ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, grid, rank, stage_partition(cfg), cfg.parallel.virtual_stages));
     const ZeroGroupPlace z = zero_group_place(grid, rank, o.zero.stage);
     ZT_ASSIGN_OR_RETURN(MemoryEstimate m, estimate_rank_memory(o, z.size, z.rank, grid.pp(), s));
-    e.rank_bytes_max = std::max(e.rank_bytes_max, static_cast<double>(m.total()) + e.base_bytes + e.data_bytes);
+    const bool device = !backend_or_cpu(o.backend).host();  // on a device only host_bytes is host memory
+    const double host = static_cast<double>(device ? m.host_bytes : m.total());
+    e.rank_bytes_max = std::max(e.rank_bytes_max, host + e.base_bytes + e.data_bytes);
+    if (device) e.device_bytes_max = std::max(e.device_bytes_max, static_cast<double>(m.device_bytes()));
     e.stage_memory.push_back(m);
   }
   e.host_bytes_max = e.rank_bytes_max * cluster.procs_per_host;

@@ -21,7 +21,9 @@ struct LayoutEval {
   std::vector<MemoryEstimate> stage_memory;  // per pipeline stage
   double base_bytes = 0.0;                   // the process itself (calibration; 0 without)
   double data_bytes = 0.0;                   // the token files, mapped whole and read once to validate
-  double rank_bytes_max = 0.0;               // largest rank: its estimate total + base + data
+  double rank_bytes_max = 0.0;               // largest rank's host memory: its estimate total (on a
+                                             // device, its host_bytes) + base + data
+  double device_bytes_max = 0.0;             // a device run: the largest rank's device memory (0 on the CPU)
   double host_bytes_max = 0.0;               // procs per host x rank_bytes_max
   bool fits = true;                          // host_bytes_max <= mem_per_host (or no limit)
   bool timed = false;

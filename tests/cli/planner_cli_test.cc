@@ -2,7 +2,7 @@
 // calibration file is written, estimate predicts a step time and a per-host memory, a
 // cluster across hosts without an inter-host calibration says what to run instead of
 // guessing, plan ranks the layouts that fit and names what it refused, and a broken
-// calibration file is a clean error naming the file.
+// calibration file is a clean error naming the file; a GPU run is planned without a GPU.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -110,6 +110,29 @@ TEST_F(PlannerCli, PlanPicksRanksAndThreadsPerHost) {
   r = run("plan --config cfg.json --cores-per-host 6 --sockets-per-host 4");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("the cores a multiple of the sockets"), std::string::npos) << r.err;
+}
+
+// A GPU run planned on a machine without one: estimate describes "device": "cuda" (no GPU
+// opened), splits each rank's total into the device's and the host's part with optimizer
+// offload, and checks only the host's part against the host's memory.
+TEST_F(PlannerCli, EstimatePlansAGpuRunWithOffloadWithoutAGpu) {
+  std::ofstream(dir_ + "/gpu.json") << R"({"train_batch_size": 2, "train_micro_batch_size_per_gpu": 2,
+    "bf16": {"enabled": true}, "zero_optimization": {"stage": 0, "offload_optimizer": {"device": "cpu"}},
+    "training": {"device": "cuda"}, "model": {"n_layer": 2, "n_head": 4, "n_embd": 64, "n_positions": 32},
+    "data": {"tokenizer": "byte", "seq_len": 32}})";
+  CliRun r = run("estimate --config gpu.json --mem-per-host 1GiB");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("on the device (rank 0): "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("a multiple of 128 on a GPU"), std::string::npos) << r.out;
+  r = run("estimate --config gpu.json --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = zt::parse_json_strict(r.out, "estimate --json");
+  ASSERT_TRUE(j.ok()) << r.out;
+  const zt::Json& stage = (*j)["stage_memory"][0];
+  const double host = stage["host_bytes"].get<double>(), total = stage["total_bytes"].get<double>();
+  EXPECT_GT(host, 0.0);
+  EXPECT_DOUBLE_EQ((*j)["device_bytes_max"].get<double>(), total - host);
+  EXPECT_DOUBLE_EQ((*j)["rank_bytes_max"].get<double>(), host);  // no calibration: no process base, no token files
 }
 
 TEST_F(PlannerCli, BadArgumentsAndFilesAreCleanErrors) {

@@ -31,8 +31,10 @@ Status ActivationHostStash::save(int slot, int block, const void* data, size_t b
     return Status::Internal("cpu_checkpointing: block " + std::to_string(block) + "'s input is " +
                             std::to_string(bytes) + " bytes, more than its host entry's " + std::to_string(stride_));
   }
+  const size_t i = static_cast<size_t>(slot * blocks_ + block);
+  wait_copy(loading_[i]);  // the entry's last load has read it
   backend_.copy_to_host(entry(slot, block), data, bytes);
-  sizes_[static_cast<size_t>(slot * blocks_ + block)] = bytes;
+  sizes_[i] = bytes;
   return Status::OK();
 }
 
@@ -42,7 +44,9 @@ Status ActivationHostStash::load(int slot, int block, void* dst) {
     return Status::Internal("cpu_checkpointing: block " + std::to_string(block) + " of slot " + std::to_string(slot) +
                             " was not saved before its backward");
   }
-  backend_.copy_from_host(dst, entry(slot, block), bytes);
+  // Started, not awaited: the recompute's kernels queued after it see the bytes, and the
+  // host goes on queuing them; the entry is left alone until its next save waits.
+  loading_[static_cast<size_t>(slot * blocks_ + block)] = backend_.start_copy_from_host(dst, entry(slot, block), bytes);
   return Status::OK();
 }
 

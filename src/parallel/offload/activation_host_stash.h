@@ -2,8 +2,9 @@
 // GPU): for a backend whose memory is not the host's, the saved inputs of checkpointed
 // blocks leave the device between a block's forward and its backward. One host entry per
 // (pipeline slot, block), max_bytes each; save copies the input out with the backend's
-// copy, load copies it back. The model's memory is crossed only by those copies (the
-// stash contract of nn/activation_stash.h).
+// copy, load starts the copy back (kernels queued after it see the bytes; the host does
+// not wait) and the entry's next save waits for it. The model's memory is crossed only
+// by those copies (the stash contract of nn/activation_stash.h).
 // Invariants: load(slot, block) follows save(slot, block) of the same micro-batch; the
 // entry keeps the saved size.
 // Thread-safety: the training thread only.
@@ -33,7 +34,12 @@ class ActivationHostStash final : public ActivationStash {
 
  private:
   ActivationHostStash(const Backend& backend, Arena memory, int blocks, size_t stride, size_t entries)
-      : backend_(backend), memory_(std::move(memory)), blocks_(blocks), stride_(stride), sizes_(entries, 0) {}
+      : backend_(backend),
+        memory_(std::move(memory)),
+        blocks_(blocks),
+        stride_(stride),
+        sizes_(entries, 0),
+        loading_(entries) {}
   unsigned char* entry(int slot, int block) {
     return memory_.as<unsigned char>() + static_cast<size_t>(slot * blocks_ + block) * stride_;
   }
@@ -43,6 +49,7 @@ class ActivationHostStash final : public ActivationStash {
   int blocks_;
   size_t stride_;
   std::vector<size_t> sizes_;  // saved bytes per entry (0: nothing saved)
+  std::vector<CopyHandle> loading_;  // per entry, its load in flight (after memory_: waited before it is freed)
 };
 
 }  // namespace zt

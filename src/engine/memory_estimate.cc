@@ -91,6 +91,32 @@ void estimate_offload(const TrainerOptions& o, const ParamTable& table, ElementR
   e->disk_read_per_step += per_micro * static_cast<size_t>(std::max(1, o.micro_batches));
 }
 
+// Offload on a device: the bytes the host update moves (the owned gradients down, the
+// compute copy up unless the shard lives on the host) and, with the shard on the host,
+// this rank's part of every layer fetch copied up (each non-persistent layer twice per
+// micro-batch, ln_f once, as ParamFetcher fetches; persistent layers once per step).
+void add_host_update_traffic(const TrainerOptions& o, const ParamTable& table, ElementRange shard, size_t owned,
+                             DType compute, MemoryEstimate* e) {
+  const Backend& b = backend_or_cpu(o.backend);
+  if (!ModelStates::updates_on_host(b, o.zero.offload)) return;
+  const bool host_shard = ModelStates::params_on_host(b, o.zero.offload);
+  e->pcie_bytes_per_step += owned * sizeof(float) + (host_shard ? 0 : owned * dtype_size(compute));
+  if (!host_shard) return;
+  size_t per_micro = 0, per_step = 0;
+  for (int layer = kEmbeddingLayer; layer <= o.model.n_layer; ++layer) {
+    const ElementRange r = table.layer_range(layer);
+    const size_t lo = std::max(r.begin, shard.begin), hi = std::min(r.end, shard.end);
+    if (lo >= hi) continue;
+    const size_t part = (hi - lo) * dtype_size(compute);
+    if (r.size() < o.zero.fetch.persistence_threshold) {
+      per_step += part;
+    } else {
+      per_micro += (layer == o.model.n_layer ? 1 : 2) * part;
+    }
+  }
+  e->pcie_bytes_per_step += per_step + per_micro * static_cast<size_t>(std::max(1, o.micro_batches));
+}
+
 // The stash of checkpointed inputs: host entries (ActivationHostStash), or the disk
 // (ActivationSwap: an entry per (slot, block), each stashed input written and read once
 // per micro-batch).
@@ -98,14 +124,16 @@ void add_activation_stash(const TrainerOptions& o, ActivationStashKind kind, int
                           MemoryEstimate* e) {
   const size_t bytes = static_cast<size_t>(o.micro_batch) * static_cast<size_t>(T) *
                        static_cast<size_t>(o.model.n_embd) * dtype_size(compute);
-  if (kind == ActivationStashKind::kHost) {
+  if (kind == ActivationStashKind::kNone) return;  // (a stash implies checkpointed blocks)
+  size_t stashed = 0;  // checkpointed blocks of this stage after its first
+  for (int l = o.layout.first_block + 1; l < o.layout.end(o.model); ++l) stashed += o.checkpoint[static_cast<size_t>(l)];
+  if (kind == ActivationStashKind::kHost) {  // each stashed input out in forward, back in backward
     e->offload_buffer_bytes += ActivationHostStash::bytes_for(slots, o.model.n_layer, bytes);
+    e->pcie_bytes_per_step += 2 * stashed * bytes * static_cast<size_t>(std::max(1, o.micro_batches));
   }
   if (kind != ActivationStashKind::kDisk) return;
   e->offload_buffer_bytes += ActivationSwap::buffer_bytes_for(bytes);
   e->disk_bytes += round_up_io(bytes) * static_cast<size_t>(slots) * static_cast<size_t>(o.model.n_layer);
-  size_t stashed = 0;  // checkpointed blocks of this stage after its first
-  for (int l = o.layout.first_block + 1; l < o.layout.end(o.model); ++l) stashed += o.checkpoint[static_cast<size_t>(l)];
   const size_t moved = stashed * round_up_io(bytes) * static_cast<size_t>(std::max(1, o.micro_batches));
   e->disk_read_per_step += moved;
   e->disk_write_per_step += moved;
@@ -161,6 +189,7 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
     e.buffer_bytes_max += kinds * static_cast<size_t>(slots) * hand_off;
   }
   estimate_offload(o, table, partition.shard(dp_rank), owned, compute, &e);
+  add_host_update_traffic(o, table, partition.shard(dp_rank), owned, compute, &e);
   const Backend& b = backend_or_cpu(o.backend);
   if (!b.host()) {  // as ModelStates::host_bytes and the Trainer's stash
     e.host_bytes = e.offload_buffer_bytes + (host_update ? e.master_bytes + e.optimizer_bytes : 0) +

@@ -45,6 +45,11 @@ struct MemoryEstimate {
   // 0 on the CPU): MemoryReport::host_bytes. The device holds total() - host_bytes.
   size_t host_bytes = 0;
   size_t device_bytes() const { return total() - host_bytes; }
+  // Offload on a device: the bytes one step moves between host and device for it (the
+  // host update's gradients and compute copy, a host shard's layer parts, the stashed
+  // activations out and back); the step's other small crossings (tokens, losses, norms)
+  // are not counted.
+  size_t pcie_bytes_per_step = 0;
   size_t total() const {
     return param_bytes + grad_bytes + optimizer_bytes + activation_bytes + buffer_bytes_max + offload_buffer_bytes;
   }

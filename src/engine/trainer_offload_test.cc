@@ -305,6 +305,35 @@ TEST_F(TrainerOffload, AFailedPinnedAllocationIsNamed) {
   }
 }
 
+// The estimate's bytes between host and device per step, against the bytes a counting
+// backend sees cross in the second step: at least the estimate, and above it only by the
+// step's small crossings (each micro-batch's tokens and targets, the losses, the norm).
+TEST_F(TrainerOffload, EstimateGivesTheStepsHostDeviceTraffic) {
+  for (Off off : {Off::kHost, Off::kHostParams, Off::kHostActivations}) {
+    checkpoint_ = off == Off::kHostActivations;
+    const Case c{DType::kBF16, 1, off == Off::kHost ? ZeroStage::kNone : ZeroStage::kParameters};
+    const testing::DelegatingBackend device(guarded_cpu_backend(DType::kBF16), plain_cpu_backend(DType::kBF16));
+    TrainerOptions o = options(c, off);
+    o.backend = &device;
+    o.micro_batches = 2;  // as each step below
+    auto t = Trainer::create(o);
+    ASSERT_TRUE(t.ok()) << t.status().to_string();
+    auto e = estimate_rank_memory(o, 1, 0, 1, 0);
+    ASSERT_TRUE(e.ok());
+    EXPECT_GT(e->pcie_bytes_per_step, 0u) << name(c, off);
+    uint64_t before = 0;
+    for (int step = 0; step < 2; ++step) {
+      before = device.crossed();
+      const testing::SyntheticStep data = testing::synthetic_step(64, 8, 2, 2, 0, 1, step, 3);
+      ASSERT_TRUE((*t)->step(data.micro_batches()).ok());
+    }
+    const uint64_t moved = device.crossed() - before;
+    const uint64_t small = 2 * (2 * 8 * 2 * sizeof(int32_t) + 64) + 64;  // per micro-batch tokens, targets, loss
+    EXPECT_GE(moved, e->pcie_bytes_per_step) << name(c, off);
+    EXPECT_LE(moved, e->pcie_bytes_per_step + small) << name(c, off);
+  }
+}
+
 // 2 steps offloaded + save, resume in memory for 2 more (and the other way round): the
 // same bits as 4 uninterrupted in-memory steps.
 TEST_F(TrainerOffload, CheckpointsCrossBetweenOffloadedAndInMemoryLayouts) {

@@ -1,9 +1,12 @@
 // DelegatingBackend: a test backend that is another backend in every call, except the
 // host memory of its staging_host(), which a test chooses (a failing allocator, to show
-// that a failed pinned allocation stops the run with its reason).
+// that a failed pinned allocation stops the run with its reason). It counts the bytes
+// that cross between host and backend memory (crossed()), for traffic estimates.
 // Thread-safety: as the backend it wraps.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 
 #include "backend/backend.h"
@@ -51,10 +54,23 @@ class DelegatingBackend final : public Backend {
   }
   void copy(void* dst, const void* src, size_t bytes) const override { inner_.copy(dst, src, bytes); }
   void zero(void* dst, size_t bytes) const override { inner_.zero(dst, bytes); }
-  void copy_to_host(void* dst, const void* src, size_t bytes) const override { inner_.copy_to_host(dst, src, bytes); }
+  void copy_to_host(void* dst, const void* src, size_t bytes) const override {
+    crossed_ += bytes;
+    inner_.copy_to_host(dst, src, bytes);
+  }
   void copy_from_host(void* dst, const void* src, size_t bytes) const override {
+    crossed_ += bytes;
     inner_.copy_from_host(dst, src, bytes);
   }
+  CopyHandle start_copy_to_host(void* dst, const void* src, size_t bytes) const override {
+    crossed_ += bytes;
+    return inner_.start_copy_to_host(dst, src, bytes);
+  }
+  CopyHandle start_copy_from_host(void* dst, const void* src, size_t bytes) const override {
+    crossed_ += bytes;
+    return inner_.start_copy_from_host(dst, src, bytes);
+  }
+  uint64_t crossed() const { return crossed_; }
   void synchronize() const override { inner_.synchronize(); }
   MemoryDomain* memory_domain() const override { return inner_.memory_domain(); }
   const Backend& staging_host() const override { return staging_; }
@@ -65,6 +81,7 @@ class DelegatingBackend final : public Backend {
  private:
   const Backend& inner_;
   const Backend& staging_;
+  mutable std::atomic<uint64_t> crossed_{0};
 };
 
 }  // namespace zt::testing

@@ -51,6 +51,10 @@ size_t buffer_bound(const TrainerOptions& o, const ParamTable& table, const Part
   return b;
 }
 
+// How often ParamFetcher fetches a non-persistent layer per micro-batch with a backward:
+// forward and backward (the embedding's second fetch is the tied head's), ln_f once.
+int fetches_per_micro(int layer, int n_layer) { return layer == n_layer ? 1 : 2; }
+
 // NVMe offload (see memory_estimate.h): SwapArrays' and SwappedShard's geometry.
 void estimate_offload(const TrainerOptions& o, const ParamTable& table, ElementRange shard, size_t owned, DType compute,
                       MemoryEstimate* e) {
@@ -83,8 +87,7 @@ void estimate_offload(const TrainerOptions& o, const ParamTable& table, ElementR
     if (lo >= hi) continue;
     max_part = std::max(max_part, hi - lo);
     if (r.size() < o.zero.fetch.persistence_threshold || hi - shard.begin <= cached) continue;  // not read from disk
-    const int fetches = layer == kEmbeddingLayer ? 2 : layer == o.model.n_layer ? 1 : 2;  // see ParamFetcher
-    per_micro += static_cast<size_t>(fetches) * (hi - lo) * cs;
+    per_micro += static_cast<size_t>(fetches_per_micro(layer, o.model.n_layer)) * (hi - lo) * cs;
   }
   e->offload_buffer_bytes += static_cast<size_t>(std::max(2, f.param_buffer_count)) *
                              round_up_io(SwappedShard::stage_bytes(std::max<size_t>(max_part, 1), cs));
@@ -111,7 +114,7 @@ void add_host_update_traffic(const TrainerOptions& o, const ParamTable& table, E
     if (r.size() < o.zero.fetch.persistence_threshold) {
       per_step += part;
     } else {
-      per_micro += (layer == o.model.n_layer ? 1 : 2) * part;
+      per_micro += static_cast<size_t>(fetches_per_micro(layer, o.model.n_layer)) * part;
     }
   }
   e->pcie_bytes_per_step += per_step + per_micro * static_cast<size_t>(std::max(1, o.micro_batches));

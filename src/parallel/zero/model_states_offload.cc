@@ -123,6 +123,7 @@ const Backend& ModelStates::states_backend() const {
 Status ModelStates::update_on_host(Optimizer& optimizer, size_t begin, size_t n, float* p, void* const* arrays,
                                    float* const* states) {
   const size_t piece = stage_piece_, slots = stage_slots_, count = (n + piece - 1) / piece;
+  if (count == 0) return Status::OK();
   std::vector<CopyHandle> down(count), up(count);
   auto start_down = [&](size_t k) {
     const size_t off = k * piece;
@@ -130,8 +131,8 @@ Status ModelStates::update_on_host(Optimizer& optimizer, size_t begin, size_t n,
                                            std::min(piece, n - off) * sizeof(float));
   };
   Status s = Status::OK();
+  start_down(0);
   for (size_t k = 0; k < count && s.ok(); ++k) {
-    if (k == 0) start_down(0);
     if (slots > 1 && k + 1 < count) start_down(k + 1);  // into the slot piece k-1 used
     Stopwatch blocked;
     wait_copy(down[k]);

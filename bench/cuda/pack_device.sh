@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine lacks into .device/ (git-ignored; at most 64 MiB travel):
-# the CUDA build's zerotrain, zt_cuda_tests, gpu_kernels_bench and offload_bench, stripped (with the CPU
+# the CUDA build's zerotrain, zt_cuda_tests (with zt_dp_train, which CudaDp runs under mpirun),
+# gpu_kernels_bench and offload_bench, stripped (with the CPU
 # benchmarks train_step_bench and fma_peak, for the host's core scaling), and
 # Debian's runtime .debs of the libraries that machine does not have (OpenBLAS's OpenMP
 # build, oneDNN, jemalloc, liburing, ISA-L, SentencePiece, the OpenCL loader oneDNN
@@ -15,10 +16,10 @@ if [ ! -f "$BUILD/zt_cuda_tests" ] && ! grep -q "ZT_HAVE_CUDA" "$BUILD/build.nin
   echo "pack_device: $BUILD is not a CUDA build (configure with -DZT_CUDA=on and a CUDA toolkit)" >&2
   exit 2
 fi
-ninja -C "$BUILD" zerotrain_cli zt_cuda_tests gpu_kernels_bench offload_bench train_step_bench fma_peak >/dev/null
+ninja -C "$BUILD" zerotrain_cli zt_cuda_tests zt_dp_train gpu_kernels_bench offload_bench train_step_bench fma_peak >/dev/null
 rm -rf "$DEST"
 mkdir -p "$DEST/bin" "$DEST/debs"
-for b in zerotrain zt_cuda_tests gpu_kernels_bench offload_bench train_step_bench fma_peak; do strip -o "$DEST/bin/$b" "$BUILD/$b"; done
+for b in zerotrain zt_cuda_tests zt_dp_train gpu_kernels_bench offload_bench train_step_bench fma_peak; do strip -o "$DEST/bin/$b" "$BUILD/$b"; done
 # The binaries travel xz-compressed (a third of their size); device_check.sh unpacks them.
 tar -C "$DEST" -cf - bin | xz -T2 -6 > "$DEST/bin.tar.xz"
 rm -rf "$DEST/bin"

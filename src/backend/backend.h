@@ -98,6 +98,12 @@ class Backend {
   // The domain of this backend's arenas for the process groups that move them
   // (comm/memory_domain.h; ProcessGroup::set_memory_domain); null: host memory.
   virtual MemoryDomain* memory_domain() const { return nullptr; }
+  // True when p points into this backend's memory where host code may not read it (a
+  // device's; a guarded arena): what a host-staged process group copies across.
+  virtual bool in_backend_memory(const void* p) const {
+    (void)p;
+    return false;
+  }
 
  protected:
   friend class Arena;

@@ -145,6 +145,16 @@ class ProcessGroup {
   // default). The group reads and writes them only inside the domain's access
   // (comm/memory_domain.h). Set by the backend's user before the first such operation.
   virtual void set_memory_domain(MemoryDomain* domain) { (void)domain; }
+  // True when the group moves a domain's memory only inside its access, so that a backend
+  // with a domain needs no host staging (backend/staged_process_group.h): the in-process
+  // groups. MPI's cannot promise it (a peer process may read this one's pages directly).
+  virtual bool works_in_memory_domains() const { return false; }
+  // False for a group whose collectives read and write no buffer (the group of one
+  // process, whose sums are their inputs): no backend memory needs staging for it. (Its
+  // all_to_all copies the own segment; MoE's exchange runs only at ep > 1.)
+  virtual bool touches_buffers() const { return true; }
+  // True for a group that moves a GPU's memory itself (NCCL): never host-staged.
+  virtual bool moves_device_memory() const { return false; }
   virtual CommStats stats() const = 0;
   virtual void reset_stats() = 0;
 

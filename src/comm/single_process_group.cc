@@ -18,6 +18,8 @@ class SingleProcessGroup final : public ProcessGroup {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   const char* backend_name() const override { return "single"; }
+  bool works_in_memory_domains() const override { return true; }
+  bool touches_buffers() const override { return false; }
   void abandon(const Status&) override {}  // every operation completes when issued
 
   WorkHandle all_reduce(void* data, size_t count, CommDType dtype) override {

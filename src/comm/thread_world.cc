@@ -95,6 +95,7 @@ class ThreadProcessGroup final : public ProcessGroup {
   void set_step(int64_t step) override { engine_->set_step(step); }
   void set_phase(const char* phase) override { engine_->set_phase(phase); }
   void set_memory_domain(MemoryDomain* domain) override { engine_->set_memory_domain(domain); }
+  bool works_in_memory_domains() const override { return true; }
   CommStats stats() const override { return engine_->stats(); }
   void reset_stats() override { engine_->reset_stats(); }
   void abandon(const Status& why) override { engine_->abandon(why); }

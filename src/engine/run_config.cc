@@ -16,7 +16,9 @@ namespace {
 Status cuda_refusal(const ZtConfig& c, int world) {
   if (world > 1) {
     return Status::Unimplemented("/training/device: \"cuda\" with " + std::to_string(world) + " ranks: several ranks on "
-                                 "CUDA need NCCL, which is not built yet (issue 29); run one process, or device cpu");
+                                 "CUDA (collectives staged through host memory) are built but have not run on a GPU yet "
+                                 "(issue 29: CudaDp.TwoRanksOnOneGpuMatchTheSingleGpuAtEveryZeroStage waits for one), "
+                                 "and NCCL is not built yet; run one process, or device cpu");
   }
   if (c.zero.fetch.quantized_weights) {
     return Status::Unimplemented("/zero_optimization/zero_quantized_weights: qwZ runs on the CPU only (its quantizer "

@@ -121,23 +121,11 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
   ProcessGroup* zero = dp;
   if (groups != nullptr && groups->ep != nullptr && options.zero.stage != ZeroStage::kNone) zero = groups->edp;
   if (zero == nullptr) return Status::InvalidArgument("expert parallelism needs the expert-data-parallel group");
-  std::unique_ptr<Trainer> t(new Trainer(options, dp, zero));
+  // Groups that cannot reach the backend's memory move it through host buffers.
+  auto staged = std::make_unique<StagedGroups>(backend_or_cpu(options.backend));
+  std::unique_ptr<Trainer> t(new Trainer(options, staged->wrap(dp), staged->wrap(zero)));
   t->own_group_ = std::move(own);
-  if (groups != nullptr) {
-    t->world_ = groups->world;
-    t->pp_ = groups->pp;
-    t->tp_ = groups->tp;
-    t->tied_ = groups->tied;
-    t->ep_ = groups->ep;
-    t->edp_ = groups->edp;
-    t->sp_ = groups->sp;
-    t->hpz_ = groups->hpz;
-  }
-  if (t->world_ == nullptr) t->world_ = dp;
-  // The groups move this backend's arenas inside its memory domain (comm/memory_domain.h).
-  for (ProcessGroup* g : {t->world_, t->dp_, t->pp_, t->tp_, t->tied_, t->ep_, t->edp_, t->sp_}) {
-    if (g != nullptr) g->set_memory_domain(t->backend_.memory_domain());
-  }
+  t->take_groups(groups, std::move(staged));
   ZT_RETURN_IF_ERROR(t->validate_parallel());
   if (t->backend_.compute_dtype() == DType::kF16) {
     ZT_RETURN_IF_ERROR(LossScaler::validate(options.loss_scaler));
@@ -164,6 +152,29 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     t->compressed_params_ = std::make_unique<CompressedParams>(*t->states_, *t->compressor_);
   }
   return t;
+}
+
+void Trainer::take_groups(const ParallelGroups* groups, std::unique_ptr<StagedGroups> staged) {
+  if (groups != nullptr) {
+    world_ = staged->wrap(groups->world);
+    pp_ = staged->wrap(groups->pp);
+    tp_ = staged->wrap(groups->tp);
+    tied_ = staged->wrap(groups->tied);
+    ep_ = staged->wrap(groups->ep);
+    edp_ = staged->wrap(groups->edp);
+    sp_ = staged->wrap(groups->sp);
+    hpz_ = staged->wrap(groups->hpz);
+  }
+  if (world_ == nullptr) world_ = dp_;
+  if (staged->any()) {
+    notes_.push_back("collectives stage through host memory (the process groups cannot reach " + backend_.describe() +
+                     "'s memory): correct, but every one waits for the device and crosses the bus twice");
+  }
+  staged_groups_ = std::move(staged);
+  // The groups move this backend's arenas inside its memory domain (comm/memory_domain.h).
+  for (ProcessGroup* g : {world_, dp_, pp_, tp_, tied_, ep_, edp_, sp_}) {
+    if (g != nullptr) g->set_memory_domain(backend_.memory_domain());
+  }
 }
 
 Status Trainer::validate_parallel() const {

@@ -19,6 +19,7 @@
 #include <optional>
 #include <vector>
 
+#include "backend/staged_process_group.h"
 #include "checkpoint/state_view.h"
 #include "comm/process_group.h"
 #include "core/status.h"
@@ -194,6 +195,9 @@ class Trainer {
   Status create_activation_swap(GptModelOptions* mo);
   uint64_t disk_read() const;
   uint64_t disk_written() const;
+  // The job's groups (dp_ and zero_ are set), each through host staging where it cannot
+  // reach the backend's memory (backend/staged_process_group.h).
+  void take_groups(const ParallelGroups* groups, std::unique_ptr<StagedGroups> staged);
   Status validate_parallel() const;
   Status validate_expert_parallel() const;
   Status validate_sequence_parallel() const;
@@ -246,6 +250,7 @@ class Trainer {
   TrainerOptions options_;
   const Backend& backend_;  // options_.backend, or cpu_backend()
   std::unique_ptr<ProcessGroup> own_group_;  // the group of one when no dp group is given
+  std::unique_ptr<StagedGroups> staged_groups_;  // the host-staged groups below (backend/staged_process_group.h)
   ProcessGroup* world_ = nullptr;  // every rank of the job (the dp group without model parallelism)
   ProcessGroup* dp_;
   ProcessGroup* pp_ = nullptr;

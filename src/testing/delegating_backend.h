@@ -72,7 +72,11 @@ class DelegatingBackend final : public Backend {
   }
   uint64_t crossed() const { return crossed_; }
   void synchronize() const override { inner_.synchronize(); }
-  MemoryDomain* memory_domain() const override { return inner_.memory_domain(); }
+  MemoryDomain* memory_domain() const override { return hide_domain_ ? nullptr : inner_.memory_domain(); }
+  bool in_backend_memory(const void* p) const override { return inner_.in_backend_memory(p); }
+  // Without its domain the backend's memory is out of every process group's reach, as a
+  // GPU's is: groups then stage through host memory (backend/staged_process_group.h).
+  void hide_memory_domain() { hide_domain_ = true; }
   const Backend& staging_host() const override { return staging_; }
 
  protected:
@@ -82,6 +86,7 @@ class DelegatingBackend final : public Backend {
   const Backend& inner_;
   const Backend& staging_;
   mutable std::atomic<uint64_t> crossed_{0};
+  bool hide_domain_ = false;
 };
 
 }  // namespace zt::testing

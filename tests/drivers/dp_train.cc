@@ -8,6 +8,9 @@
 //               [--layers L] [--embd C] [--heads H] [--vocab V] [--padded V] [--seq T]
 //               [--tp P] [--pp P] [--schedule 1f1b|gpipe] [--ckpt 0|1] [--partition 0|1]
 //               [--optimizer adamw|sgd] [--momentum M] [--llama-kv-heads K --llama-intermediate I]
+//               [--device cpu|cuda] [--dtype f32|bf16]
+// On a device, ranks take the GPU of their local rank modulo the GPUs there are, so
+// several ranks may share one; their collectives then stage through host memory.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -31,7 +34,7 @@ int main(int argc, char** argv) {
   long bucket = 2000, prefetch = 4000, persist = 0;
   int overlap = 1;
   double timeout = 60.0, lr = 1e-3;
-  std::string algo = "mpi", out, optimizer = "adamw";
+  std::string algo = "mpi", out, optimizer = "adamw", device = "cpu", dtype = "f32";
   double momentum = 0.9;
   CLI::App app{"zt_dp_train: trains a tiny GPT on synthetic data"};
   app.add_option("--stage", stage);
@@ -61,6 +64,8 @@ int main(int argc, char** argv) {
   app.add_option("--llama-intermediate", intermediate);
   app.add_option("--optimizer", optimizer)->check(CLI::IsMember({"adamw", "sgd"}));
   app.add_option("--momentum", momentum);
+  app.add_option("--device", device)->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--dtype", dtype)->check(CLI::IsMember({"f32", "bf16"}));
   CLI11_PARSE(app, argc, argv);
   if (!zt::backend_environment_ok()) return 2;
   zt::CommOptions co;
@@ -95,6 +100,13 @@ int main(int argc, char** argv) {
     groups = std::move(g).value();
   }
   zt::TrainerOptions o;
+  auto backend = zt::backend_for(device == "cuda" ? zt::Device::kCuda : zt::Device::kCpu,
+                                 dtype == "bf16" ? zt::DType::kBF16 : zt::DType::kF32);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "%s\n", backend.status().to_string().c_str());
+    return 2;
+  }
+  o.backend = backend.value();
   o.model.n_layer = layers;
   o.model.n_head = heads;
   o.model.n_embd = embd;
@@ -135,6 +147,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   zt::Trainer& t = *created.value();
+  for (const std::string& n : t.notes()) {
+    if (world_rank == 0) std::printf("note: %s\n", n.c_str());
+  }
   const int rank = grid.coord(world_rank).dp, N = grid.dp();
   int64_t bytes_first_step = 0;
   for (int s = 0; s < steps; ++s) {
@@ -150,8 +165,9 @@ int main(int argc, char** argv) {
   }
   const zt::ParamTable& table = t.param_table();
   uint64_t digest = 0xcbf29ce484222325ull;  // FNV-1a over the gradient arena's bytes
-  const auto* bytes = reinterpret_cast<const unsigned char*>(t.grads().data());
-  for (size_t i = 0; i < t.grads().bytes(); ++i) digest = (digest ^ bytes[i]) * 0x100000001b3ull;
+  std::vector<unsigned char> bytes(t.grads().bytes());  // through the backend: its memory may not be the host's
+  t.backend().copy_to_host(bytes.data(), t.grads().data(), bytes.size());
+  for (unsigned char b : bytes) digest = (digest ^ b) * 0x100000001b3ull;
   std::printf("rank %d grad_digest %016llx\n", world_rank, static_cast<unsigned long long>(digest));
   std::vector<float> params(table.numel());
   const zt::Status gs = t.gather_params(params.data());

@@ -193,6 +193,7 @@ class GuardedBackend final : public Backend {
     static GuardDomain domain;
     return &domain;
   }
+  bool in_backend_memory(const void* p) const override { return Guard::get().inside(p, 1); }
   void copy_from_host(void* dst, const void* src, size_t bytes) const override {
     expect_where("copy_from_host (destination)", dst, bytes, true);
     expect_where("copy_from_host (source)", src, bytes, false);

@@ -86,6 +86,15 @@ class CudaBackend final : public Backend {
   }
   void synchronize() const override { CudaContext::get().sync("synchronize"); }
   const Backend& staging_host() const override { return cuda_pinned_host(compute_); }
+  // Device memory (cudaMalloc'd); pinned and plain host memory are not.
+  bool in_backend_memory(const void* p) const override {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+      cudaGetLastError();  // an unknown pointer is host memory; the error is not sticky
+      return false;
+    }
+    return a.type == cudaMemoryTypeDevice;
+  }
 
  protected:
   void release(void* data, size_t) const override { cudaFree(data); }

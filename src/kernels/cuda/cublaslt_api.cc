@@ -3,18 +3,13 @@
 
 #include <dlfcn.h>
 
+#include "core/dl_symbol.h"
+
 #include <string>
 
 namespace zt::cuda {
 
 namespace {
-
-template <class F>
-bool bind(void* lib, const char* name, F* out, std::string* missing) {
-  *out = reinterpret_cast<F>(dlsym(lib, name));
-  if (*out == nullptr && missing->empty()) *missing = name;
-  return *out != nullptr;
-}
 
 StatusOr<CublasLtApi> load() {
   void* lib = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
@@ -26,21 +21,21 @@ StatusOr<CublasLtApi> load() {
   }
   CublasLtApi a{};
   std::string missing;
-  bind(lib, "cublasLtCreate", &a.create, &missing);
-  bind(lib, "cublasLtDestroy", &a.destroy, &missing);
-  bind(lib, "cublasLtGetVersion", &a.get_version, &missing);
-  bind(lib, "cublasLtGetStatusString", &a.status_string, &missing);
-  bind(lib, "cublasLtMatmulDescCreate", &a.desc_create, &missing);
-  bind(lib, "cublasLtMatmulDescDestroy", &a.desc_destroy, &missing);
-  bind(lib, "cublasLtMatmulDescSetAttribute", &a.desc_set, &missing);
-  bind(lib, "cublasLtMatrixLayoutCreate", &a.layout_create, &missing);
-  bind(lib, "cublasLtMatrixLayoutDestroy", &a.layout_destroy, &missing);
-  bind(lib, "cublasLtMatrixLayoutSetAttribute", &a.layout_set, &missing);
-  bind(lib, "cublasLtMatmulPreferenceCreate", &a.pref_create, &missing);
-  bind(lib, "cublasLtMatmulPreferenceDestroy", &a.pref_destroy, &missing);
-  bind(lib, "cublasLtMatmulPreferenceSetAttribute", &a.pref_set, &missing);
-  bind(lib, "cublasLtMatmulAlgoGetHeuristic", &a.heuristic, &missing);
-  bind(lib, "cublasLtMatmul", &a.matmul, &missing);
+  bind_symbol(lib, "cublasLtCreate", &a.create, &missing);
+  bind_symbol(lib, "cublasLtDestroy", &a.destroy, &missing);
+  bind_symbol(lib, "cublasLtGetVersion", &a.get_version, &missing);
+  bind_symbol(lib, "cublasLtGetStatusString", &a.status_string, &missing);
+  bind_symbol(lib, "cublasLtMatmulDescCreate", &a.desc_create, &missing);
+  bind_symbol(lib, "cublasLtMatmulDescDestroy", &a.desc_destroy, &missing);
+  bind_symbol(lib, "cublasLtMatmulDescSetAttribute", &a.desc_set, &missing);
+  bind_symbol(lib, "cublasLtMatrixLayoutCreate", &a.layout_create, &missing);
+  bind_symbol(lib, "cublasLtMatrixLayoutDestroy", &a.layout_destroy, &missing);
+  bind_symbol(lib, "cublasLtMatrixLayoutSetAttribute", &a.layout_set, &missing);
+  bind_symbol(lib, "cublasLtMatmulPreferenceCreate", &a.pref_create, &missing);
+  bind_symbol(lib, "cublasLtMatmulPreferenceDestroy", &a.pref_destroy, &missing);
+  bind_symbol(lib, "cublasLtMatmulPreferenceSetAttribute", &a.pref_set, &missing);
+  bind_symbol(lib, "cublasLtMatmulAlgoGetHeuristic", &a.heuristic, &missing);
+  bind_symbol(lib, "cublasLtMatmul", &a.matmul, &missing);
   if (!missing.empty()) {
     return Status::FailedPrecondition("libcublasLt.so.13 has no " + missing + " (a cuBLASLt older than 13?)");
   }

@@ -1,0 +1,356 @@
+// NcclProcessGroup (nccl_process_group.h): the shared communicator state, the Work that
+// polls an operation's event and the communicator against the deadline, and the group.
+#include "backend/cuda/nccl_process_group.h"
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "backend/cuda/cuda_context.h"
+#include "backend/cuda/nccl_api.h"
+#include "comm/comm_engine.h"
+#include "comm/segments.h"
+
+namespace zt::cuda {
+
+namespace {
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+ncclDataType_t nccl_type(CommDType d) {
+  switch (d) {
+    case CommDType::kF32: return ncclFloat32;
+    case CommDType::kF64: return ncclFloat64;
+    case CommDType::kI64: return ncclInt64;
+    case CommDType::kBF16: return ncclBfloat16;
+    case CommDType::kF16: return ncclFloat16;
+  }
+  return ncclFloat32;
+}
+
+// The communicator, its stream and device scratch for host buffers; shared by the group
+// and its Works (a Work may outlive nothing, but abandon() and wait() both reach it).
+struct NcclShared {
+  const NcclApi* api = nullptr;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  int rank = 0, size = 1;
+  CommOptions options;
+  std::atomic<int64_t> step{0};
+  std::atomic<const char*> phase{nullptr};
+  std::atomic<bool> aborted{false};
+  std::mutex mu;  // stats
+  CommStats stats;
+  void* scratch = nullptr;
+  size_t scratch_bytes = 0;
+  ~NcclShared() {
+    if (comm != nullptr && !aborted.load()) api->destroy(comm);
+    if (stream != nullptr) cudaStreamDestroy(stream);
+    if (scratch != nullptr) cudaFree(scratch);
+  }
+  void abort() {
+    if (!aborted.exchange(true)) api->abort(comm);
+  }
+  // "rank 1: NCCL all_reduce #12 (4096 bytes) at step 3": what every message starts with.
+  std::string op_name(CommOp op, int64_t seq, size_t bytes) const {
+    const char* p = phase.load();
+    return "rank " + std::to_string(rank) + ": NCCL " + comm_op_name(op) + " #" + std::to_string(seq) + " (" +
+           std::to_string(bytes) + " bytes) at step " + std::to_string(step.load()) + (p != nullptr ? std::string(" during ") + p : "");
+  }
+};
+
+// Polls the communicator until it leaves ncclInProgress (non-blocking mode): OK, its
+// error (the communicator aborted), or DeadlineExceeded at `deadline`.
+Status settle(NcclShared& s, double deadline, const std::string& what) {
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    s.api->async_error(s.comm, &state);
+    if (state == ncclSuccess) return Status::OK();
+    if (state != ncclInProgress) {
+      const std::string msg = nccl_error(*s.api, s.comm, state);
+      s.abort();
+      return Status::Internal(what + " failed: " + msg);
+    }
+    if (now_s() > deadline) {
+      s.abort();
+      return Status::DeadlineExceeded(what + " did not complete within " + std::to_string(s.options.timeout_s) + " s");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+// One operation: done when its event (recorded on the NCCL stream after it) completes.
+class NcclWork final : public Work {
+ public:
+  NcclWork(std::shared_ptr<NcclShared> s, cudaEvent_t done, CommOp op, int64_t seq, size_t bytes)
+      : s_(std::move(s)), done_(done), op_(op), seq_(seq), bytes_(bytes), start_(now_s()) {}
+  ~NcclWork() override { cudaEventDestroy(done_); }
+  Status wait() override {
+    if (finished_) return status_;
+    status_ = poll();
+    finished_ = true;
+    std::lock_guard<std::mutex> lock(s_->mu);
+    s_->stats.ops[static_cast<int>(op_)].seconds += now_s() - start_;
+    return status_;
+  }
+  bool completed() const override { return finished_ || cudaEventQuery(done_) == cudaSuccess; }
+
+ private:
+  Status poll() {
+    const std::string what = s_->op_name(op_, seq_, bytes_);
+    const double deadline = start_ + s_->options.timeout_s;
+    for (;;) {
+      const cudaError_t q = cudaEventQuery(done_);
+      if (q == cudaSuccess) return Status::OK();
+      if (q != cudaErrorNotReady) return Status::Internal(what + ": " + cudaGetErrorString(q));
+      if (s_->aborted.load()) return Status::FailedPrecondition(what + ": the communicator was aborted");
+      ncclResult_t state = ncclSuccess;
+      s_->api->async_error(s_->comm, &state);
+      if (state != ncclSuccess && state != ncclInProgress) {
+        const std::string msg = nccl_error(*s_->api, s_->comm, state);
+        s_->abort();
+        return Status::Internal(what + " failed: " + msg);
+      }
+      if (now_s() > deadline) {
+        s_->abort();
+        return Status::DeadlineExceeded(what + " did not complete within " + std::to_string(s_->options.timeout_s) +
+                                        " s (a rank stopped, or issued another collective)");
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(10));
+    }
+  }
+
+  std::shared_ptr<NcclShared> s_;
+  cudaEvent_t done_;
+  CommOp op_;
+  int64_t seq_;
+  size_t bytes_;
+  double start_;
+  bool finished_ = false;
+  Status status_;
+};
+
+bool on_device(const void* p) {
+  cudaPointerAttributes a{};
+  if (p == nullptr || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice;
+}
+
+bool equal_counts(const std::vector<size_t>& counts) {
+  for (size_t c : counts) {
+    if (c != counts[0]) return false;
+  }
+  return true;
+}
+
+class NcclProcessGroup final : public ProcessGroup {
+ public:
+  explicit NcclProcessGroup(std::shared_ptr<NcclShared> s) : s_(std::move(s)) {}
+  ~NcclProcessGroup() override = default;
+  int rank() const override { return s_->rank; }
+  int size() const override { return s_->size; }
+  const char* backend_name() const override { return "nccl"; }
+  bool moves_device_memory() const override { return true; }
+
+  WorkHandle all_reduce(void* data, size_t count, CommDType dtype) override {
+    const size_t bytes = count * comm_dtype_size(dtype);
+    return run(CommOp::kAllReduce, data, bytes, 2 * bytes, [&](char* d) {
+      return s_->api->all_reduce(d, d, count, nccl_type(dtype), ncclSum, s_->comm, s_->stream);
+    });
+  }
+  WorkHandle reduce_scatter(float* data, const std::vector<size_t>& counts) override {
+    return segments(CommOp::kReduceScatter, data, counts, ncclFloat32, sizeof(float));
+  }
+  WorkHandle all_gather(float* data, const std::vector<size_t>& counts) override {
+    return segments(CommOp::kAllGather, data, counts, ncclFloat32, sizeof(float));
+  }
+  WorkHandle reduce_scatter_16(uint16_t* data, const std::vector<size_t>& counts, CommDType dtype) override {
+    check_segments_16(data, counts, size(), dtype);
+    return segments(CommOp::kReduceScatter, data, counts, nccl_type(dtype), sizeof(uint16_t));
+  }
+  WorkHandle broadcast(void* data, size_t bytes, int root) override {
+    check_peer("broadcast", root, size());
+    return run(CommOp::kBroadcast, data, bytes, bytes, [&](char* d) {
+      return s_->api->broadcast(d, d, bytes, ncclUint8, root, s_->comm, s_->stream);
+    });
+  }
+  WorkHandle barrier() override {
+    return run(CommOp::kBarrier, s_->scratch, 4, 0, [&](char* d) {
+      return s_->api->all_reduce(d, d, 1, ncclFloat32, ncclSum, s_->comm, s_->stream);
+    });
+  }
+  WorkHandle send(const void*, size_t, int, int) override { return untagged("send"); }
+  WorkHandle recv(void*, size_t, int, int) override { return untagged("recv"); }
+  WorkHandle all_to_all(const void*, const std::vector<size_t>&, void*, const std::vector<size_t>&) override {
+    return untagged("all_to_all");
+  }
+
+  void set_step(int64_t step) override { s_->step = step; }
+  void set_phase(const char* phase) override { s_->phase = phase; }
+  CommStats stats() const override {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    return s_->stats;
+  }
+  void reset_stats() override {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    s_->stats = CommStats{};
+  }
+  void abandon(const Status&) override { s_->abort(); }
+
+ private:
+  static WorkHandle untagged(const char* op) {
+    return make_completed_work(Status::Unimplemented(std::string("NCCL ") + op + ": NCCL matches messages by order, "
+                                                     "not tags; pipeline hand-offs and MoE's exchange run on the "
+                                                     "host-staged group"));
+  }
+  template <typename Enqueue>
+  WorkHandle run(CommOp op, void* data, size_t bytes, int64_t logical, Enqueue enqueue);
+  WorkHandle segments(CommOp op, void* data, const std::vector<size_t>& counts, ncclDataType_t type, size_t elem);
+  // The operation enqueued on the NCCL stream after the compute stream's queued kernels.
+  template <typename Enqueue>
+  WorkHandle start(CommOp op, size_t bytes, Enqueue enqueue);
+
+  std::shared_ptr<NcclShared> s_;
+  int64_t seq_ = 0;
+};
+
+}  // namespace
+}  // namespace zt::cuda
+
+namespace zt::cuda {
+
+namespace {
+
+template <typename Enqueue>
+WorkHandle NcclProcessGroup::start(CommOp op, size_t bytes, Enqueue enqueue) {
+  const int64_t seq = ++seq_;
+  const std::string what = s_->op_name(op, seq, bytes);
+  if (s_->aborted.load()) return make_completed_work(Status::FailedPrecondition(what + ": the communicator was aborted"));
+  cudaEvent_t ready = nullptr, done = nullptr;
+  check_cuda(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "NCCL: event");
+  check_cuda(cudaEventRecord(ready, CudaContext::get().stream()), "NCCL: event");
+  check_cuda(cudaStreamWaitEvent(s_->stream, ready, 0), "NCCL: stream wait");
+  cudaEventDestroy(ready);
+  const ncclResult_t r = enqueue();
+  if (r != ncclSuccess && r != ncclInProgress) {
+    const std::string msg = nccl_error(*s_->api, s_->comm, r);
+    s_->abort();
+    return make_completed_work(Status::Internal(what + " failed: " + msg));
+  }
+  if (r == ncclInProgress) {
+    const Status st = settle(*s_, now_s() + s_->options.timeout_s, what);
+    if (!st.ok()) return make_completed_work(st);
+  }
+  check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "NCCL: event");
+  check_cuda(cudaEventRecord(done, s_->stream), "NCCL: event");
+  return std::make_shared<NcclWork>(s_, done, op, seq, bytes);
+}
+
+// Device buffers: the operation itself. Host buffers (scalars): through device scratch,
+// completed before returning.
+template <typename Enqueue>
+WorkHandle NcclProcessGroup::run(CommOp op, void* data, size_t bytes, int64_t logical, Enqueue enqueue) {
+  {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    CommOpStats& o = s_->stats.ops[static_cast<int>(op)];
+    ++o.calls;
+    o.logical_bytes += logical;
+    ++s_->stats.by_size[{op, static_cast<int64_t>(bytes)}].calls;
+  }
+  if (op != CommOp::kBarrier && (bytes == 0 || on_device(data))) {
+    return start(op, bytes, [&] { return enqueue(static_cast<char*>(data)); });
+  }
+  check_cuda(cudaStreamSynchronize(s_->stream), "NCCL: stream");  // nothing in flight uses the scratch
+  if (s_->scratch_bytes < bytes) {
+    cudaFree(s_->scratch);
+    s_->scratch_bytes = 0;
+    if (cudaMalloc(&s_->scratch, bytes) != cudaSuccess) {
+      cudaGetLastError();
+      return make_completed_work(Status::ResourceExhausted("NCCL: out of GPU memory for " + std::to_string(bytes) +
+                                                           " bytes of scratch for a host buffer"));
+    }
+    s_->scratch_bytes = bytes;
+  }
+  char* d = static_cast<char*>(s_->scratch);
+  if (op != CommOp::kBarrier) check_cuda(cudaMemcpyAsync(d, data, bytes, cudaMemcpyHostToDevice, s_->stream), "NCCL: in");
+  WorkHandle w = start(op, bytes, [&] { return enqueue(d); });
+  Status st = w->wait();
+  if (st.ok() && op != CommOp::kBarrier) check_cuda(cudaMemcpy(data, d, bytes, cudaMemcpyDeviceToHost), "NCCL: out");
+  return make_completed_work(st);
+}
+
+// Equal segments: NCCL's reduce-scatter / all-gather in place; unequal ones: one NCCL
+// group of per-owner reduces / broadcasts.
+WorkHandle NcclProcessGroup::segments(CommOp op, void* data, const std::vector<size_t>& counts, ncclDataType_t type,
+                                      size_t elem) {
+  check_segments(comm_op_name(op), data, counts, size());
+  const std::vector<size_t> off = segment_offsets(counts);
+  const size_t me = static_cast<size_t>(rank()), total = off.back() * elem;
+  const bool scatter = op == CommOp::kReduceScatter;
+  const NcclApi& api = *s_->api;
+  return run(op, data, total, static_cast<int64_t>(total), [&](char* d) -> ncclResult_t {
+    if (equal_counts(counts)) {
+      return scatter ? api.reduce_scatter(d, d + off[me] * elem, counts[0], type, ncclSum, s_->comm, s_->stream)
+                     : api.all_gather(d + off[me] * elem, d, counts[0], type, s_->comm, s_->stream);
+    }
+    api.group_start();
+    for (size_t r = 0; r < counts.size(); ++r) {
+      char* seg = d + off[r] * elem;
+      const int root = static_cast<int>(r);
+      if (counts[r] == 0) continue;
+      if (scatter) api.reduce(seg, seg, counts[r], type, ncclSum, root, s_->comm, s_->stream);
+      if (!scatter) api.broadcast(seg, seg, counts[r], type, root, s_->comm, s_->stream);
+    }
+    return api.group_end();
+  });
+}
+
+// The communicator over `host`'s ranks, initialised non-blocking within the deadline.
+Status init_comm(NcclShared& s, ProcessGroup& host) {
+  ncclUniqueId id{};
+  if (host.rank() == 0) {
+    const ncclResult_t r = s.api->get_unique_id(&id);
+    if (r != ncclSuccess) return Status::Internal("ncclGetUniqueId failed: " + nccl_error(*s.api, nullptr, r));
+  }
+  ZT_RETURN_IF_ERROR(host.broadcast(&id, sizeof(id), 0)->wait());
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  const ncclResult_t r = s.api->init_rank_config(&s.comm, s.size, id, s.rank, &config);
+  if (r != ncclSuccess && r != ncclInProgress) {
+    return Status::FailedPrecondition("rank " + std::to_string(s.rank) + ": ncclCommInitRankConfig failed: " +
+                                      nccl_error(*s.api, s.comm, r) +
+                                      (r == ncclInvalidUsage ? " (two ranks on one GPU need NCCL 2.30 or later with "
+                                                               "NCCL_MULTI_RANK_GPU_ENABLE=1)" : ""));
+  }
+  return settle(s, now_s() + s.options.timeout_s, "rank " + std::to_string(s.rank) + ": ncclCommInitRankConfig");
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ProcessGroup>> make_nccl_process_group(ProcessGroup& host, const CommOptions& options) {
+  ZT_ASSIGN_OR_RETURN(const NcclApi* api, nccl_api());
+  auto s = std::make_shared<NcclShared>();
+  s->api = api;
+  s->rank = host.rank();
+  s->size = host.size();
+  s->options = options;
+  ZT_RETURN_IF_ERROR(init_comm(*s, host));
+  check_cuda(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "NCCL: stream");
+  check_cuda(cudaMalloc(&s->scratch, 256), "NCCL: scratch");
+  s->scratch_bytes = 256;
+  return std::unique_ptr<ProcessGroup>(std::make_unique<NcclProcessGroup>(std::move(s)));
+}
+
+int loaded_nccl_version() {
+  const StatusOr<const NcclApi*> api = nccl_api();
+  return api.ok() ? api.value()->version : 0;
+}
+
+}  // namespace zt::cuda

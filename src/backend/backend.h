@@ -18,6 +18,7 @@
 #include "kernels/kernel_ops.h"
 #include "kernels/moe_ops.h"
 #include "comm/memory_domain.h"
+#include "comm/process_group.h"
 #include "core/status.h"
 
 namespace zt {
@@ -103,6 +104,16 @@ class Backend {
   virtual bool in_backend_memory(const void* p) const {
     (void)p;
     return false;
+  }
+  // Process groups of this backend's own that move its memory (NCCL on CUDA): whether this
+  // rank can use them (OK), or why not (none here; the library missing; ranks sharing a
+  // device where the library refuses that). Without them groups stage through host memory.
+  virtual Status native_groups_usable() const { return Status::Unimplemented(describe() + " has no process groups of its own"); }
+  // One over `host`'s ranks (collective over `host`). REQUIRES: native_groups_usable() on every rank.
+  virtual StatusOr<std::unique_ptr<ProcessGroup>> native_group(ProcessGroup& host, const CommOptions& options) const {
+    (void)host;
+    (void)options;
+    return native_groups_usable();
   }
 
  protected:

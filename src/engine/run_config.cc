@@ -135,11 +135,15 @@ GptTrainingOptions gpt_training_options(const ZtConfig& c) {
   o.schedule = c.schedule;
   o.gradient_clipping = c.gradient_clipping;
   o.seed = c.training.seed;
-  const DType compute = c.precision.bf16 ? DType::kBF16 : c.precision.fp16 ? DType::kF16 : DType::kF32;
-  // Every cpu dtype exists; cuda was resolved with the config (or is only planned).
-  o.backend = c.device_planned ? &planned_device(c.device, compute) : backend_for(c.device, compute).value();
+  o.backend = &run_backend(c);
   o.loss_scaler = c.precision.loss_scaler;
   return o;
+}
+
+const Backend& run_backend(const ZtConfig& c) {
+  const DType compute = c.precision.bf16 ? DType::kBF16 : c.precision.fp16 ? DType::kF16 : DType::kF32;
+  // Every cpu dtype exists; cuda was resolved with the config (or is only planned).
+  return c.device_planned ? planned_device(c.device, compute) : *backend_for(c.device, compute).value();
 }
 
 TrainerOptions trainer_options(const ZtConfig& c) {

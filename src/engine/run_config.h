@@ -34,6 +34,9 @@ void print_resolved_config(const ZtConfig& c);
 GptTrainingOptions gpt_training_options(const ZtConfig& cfg);
 // The Trainer's options for a resolved configuration (the layout is set per rank).
 TrainerOptions trainer_options(const ZtConfig& c);
+// The backend of the resolved device and precision (a planned device's description for
+// estimate and plan). REQUIRES: c came from load_run_config.
+const Backend& run_backend(const ZtConfig& c);
 
 // parallel.partition_method as the pipeline partition.
 StagePartition stage_partition(const ZtConfig& c);

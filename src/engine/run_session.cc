@@ -2,6 +2,7 @@
 #include "engine/run_session.h"
 
 #include "engine/host_map.h"
+#include "engine/native_groups.h"
 #include "engine/rank_sync.h"
 #include "engine/run_config.h"
 #include "engine/run_report.h"
@@ -28,6 +29,9 @@ Status join_mpi(RunSession* s) {
   co.ring_chunk_bytes = static_cast<size_t>(p.ring_chunk_bytes);
   ZT_ASSIGN_OR_RETURN(s->mpi, MpiWorld::init(co));
   ZT_ASSIGN_OR_RETURN(s->groups, make_mpi_groups(*s->mpi, s->grid));
+  // On a device: its own communicators (NCCL) where every rank can use them.
+  ZT_ASSIGN_OR_RETURN(const std::string note, adopt_native_groups(&s->groups, run_backend(s->cfg), co));
+  if (!note.empty()) s->cfg.notes.push_back(note);
   s->rank = s->groups.world->rank();
   s->lead = s->rank == 0;
   ZT_ASSIGN_OR_RETURN(s->host_map, describe_host_map(s->groups.world));

@@ -11,6 +11,7 @@
 #include "backend/cuda/cuda_device.h"
 #include "backend/cuda/cuda_pinned_host.h"
 #include "backend/cuda/cuda_profile.h"
+#include "backend/cuda/nccl_process_group.h"
 #include "backend/cuda/cuda_tables.h"
 #include "backend/table_wrap.h"
 
@@ -20,6 +21,30 @@ namespace {
 
 using cuda::check_cuda;
 using cuda::CudaContext;
+
+// The ranks on this host per the launcher (mpirun, srun, torchrun's variables), or 0.
+int local_ranks() {
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE", "LOCAL_WORLD_SIZE"}) {
+    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') return std::atoi(v);
+  }
+  return 0;
+}
+
+// NCCL for this rank: loadable, and each rank on this host with a GPU of its own unless
+// NCCL is 2.30 or later (earlier ones refuse two ranks on one GPU: "Duplicate GPU").
+Status nccl_usable() {
+  const int version = cuda::loaded_nccl_version();
+  if (version == 0) return Status::FailedPrecondition("NCCL (libnccl.so.2) is not loadable here");
+  int devices = 0;
+  cudaGetDeviceCount(&devices);
+  const int local = local_ranks();
+  if (local > devices && version < 23000) {
+    return Status::FailedPrecondition(std::to_string(local) + " ranks share " + std::to_string(devices) +
+                                      " GPU(s) on this host and NCCL " + nccl_version_string(version) +
+                                      " refuses two ranks on one GPU (2.30 allows it)");
+  }
+  return Status::OK();
+}
 
 class CudaBackend final : public Backend {
  public:
@@ -94,6 +119,10 @@ class CudaBackend final : public Backend {
       return false;
     }
     return a.type == cudaMemoryTypeDevice;
+  }
+  Status native_groups_usable() const override { return nccl_usable(); }
+  StatusOr<std::unique_ptr<ProcessGroup>> native_group(ProcessGroup& host, const CommOptions& options) const override {
+    return cuda::make_nccl_process_group(host, options);
   }
 
  protected:

@@ -1,0 +1,45 @@
+// adopt_native_groups (native_groups.h).
+#include "engine/native_groups.h"
+
+#include <map>
+
+namespace zt {
+
+namespace {
+
+// Every rank's answer, summed over the world: the number of ranks that can use them.
+StatusOr<bool> all_usable(ProcessGroup& world, const Status& mine) {
+  int64_t usable = mine.ok() ? 1 : 0;
+  ZT_RETURN_IF_ERROR(world.all_reduce(&usable, 1, CommDType::kI64)->wait());
+  return usable == world.size();
+}
+
+}  // namespace
+
+StatusOr<std::string> adopt_native_groups(ParallelGroups* g, const Backend& backend, const CommOptions& options) {
+  if (backend.host() || g->world == nullptr || g->world->size() == 1) return std::string();
+  const Status mine = backend.native_groups_usable();
+  ZT_ASSIGN_OR_RETURN(const bool usable, all_usable(*g->world, mine));
+  if (!usable) {
+    return "collectives stage through host memory: " +
+           (mine.ok() ? std::string("another rank cannot use the device's own process groups") : mine.message());
+  }
+  std::map<ProcessGroup*, ProcessGroup*> made;  // host group -> its native group
+  const char* name = "";
+  for (ProcessGroup** field : {&g->dp, &g->tp, &g->tied, &g->sp, &g->hpz, &g->edp}) {
+    if (*field == nullptr) continue;
+    ProcessGroup*& native = made[*field];
+    if (native == nullptr) {
+      ZT_ASSIGN_OR_RETURN(auto group, backend.native_group(**field, options));
+      g->owned.push_back(std::move(group));
+      native = g->owned.back().get();
+      name = native->backend_name();
+    }
+    *field = native;
+  }
+  return std::string("collectives over ") + name +
+         (g->pp != nullptr || g->ep != nullptr ? "; pipeline hand-offs and the experts' exchange over the host "
+                                                 "group, staged through host memory" : "");
+}
+
+}  // namespace zt

@@ -26,19 +26,6 @@ namespace zt {
 
 namespace {
 
-// MemAvailable from /proc/meminfo, in bytes (0 if unknown).
-double available_memory() {
-  std::FILE* f = std::fopen("/proc/meminfo", "r");
-  if (f == nullptr) return 0.0;
-  char line[256];
-  double kib = 0.0;
-  while (std::fgets(line, sizeof line, f) != nullptr) {
-    if (std::sscanf(line, "MemAvailable: %lf kB", &kib) == 1) break;
-  }
-  std::fclose(f);
-  return kib * 1024.0;
-}
-
 void print_header(const ZtConfig& cfg, int world) {
   const std::string ep = cfg.parallel.ep > 1 ? " (experts over ep " + std::to_string(cfg.parallel.ep) + ")" : "";
   std::printf("model: %s, %.2f M parameters; %d ranks = dp %d x pp %d x tp %d%s; ZeRO stage %d; micro-batch %lld x %d "
@@ -210,7 +197,7 @@ int run_estimate(const EstimateArgs& args) {
   auto mem = print_memory(cfg, world, *grid_or);
   if (!mem.ok()) return report_error(mem.status(), kExitBadInput);
   std::printf("largest rank: %s; all %d ranks: %s; this machine has %s available\n", format_bytes(mem->first).c_str(),
-              world, format_bytes(mem->second).c_str(), format_bytes(available_memory()).c_str());
+              world, format_bytes(mem->second).c_str(), format_bytes(static_cast<double>(available_host_memory())).c_str());
   if (cl.mem_per_host > 0 || cal != nullptr) {
     const double rank_host = eval->rank_bytes_max - eval->base_bytes - eval->data_bytes;  // a device run's: host part
     std::printf("per host: %d ranks x (largest %s + process %s + token files %s) <= %s%s\n", cl.procs_per_host,

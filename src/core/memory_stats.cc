@@ -40,4 +40,16 @@ std::string format_bytes(double bytes) {
   return buf;
 }
 
+size_t available_host_memory() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  unsigned long long kib = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return static_cast<size_t>(kib) * 1024;
+}
+
 }  // namespace zt

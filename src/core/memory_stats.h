@@ -1,4 +1,5 @@
-// Process memory figures from the OS: peak and current resident set size.
+// Memory figures from the OS: the process's peak and current resident set size, and what
+// the host has available.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +11,9 @@ namespace zt {
 size_t peak_rss_bytes();
 // Current resident set size, in bytes (/proc/self/statm); 0 if unavailable.
 size_t current_rss_bytes();
+// What the host can still give without swapping (MemAvailable, /proc/meminfo), in bytes;
+// 0 if unknown.
+size_t available_host_memory();
 // "1.23 GiB", "456.0 MiB", "789 B": for reports.
 std::string format_bytes(double bytes);
 

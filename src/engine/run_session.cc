@@ -2,6 +2,7 @@
 #include "engine/run_session.h"
 
 #include "engine/host_map.h"
+#include "engine/host_memory_check.h"
 #include "engine/native_groups.h"
 #include "engine/rank_sync.h"
 #include "engine/run_config.h"
@@ -53,6 +54,7 @@ Status open_data(RunSession* s) {
 Status create_trainer(RunSession* s, const RestoreRequest& from, const ProgressFn& load_progress) {
   s->topts = trainer_options(s->cfg);
   ZT_ASSIGN_OR_RETURN(s->topts.layout, layout_for_rank(s->cfg.model, s->grid, s->rank, s->partition, s->cfg.parallel.virtual_stages));
+  ZT_RETURN_IF_ERROR(check_host_memory(s->topts, s->grid, s->rank, launched_by_mpi() ? s->groups.world : nullptr));
   ZT_ASSIGN_OR_RETURN(s->trainer, Trainer::create(s->topts, launched_by_mpi() ? &s->groups : nullptr));
   ZT_RETURN_IF_ERROR(restore_run(*s->trainer, s->cfg, from, s->lead, load_progress));
   const ParallelGroups& g = s->groups;

@@ -104,6 +104,22 @@ TEST_F(Cli, CorruptDataFileIsRefusedNamingIt) {
                       "file must be opened as raw uint16");
 }
 
+// A model far beyond this host's memory (GPT-3's shape, 174 B parameters) stops before
+// anything is allocated, naming what it would need and what is available.
+TEST_F(Cli, ARunThatCannotFitTheHostIsRefusedBeforeAnyAllocation) {
+  write("corpus.txt", "a b c d e f g h i j k l m n o p\n%\nq r s t u v w x y z\n");
+  ASSERT_EQ(run("prepare corpus.txt -o train.bin --separator % --tokenizer byte").code, 0);
+  write("huge.json", R"({
+    "train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "AdamW", "params": {"lr": 3e-4}},
+    "model": {"n_layer": 96, "n_head": 96, "n_embd": 12288, "n_positions": 16},
+    "data": {"train": "train.bin", "tokenizer": "byte", "seq_len": 16}, "training": {"steps": 1}})");
+  const CliRun r = run("train --config huge.json");
+  EXPECT_EQ(r.code, 2) << r.err;  // nothing was run
+  EXPECT_NE(r.err.find("host memory: this host's 1 rank(s) would hold about"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is available; use a higher ZeRO stage"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("step 1/"), std::string::npos) << r.out;
+}
+
 TEST_F(Cli, PrepareTrainSampleEval) {
   std::string text;
   for (int i = 0; i < 60; ++i) text += "the quick brown fox jumps over the lazy dog " + std::to_string(i % 7) + "\n%\n";

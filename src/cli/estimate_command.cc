@@ -68,9 +68,9 @@ StatusOr<std::pair<double, double>> print_memory(const ZtConfig& cfg, int world,
   if (all[0].host_bytes > 0) {  // offload on a device: where the totals live
     const MemoryEstimate& e = all[0];
     std::printf("on the device (rank 0): %s; in host memory: %s (the host master, optimizer state, staging and "
-                "stash; in the totals); a step moves %s between them\n",
+                "stash; in the totals), %s of it page-locked; a step moves %s between them\n",
                 format_bytes(e.device_bytes()).c_str(), format_bytes(e.host_bytes).c_str(),
-                format_bytes(e.pcie_bytes_per_step).c_str());
+                format_bytes(e.pinned_bytes).c_str(), format_bytes(e.pcie_bytes_per_step).c_str());
   }
   return std::make_pair(worst, sum);
 }
@@ -87,7 +87,8 @@ Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) 
   for (const MemoryEstimate& m : e.stage_memory) {
     stages.push_back({{"param_bytes", m.param_bytes}, {"grad_bytes", m.grad_bytes}, {"optimizer_bytes", m.optimizer_bytes},
                       {"activation_bytes", m.activation_bytes}, {"buffer_bytes_max", m.buffer_bytes_max},
-                      {"host_bytes", m.host_bytes}, {"pcie_bytes_per_step", m.pcie_bytes_per_step},
+                      {"host_bytes", m.host_bytes}, {"pinned_bytes", m.pinned_bytes},
+                      {"pcie_bytes_per_step", m.pcie_bytes_per_step},
                       {"total_bytes", m.total()}});
   }
   j["stage_memory"] = stages;

@@ -131,7 +131,9 @@ void add_activation_stash(const TrainerOptions& o, ActivationStashKind kind, int
   size_t stashed = 0;  // checkpointed blocks of this stage after its first
   for (int l = o.layout.first_block + 1; l < o.layout.end(o.model); ++l) stashed += o.checkpoint[static_cast<size_t>(l)];
   if (kind == ActivationStashKind::kHost) {  // each stashed input out in forward, back in backward
-    e->offload_buffer_bytes += ActivationHostStash::bytes_for(slots, o.model.n_layer, bytes);
+    const size_t held = ActivationHostStash::bytes_for(slots, o.model.n_layer, bytes);
+    e->offload_buffer_bytes += held;
+    if (o.zero.offload.pin_memory) e->pinned_bytes += held;  // the staging host's (trainer.cc)
     e->pcie_bytes_per_step += 2 * stashed * bytes * static_cast<size_t>(std::max(1, o.micro_batches));
   }
   if (kind != ActivationStashKind::kDisk) return;
@@ -164,7 +166,9 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   const bool host_update = ModelStates::updates_on_host(backend_or_cpu(o.backend), o.zero.offload);
   if (compute != DType::kF32 || host_update) e.master_bytes = owned * sizeof(float);
   e.param_bytes = (shards_parameters(o.zero.stage) ? shard : psi) * dtype_size(compute) + e.master_bytes;
-  e.offload_buffer_bytes += ModelStates::host_stage_bytes(backend_or_cpu(o.backend), o.zero.offload, owned);
+  const size_t staged = ModelStates::host_stage_bytes(backend_or_cpu(o.backend), o.zero.offload, owned);
+  e.offload_buffer_bytes += staged;
+  if (o.zero.offload.pin_memory) e.pinned_bytes += staged;
   e.grad_bytes = (shards_gradients(o.zero.stage) ? shard : psi) * sizeof(float);
   e.optimizer_bytes = owned * optimizer_bytes_per_element(o);
   const int M = std::max(1, o.micro_batches), v = o.layout.chunk_count();
@@ -197,6 +201,8 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   if (!b.host()) {  // as ModelStates::host_bytes and the Trainer's stash
     e.host_bytes = e.offload_buffer_bytes + (host_update ? e.master_bytes + e.optimizer_bytes : 0) +
                    (ModelStates::params_on_host(b, o.zero.offload) ? e.param_bytes - e.master_bytes : 0);
+    const bool host_shard = ModelStates::params_on_host(b, o.zero.offload);
+    if (o.zero.offload.pin_memory && host_shard) e.pinned_bytes += e.param_bytes - e.master_bytes;
   }
   return e;
 }

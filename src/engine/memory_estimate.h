@@ -45,6 +45,11 @@ struct MemoryEstimate {
   // 0 on the CPU): MemoryReport::host_bytes. The device holds total() - host_bytes.
   size_t host_bytes = 0;
   size_t device_bytes() const { return total() - host_bytes; }
+  // Of host_bytes, the page-locked part with offload.pin_memory (the allocations of
+  // Backend::staging_host(): staging pieces, a host parameter shard and its cache, the
+  // stash); the fp32 master and moments stay pageable. A host's ulimit -l and its memory
+  // bound it.
+  size_t pinned_bytes = 0;
   // Offload on a device: the bytes one step moves between host and device for it (the
   // host update's gradients and compute copy, a host shard's layer parts, the stashed
   // activations out and back); the step's other small crossings (tokens, losses, norms)

@@ -334,6 +334,31 @@ TEST_F(TrainerOffload, EstimateGivesTheStepsHostDeviceTraffic) {
   }
 }
 
+// Page-locked host memory: what the estimate says against the bytes a counting staging
+// host holds once the run has made a step (pinned buffers are made at the start).
+TEST_F(TrainerOffload, EstimateGivesThePinnedHostMemory) {
+  for (Off off : {Off::kHost, Off::kHostParams, Off::kHostActivations, Off::kOptimizer, Off::kParams}) {
+    checkpoint_ = off == Off::kHostActivations;
+    const Case c{DType::kBF16, 1, off == Off::kHost ? ZeroStage::kNone : ZeroStage::kParameters};
+    const testing::CountingHost pinned(plain_cpu_backend(DType::kBF16));
+    const testing::DelegatingBackend device(guarded_cpu_backend(DType::kBF16), pinned);
+    TrainerOptions o = options(c, off);
+    o.backend = &device;
+    o.zero.offload.pin_memory = true;
+    auto t = Trainer::create(o);
+    ASSERT_TRUE(t.ok()) << t.status().to_string();
+    const testing::SyntheticStep data = testing::synthetic_step(64, 8, 2, 2, 0, 1, 0, 3);
+    ASSERT_TRUE((*t)->step(data.micro_batches()).ok());
+    auto e = estimate_rank_memory(o, 1, 0, 1, 0);
+    ASSERT_TRUE(e.ok());
+    std::printf("  %s: pinned %zu, estimate %zu (host %zu)\n", name(c, off).c_str(), static_cast<size_t>(pinned.live()),
+                e->pinned_bytes, e->host_bytes);
+    EXPECT_EQ(pinned.live(), e->pinned_bytes) << name(c, off);
+    EXPECT_GT(e->pinned_bytes, 0u) << name(c, off);
+    EXPECT_LE(e->pinned_bytes, e->host_bytes) << name(c, off);
+  }
+}
+
 // 2 steps offloaded + save, resume in memory for 2 more (and the other way round): the
 // same bits as 4 uninterrupted in-memory steps.
 TEST_F(TrainerOffload, CheckpointsCrossBetweenOffloadedAndInMemoryLayouts) {

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <cstdint>
 #include <string>
 
@@ -36,6 +38,40 @@ class UnpinnableHost final : public Backend {
 
  private:
   const Backend& cpu_;
+};
+
+// A host backend that is the plain CPU's and counts the bytes of its live arenas (what a
+// device's page-locked staging host would hold).
+class CountingHost final : public Backend {
+ public:
+  explicit CountingHost(const Backend& cpu) : cpu_(cpu) {}
+  Device device() const override { return Device::kCpu; }
+  DType compute_dtype() const override { return cpu_.compute_dtype(); }
+  bool host() const override { return true; }
+  const KernelOps& ops() const override { return cpu_.ops(); }
+  std::string describe() const override { return "counted host memory"; }
+  StatusOr<Arena> allocate(size_t count, DType dtype, const char* what) const override {
+    if (count == 0) return Arena(this, nullptr, 0, dtype);
+    const size_t bytes = (count * dtype_size(dtype) + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, bytes);
+    if (p == nullptr) return Status::ResourceExhausted(std::string("counted host memory for ") + what);
+    std::memset(p, 0, bytes);
+    live_ += count * dtype_size(dtype);
+    return Arena(this, p, count, dtype);
+  }
+  void copy(void* dst, const void* src, size_t bytes) const override { cpu_.copy(dst, src, bytes); }
+  void zero(void* dst, size_t bytes) const override { cpu_.zero(dst, bytes); }
+  uint64_t live() const { return live_; }
+
+ protected:
+  void release(void* data, size_t bytes) const override {
+    live_ -= bytes;
+    std::free(data);
+  }
+
+ private:
+  const Backend& cpu_;
+  mutable std::atomic<uint64_t> live_{0};
 };
 
 class DelegatingBackend final : public Backend {

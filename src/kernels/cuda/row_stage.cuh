@@ -14,6 +14,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <mutex>
+#include <unordered_map>
 
 #include "kernels/cuda/async_copy.cuh"
 #include "kernels/cuda/launch.h"
@@ -104,6 +106,18 @@ __device__ void block_store(typename H::T* out, int n, int C, F f) {
   for (int e = np * P + threadIdx.x; e < n; e += blockDim.x) out[e] = H::store(f(e / C, e % C, e));
 }
 
+// Lets `kernel` take `smem` bytes of dynamic shared memory, asking the driver only when
+// the kernel's allowance grows (the launches below run every step).
+inline void allow_smem(const void* kernel, size_t smem) {
+  static std::mutex mu;
+  static std::unordered_map<const void*, size_t> allowed;
+  std::lock_guard<std::mutex> lock(mu);
+  size_t& a = allowed[kernel];
+  if (smem <= a) return;
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  a = smem;
+}
+
 // Launches kernel over N rows by the plan: rows * W threads a block, the staged variant
 // with the plan's shared memory (opted in above 48 KiB), else the direct one.
 template <class... P, class... A>
@@ -111,9 +125,7 @@ void launch_rows(const char* name, void (*staged)(P...), void (*direct)(P...), S
                  cudaStream_t stream, A... args) {
   const unsigned blocks = static_cast<unsigned>((N + plan.rows - 1) / plan.rows);
   if (plan.staged) {
-    if (plan.smem > 48 * 1024) {
-      cudaFuncSetAttribute(staged, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(plan.smem));
-    }
+    if (plan.smem > 48 * 1024) allow_smem(reinterpret_cast<const void*>(staged), plan.smem);
     staged<<<blocks, plan.rows * W, plan.smem, stream>>>(args...);
   } else {
     direct<<<blocks, plan.rows * W, 0, stream>>>(args...);

@@ -17,6 +17,20 @@ std::string fixed(double v, int digits) {
 
 }  // namespace
 
+std::string describe_cuda_ranks(int nccl_version, int gpus) {
+  const std::string staged = "collectives stage through host memory (slow: each waits for the GPU and crosses the "
+                             "bus twice)";
+  if (nccl_version == 0) return "several ranks: no NCCL here, so " + staged;
+  const std::string v = std::to_string(nccl_version / 10000) + "." + std::to_string((nccl_version % 10000) / 100) + "." +
+                        std::to_string(nccl_version % 100);
+  if (nccl_version >= 23000) {
+    return "several ranks: NCCL " + v + ", up to " + std::to_string(gpus) + " per host with a GPU each; more share "
+           "GPUs with NCCL_MULTI_RANK_GPU_ENABLE=1";
+  }
+  return "several ranks: NCCL " + v + " with a GPU each, up to " + std::to_string(gpus) + " per host; with more ranks "
+         "than GPUs on a host (NCCL before 2.30 refuses two ranks on one GPU) " + staged;
+}
+
 #ifndef ZT_HAVE_CUDA
 
 void report_cuda(const std::function<void(const char*, const std::string&)>& fact,
@@ -41,6 +55,7 @@ void report_cuda(const std::function<void(const char*, const std::string&)>& fac
     }
     fact("cuda", "device " + std::to_string(i) + ": " + d->describe());
     if (d->cublaslt_version == 0) problem("--device cuda would fail: " + d->cublaslt_error);
+    if (i == 0) fact("cuda ranks", describe_cuda_ranks(d->nccl_version, *n));
   }
   const StatusOr<CudaDeviceInfo> d0 = cuda_device_info(0);
   const StatusOr<CudaMeasurement> m = d0.ok() && d0->cublaslt_version != 0 ? measure_cuda_device(0)

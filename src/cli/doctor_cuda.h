@@ -15,4 +15,9 @@ namespace zt {
 void report_cuda(const std::function<void(const char*, const std::string&)>& fact,
                  const std::function<void(std::string)>& problem);
 
+// How several ranks on this machine would communicate, for `nccl_version` (0: none) and
+// `gpus` GPUs: NCCL with a GPU per rank, and where collectives stage through host memory
+// (the slow path: no NCCL, or ranks sharing a GPU under NCCL < 2.30).
+std::string describe_cuda_ranks(int nccl_version, int gpus);
+
 }  // namespace zt

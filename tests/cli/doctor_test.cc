@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "cli/doctor_cuda.h"
 #include "core/cpu_features.h"
 #include "core/cpu_info.h"
 #include "kernels/cpu/gemm_path.h"
@@ -132,6 +133,20 @@ TEST_F(Doctor, MoreThreadsThanCpusIsAProblem) {
   const std::string problems = section(r.out, "\nproblems:\n");
   EXPECT_NE(problems.find("oversubscribe"), std::string::npos) << r.out;
   EXPECT_NE(problems.find("OMP_NUM_THREADS"), std::string::npos) << r.out;
+}
+
+// doctor's "cuda ranks" line (printed on a machine with a GPU): NCCL with a GPU per rank,
+// and the host-staged slow path named where the machine forces it.
+TEST(DoctorCuda, NamesHowSeveralRanksCommunicate) {
+  EXPECT_EQ(zt::describe_cuda_ranks(0, 1),
+            "several ranks: no NCCL here, so collectives stage through host memory (slow: each waits for the GPU and "
+            "crosses the bus twice)");
+  const std::string old = zt::describe_cuda_ranks(22809, 1);
+  EXPECT_NE(old.find("NCCL 2.28.9 with a GPU each, up to 1 per host"), std::string::npos) << old;
+  EXPECT_NE(old.find("stage through host memory"), std::string::npos) << old;
+  const std::string now = zt::describe_cuda_ranks(23001, 8);
+  EXPECT_NE(now.find("NCCL 2.30.1, up to 8 per host"), std::string::npos) << now;
+  EXPECT_NE(now.find("NCCL_MULTI_RANK_GPU_ENABLE=1"), std::string::npos) << now;
 }
 
 }  // namespace

@@ -108,7 +108,7 @@ class Backend {
   // Process groups of this backend's own that move its memory (NCCL on CUDA): whether this
   // rank can use them (OK), or why not (none here; the library missing; ranks sharing a
   // device where the library refuses that). Without them groups stage through host memory.
-  virtual Status native_groups_usable() const { return Status::Unimplemented(describe() + " has no process groups of its own"); }
+  virtual Status native_groups_usable() const { return Status::Unimplemented("this backend has none"); }
   // One over `host`'s ranks (collective over `host`). REQUIRES: native_groups_usable() on every rank.
   virtual StatusOr<std::unique_ptr<ProcessGroup>> native_group(ProcessGroup& host, const CommOptions& options) const {
     (void)host;

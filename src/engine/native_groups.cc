@@ -21,8 +21,8 @@ StatusOr<std::string> adopt_native_groups(ParallelGroups* g, const Backend& back
   const Status mine = backend.native_groups_usable();
   ZT_ASSIGN_OR_RETURN(const bool usable, all_usable(*g->world, mine));
   if (!usable) {
-    return "collectives stage through host memory: " +
-           (mine.ok() ? std::string("another rank cannot use the device's own process groups") : mine.message());
+    return "collectives over the host groups, not the device's own: " +
+           (mine.ok() ? std::string("another rank cannot use them") : mine.message());
   }
   std::map<ProcessGroup*, ProcessGroup*> made;  // host group -> its native group
   const char* name = "";

@@ -19,7 +19,7 @@
 namespace zt {
 
 // Collective over g->world. Returns the banner's line: "collectives over <the native
-// group's name>", or why they stage through host memory; "" where nothing applies (host
+// group's name>", or why they stay on the host groups; "" where nothing applies (host
 // memory, one process).
 StatusOr<std::string> adopt_native_groups(ParallelGroups* g, const Backend& backend, const CommOptions& options);
 

@@ -95,7 +95,7 @@ TEST(NativeGroups, OneRankThatCannotKeepsEveryRankOnTheHostGroups) {
   for (size_t r = 0; r < all.size(); ++r) {
     EXPECT_FALSE(all[r].dp_replaced || all[r].tp_replaced) << "rank " << r;
     EXPECT_EQ(all[r].made, 0);
-    EXPECT_NE(all[r].note.find("stage through host memory"), std::string::npos) << all[r].note;
+    EXPECT_NE(all[r].note.find("collectives over the host groups"), std::string::npos) << all[r].note;
   }
   EXPECT_NE(all[2].note.find("rank 2 has no such library"), std::string::npos) << all[2].note;
 }

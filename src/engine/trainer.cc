@@ -167,8 +167,8 @@ void Trainer::take_groups(const ParallelGroups* groups, std::unique_ptr<StagedGr
   }
   if (world_ == nullptr) world_ = dp_;
   if (staged->any()) {
-    notes_.push_back("collectives stage through host memory (the process groups cannot reach " + backend_.describe() +
-                     "'s memory): correct, but every one waits for the device and crosses the bus twice");
+    notes_.push_back("collectives stage through host memory (the process groups cannot reach the backend's memory): "
+                     "correct, but each waits for the device and crosses the bus twice");
   }
   staged_groups_ = std::move(staged);
   // The groups move this backend's arenas inside its memory domain (comm/memory_domain.h).

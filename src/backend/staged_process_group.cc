@@ -61,8 +61,9 @@ class StagedWork final : public Work {
   StagedWork(WorkHandle inner, std::shared_ptr<HostPool> pool, Arena buf, const Backend& b, std::vector<Crossing> writes)
       : inner_(std::move(inner)), pool_(std::move(pool)), buf_(std::move(buf)), b_(b), writes_(std::move(writes)) {}
   ~StagedWork() override {
-    if (!done_) (void)inner_->wait();  // the host group may still use the buffer
-    if (!done_) pool_->give(std::move(buf_));
+    if (done_) return;
+    (void)inner_->wait();  // the host group may still use the buffer
+    pool_->give(std::move(buf_));
   }
   Status wait() override {
     if (done_) return status_;

@@ -1,21 +1,18 @@
 // The run's host-memory check (host_memory_check.h).
 #include "engine/host_memory_check.h"
 
-#include <cstdlib>
+#include <algorithm>
 #include <string>
 
+#include "core/launcher_env.h"
 #include "core/memory_stats.h"
 #include "engine/memory_estimate.h"
 #include "engine/parallel_setup.h"
+#include "engine/rank_sync.h"
 
 namespace zt {
 
-int ranks_on_this_host() {
-  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE", "LOCAL_WORLD_SIZE"}) {
-    if (const char* v = std::getenv(var); v != nullptr && std::atoi(v) > 0) return std::atoi(v);
-  }
-  return 1;
-}
+int ranks_on_this_host() { return std::max(1, launcher_local_place().size); }
 
 Status host_memory_verdict(size_t need_per_rank, int local_ranks, size_t available, bool device) {
   const double need = static_cast<double>(need_per_rank) * local_ranks;
@@ -41,9 +38,7 @@ Status check_host_memory(const TrainerOptions& o, const RankGrid& grid, int rank
     const size_t need = b.host() ? e->total() : e->host_bytes;
     mine = host_memory_verdict(need, ranks_on_this_host(), available_host_memory(), !b.host());
   }
-  if (world == nullptr || world->size() == 1) return mine;
-  int64_t refused = mine.ok() ? 0 : 1;
-  ZT_RETURN_IF_ERROR(world->all_reduce(&refused, 1, CommDType::kI64)->wait());
+  ZT_ASSIGN_OR_RETURN(const double refused, sum_over_ranks(world, mine.ok() ? 0.0 : 1.0));
   if (mine.ok() && refused > 0) {
     return Status::ResourceExhausted("host memory: another rank's host cannot hold its part of this run (its message "
                                      "says how much)");

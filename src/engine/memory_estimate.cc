@@ -199,10 +199,9 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   add_host_update_traffic(o, table, partition.shard(dp_rank), owned, compute, &e);
   const Backend& b = backend_or_cpu(o.backend);
   if (!b.host()) {  // as ModelStates::host_bytes and the Trainer's stash
-    e.host_bytes = e.offload_buffer_bytes + (host_update ? e.master_bytes + e.optimizer_bytes : 0) +
-                   (ModelStates::params_on_host(b, o.zero.offload) ? e.param_bytes - e.master_bytes : 0);
-    const bool host_shard = ModelStates::params_on_host(b, o.zero.offload);
-    if (o.zero.offload.pin_memory && host_shard) e.pinned_bytes += e.param_bytes - e.master_bytes;
+    const size_t host_shard = ModelStates::params_on_host(b, o.zero.offload) ? e.param_bytes - e.master_bytes : 0;
+    e.host_bytes = e.offload_buffer_bytes + (host_update ? e.master_bytes + e.optimizer_bytes : 0) + host_shard;
+    if (o.zero.offload.pin_memory) e.pinned_bytes += host_shard;
   }
   return e;
 }

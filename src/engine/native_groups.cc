@@ -3,24 +3,15 @@
 
 #include <map>
 
+#include "engine/rank_sync.h"
+
 namespace zt {
-
-namespace {
-
-// Every rank's answer, summed over the world: the number of ranks that can use them.
-StatusOr<bool> all_usable(ProcessGroup& world, const Status& mine) {
-  int64_t usable = mine.ok() ? 1 : 0;
-  ZT_RETURN_IF_ERROR(world.all_reduce(&usable, 1, CommDType::kI64)->wait());
-  return usable == world.size();
-}
-
-}  // namespace
 
 StatusOr<std::string> adopt_native_groups(ParallelGroups* g, const Backend& backend, const CommOptions& options) {
   if (backend.host() || g->world == nullptr || g->world->size() == 1) return std::string();
   const Status mine = backend.native_groups_usable();
-  ZT_ASSIGN_OR_RETURN(const bool usable, all_usable(*g->world, mine));
-  if (!usable) {
+  ZT_ASSIGN_OR_RETURN(const double usable, sum_over_ranks(g->world, mine.ok() ? 1.0 : 0.0));
+  if (usable < g->world->size()) {
     return "collectives over the host groups, not the device's own: " +
            (mine.ok() ? std::string("another rank cannot use them") : mine.message());
   }

@@ -1,7 +1,9 @@
 // DelegatingBackend: a test backend that is another backend in every call, except the
 // host memory of its staging_host(), which a test chooses (a failing allocator, to show
 // that a failed pinned allocation stops the run with its reason). It counts the bytes
-// that cross between host and backend memory (crossed()), for traffic estimates.
+// that cross between host and backend memory (crossed()), for traffic estimates; with
+// hide_memory_domain() its groups must stage through host memory. The staging hosts a test
+// chooses: UnpinnableHost (every allocation fails) and CountingHost (counts live bytes).
 // Thread-safety: as the backend it wraps.
 #pragma once
 
@@ -15,40 +17,42 @@
 
 namespace zt::testing {
 
-// A host backend whose every allocation fails as pinned memory does when the host is out
-// of page-locked memory.
-class UnpinnableHost final : public Backend {
+// What the test hosts below share: host memory with the CPU backend's kernels and copies.
+class TestHost : public Backend {
  public:
-  explicit UnpinnableHost(const Backend& cpu) : cpu_(cpu) {}
+  explicit TestHost(const Backend& cpu) : cpu_(cpu) {}
   Device device() const override { return Device::kCpu; }
   DType compute_dtype() const override { return cpu_.compute_dtype(); }
   bool host() const override { return true; }
   const KernelOps& ops() const override { return cpu_.ops(); }
+  void copy(void* dst, const void* src, size_t bytes) const override { cpu_.copy(dst, src, bytes); }
+  void zero(void* dst, size_t bytes) const override { cpu_.zero(dst, bytes); }
+
+ protected:
+  const Backend& cpu_;
+};
+
+// A host backend whose every allocation fails as pinned memory does when the host is out
+// of page-locked memory.
+class UnpinnableHost final : public TestHost {
+ public:
+  using TestHost::TestHost;
   std::string describe() const override { return "unpinnable host memory"; }
   StatusOr<Arena> allocate(size_t count, DType dtype, const char* what) const override {
     if (count == 0) return Arena(this, nullptr, 0, dtype);
     return Status::ResourceExhausted("cannot pin " + std::to_string(count * dtype_size(dtype)) +
                                      " bytes of host memory for " + what + " (test)");
   }
-  void copy(void*, const void*, size_t) const override {}
-  void zero(void*, size_t) const override {}
 
  protected:
   void release(void*, size_t) const override {}
-
- private:
-  const Backend& cpu_;
 };
 
 // A host backend that is the plain CPU's and counts the bytes of its live arenas (what a
 // device's page-locked staging host would hold).
-class CountingHost final : public Backend {
+class CountingHost final : public TestHost {
  public:
-  explicit CountingHost(const Backend& cpu) : cpu_(cpu) {}
-  Device device() const override { return Device::kCpu; }
-  DType compute_dtype() const override { return cpu_.compute_dtype(); }
-  bool host() const override { return true; }
-  const KernelOps& ops() const override { return cpu_.ops(); }
+  using TestHost::TestHost;
   std::string describe() const override { return "counted host memory"; }
   StatusOr<Arena> allocate(size_t count, DType dtype, const char* what) const override {
     if (count == 0) return Arena(this, nullptr, 0, dtype);
@@ -59,8 +63,6 @@ class CountingHost final : public Backend {
     live_ += count * dtype_size(dtype);
     return Arena(this, p, count, dtype);
   }
-  void copy(void* dst, const void* src, size_t bytes) const override { cpu_.copy(dst, src, bytes); }
-  void zero(void* dst, size_t bytes) const override { cpu_.zero(dst, bytes); }
   uint64_t live() const { return live_; }
 
  protected:
@@ -70,7 +72,6 @@ class CountingHost final : public Backend {
   }
 
  private:
-  const Backend& cpu_;
   mutable std::atomic<uint64_t> live_{0};
 };
 

@@ -3,7 +3,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "backend/cuda/cuda_async_copy.h"
@@ -14,6 +13,7 @@
 #include "backend/cuda/nccl_process_group.h"
 #include "backend/cuda/cuda_tables.h"
 #include "backend/table_wrap.h"
+#include "core/launcher_env.h"
 
 namespace zt {
 
@@ -22,14 +22,6 @@ namespace {
 using cuda::check_cuda;
 using cuda::CudaContext;
 
-// The ranks on this host per the launcher (mpirun, srun, torchrun's variables), or 0.
-int local_ranks() {
-  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE", "LOCAL_WORLD_SIZE"}) {
-    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') return std::atoi(v);
-  }
-  return 0;
-}
-
 // NCCL for this rank: loadable, and each rank on this host with a GPU of its own unless
 // NCCL is 2.30 or later (earlier ones refuse two ranks on one GPU: "Duplicate GPU").
 Status nccl_usable() {
@@ -37,7 +29,7 @@ Status nccl_usable() {
   if (version == 0) return Status::FailedPrecondition("NCCL (libnccl.so.2) is not loadable here");
   int devices = 0;
   cudaGetDeviceCount(&devices);
-  const int local = local_ranks();
+  const int local = launcher_local_place().size;
   if (local > devices && version < 23000) {
     return Status::FailedPrecondition(std::to_string(local) + " ranks share " + std::to_string(devices) +
                                       " GPU(s) on this host and NCCL " + nccl_version_string(version) +
@@ -138,12 +130,7 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-int cuda_local_device(int device_count) {
-  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "LOCAL_RANK"}) {
-    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') return std::atoi(v) % device_count;
-  }
-  return 0;
-}
+int cuda_local_device(int device_count) { return launcher_local_place().rank % device_count; }
 
 StatusOr<const Backend*> cuda_backend(DType compute) {
   static CudaBackend* made[3] = {};  // never freed: arenas may be released during exit

@@ -264,7 +264,7 @@ WorkHandle NcclProcessGroup::run(CommOp op, void* data, size_t bytes, int64_t lo
     o.logical_bytes += logical;
     ++s_->stats.by_size[{op, static_cast<int64_t>(bytes)}].calls;
   }
-  if (op != CommOp::kBarrier && (bytes == 0 || on_device(data))) {
+  if (bytes == 0 || on_device(data)) {  // the barrier's one float of scratch too
     return start(op, bytes, [&] { return enqueue(static_cast<char*>(data)); });
   }
   check_cuda(cudaStreamSynchronize(s_->stream), "NCCL: stream");  // nothing in flight uses the scratch
@@ -279,10 +279,10 @@ WorkHandle NcclProcessGroup::run(CommOp op, void* data, size_t bytes, int64_t lo
     s_->scratch_bytes = bytes;
   }
   char* d = static_cast<char*>(s_->scratch);
-  if (op != CommOp::kBarrier) check_cuda(cudaMemcpyAsync(d, data, bytes, cudaMemcpyHostToDevice, s_->stream), "NCCL: in");
+  check_cuda(cudaMemcpyAsync(d, data, bytes, cudaMemcpyHostToDevice, s_->stream), "NCCL: in");
   WorkHandle w = start(op, bytes, [&] { return enqueue(d); });
   Status st = w->wait();
-  if (st.ok() && op != CommOp::kBarrier) check_cuda(cudaMemcpy(data, d, bytes, cudaMemcpyDeviceToHost), "NCCL: out");
+  if (st.ok()) check_cuda(cudaMemcpy(data, d, bytes, cudaMemcpyDeviceToHost), "NCCL: out");
   return make_completed_work(st);
 }
 

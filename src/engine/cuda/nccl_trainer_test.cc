@@ -8,6 +8,7 @@
 #include "backend/cuda/nccl_process_group.h"
 #include "engine/trainer.h"
 #include "testing/cuda_test.h"
+#include "testing/small_trainer.h"
 #include "testing/synthetic_data.h"
 
 namespace zt {
@@ -19,17 +20,11 @@ struct Steps {
 };
 
 Steps train(ZeroStage stage, ProcessGroup* dp) {
-  TrainerOptions o;
-  o.model = testing::tiny_config(false, 2, 64, 61, 16, 0);
-  o.model.padded_vocab_size = 64;
-  o.micro_batch = 2;
+  GptConfig model = testing::tiny_config(false, 2, 64, 61, 16, 0);
+  model.padded_vocab_size = 64;
+  TrainerOptions o = testing::small_trainer(model, stage);
   o.seq_len = 16;
   o.micro_batches = 2;
-  o.schedule.base_lr = 3e-3;
-  o.zero.stage = stage;
-  o.zero.reduce.bucket_elems = 5000;
-  o.zero.allgather_bucket_elems = 5000;
-  o.zero.fetch.persistence_threshold = 100;
   o.backend = backend_for(Device::kCuda, DType::kBF16).value();
   Steps r;
   auto t = Trainer::create(o, dp);

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -45,15 +46,41 @@ struct NcclShared {
   std::atomic<bool> aborted{false};
   std::mutex mu;  // stats
   CommStats stats;
-  void* scratch = nullptr;
+  void* scratch = nullptr;  // host buffers' device copy; grows
   size_t scratch_bytes = 0;
+  void* barrier_float = nullptr;  // the barrier's all-reduce operand; never moves
+  bool always_grouped = false;  // NcclOptions::always_grouped
+  // ncclCommDestroy waits for the communicator's operations and returns early (leaving
+  // the thread inside an NCCL group) on an unread asynchronous error: a communicator with
+  // an error, or whose stream is still busy after a short grace (a peer gone), is aborted.
   ~NcclShared() {
-    if (comm != nullptr && !aborted.load()) api->destroy(comm);
+    if (comm != nullptr && !aborted.load()) {
+      if (clean_within(std::min(5.0, options.timeout_s))) {
+        api->destroy(comm);
+      } else {
+        abort();
+      }
+    }
     if (stream != nullptr) cudaStreamDestroy(stream);
     if (scratch != nullptr) cudaFree(scratch);
+    if (barrier_float != nullptr) cudaFree(barrier_float);
   }
   void abort() {
-    if (!aborted.exchange(true)) api->abort(comm);
+    if (comm != nullptr && !aborted.exchange(true)) api->abort(comm);
+  }
+  // True when the communicator has no error and its stream drains within `seconds`.
+  bool clean_within(double seconds) const {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (;;) {
+      ncclResult_t state = ncclSuccess;
+      api->async_error(comm, &state);
+      if (state != ncclSuccess && state != ncclInProgress) return false;
+      const cudaError_t q = stream != nullptr ? cudaStreamQuery(stream) : cudaSuccess;
+      if (q == cudaSuccess && state == ncclSuccess) return true;
+      if (q != cudaSuccess && q != cudaErrorNotReady) return false;
+      if (std::chrono::steady_clock::now() > until) return false;
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
   }
   // "rank 1: NCCL all_reduce #12 (4096 bytes) at step 3": what every message starts with.
   std::string op_name(CommOp op, int64_t seq, size_t bytes) const {
@@ -65,7 +92,9 @@ struct NcclShared {
 
 // Polls the communicator until it leaves ncclInProgress (non-blocking mode): OK, its
 // error (the communicator aborted), or DeadlineExceeded at `deadline`.
-Status settle(NcclShared& s, double deadline, const std::string& what) {
+// `invalid_usage_hint` is appended to an ncclInvalidUsage error (the communicator's
+// init reports "Duplicate GPU" asynchronously).
+Status settle(NcclShared& s, double deadline, const std::string& what, const char* invalid_usage_hint = "") {
   for (;;) {
     ncclResult_t state = ncclSuccess;
     s.api->async_error(s.comm, &state);
@@ -73,7 +102,7 @@ Status settle(NcclShared& s, double deadline, const std::string& what) {
     if (state != ncclInProgress) {
       const std::string msg = nccl_error(*s.api, s.comm, state);
       s.abort();
-      return Status::Internal(what + " failed: " + msg);
+      return Status::Internal(what + " failed: " + msg + (state == ncclInvalidUsage ? invalid_usage_hint : ""));
     }
     if (now_s() > deadline) {
       s.abort();
@@ -97,17 +126,21 @@ class NcclWork final : public Work {
     s_->stats.ops[static_cast<int>(op_)].seconds += now_s() - start_;
     return status_;
   }
-  bool completed() const override { return finished_ || cudaEventQuery(done_) == cudaSuccess; }
+  // After an abort every operation not yet waited fails: ncclCommAbort ends the kernels
+  // early, so their events complete on partial data.
+  bool completed() const override {
+    return finished_ || s_->aborted.load() || cudaEventQuery(done_) == cudaSuccess;
+  }
 
  private:
   Status poll() {
     const std::string what = s_->op_name(op_, seq_, bytes_);
     const double deadline = start_ + s_->options.timeout_s;
     for (;;) {
+      if (s_->aborted.load()) return Status::FailedPrecondition(what + ": the communicator was aborted");
       const cudaError_t q = cudaEventQuery(done_);
       if (q == cudaSuccess) return Status::OK();
       if (q != cudaErrorNotReady) return Status::Internal(what + ": " + cudaGetErrorString(q));
-      if (s_->aborted.load()) return Status::FailedPrecondition(what + ": the communicator was aborted");
       ncclResult_t state = ncclSuccess;
       s_->api->async_error(s_->comm, &state);
       if (state != ncclSuccess && state != ncclInProgress) {
@@ -182,7 +215,7 @@ class NcclProcessGroup final : public ProcessGroup {
     });
   }
   WorkHandle barrier() override {
-    return run(CommOp::kBarrier, s_->scratch, 4, 0, [&](char* d) {
+    return run(CommOp::kBarrier, s_->barrier_float, 4, 0, [&](char* d) {
       return s_->api->all_reduce(d, d, 1, ncclFloat32, ncclSum, s_->comm, s_->stream);
     });
   }
@@ -264,14 +297,22 @@ WorkHandle NcclProcessGroup::run(CommOp op, void* data, size_t bytes, int64_t lo
     o.logical_bytes += logical;
     ++s_->stats.by_size[{op, static_cast<int64_t>(bytes)}].calls;
   }
-  if (bytes == 0 || on_device(data)) {  // the barrier's one float of scratch too
+  if (bytes == 0 || on_device(data)) {  // the barrier's float too
     return start(op, bytes, [&] { return enqueue(static_cast<char*>(data)); });
   }
-  check_cuda(cudaStreamSynchronize(s_->stream), "NCCL: stream");  // nothing in flight uses the scratch
+  // Nothing in flight may still use the scratch; a peer that stopped ends this at the deadline.
+  if (!s_->clean_within(s_->options.timeout_s)) {
+    s_->abort();
+    return make_completed_work(Status::DeadlineExceeded(s_->op_name(op, seq_ + 1, bytes) + ": the NCCL stream did not "
+                                                        "drain within " + std::to_string(s_->options.timeout_s) +
+                                                        " s, or the communicator failed"));
+  }
   if (s_->scratch_bytes < bytes) {
     cudaFree(s_->scratch);
+    s_->scratch = nullptr;
     s_->scratch_bytes = 0;
     if (cudaMalloc(&s_->scratch, bytes) != cudaSuccess) {
+      s_->scratch = nullptr;
       cudaGetLastError();
       return make_completed_work(Status::ResourceExhausted("NCCL: out of GPU memory for " + std::to_string(bytes) +
                                                            " bytes of scratch for a host buffer"));
@@ -296,7 +337,7 @@ WorkHandle NcclProcessGroup::segments(CommOp op, void* data, const std::vector<s
   const bool scatter = op == CommOp::kReduceScatter;
   const NcclApi& api = *s_->api;
   return run(op, data, total, static_cast<int64_t>(total), [&](char* d) -> ncclResult_t {
-    if (equal_counts(counts)) {
+    if (equal_counts(counts) && !s_->always_grouped) {
       return scatter ? api.reduce_scatter(d, d + off[me] * elem, counts[0], type, ncclSum, s_->comm, s_->stream)
                      : api.all_gather(d + off[me] * elem, d, counts[0], type, s_->comm, s_->stream);
     }
@@ -313,38 +354,53 @@ WorkHandle NcclProcessGroup::segments(CommOp op, void* data, const std::vector<s
 }
 
 // The communicator over `host`'s ranks, initialised non-blocking within the deadline.
+// Rank 0's id travels with whether ncclGetUniqueId worked, so a failure there stops
+// every rank at once instead of leaving them to time out.
 Status init_comm(NcclShared& s, ProcessGroup& host) {
-  ncclUniqueId id{};
+  struct {
+    ncclUniqueId id;
+    int32_t ok;
+  } msg{};
+  ncclResult_t got = ncclSuccess;
   if (host.rank() == 0) {
-    const ncclResult_t r = s.api->get_unique_id(&id);
-    if (r != ncclSuccess) return Status::Internal("ncclGetUniqueId failed: " + nccl_error(*s.api, nullptr, r));
+    got = s.api->get_unique_id(&msg.id);
+    msg.ok = got == ncclSuccess ? 1 : 0;
   }
-  ZT_RETURN_IF_ERROR(host.broadcast(&id, sizeof(id), 0)->wait());
+  ZT_RETURN_IF_ERROR(host.broadcast(&msg, sizeof(msg), 0)->wait());
+  if (msg.ok == 0) {
+    return Status::Internal("ncclGetUniqueId failed on rank 0" +
+                            (host.rank() == 0 ? ": " + nccl_error(*s.api, nullptr, got) : std::string()));
+  }
+  const std::string what = "rank " + std::to_string(s.rank) + ": ncclCommInitRankConfig";
+  const char* hint = " (two ranks on one GPU need NCCL 2.30 or later with NCCL_MULTI_RANK_GPU_ENABLE=1)";
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  const ncclResult_t r = s.api->init_rank_config(&s.comm, s.size, id, s.rank, &config);
+  const ncclResult_t r = s.api->init_rank_config(&s.comm, s.size, msg.id, s.rank, &config);
   if (r != ncclSuccess && r != ncclInProgress) {
-    return Status::FailedPrecondition("rank " + std::to_string(s.rank) + ": ncclCommInitRankConfig failed: " +
-                                      nccl_error(*s.api, s.comm, r) +
-                                      (r == ncclInvalidUsage ? " (two ranks on one GPU need NCCL 2.30 or later with "
-                                                               "NCCL_MULTI_RANK_GPU_ENABLE=1)" : ""));
+    const std::string why = nccl_error(*s.api, s.comm, r);
+    s.abort();  // NCCL may have made the communicator before failing
+    return Status::FailedPrecondition(what + " failed: " + why + (r == ncclInvalidUsage ? hint : ""));
   }
-  return settle(s, now_s() + s.options.timeout_s, "rank " + std::to_string(s.rank) + ": ncclCommInitRankConfig");
+  return settle(s, now_s() + s.options.timeout_s, what, hint);
 }
 
 }  // namespace
 
-StatusOr<std::unique_ptr<ProcessGroup>> make_nccl_process_group(ProcessGroup& host, const CommOptions& options) {
+StatusOr<std::unique_ptr<ProcessGroup>> make_nccl_process_group(ProcessGroup& host, const CommOptions& options,
+                                                                const NcclOptions& nccl) {
   ZT_ASSIGN_OR_RETURN(const NcclApi* api, nccl_api());
   auto s = std::make_shared<NcclShared>();
   s->api = api;
   s->rank = host.rank();
   s->size = host.size();
   s->options = options;
+  s->always_grouped = nccl.always_grouped;
   ZT_RETURN_IF_ERROR(init_comm(*s, host));
   check_cuda(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "NCCL: stream");
   check_cuda(cudaMalloc(&s->scratch, 256), "NCCL: scratch");
   s->scratch_bytes = 256;
+  check_cuda(cudaMalloc(&s->barrier_float, sizeof(float)), "NCCL: barrier");
+  check_cuda(cudaMemset(s->barrier_float, 0, sizeof(float)), "NCCL: barrier");
   return std::unique_ptr<ProcessGroup>(std::make_unique<NcclProcessGroup>(std::move(s)));
 }
 

@@ -9,7 +9,10 @@
 // Deadlines: the communicator is non-blocking; wait() polls it and the operation's event,
 // and past CommOptions::timeout_s aborts the communicator and returns DeadlineExceeded
 // naming the rank, step, operation, sequence number, bytes and elapsed time, as the host
-// groups do. An NCCL error is returned the same way, with NCCL's message.
+// groups do. An NCCL error is returned the same way, with NCCL's message. After an
+// abort (a deadline, an error, or abandon()), every operation not yet waited fails: NCCL's
+// abort ends the kernels early, so their events would otherwise read complete. The
+// communicator is destroyed only when it is clean and idle; otherwise it is aborted.
 // Host buffers (a stack scalar) are copied to device scratch and back around the
 // operation. Segments of unequal sizes (ZeRO's shorter last shard) run as one NCCL group
 // of per-owner reduces or broadcasts; equal ones as NCCL's reduce-scatter and all-gather.
@@ -28,10 +31,17 @@
 
 namespace zt::cuda {
 
+struct NcclOptions {
+  // Every reduce-scatter and all-gather as the group of per-owner reduces / broadcasts
+  // that unequal segments take, so that path runs at world 1 too (the tests).
+  bool always_grouped = false;
+};
+
 // A communicator over the ranks of `host` (a collective over it: every rank calls this in
 // the same order); `host` only carries the id. REQUIRES: the CUDA backend's context
 // exists (its device is this rank's GPU).
-StatusOr<std::unique_ptr<ProcessGroup>> make_nccl_process_group(ProcessGroup& host, const CommOptions& options);
+StatusOr<std::unique_ptr<ProcessGroup>> make_nccl_process_group(ProcessGroup& host, const CommOptions& options,
+                                                                const NcclOptions& nccl = {});
 
 // NCCL's version (22809 for 2.28.9), or 0 when libnccl.so.2 is not loadable.
 int loaded_nccl_version();

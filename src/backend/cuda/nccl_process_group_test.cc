@@ -1,8 +1,11 @@
 // The NCCL process group (issue 29): at world 1, every collective on device memory and on
-// host scalars leaves the data as it was and completes; send/recv are refused with the
-// reason. At world 2 (two thread-ranks on the one GPU), only where NCCL allows two ranks
-// on one GPU (2.30 and later, NCCL_MULTI_RANK_GPU_ENABLE=1): sums, unequal reduce-scatter
-// and all-gather segments (ZeRO's shorter last shard) and broadcast, on integers, exact.
+// host scalars leaves the data as it was and completes, the grouped path of unequal
+// segments too (forced); NCCL at world 1 only copies, so these check the calls, their
+// non-blocking settling and the stream order, not the sums. An operation not yet waited
+// when the communicator is aborted fails. send/recv are refused with the reason. At world 2
+// (two thread-ranks on the one GPU), only where NCCL allows two ranks on one GPU (2.30 and
+// later, NCCL_MULTI_RANK_GPU_ENABLE=1): sums, unequal reduce-scatter and all-gather
+// segments (ZeRO's shorter last shard) and broadcast, on integers, exact.
 #include "backend/cuda/nccl_process_group.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +26,13 @@ namespace {
     if (cuda::loaded_nccl_version() == 0) GTEST_SKIP() << "libnccl.so.2 is not loadable here";         \
   } while (0)
 
+// A hang costs the GPU session's minutes: every test's deadline is one minute.
+CommOptions quick() {
+  CommOptions o;
+  o.timeout_s = 60.0;
+  return o;
+}
+
 struct OnGpu {
   OnGpu() : b(*backend_for(Device::kCuda, DType::kF32).value()) {}
   Arena put(const std::vector<float>& v) {
@@ -42,7 +52,7 @@ TEST(Nccl, AtWorldOneEveryCollectiveLeavesTheDataAsItWas) {
   ZT_REQUIRE_NCCL();
   OnGpu gpu;
   auto host = make_single_process_group();
-  auto g = cuda::make_nccl_process_group(*host, CommOptions{});
+  auto g = cuda::make_nccl_process_group(*host, quick());
   ASSERT_TRUE(g.ok()) << g.status().to_string();
   ProcessGroup& nccl = *g.value();
   const std::vector<float> v = {1.5f, -2.0f, 3.25f, 7.0f, 0.0f};
@@ -62,6 +72,39 @@ TEST(Nccl, AtWorldOneEveryCollectiveLeavesTheDataAsItWas) {
   EXPECT_NE(s.message().find("tags"), std::string::npos) << s.message();
 }
 
+// The grouped path of unequal segments (ncclGroupStart, per-owner ncclReduce or
+// ncclBroadcast, ncclGroupEnd settled in non-blocking mode), forced at world 1.
+TEST(Nccl, AtWorldOneTheGroupedSegmentPathLeavesTheDataAsItWas) {
+  ZT_REQUIRE_NCCL();
+  OnGpu gpu;
+  auto host = make_single_process_group();
+  cuda::NcclOptions grouped;
+  grouped.always_grouped = true;
+  auto g = cuda::make_nccl_process_group(*host, quick(), grouped);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  const std::vector<float> v = {0.5f, -4.0f, 9.75f};
+  Arena a = gpu.put(v);
+  ASSERT_TRUE(g.value()->reduce_scatter(a.data(), {v.size()})->wait().ok());
+  ASSERT_TRUE(g.value()->all_gather(a.data(), {v.size()})->wait().ok());
+  EXPECT_EQ(gpu.get(a), v);
+}
+
+TEST(Nccl, AnOperationNotYetWaitedFailsOnceTheCommunicatorIsAborted) {
+  ZT_REQUIRE_NCCL();
+  OnGpu gpu;
+  auto host = make_single_process_group();
+  auto g = cuda::make_nccl_process_group(*host, quick());
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  Arena a = gpu.put(std::vector<float>(1 << 20, 1.0f));
+  WorkHandle w = g.value()->all_reduce(a.data(), a.size(), CommDType::kF32);
+  g.value()->abandon(Status::Internal("a peer failed"));
+  EXPECT_TRUE(w->completed());
+  const Status s = w->wait();
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.to_string();
+  EXPECT_NE(s.message().find("aborted"), std::string::npos) << s.message();
+  EXPECT_FALSE(g.value()->barrier()->wait().ok());
+}
+
 TEST(Nccl, TwoRanksOnOneGpuSumAndGatherUnequalSegments) {
   ZT_REQUIRE_NCCL();
   if (cuda::loaded_nccl_version() < 23000) {
@@ -70,10 +113,10 @@ TEST(Nccl, TwoRanksOnOneGpuSumAndGatherUnequalSegments) {
   }
   setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 1);
   OnGpu gpu;
-  ThreadWorld world(2, CommOptions{});
+  ThreadWorld world(2, quick());
   const Status st = run_ranks(2, [&](int rank) -> Status {
     auto host = world.group(rank);
-    ZT_ASSIGN_OR_RETURN(auto nccl, cuda::make_nccl_process_group(*host, CommOptions{}));
+    ZT_ASSIGN_OR_RETURN(auto nccl, cuda::make_nccl_process_group(*host, quick()));
     Arena a = gpu.put({1.0f + rank, 2.0f + rank, 3.0f + rank});
     ZT_RETURN_IF_ERROR(nccl->reduce_scatter(a.data(), {2, 1})->wait());
     const std::vector<float> rs = gpu.get(a);

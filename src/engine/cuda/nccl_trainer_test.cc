@@ -47,7 +47,9 @@ TEST(NcclTrainer, AtWorldOneTheSameBitsAsNoCommunicator) {
   if (cuda::loaded_nccl_version() == 0) GTEST_SKIP() << "libnccl.so.2 is not loadable here";
   ASSERT_TRUE(backend_for(Device::kCuda, DType::kBF16).ok());  // the context first: NCCL uses its device
   auto host = make_single_process_group();
-  auto nccl = cuda::make_nccl_process_group(*host, CommOptions{});
+  CommOptions quick;  // a hang would cost the GPU session's minutes
+  quick.timeout_s = 60.0;
+  auto nccl = cuda::make_nccl_process_group(*host, quick);
   ASSERT_TRUE(nccl.ok()) << nccl.status().to_string();
   for (int stage = 0; stage <= 3; ++stage) {
     const Steps none = train(static_cast<ZeroStage>(stage), nullptr);

@@ -31,11 +31,12 @@ count() { grep -cE "^\[ +$1 +\] \S+ \(" "$2"; }
 section "card"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 section "CUDA tests"
-"$PKG/bin/zt_cuda_tests" --gtest_color=no > "$LOGS/cuda_tests.log" 2>&1
+timeout 300 "$PKG/bin/zt_cuda_tests" --gtest_color=no > "$LOGS/cuda_tests.log" 2>&1
 tests_rc=$?
+[ "$tests_rc" = 124 ] && echo "CUDA tests: timed out after 300 s in $(grep -E "^\[ RUN" "$LOGS/cuda_tests.log" | tail -1)"
 grep -E "^  (gpt2|llama|bf16 step|f16 step|[a-z_ ]+\(|bf16 GEMM|NVIDIA|flash|[a-zA-Z0-9 ]+: worst)|Failure|Expected|actual|FAILED  \]" "$LOGS/cuda_tests.log" | head -80
 section "Trainer exactness with ZT_CUDA_ATTENTION=fp32"
-ZT_CUDA_ATTENTION=fp32 "$PKG/bin/zt_cuda_tests" --gtest_color=no --gtest_filter='*Trainer*' > "$LOGS/fp32_attention.log" 2>&1
+ZT_CUDA_ATTENTION=fp32 timeout 150 "$PKG/bin/zt_cuda_tests" --gtest_color=no --gtest_filter='*Trainer*' > "$LOGS/fp32_attention.log" 2>&1
 fp32att_rc=$?
 grep -E "^  (gpt2|llama)|FAILED  \]" "$LOGS/fp32_attention.log"
 section "memory checker (compute-sanitizer memcheck)"

@@ -104,14 +104,7 @@ class CudaBackend final : public Backend {
   void synchronize() const override { CudaContext::get().sync("synchronize"); }
   const Backend& staging_host() const override { return cuda_pinned_host(compute_); }
   // Device memory (cudaMalloc'd); pinned and plain host memory are not.
-  bool in_backend_memory(const void* p) const override {
-    cudaPointerAttributes a{};
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-      cudaGetLastError();  // an unknown pointer is host memory; the error is not sticky
-      return false;
-    }
-    return a.type == cudaMemoryTypeDevice;
-  }
+  bool in_backend_memory(const void* p) const override { return cuda::is_device_memory(p); }
   Status native_groups_usable() const override { return nccl_usable(); }
   StatusOr<std::unique_ptr<ProcessGroup>> native_group(ProcessGroup& host, const CommOptions& options) const override {
     return cuda::make_nccl_process_group(host, options);

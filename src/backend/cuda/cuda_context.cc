@@ -49,6 +49,18 @@ void check_cuda(cudaError_t e, const char* what) {
   ZT_CHECK(e == cudaSuccess, "CUDA backend, %s: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
+bool is_device_memory(const void* p) {
+  if (p == nullptr) return false;
+  cudaPointerAttributes a{};
+  const cudaError_t e = cudaPointerGetAttributes(&a, p);
+  if (e == cudaErrorInvalidValue) {  // before CUDA 11: a pointer CUDA never saw; not sticky
+    cudaGetLastError();
+    return false;
+  }
+  check_cuda(e, "classifying a pointer");
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
 StatusOr<CudaContext*> CudaContext::create(int device) {
   if (instance() != nullptr) {
     if (instance()->device_ != device) {
@@ -93,7 +105,7 @@ void* CudaContext::stage(Scratch kind, const void* host, size_t bytes) {
   void* d = scratch(kind, bytes);
   // Default: the engine stages tokens and targets in device memory already (a device-to-
   // device copy); tests and tools may still hand host arrays.
-  check_cuda(cudaMemcpyAsync(d, host, bytes, cudaMemcpyDefault, stream_), "staging tokens or targets");
+  check_cuda(cudaMemcpyAsync(d, host, bytes, cudaMemcpyDefault, stream()), "staging tokens or targets");
   return d;
 }
 

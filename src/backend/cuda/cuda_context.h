@@ -80,5 +80,9 @@ const char* attention_path_name();
 void check_ok(const Status& s, const char* what);
 // Aborts naming `what` when e is not cudaSuccess.
 void check_cuda(cudaError_t e, const char* what);
+// Whether the GPU can address p as its own: device or managed memory (true), or host
+// memory, pinned or not (false). Any CUDA error other than "not a CUDA pointer" aborts
+// with its name: a sticky error from an earlier kernel must not pass for host memory.
+bool is_device_memory(const void* p);
 
 }  // namespace zt::cuda

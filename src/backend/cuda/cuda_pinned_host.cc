@@ -30,9 +30,9 @@ class PinnedHost final : public Backend {
     if (e != cudaSuccess) {
       cudaGetLastError();  // reported, not sticky
       return Status::ResourceExhausted("cannot pin " + std::to_string(bytes) + " bytes of host memory for " + what +
-                                       " (" + cudaGetErrorString(e) + "); free host memory, or set "
-                                       "zero_optimization.offload_optimizer.pin_memory false (the copies then run from pageable "
-                                       "memory)");
+                                       " (" + cudaGetErrorString(e) + "); free host memory, or, for offload's staging, set "
+                                       "zero_optimization.offload_optimizer.pin_memory false (its copies then run from "
+                                       "pageable memory; collectives staged through host memory always pin theirs)");
     }
     std::memset(p, 0, bytes);
     return Arena(this, p, count, dtype);

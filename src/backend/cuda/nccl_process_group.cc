@@ -167,15 +167,6 @@ class NcclWork final : public Work {
   Status status_;
 };
 
-bool on_device(const void* p) {
-  cudaPointerAttributes a{};
-  if (p == nullptr || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return a.type == cudaMemoryTypeDevice;
-}
-
 bool equal_counts(const std::vector<size_t>& counts) {
   for (size_t c : counts) {
     if (c != counts[0]) return false;
@@ -297,7 +288,7 @@ WorkHandle NcclProcessGroup::run(CommOp op, void* data, size_t bytes, int64_t lo
     o.logical_bytes += logical;
     ++s_->stats.by_size[{op, static_cast<int64_t>(bytes)}].calls;
   }
-  if (bytes == 0 || on_device(data)) {  // the barrier's float too
+  if (bytes == 0 || is_device_memory(data)) {  // the barrier's float too
     return start(op, bytes, [&] { return enqueue(static_cast<char*>(data)); });
   }
   // Nothing in flight may still use the scratch; a peer that stopped ends this at the deadline.
@@ -400,7 +391,7 @@ StatusOr<std::unique_ptr<ProcessGroup>> make_nccl_process_group(ProcessGroup& ho
   check_cuda(cudaMalloc(&s->scratch, 256), "NCCL: scratch");
   s->scratch_bytes = 256;
   check_cuda(cudaMalloc(&s->barrier_float, sizeof(float)), "NCCL: barrier");
-  check_cuda(cudaMemset(s->barrier_float, 0, sizeof(float)), "NCCL: barrier");
+  check_cuda(cudaMemsetAsync(s->barrier_float, 0, sizeof(float), s->stream), "NCCL: barrier");
   return std::unique_ptr<ProcessGroup>(std::make_unique<NcclProcessGroup>(std::move(s)));
 }
 

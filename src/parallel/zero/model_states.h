@@ -275,7 +275,7 @@ class ModelStates final : public LayerParamSource {
   size_t stage_piece_ = 0;    // host_update_: elements per staging piece
   size_t stage_slots_ = 0;    // and how many pieces each staging arena holds (host_stage_slots)
   Arena stage_grads_;         // host_update_: pieces of the owned gradients, on the host (fp32)
-  Arena stage_copy_;          // host_update_, mixed, !compute_host_: pieces of the compute copy, on the host
+  Arena stage_copy_;          // host_update_, !compute_host_: pieces of the compute copy, on the host
   std::unique_ptr<SwappedShard> swapped_shard_;  // parameter offload
   std::unique_ptr<ParamFetcher> fetcher_;  // stage 3
 };

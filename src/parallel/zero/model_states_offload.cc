@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -75,7 +76,7 @@ Status ModelStates::make_store() {
     stage_slots_ = host_stage_slots(off, owned_.size());
     const size_t elems = stage_piece_ * stage_slots_;
     ZT_ASSIGN_OR_RETURN(stage_grads_, staging_backend().allocate(elems, DType::kF32, "the host staging of gradients"));
-    if (mixed() && !compute_host_) {
+    if (!compute_host_) {  // fp32 too: an upload from the pageable master would block the host's update
       ZT_ASSIGN_OR_RETURN(stage_copy_, staging_backend().allocate(elems, compute_, "the host staging of parameters"));
     }
   }
@@ -108,7 +109,7 @@ size_t ModelStates::host_stage_bytes(const Backend& backend, const OffloadOption
   if (!updates_on_host(backend, o)) return 0;
   const size_t piece = host_stage_elems(o, owned) * host_stage_slots(o, owned);
   const DType compute = backend.compute_dtype();
-  const bool copy = compute != DType::kF32 && !params_on_host(backend, o);
+  const bool copy = !params_on_host(backend, o);  // the compute copy's staging (fp32 too)
   return piece * sizeof(float) + (copy ? piece * dtype_size(compute) : 0);
 }
 
@@ -125,10 +126,12 @@ Status ModelStates::update_on_host(Optimizer& optimizer, size_t begin, size_t n,
   const size_t piece = stage_piece_, slots = stage_slots_, count = (n + piece - 1) / piece;
   if (count == 0) return Status::OK();
   std::vector<CopyHandle> down(count), up(count);
-  auto start_down = [&](size_t k) {
+  auto start_down = [&](size_t k) {  // returns at once into pinned memory; into pageable, after the copy
     const size_t off = k * piece;
+    Stopwatch issue;
     down[k] = backend().start_copy_to_host(stage_grads_.data() + (k % slots) * piece, owned_grads() + begin + off,
                                            std::min(piece, n - off) * sizeof(float));
+    host_times_.copy_wait_s += issue.seconds();
   };
   Status s = Status::OK();
   start_down(0);
@@ -166,6 +169,11 @@ StatusOr<CopyHandle> ModelStates::update_piece(Optimizer& optimizer, size_t begi
     up = into;
   } else {
     optimizer.update(begin + off, m, p + off, grads, st.data());
+    if (!compute_host_) {  // into the staging slot, from which the copy up runs asynchronously
+      float* into = stage_copy_.as<float>() + slot * stage_piece_;
+      std::memcpy(into, p + off, m * sizeof(float));
+      up = into;
+    }
   }
   ZT_RETURN_IF_ERROR(optimizer.last_error());
   return place_compute(begin + off, m, compute, up);

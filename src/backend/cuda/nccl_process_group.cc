@@ -300,10 +300,9 @@ WorkHandle NcclProcessGroup::run(CommOp op, void* data, size_t bytes, int64_t lo
   }
   if (s_->scratch_bytes < bytes) {
     cudaFree(s_->scratch);
-    s_->scratch = nullptr;
     s_->scratch_bytes = 0;
     if (cudaMalloc(&s_->scratch, bytes) != cudaSuccess) {
-      s_->scratch = nullptr;
+      s_->scratch = nullptr;  // never a freed pointer
       cudaGetLastError();
       return make_completed_work(Status::ResourceExhausted("NCCL: out of GPU memory for " + std::to_string(bytes) +
                                                            " bytes of scratch for a host buffer"));

@@ -33,6 +33,12 @@ CommOptions quick() {
   return o;
 }
 
+// A communicator of this process alone (the host group only carries the id).
+StatusOr<std::unique_ptr<ProcessGroup>> at_world_one(const cuda::NcclOptions& nccl = {}) {
+  auto host = make_single_process_group();
+  return cuda::make_nccl_process_group(*host, quick(), nccl);
+}
+
 struct OnGpu {
   OnGpu() : b(*backend_for(Device::kCuda, DType::kF32).value()) {}
   Arena put(const std::vector<float>& v) {
@@ -51,8 +57,7 @@ struct OnGpu {
 TEST(Nccl, AtWorldOneEveryCollectiveLeavesTheDataAsItWas) {
   ZT_REQUIRE_NCCL();
   OnGpu gpu;
-  auto host = make_single_process_group();
-  auto g = cuda::make_nccl_process_group(*host, quick());
+  auto g = at_world_one();
   ASSERT_TRUE(g.ok()) << g.status().to_string();
   ProcessGroup& nccl = *g.value();
   const std::vector<float> v = {1.5f, -2.0f, 3.25f, 7.0f, 0.0f};
@@ -77,10 +82,9 @@ TEST(Nccl, AtWorldOneEveryCollectiveLeavesTheDataAsItWas) {
 TEST(Nccl, AtWorldOneTheGroupedSegmentPathLeavesTheDataAsItWas) {
   ZT_REQUIRE_NCCL();
   OnGpu gpu;
-  auto host = make_single_process_group();
   cuda::NcclOptions grouped;
   grouped.always_grouped = true;
-  auto g = cuda::make_nccl_process_group(*host, quick(), grouped);
+  auto g = at_world_one(grouped);
   ASSERT_TRUE(g.ok()) << g.status().to_string();
   const std::vector<float> v = {0.5f, -4.0f, 9.75f};
   Arena a = gpu.put(v);
@@ -92,8 +96,7 @@ TEST(Nccl, AtWorldOneTheGroupedSegmentPathLeavesTheDataAsItWas) {
 TEST(Nccl, AnOperationNotYetWaitedFailsOnceTheCommunicatorIsAborted) {
   ZT_REQUIRE_NCCL();
   OnGpu gpu;
-  auto host = make_single_process_group();
-  auto g = cuda::make_nccl_process_group(*host, quick());
+  auto g = at_world_one();
   ASSERT_TRUE(g.ok()) << g.status().to_string();
   Arena a = gpu.put(std::vector<float>(1 << 20, 1.0f));
   WorkHandle w = g.value()->all_reduce(a.data(), a.size(), CommDType::kF32);

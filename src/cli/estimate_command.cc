@@ -65,12 +65,14 @@ StatusOr<std::pair<double, double>> print_memory(const ZtConfig& cfg, int world,
                 format_bytes(e.disk_bytes).c_str(), format_bytes(e.offload_buffer_bytes).c_str(),
                 format_bytes(e.disk_read_per_step).c_str(), format_bytes(e.disk_write_per_step).c_str());
   }
-  if (all[0].host_bytes > 0) {  // offload on a device: where the totals live
-    const MemoryEstimate& e = all[0];
+  const MemoryEstimate& e0 = all[0];
+  if (e0.host_bytes > 0) {  // offload on a device: where the totals live
     std::printf("on the device (rank 0): %s; in host memory: %s (the host master, optimizer state, staging and "
                 "stash; in the totals), %s of it page-locked; a step moves %s between them\n",
-                format_bytes(e.device_bytes()).c_str(), format_bytes(e.host_bytes).c_str(),
-                format_bytes(e.pinned_bytes).c_str(), format_bytes(e.pcie_bytes_per_step).c_str());
+                format_bytes(e0.device_bytes()).c_str(), format_bytes(e0.host_bytes).c_str(),
+                format_bytes(e0.pinned_bytes).c_str(), format_bytes(e0.pcie_bytes_per_step).c_str());
+  } else if (!backend_or_cpu(o.backend).host()) {
+    std::printf("on the device (rank 0): all of it, %s (no offload)\n", format_bytes(e0.device_bytes()).c_str());
   }
   return std::make_pair(worst, sum);
 }
@@ -81,7 +83,8 @@ Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) 
             {"tp", cfg.parallel.tp}, {"zero_stage", static_cast<int>(cfg.zero.stage)}, {"micro_batch", cfg.batch.micro_batch},
             {"grad_accum", cfg.batch.grad_accum}, {"base_bytes", e.base_bytes}, {"data_bytes", e.data_bytes},
             {"rank_bytes_max", e.rank_bytes_max}, {"host_bytes_max", e.host_bytes_max}, {"fits", e.fits},
-            {"device_bytes_max", e.device_bytes_max}};
+            {"device_bytes_max", e.device_bytes_max}, {"on_device", e.on_device}, {"fits_host", e.fits_host},
+            {"fits_device", e.fits_device}};
   j["sp"] = cfg.parallel.sp;
   Json stages = Json::array();  // each pipeline stage's first rank, as the table prints it
   for (const MemoryEstimate& m : e.stage_memory) {
@@ -112,13 +115,33 @@ void print_time(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e,
                 const std::string& cal_path) {
   if (!e.timed) {
     std::printf("step time: not predicted: %s\n",
-                cal == nullptr ? ("no calibration at " + cal_path + " (run `zerotrain calibrate`)").c_str()
-                               : e.time_status.message().c_str());
+                cal == nullptr && !e.on_device ? ("no calibration at " + cal_path + " (run `zerotrain calibrate`)").c_str()
+                                               : e.time_status.message().c_str());
     return;
   }
   const double tokens = static_cast<double>(cfg.batch.train_batch_size) * cfg.data.seq_len;
   std::printf("predicted %s; %.0f tokens/s\n", format_step(e.time).c_str(), tokens / e.time.step_s);
   for (const std::string& a : prediction_assumptions(cl, *cal, e.time)) std::printf("  assumes %s\n", a.c_str());
+}
+
+// Whether the largest rank fits: per host (procs x its host part, with the process base
+// and token files), and on a device its device part.
+void print_fits(const ClusterSpec& cl, const LayoutEval& e, bool calibrated) {
+  if (cl.mem_per_host > 0 || calibrated) {
+    const double rank_host = e.rank_bytes_max - e.base_bytes - e.data_bytes;  // a device run's: host part
+    std::printf("per host: %d ranks x (largest %s + process %s + token files %s) <= %s%s\n", cl.procs_per_host,
+                format_bytes(rank_host).c_str(), format_bytes(e.base_bytes).c_str(), format_bytes(e.data_bytes).c_str(),
+                format_bytes(e.host_bytes_max).c_str(),
+                cl.mem_per_host <= 0 ? ""
+                : e.fits_host        ? (" of " + format_bytes(cl.mem_per_host) + ": fits").c_str()
+                                     : (" of " + format_bytes(cl.mem_per_host) + ": DOES NOT FIT").c_str());
+  }
+  if (e.on_device) {
+    std::printf("per device: largest rank %s%s\n", format_bytes(e.device_bytes_max).c_str(),
+                cl.mem_per_device <= 0 ? " (--mem-per-device checks it against the card)"
+                : e.fits_device        ? (" of " + format_bytes(cl.mem_per_device) + ": fits").c_str()
+                                       : (" of " + format_bytes(cl.mem_per_device) + ": DOES NOT FIT").c_str());
+  }
 }
 
 }  // namespace
@@ -140,6 +163,10 @@ StatusOr<ClusterSpec> cluster_from_args(const EstimateArgs& args) {
   if (!args.mem_per_host.empty() && !parse_bytes(args.mem_per_host, &c.mem_per_host)) {
     return Status::InvalidArgument("--mem-per-host: expected a size such as 64GiB or 512MB, got \"" +
                                    args.mem_per_host + "\"");
+  }
+  if (!args.mem_per_device.empty() && !parse_bytes(args.mem_per_device, &c.mem_per_device)) {
+    return Status::InvalidArgument("--mem-per-device: expected a size such as 80GiB or 512MB, got \"" +
+                                   args.mem_per_device + "\"");
   }
   return c;
 }
@@ -199,16 +226,7 @@ int run_estimate(const EstimateArgs& args) {
   if (!mem.ok()) return report_error(mem.status(), kExitBadInput);
   std::printf("largest rank: %s; all %d ranks: %s; this machine has %s available\n", format_bytes(mem->first).c_str(),
               world, format_bytes(mem->second).c_str(), format_bytes(static_cast<double>(available_host_memory())).c_str());
-  if (cl.mem_per_host > 0 || cal != nullptr) {
-    const double rank_host = eval->rank_bytes_max - eval->base_bytes - eval->data_bytes;  // a device run's: host part
-    std::printf("per host: %d ranks x (largest %s + process %s + token files %s) <= %s%s\n", cl.procs_per_host,
-                format_bytes(rank_host).c_str(), format_bytes(eval->base_bytes).c_str(),
-                format_bytes(eval->data_bytes).c_str(),
-                format_bytes(eval->host_bytes_max).c_str(),
-                cl.mem_per_host <= 0 ? ""
-                : eval->fits         ? (" of " + format_bytes(cl.mem_per_host) + ": fits").c_str()
-                                     : (" of " + format_bytes(cl.mem_per_host) + ": DOES NOT FIT").c_str());
-  }
+  print_fits(cl, *eval, cal != nullptr);
   print_time(cfg, cl, *eval, cal, cal_path);
   return kExitOk;
 }
@@ -225,6 +243,8 @@ Command add_estimate_command(CLI::App& app) {
   m->add_option("--threads-per-rank", est->threads_per_rank, "Threads per rank (default: cores / procs per host)")
       ->check(CLI::Range(1, 1 << 12));
   m->add_option("--mem-per-host", est->mem_per_host, "Memory of a host, e.g. 64GiB: says whether the layout fits");
+  m->add_option("--mem-per-device", est->mem_per_device, "A device run: memory of one device, e.g. 80GiB: says "
+                                                         "whether each rank's device part fits");
   m->add_option("--calibration", est->calibration, "Calibration file (default $ZT_CALIBRATION or ~/.cache/zerotrain/calibration.json)");
   m->add_flag("--json", est->json, "One JSON object: memory of the largest rank and the predicted step");
   return {m, [est] { return run_estimate(*est); }, false};

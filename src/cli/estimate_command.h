@@ -21,7 +21,8 @@ struct EstimateArgs {
   int hosts = 0;            // the cluster (0: one host with `world` ranks)
   int procs_per_host = 0;
   int threads_per_rank = 0;  // 0: this machine's cores / procs per host, at least 1
-  std::string mem_per_host;  // "64GiB"; "": not checked
+  std::string mem_per_host;    // "64GiB"; "": not checked
+  std::string mem_per_device;  // a device run: one device's memory, "80GiB"; "": not checked
   std::string calibration;   // "": default_calibration_path()
   bool json = false;         // one JSON object instead of the tables
 };

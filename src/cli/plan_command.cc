@@ -49,6 +49,7 @@ Json candidate_root(Json root, int64_t global, int tp, int pp, int zero, int mic
 bool faster(const Candidate& a, const Candidate& b) {
   if (a.eval.timed != b.eval.timed) return a.eval.timed;
   if (a.eval.timed && a.eval.time.step_s != b.eval.time.step_s) return a.eval.time.step_s < b.eval.time.step_s;
+  if (a.eval.device_bytes_max != b.eval.device_bytes_max) return a.eval.device_bytes_max < b.eval.device_bytes_max;
   return a.eval.rank_bytes_max < b.eval.rank_bytes_max;
 }
 
@@ -63,26 +64,32 @@ Json candidate_json(const Candidate& c) {
   Json j = {{"layout", name(c)}, {"dp", c.dp}, {"pp", c.pp}, {"tp", c.tp}, {"zero_stage", c.zero},
             {"micro_batch", c.micro}, {"grad_accum", c.accum}, {"checkpointing", c.ckpt},
             {"rank_bytes_max", c.eval.rank_bytes_max}, {"fits", c.eval.fits},
-            {"procs_per_host", c.cl.procs_per_host}, {"threads_per_rank", c.cl.threads_per_rank}};
+            {"procs_per_host", c.cl.procs_per_host}, {"threads_per_rank", c.cl.threads_per_rank},
+            {"on_device", c.eval.on_device}, {"device_bytes_max", c.eval.device_bytes_max}};
   j["step_s"] = c.eval.timed ? Json(c.eval.time.step_s) : Json(nullptr);
   return j;
 }
 
+// A device run's rows give each rank's device memory and its host part; a CPU run's, the
+// rank's memory.
 void print_table(const std::vector<Candidate>& fit, int top, double tokens) {
-  std::printf("%-4s %-30s %-9s %12s %10s %10s %9s %9s %9s %9s\n", "#", "layout", "rank x thr", "memory/rank", "step s",
-              "tokens/s", "compute", "bubble", "comm", "optim");
+  const bool dev = !fit.empty() && fit[0].eval.on_device;
+  std::printf("%-4s %-30s %-9s %12s%s %10s %10s %9s %9s %9s %9s\n", "#", "layout", "rank x thr",
+              dev ? "device/rank" : "memory/rank", dev ? "    host/rank" : "", "step s", "tokens/s", "compute", "bubble",
+              "comm", "optim");
   for (size_t i = 0; i < fit.size() && static_cast<int>(i) < top; ++i) {
     const Candidate& c = fit[i];
     const StepPrediction& p = c.eval.time;
     const std::string split = std::to_string(c.cl.procs_per_host) + " x " + std::to_string(c.cl.threads_per_rank);
+    const std::string mem = dev ? format_bytes(c.eval.device_bytes_max) : format_bytes(c.eval.rank_bytes_max);
+    char host[24] = "";
+    if (dev) std::snprintf(host, sizeof(host), " %12s", format_bytes(c.eval.rank_bytes_max).c_str());
     if (!c.eval.timed) {
-      std::printf("%-4zu %-30s %-9s %12s %10s\n", i + 1, name(c).c_str(), split.c_str(),
-                  format_bytes(c.eval.rank_bytes_max).c_str(), "-");
+      std::printf("%-4zu %-30s %-9s %12s%s %10s\n", i + 1, name(c).c_str(), split.c_str(), mem.c_str(), host, "-");
       continue;
     }
-    std::printf("%-4zu %-30s %-9s %12s %10.3f %10.0f %9.3f %9.3f %9.3f %9.3f\n", i + 1, name(c).c_str(), split.c_str(),
-                format_bytes(c.eval.rank_bytes_max).c_str(), p.step_s, tokens / p.step_s, p.compute_s, p.bubble_s,
-                p.comm_s(), p.optimizer_s);
+    std::printf("%-4zu %-30s %-9s %12s%s %10.3f %10.0f %9.3f %9.3f %9.3f %9.3f\n", i + 1, name(c).c_str(), split.c_str(),
+                mem.c_str(), host, p.step_s, tokens / p.step_s, p.compute_s, p.bubble_s, p.comm_s(), p.optimizer_s);
   }
 }
 
@@ -91,7 +98,7 @@ void print_table(const std::vector<Candidate>& fit, int top, double tokens) {
 struct Search {
   std::vector<Candidate> fit;
   std::map<std::string, int> refused;
-  int considered = 0, too_big = 0;
+  int considered = 0, too_big_host = 0, too_big_device = 0;
 };
 
 void consider(const Json& root, const ClusterSpec& cl, const Calibration* cal, Candidate c, int64_t global, int L,
@@ -106,7 +113,7 @@ void consider(const Json& root, const ClusterSpec& cl, const Calibration* cal, C
   }
   c.eval = std::move(e).value();
   if (!c.eval.fits) {
-    ++s->too_big;
+    ++(c.eval.fits_host ? s->too_big_device : s->too_big_host);
     return;
   }
   s->fit.push_back(std::move(c));
@@ -137,11 +144,14 @@ void search(const Json& root, const ClusterSpec& cl, const Calibration* cal, int
 
 // The clusters to search: the one --procs-per-host, --world or --threads-per-rank fixes, or
 // one per split of a host's cores (--cores-per-host and --sockets-per-host, else this
-// machine's), so the plan picks ranks per host and threads per rank too.
-StatusOr<std::vector<ClusterSpec>> clusters(const PlanArgs& a, const ClusterSpec& fixed, std::string* what) {
+// machine's), so the plan picks ranks per host and threads per rank too. A device run has
+// one rank per device: its ranks per host are --procs-per-host's (default 1), not a split.
+StatusOr<std::vector<ClusterSpec>> clusters(const PlanArgs& a, const ClusterSpec& fixed, bool device_run,
+                                            std::string* what) {
   const EstimateArgs& e = a.estimate;
-  if (e.procs_per_host > 0 || e.world > 0 || e.threads_per_rank > 0) {
+  if (device_run || e.procs_per_host > 0 || e.world > 0 || e.threads_per_rank > 0) {
     *what = std::to_string(fixed.hosts) + " host(s) x " + HostSplit{fixed.procs_per_host, fixed.threads_per_rank}.describe();
+    if (device_run) *what += ", one device a rank (--procs-per-host: the devices of a host)";
     return std::vector<ClusterSpec>{fixed};
   }
   if (a.sockets_per_host > 0 && a.cores_per_host == 0) return Status::InvalidArgument("--sockets-per-host needs --cores-per-host");
@@ -182,14 +192,21 @@ void print_plan(const PlanArgs& a, const ZtConfig& base, const std::string& clus
                 const std::string& cal_path, const Search& s) {
   const int64_t global = base.batch.train_batch_size;
   const double mem = s.fit.empty() ? 0.0 : s.fit[0].cl.mem_per_host;
-  std::printf("plan: %s, %.2f M parameters; global batch %lld x %d tokens; %s%s\n", base.model.to_string().c_str(),
+  const double dmem = s.fit.empty() ? 0.0 : s.fit[0].cl.mem_per_device;
+  std::printf("plan: %s, %.2f M parameters; global batch %lld x %d tokens; %s%s%s\n", base.model.to_string().c_str(),
               base.model.num_parameters() / 1e6, static_cast<long long>(global), base.data.seq_len, cluster.c_str(),
-              mem > 0 ? (", " + format_bytes(mem) + " per host").c_str() : "");
+              mem > 0 ? (", " + format_bytes(mem) + " per host").c_str() : "",
+              dmem > 0 ? (", " + format_bytes(dmem) + " per device").c_str() : "");
   print_table(s.fit, a.top, static_cast<double>(global) * base.data.seq_len);
-  std::printf("%d layouts considered: %zu fit, %d need more memory than a host has, %d refused:\n", s.considered,
-              s.fit.size(), s.too_big, s.considered - s.too_big - static_cast<int>(s.fit.size()));
+  const int too_big = s.too_big_host + s.too_big_device;
+  std::printf("%d layouts considered: %zu fit, %d need more memory than a host has, ", s.considered, s.fit.size(),
+              s.too_big_host);
+  if (base.device != Device::kCpu) std::printf("%d more than a device has, ", s.too_big_device);
+  std::printf("%d refused:\n", s.considered - too_big - static_cast<int>(s.fit.size()));
   for (const auto& [why, n] : s.refused) std::printf("  %d x %s\n", n, why.c_str());
-  if (cal == nullptr) {
+  if (!s.fit.empty() && s.fit[0].eval.on_device) {
+    std::printf("step times: not predicted: %s; ranked by device memory\n", s.fit[0].eval.time_status.message().c_str());
+  } else if (cal == nullptr) {
     std::printf("step times: not predicted: no calibration at %s (run `zerotrain calibrate`); ranked by memory\n",
                 cal_path.c_str());
   } else if (!s.fit.empty() && s.fit[0].eval.timed) {
@@ -207,13 +224,13 @@ void print_plan(const PlanArgs& a, const ZtConfig& base, const std::string& clus
 int run_plan(const PlanArgs& args) {
   auto cl_or = cluster_from_args(args.estimate);
   if (!cl_or.ok()) return report_error(cl_or.status(), kExitBadInput);
-  std::string what;
-  auto cls = clusters(args, *cl_or, &what);
-  if (!cls.ok()) return report_error(cls.status(), kExitBadInput);
   auto root = load_config_json(args.estimate.config);
   if (!root.ok()) return report_error(root.status(), kExitBadInput);
-  auto base = load_run_config(*root, cls->front().world(), RunPurpose::kPlan);
+  auto base = load_run_config(*root, cl_or->world(), RunPurpose::kPlan);
   if (!base.ok()) return report_error(base.status(), kExitBadInput);
+  std::string what;
+  auto cls = clusters(args, *cl_or, base->device != Device::kCpu, &what);
+  if (!cls.ok()) return report_error(cls.status(), kExitBadInput);
   const std::string cal_path = args.estimate.calibration.empty() ? default_calibration_path() : args.estimate.calibration;
   auto cal_or = load_calibration(cal_path);
   if (!cal_or.ok() && (cal_or.status().code() != StatusCode::kNotFound || !args.estimate.calibration.empty())) {
@@ -226,7 +243,8 @@ int run_plan(const PlanArgs& args) {
   }
   std::stable_sort(s.fit.begin(), s.fit.end(), faster);
   if (args.json) {
-    Json j = {{"considered", s.considered}, {"fit", s.fit.size()}, {"too_big", s.too_big}, {"layouts", Json::array()}};
+    Json j = {{"considered", s.considered}, {"fit", s.fit.size()}, {"too_big", s.too_big_host + s.too_big_device},
+              {"too_big_device", s.too_big_device}, {"layouts", Json::array()}};
     for (size_t i = 0; i < s.fit.size() && static_cast<int>(i) < args.top; ++i) j["layouts"].push_back(candidate_json(s.fit[i]));
     if (!s.fit.empty()) j["launch"] = launch_line(args, s.fit[0], base->model.n_layer);
     std::printf("%s\n", j.dump().c_str());
@@ -252,6 +270,8 @@ Command add_plan_command(CLI::App& app) {
   pl->add_option("--sockets-per-host", plan->sockets_per_host, "Sockets of a host, with --cores-per-host (default 1)")
       ->check(CLI::Range(1, 1 << 8));
   pl->add_option("--mem-per-host", plan->estimate.mem_per_host, "Memory of a host, e.g. 64GiB (default: no limit)");
+  pl->add_option("--mem-per-device", plan->estimate.mem_per_device, "A device run: memory of one device, e.g. 80GiB "
+                                                                    "(default: no limit)");
   pl->add_option("--calibration", plan->estimate.calibration, "Calibration file (default $ZT_CALIBRATION or ~/.cache/zerotrain/calibration.json)");
   pl->add_option("--top", plan->top, "Layouts to print")->check(CLI::Range(1, 100000));
   pl->add_option("--max-micro-batch", plan->max_micro_batch, "Largest micro-batch to try")->check(CLI::Range(1, 1 << 20));

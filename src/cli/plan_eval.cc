@@ -34,29 +34,44 @@ double token_file_bytes(const DataConfig& d) {
   return sum;
 }
 
+// Each pipeline stage's first rank's memory: its host part (with the process base and
+// the token files) and, on a device, its device part; then the fits.
+Status add_memory(const ZtConfig& cfg, const RankGrid& grid, const ClusterSpec& cluster, TrainerOptions o,
+                  LayoutEval* e) {
+  for (int s = 0; s < grid.pp(); ++s) {
+    const int rank = grid.rank({0, 0, s});
+    ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, grid, rank, stage_partition(cfg), cfg.parallel.virtual_stages));
+    const ZeroGroupPlace z = zero_group_place(grid, rank, o.zero.stage);
+    ZT_ASSIGN_OR_RETURN(MemoryEstimate m, estimate_rank_memory(o, z.size, z.rank, grid.pp(), s));
+    const double host = static_cast<double>(e->on_device ? m.host_bytes : m.total());
+    e->rank_bytes_max = std::max(e->rank_bytes_max, host + e->base_bytes + e->data_bytes);
+    if (e->on_device) e->device_bytes_max = std::max(e->device_bytes_max, static_cast<double>(m.device_bytes()));
+    e->stage_memory.push_back(m);
+  }
+  e->host_bytes_max = e->rank_bytes_max * cluster.procs_per_host;
+  e->fits_host = cluster.mem_per_host <= 0 || e->host_bytes_max <= cluster.mem_per_host;
+  e->fits_device = !e->on_device || cluster.mem_per_device <= 0 || e->device_bytes_max <= cluster.mem_per_device;
+  e->fits = e->fits_host && e->fits_device;
+  return Status::OK();
+}
+
 }  // namespace
 
 StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& cluster, const Calibration* cal) {
   const int world = cluster.world();
   ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(world, cfg.parallel.tp, cfg.parallel.dp, cfg.parallel.pp, cfg.parallel.ep, cfg.parallel.sp,
                                                             cfg.zero.fetch.hpz_partition_size));
-  TrainerOptions o = trainer_options(cfg);
+  const TrainerOptions o = trainer_options(cfg);
   LayoutEval e;
+  e.on_device = !backend_or_cpu(o.backend).host();  // on a device only host_bytes is host memory
   e.base_bytes = cal != nullptr ? cal->base_bytes(world, cluster.hosts) : 0.0;
   e.data_bytes = token_file_bytes(cfg.data);
-  for (int s = 0; s < grid.pp(); ++s) {
-    const int rank = grid.rank({0, 0, s});
-    ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, grid, rank, stage_partition(cfg), cfg.parallel.virtual_stages));
-    const ZeroGroupPlace z = zero_group_place(grid, rank, o.zero.stage);
-    ZT_ASSIGN_OR_RETURN(MemoryEstimate m, estimate_rank_memory(o, z.size, z.rank, grid.pp(), s));
-    const bool device = !backend_or_cpu(o.backend).host();  // on a device only host_bytes is host memory
-    const double host = static_cast<double>(device ? m.host_bytes : m.total());
-    e.rank_bytes_max = std::max(e.rank_bytes_max, host + e.base_bytes + e.data_bytes);
-    if (device) e.device_bytes_max = std::max(e.device_bytes_max, static_cast<double>(m.device_bytes()));
-    e.stage_memory.push_back(m);
+  ZT_RETURN_IF_ERROR(add_memory(cfg, grid, cluster, o, &e));
+  if (e.on_device) {  // before "no calibration": calibrating would not help
+    e.time_status = Status::Unimplemented("calibrate times this host's CPU kernels, so the step time of a run on "
+                                          "device cuda is not predicted (its device and host memory are)");
+    return e;
   }
-  e.host_bytes_max = e.rank_bytes_max * cluster.procs_per_host;
-  e.fits = cluster.mem_per_host <= 0 || e.host_bytes_max <= cluster.mem_per_host;
   if (cal == nullptr) {
     e.time_status = Status::NotFound("no calibration");
     return e;

@@ -2,8 +2,10 @@
 // largest rank (each pipeline stage's tp-rank-0, dp-rank-0 rank, which holds the largest
 // shard; engine/memory_estimate.h) plus the process's own base from the calibration and
 // the token files every rank maps (their pages are resident once validated), the
-// per-host bound (procs per host x the largest rank) against --mem-per-host, and the
-// predicted step time (planner/perf_model.h) when a calibration is given.
+// per-host bound (procs per host x the largest rank) against --mem-per-host; on a device
+// (a GPU run) the largest rank's device part against --mem-per-device; and the predicted
+// step time (planner/perf_model.h) when a calibration is given and the run is on the CPU
+// (calibrate times CPU kernels: a device run's time is refused with that reason).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -25,7 +27,10 @@ struct LayoutEval {
                                              // device, its host_bytes) + base + data
   double device_bytes_max = 0.0;             // a device run: the largest rank's device memory (0 on the CPU)
   double host_bytes_max = 0.0;               // procs per host x rank_bytes_max
-  bool fits = true;                          // host_bytes_max <= mem_per_host (or no limit)
+  bool on_device = false;                    // a device run (its ranks' model states and activations on the device)
+  bool fits_host = true;                     // host_bytes_max <= mem_per_host (or no limit)
+  bool fits_device = true;                   // device_bytes_max <= mem_per_device (or no limit, or not a device run)
+  bool fits = true;                          // both
   bool timed = false;
   StepPrediction time;
   Status time_status;  // why there is no time (no calibration, a link not calibrated, ...)

@@ -12,14 +12,8 @@ namespace zt {
 
 namespace {
 
-// What CUDA runs do not have yet, by the key that asks for it (or OK).
-Status cuda_refusal(const ZtConfig& c, int world) {
-  if (world > 1) {
-    return Status::Unimplemented("/training/device: \"cuda\" with " + std::to_string(world) + " ranks: several ranks on "
-                                 "CUDA (collectives staged through host memory) are built but have not run on a GPU yet "
-                                 "(issue 29: CudaDp.TwoRanksOnOneGpuMatchTheSingleGpuAtEveryZeroStage waits for one), "
-                                 "and NCCL is not built yet; run one process, or device cpu");
-  }
+// What CUDA runs do not have, by the key that asks for it (or OK).
+Status cuda_refusal(const ZtConfig& c) {
   if (c.zero.fetch.quantized_weights) {
     return Status::Unimplemented("/zero_optimization/zero_quantized_weights: qwZ runs on the CPU only (its quantizer "
                                  "is host code); use device cpu");
@@ -36,10 +30,16 @@ Status cuda_refusal(const ZtConfig& c, int world) {
   return Status::OK();
 }
 
-// Offload on a GPU is built on the device-neutral path (bit-exact on the guarded
-// backend) but has not run on a GPU yet: training refuses it until its CUDA test has
-// passed on one; estimate and plan describe it.
-Status cuda_unverified(const ZtConfig& c) {
+// Several ranks and offload on a GPU are built on the device-neutral path (bit-exact on
+// the guarded backend) but have not run on a GPU yet: training refuses them until their
+// CUDA tests have passed on one; estimate and plan describe them.
+Status cuda_unverified(const ZtConfig& c, int world) {
+  if (world > 1) {
+    return Status::Unimplemented("/training/device: \"cuda\" with " + std::to_string(world) + " ranks: several ranks on "
+                                 "CUDA (NCCL, or collectives staged through host memory) are built but have not run on "
+                                 "a GPU yet (issue 29: CudaDp.TwoRanksOnOneGpuMatchTheSingleGpuAtEveryZeroStage and "
+                                 "NcclTrainer wait for one); run one process, or device cpu");
+  }
   const OffloadOptions& off = c.zero.offload;
   for (const auto& [device, key] : {std::pair{off.optimizer_device, "offload_optimizer"},
                                     std::pair{off.param_device, "offload_param"}}) {
@@ -87,13 +87,13 @@ Status resolve_device(ZtConfig* c, int world, RunPurpose purpose) {
   const std::string& want = c->training.device;
   if (want == "cpu") return Status::OK();
   const bool automatic = want == "auto";
-  Status why = cuda_refusal(*c, world);
+  Status why = cuda_refusal(*c);
   if (why.ok() && purpose == RunPurpose::kPlan && !automatic) {  // described, not opened
     c->device = Device::kCuda;
     c->device_planned = true;
     return Status::OK();
   }
-  if (why.ok()) why = cuda_unverified(*c);
+  if (why.ok()) why = cuda_unverified(*c, world);
   if (why.ok()) {
     const DType compute = c->precision.bf16 ? DType::kBF16 : c->precision.fp16 ? DType::kF16 : DType::kF32;
     why = backend_for(Device::kCuda, compute).status();

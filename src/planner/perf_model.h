@@ -46,7 +46,8 @@ struct ClusterSpec {
   int hosts = 1;
   int procs_per_host = 1;
   int threads_per_rank = 1;
-  double mem_per_host = 0.0;  // bytes; 0: not checked
+  double mem_per_host = 0.0;    // bytes; 0: not checked
+  double mem_per_device = 0.0;  // bytes of the device each rank of a device run drives; 0: not checked
   int world() const { return hosts * procs_per_host; }
 };
 

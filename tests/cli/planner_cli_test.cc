@@ -114,7 +114,9 @@ TEST_F(PlannerCli, PlanPicksRanksAndThreadsPerHost) {
 
 // A GPU run planned on a machine without one: estimate describes "device": "cuda" (no GPU
 // opened), splits each rank's total into the device's and the host's part with optimizer
-// offload, and checks only the host's part against the host's memory.
+// offload, checks the host's part against the host's memory and the device's against
+// --mem-per-device, and does not price the step from a calibration of CPU kernels; plan
+// ranks such layouts by device memory.
 TEST_F(PlannerCli, EstimatePlansAGpuRunWithOffloadWithoutAGpu) {
   std::ofstream(dir_ + "/gpu.json") << R"({"train_batch_size": 2, "train_micro_batch_size_per_gpu": 2,
     "bf16": {"enabled": true}, "zero_optimization": {"stage": 0, "offload_optimizer": {"device": "cpu"}},
@@ -133,6 +135,37 @@ TEST_F(PlannerCli, EstimatePlansAGpuRunWithOffloadWithoutAGpu) {
   EXPECT_GT(host, 0.0);
   EXPECT_DOUBLE_EQ((*j)["device_bytes_max"].get<double>(), total - host);
   EXPECT_DOUBLE_EQ((*j)["rank_bytes_max"].get<double>(), host);  // no calibration: no process base, no token files
+  const double device = (*j)["device_bytes_max"].get<double>();
+
+  // A calibration times this host's CPU kernels: a GPU run's step is not priced from them.
+  std::ofstream(dir_ + "/cal.json") << R"({"format": "zerotrain-calibration/1", "links": {}, "process_base_bytes": 1e6,
+    "mpi_process_base_bytes": 1e6, "mpi_inter_process_base_bytes": 1e6,
+    "compute": [{"threads": 2, "concurrent_ranks": 1, "dtype": "bf16", "seconds": {}}]})";
+  r = run("estimate --config gpu.json --calibration cal.json --mem-per-device " + std::to_string(device - 1) + "B");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("per device: largest rank"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": DOES NOT FIT"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("step time: not predicted: calibrate times this host's CPU kernels"), std::string::npos) << r.out;
+
+  // plan ranks a GPU run by device memory, one rank per device, and drops what the card cannot hold.
+  r = run("plan --config gpu.json --calibration cal.json --set train_batch_size=8 --mem-per-device " +
+          std::to_string(device) + "B --json --top 100");
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = zt::parse_json_strict(r.out, "plan --json");
+  ASSERT_TRUE(j.ok()) << r.out;
+  EXPECT_GT((*j)["too_big_device"].get<int>(), 0) << r.out;  // micro-batch 4 and 8 without checkpointing
+  double last = 0.0;
+  for (const auto& l : (*j)["layouts"]) {
+    EXPECT_TRUE(l["on_device"].get<bool>());
+    EXPECT_EQ(l["procs_per_host"].get<int>(), 1);
+    EXPECT_TRUE(l["step_s"].is_null());
+    EXPECT_LE(l["device_bytes_max"].get<double>(), device);
+    EXPECT_GE(l["device_bytes_max"].get<double>(), last);
+    last = l["device_bytes_max"].get<double>();
+  }
+  r = run("plan --config gpu.json --mem-per-device lots");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--mem-per-device: expected a size"), std::string::npos) << r.err;
 }
 
 TEST_F(PlannerCli, BadArgumentsAndFilesAreCleanErrors) {

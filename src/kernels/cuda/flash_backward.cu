@@ -45,13 +45,16 @@ __global__ void dsum_kernel(float* dsum, const uint16_t* dy, const uint16_t* y, 
   }
 }
 
-// The 64 rows of lse2 and D of query tile q0 / 64 into shared memory (0 past T).
+// The 64 rows of lse2 and D of query tile q0 / 64 into shared memory (0 past T), as
+// asynchronous copies in the caller's open group, so no thread waits on them before the
+// group's wait (a plain load here held the block for a global load's latency each tile).
 __device__ __forceinline__ void load_row_stats(float* lse_s, float* dsum_s, const float* lse, const float* dsum,
                                                int64_t bh_row, int q0, int T) {
   for (int r = threadIdx.x; r < kTile; r += kThreads) {
     const bool in = q0 + r < T;
-    lse_s[r] = in ? lse[bh_row + q0 + r] : 0.0f;
-    dsum_s[r] = in ? dsum[bh_row + q0 + r] : 0.0f;
+    const int64_t at = bh_row + (in ? q0 + r : 0);  // row 0 of the head always exists (T >= 1)
+    copy4_async(lse_s + r, lse + at, in);
+    copy4_async(dsum_s + r, dsum + at, in);
   }
 }
 
@@ -109,8 +112,8 @@ __global__ void __launch_bounds__(kThreads) dkdv_kernel(BackwardArgs a) {
   commit_loads();
   load_rows_async<HS>(q_s[0], base, pitch, kb * kTile, T);  // the first query tile (the diagonal)
   load_rows_async<HS>(do_s[0], dbase, C, kb * kTile, T);
-  commit_loads();
   load_row_stats(lse_s[0], dsum_s[0], a.lse, a.dsum, v.stats, kb * kTile, T);
+  commit_loads();
   wait_loads<1>();
   __syncthreads();
   uint32_t kf[HS / 16][4], vf[HS / 16][4];
@@ -151,11 +154,11 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(BackwardArgs a) {
   const uint16_t* base = v.qkv;
   load_rows_async<HS>(k_s[1], base, pitch, qb * kTile, T);  // Q rows, staged
   load_rows_async<HS>(v_s[1], v.dy, C, qb * kTile, T);     // dO rows
+  load_row_stats(lse_s, dsum_s, a.lse, a.dsum, v.stats, qb * kTile, T);
   commit_loads();
   load_rows_async<HS>(k_s[0], base + C, pitch, 0, T);  // the first key tile
   load_rows_async<HS>(v_s[0], base + 2 * C, pitch, 0, T);
   commit_loads();
-  load_row_stats(lse_s, dsum_s, a.lse, a.dsum, v.stats, qb * kTile, T);
   wait_loads<1>();
   __syncthreads();
   uint32_t qf[HS / 16][4], dof[HS / 16][4];

@@ -19,6 +19,31 @@ inline int64_t column_chunks(int64_t N) { return (N + kColumnChunkRows - 1) / kC
 // Floats of workspace for K sums over (N, C).
 inline int64_t column_workspace_floats(int K, int64_t N, int C) { return K * column_chunks(N) * C; }
 
+// The fixed tree over the 8 row lanes' sums of column x, s[lane][x].
+template <int W>
+__device__ __forceinline__ float lane_tree(const float (*s)[W], int x) {
+  return vadd(vadd(vadd(s[0][x], s[4][x]), vadd(s[2][x], s[6][x])), vadd(vadd(s[1][x], s[5][x]), vadd(s[3][x], s[7][x])));
+}
+
+// Adds the K terms of rows r, r + 8, ..., r + 8 (U - 1) (those before end) to acc in row
+// order, after reading them all (load(row, t) writes a row's K terms; the U rows' loads are
+// in flight together): the same sums as one row at a time.
+template <int U, int K, class L>
+__device__ __forceinline__ void add_lane_rows(float (&acc)[K], int64_t r, int64_t end, L&& load) {
+  float t[U][K];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    if (r + u * kColumnLanes < end) load(r + u * kColumnLanes, t[u]);
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    if (r + u * kColumnLanes < end) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) acc[k] = vadd(acc[k], t[u][k]);
+    }
+  }
+}
+
 // Block (32 columns, 8 row lanes), grid (column tiles, row chunks); partial is (K, chunks, C).
 template <int K, class F>
 __global__ void column_chunk_kernel(float* partial, int64_t N, int C, F f) {
@@ -29,23 +54,10 @@ __global__ void column_chunk_kernel(float* partial, int64_t N, int C, F f) {
 #pragma unroll
   for (int k = 0; k < K; ++k) acc[k] = 0.0f;
   if (col < C) {
-    // kUnroll rows' terms are read before any is added (their loads in flight together),
-    // then added in row order: the same sums as one row at a time.
     constexpr int kUnroll = 8;
     const int64_t end = r0 + kColumnChunkRows < N ? r0 + kColumnChunkRows : N;
     for (int64_t r = r0 + threadIdx.y; r < end; r += kColumnLanes * kUnroll) {
-      float t[kUnroll][K];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        if (r + u * kColumnLanes < end) f(r + u * kColumnLanes, col, t[u]);
-      }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        if (r + u * kColumnLanes < end) {
-#pragma unroll
-          for (int k = 0; k < K; ++k) acc[k] = vadd(acc[k], t[u][k]);
-        }
-      }
+      add_lane_rows<kUnroll>(acc, r, end, [&](int64_t row, float* t) { f(row, col, t); });
     }
   }
 #pragma unroll
@@ -55,12 +67,7 @@ __global__ void column_chunk_kernel(float* partial, int64_t N, int C, F f) {
     const int x = threadIdx.x;
     const int64_t chunks = gridDim.y;
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      const float (*s)[32] = sums[k];
-      const float total = vadd(vadd(vadd(s[0][x], s[4][x]), vadd(s[2][x], s[6][x])),
-                               vadd(vadd(s[1][x], s[5][x]), vadd(s[3][x], s[7][x])));
-      partial[(k * chunks + blockIdx.y) * C + col] = total;
-    }
+    for (int k = 0; k < K; ++k) partial[(k * chunks + blockIdx.y) * C + col] = lane_tree<32>(sums[k], x);
   }
 }
 
@@ -90,13 +97,19 @@ __global__ void column_combine_kernel(ColumnTargets<K> out, const float* partial
   }
 }
 
+// Launches the second pass on stream: partial holds the (K, chunks, C) chunk sums.
+template <int K>
+void column_combine(ColumnTargets<K> out, const float* partial, int64_t N, int C, cudaStream_t stream) {
+  column_combine_kernel<K><<<static_cast<unsigned>((C + 255) / 256), 256, 0, stream>>>(out, partial, column_chunks(N), C);
+}
+
 // Launches both passes on stream. workspace: column_workspace_floats(K, N, C) floats.
 template <int K, class F>
 void column_sums(ColumnTargets<K> out, int64_t N, int C, F f, float* workspace, cudaStream_t stream) {
   if (N <= 0 || C <= 0) return;
   const dim3 block(32, kColumnLanes), grid(static_cast<unsigned>((C + 31) / 32), static_cast<unsigned>(column_chunks(N)));
   column_chunk_kernel<K, F><<<grid, block, 0, stream>>>(workspace, N, C, f);
-  column_combine_kernel<K><<<static_cast<unsigned>((C + 255) / 256), 256, 0, stream>>>(out, workspace, column_chunks(N), C);
+  column_combine<K>(out, workspace, N, C, stream);
 }
 
 }  // namespace zt::cuda

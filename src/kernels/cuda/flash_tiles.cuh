@@ -6,15 +6,16 @@
 // Fragment layouts (PTX ISA, m16n8k16, g = lane / 4, t = lane % 4):
 // - A (16 x 16, row-major) a[0] = (g, 2t..2t+1), a[1] = (g+8, 2t..), a[2] = (g, 2t+8..),
 //   a[3] = (g+8, 2t+8..), two 16-bit values per register, the lower column in the low half;
-// - B (16 x 8, k x n) b0 = (k 2t..2t+1, n g), b1 = (k 2t+8..2t+9, n g): read from a tile that
-//   holds B transposed (row n, column k), each register one aligned 32-bit load, or from one
-//   that holds B row-major (row k, column n) by ldmatrix .trans;
+// - B (16 x 8, k x n) b0 = (k 2t..2t+1, n g), b1 = (k 2t+8..2t+9, n g): read by ldmatrix from
+//   a tile that holds B transposed (row n, column k), or by ldmatrix .trans from one that
+//   holds B row-major (row k, column n), two n-tiles a load;
 // - C (16 x 8) c[0..1] = (g, 2t..2t+1), c[2..3] = (g+8, 2t..2t+1).
 // Two C tiles side by side (columns 0-7 and 8-15) are exactly one A fragment, so the scores
 // become the next product's left operand without leaving registers (FlashAttention-2).
 //
 // Tiles are padded by 8 elements a row, so the 32 lanes' fragment loads hit 32 distinct
-// banks for every head size used (16, 32, 64: row strides of 12, 20, 36 words).
+// banks for every head size used (16, 32, 64: row strides of 12, 20, 36 words), and each
+// ldmatrix phase's 8 rows of 16 bytes fall in 8 distinct 4-bank groups.
 // Tiles arrive by cp.async, so a kernel double-buffers them: the next tiles load while the
 // tensor cores work on these.
 // Invariants: row sources are 16-byte aligned (C and the head size multiples of 8); rows at
@@ -70,12 +71,18 @@ __device__ __forceinline__ void load_a(uint32_t (&a)[4], const uint16_t* tile, i
   a[3] = ld32(p + 8 * s + 8);
 }
 
-// The B fragment (k0..k0+15, n0..n0+7) of a tile holding B transposed (row n, column k).
-__device__ __forceinline__ void load_b(uint32_t (&b)[2], const uint16_t* tile, int s, int n0, int k0) {
-  const int g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4;
-  const uint16_t* p = tile + (n0 + g) * s + k0 + 2 * t;
-  b[0] = ld32(p);
-  b[1] = ld32(p + 8);
+// The B fragments (k0..k0+15) of n-tiles n0 and n0 + 8 of a tile holding B transposed
+// (row n, column k), by one ldmatrix .x4: b[0..1] for n0, b[2..3] for n0 + 8. Matrix m of
+// the four is rows n0 + 8 (m / 2) .. +7 at columns k0 + 8 (m % 2) .. +7, and lane l gives
+// the address of its row l % 8 (thread g, t receives row g, columns 2t and 2t + 1: the
+// fragment layout above). Rows are 16-byte aligned.
+__device__ __forceinline__ void load_b_pair(uint32_t (&b)[4], const uint16_t* tile, int s, int n0, int k0) {
+  const int lane = threadIdx.x % 32, m = lane / 8;
+  const unsigned a = static_cast<unsigned>(
+      __cvta_generic_to_shared(tile + (n0 + 8 * (m / 2) + lane % 8) * s + k0 + 8 * (m % 2)));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+               : "r"(a));
 }
 
 // The B fragments of n-tiles n0 and n0 + 8 (k0..k0+15) of a tile holding B row-major
@@ -124,16 +131,20 @@ __device__ __forceinline__ void to_a(uint32_t (&a)[4], const float (*c)[4], int 
 }
 
 // acc[n] += A (this warp's 16 rows, K = 16 kk-steps held in a) times the tile's B^T rows.
+// Each accumulator sums its k-steps in order, as one n-tile at a time would.
 template <class H, int N, int K>
 __device__ __forceinline__ void product(float (&acc)[N / 8][4], const uint32_t (&a)[K / 16][4], const uint16_t* bt,
                                         int s) {
+  static_assert(N % 16 == 0, "n-tiles are loaded in pairs");
 #pragma unroll
-  for (int n = 0; n < N / 8; ++n) {
+  for (int n = 0; n < N / 8; n += 2) {
 #pragma unroll
     for (int k = 0; k < K / 16; ++k) {
-      uint32_t b[2];
-      load_b(b, bt, s, n * 8, k * 16);
-      mma<H>(acc[n], a[k], b);
+      uint32_t b[4];
+      load_b_pair(b, bt, s, n * 8, k * 16);
+      const uint32_t lo[2] = {b[0], b[1]}, hi[2] = {b[2], b[3]};
+      mma<H>(acc[n], a[k], lo);
+      mma<H>(acc[n + 1], a[k], hi);
     }
   }
 }

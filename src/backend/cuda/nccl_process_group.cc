@@ -112,18 +112,31 @@ Status settle(NcclShared& s, double deadline, const std::string& what, const cha
   }
 }
 
-// One operation: done when its event (recorded on the NCCL stream after it) completes.
+// One operation: done when its event (recorded on the NCCL stream after it) completes. Its
+// time in flight is the NCCL stream's, from `begin` (recorded once the stream reached it)
+// to `done`; one stream runs the group's operations in order, so their sum is the time
+// the group was busy. The caller's time blocked in wait() is the exposed part.
 class NcclWork final : public Work {
  public:
-  NcclWork(std::shared_ptr<NcclShared> s, cudaEvent_t done, CommOp op, int64_t seq, size_t bytes)
-      : s_(std::move(s)), done_(done), op_(op), seq_(seq), bytes_(bytes), start_(now_s()) {}
-  ~NcclWork() override { cudaEventDestroy(done_); }
+  NcclWork(std::shared_ptr<NcclShared> s, cudaEvent_t begin, cudaEvent_t done, CommOp op, int64_t seq, size_t bytes)
+      : s_(std::move(s)), begin_(begin), done_(done), op_(op), seq_(seq), bytes_(bytes), start_(now_s()) {}
+  ~NcclWork() override {
+    cudaEventDestroy(begin_);
+    cudaEventDestroy(done_);
+  }
   Status wait() override {
     if (finished_) return status_;
+    const double blocked = now_s();
     status_ = poll();
     finished_ = true;
+    const double t = now_s();
+    float ms = 0.0f;  // an aborted or failed operation: its host-side span instead
+    const double flight = status_.ok() && cudaEventElapsedTime(&ms, begin_, done_) == cudaSuccess ? ms * 1e-3 : t - start_;
     std::lock_guard<std::mutex> lock(s_->mu);
-    s_->stats.ops[static_cast<int>(op_)].seconds += now_s() - start_;
+    s_->stats.ops[static_cast<int>(op_)].seconds += flight;
+    s_->stats.by_size[{op_, static_cast<int64_t>(bytes_)}].seconds += flight;
+    s_->stats.busy_seconds += flight;
+    s_->stats.exposed_seconds += t - blocked;
     return status_;
   }
   // After an abort every operation not yet waited fails: ncclCommAbort ends the kernels
@@ -158,7 +171,7 @@ class NcclWork final : public Work {
   }
 
   std::shared_ptr<NcclShared> s_;
-  cudaEvent_t done_;
+  cudaEvent_t begin_, done_;
   CommOp op_;
   int64_t seq_;
   size_t bytes_;
@@ -257,24 +270,30 @@ WorkHandle NcclProcessGroup::start(CommOp op, size_t bytes, Enqueue enqueue) {
   const int64_t seq = ++seq_;
   const std::string what = s_->op_name(op, seq, bytes);
   if (s_->aborted.load()) return make_completed_work(Status::FailedPrecondition(what + ": the communicator was aborted"));
-  cudaEvent_t ready = nullptr, done = nullptr;
+  cudaEvent_t ready = nullptr, begin = nullptr, done = nullptr;
   check_cuda(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "NCCL: event");
   check_cuda(cudaEventRecord(ready, CudaContext::get().stream()), "NCCL: event");
   check_cuda(cudaStreamWaitEvent(s_->stream, ready, 0), "NCCL: stream wait");
   cudaEventDestroy(ready);
+  check_cuda(cudaEventCreate(&begin), "NCCL: event");  // timing events: the operation's time on the stream
+  check_cuda(cudaEventRecord(begin, s_->stream), "NCCL: event");
   const ncclResult_t r = enqueue();
   if (r != ncclSuccess && r != ncclInProgress) {
+    cudaEventDestroy(begin);
     const std::string msg = nccl_error(*s_->api, s_->comm, r);
     s_->abort();
     return make_completed_work(Status::Internal(what + " failed: " + msg));
   }
   if (r == ncclInProgress) {
     const Status st = settle(*s_, now_s() + s_->options.timeout_s, what);
-    if (!st.ok()) return make_completed_work(st);
+    if (!st.ok()) {
+      cudaEventDestroy(begin);
+      return make_completed_work(st);
+    }
   }
-  check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "NCCL: event");
+  check_cuda(cudaEventCreate(&done), "NCCL: event");
   check_cuda(cudaEventRecord(done, s_->stream), "NCCL: event");
-  return std::make_shared<NcclWork>(s_, done, op, seq, bytes);
+  return std::make_shared<NcclWork>(s_, begin, done, op, seq, bytes);
 }
 
 // Device buffers: the operation itself. Host buffers (scalars): through device scratch,

@@ -2,7 +2,8 @@
 // host scalars leaves the data as it was and completes, the grouped path of unequal
 // segments too (forced); NCCL at world 1 only copies, so these check the calls, their
 // non-blocking settling and the stream order, not the sums. An operation not yet waited
-// when the communicator is aborted fails. send/recv are refused with the reason. At world 2
+// when the communicator is aborted fails. Statistics time each operation on the NCCL
+// stream. send/recv are refused with the reason. At world 2
 // (two thread-ranks on the one GPU), only where NCCL allows two ranks on one GPU (2.30 and
 // later, NCCL_MULTI_RANK_GPU_ENABLE=1): sums, unequal reduce-scatter and all-gather
 // segments (ZeRO's shorter last shard) and broadcast, on integers, exact.
@@ -91,6 +92,29 @@ TEST(Nccl, AtWorldOneTheGroupedSegmentPathLeavesTheDataAsItWas) {
   ASSERT_TRUE(g.value()->reduce_scatter(a.data(), {v.size()})->wait().ok());
   ASSERT_TRUE(g.value()->all_gather(a.data(), {v.size()})->wait().ok());
   EXPECT_EQ(gpu.get(a), v);
+}
+
+// The statistics the comms logger and the run report print: each operation's calls and
+// seconds by payload size, the time the group was busy (the NCCL stream's) and the time the
+// caller was blocked in wait(), hence a hidden fraction in [0, 1].
+TEST(Nccl, StatisticsCountTheStreamTimeAndTheWait) {
+  ZT_REQUIRE_NCCL();
+  OnGpu gpu;
+  auto g = at_world_one();
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  Arena a = gpu.put(std::vector<float>(size_t{1} << 20, 1.0f));
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(g.value()->all_reduce(a.data(), a.size(), CommDType::kF32)->wait().ok());
+  const CommStats s = g.value()->stats();
+  const CommSizeStats& sized = s.by_size.at({CommOp::kAllReduce, int64_t{4} << 20});
+  EXPECT_EQ(sized.calls, 2);
+  EXPECT_GT(sized.seconds, 0.0);
+  EXPECT_DOUBLE_EQ(s.of(CommOp::kAllReduce).seconds, sized.seconds);
+  EXPECT_DOUBLE_EQ(s.busy_seconds, sized.seconds);
+  EXPECT_GE(s.exposed_seconds, 0.0);
+  EXPECT_GE(s.hidden_fraction(), 0.0);
+  EXPECT_LE(s.hidden_fraction(), 1.0);
+  g.value()->reset_stats();
+  EXPECT_TRUE(g.value()->stats().by_size.empty());
 }
 
 TEST(Nccl, AnOperationNotYetWaitedFailsOnceTheCommunicatorIsAborted) {

@@ -195,7 +195,11 @@ void bench_layers(cuda::LtGemm& lt) {
   int32_t* targets = static_cast<int32_t*>(device(4 * N, 28, DType::kF32));
   std::vector<int32_t> host_t(N);
   for (int64_t i = 0; i < N; ++i) host_t[i] = static_cast<int32_t>((i * 7919) % V);
-  check(cudaMemcpy(targets, host_t.data(), 4 * N, cudaMemcpyHostToDevice), "targets");
+  // On g_stream, after the fill device() queued there: g_stream does not wait for the legacy
+  // default stream, so a plain cudaMemcpy could land before the fill and leave float bits as
+  // targets (class indices past V: reads far beyond the logits, memcheck's invalid reads).
+  check(cudaMemcpyAsync(targets, host_t.data(), 4 * N, cudaMemcpyHostToDevice, g_stream), "targets");
+  check(cudaStreamSynchronize(g_stream), "targets");
   const double cf = time_ms([&] {
     cuda::crossentropy_forward(DType::kBF16, order, stats, stats + N, logits, targets, N, V, Vp, g_stream);
   });

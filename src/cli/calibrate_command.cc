@@ -4,6 +4,7 @@
 
 
 #include "cli/calibrate_command.h"
+#include "cli/calibrate_device.h"
 #include "cli/config_input.h"
 #include "cli/exit_status.h"
 #include "cli/launch_command.h"
@@ -203,6 +204,10 @@ void print_summary(const Calibration& c, const ComputeTable* t, const std::strin
   if (!link.empty() && c.links.count(link) != 0) {
     for (const auto& [name, f] : c.links.at(link)) std::printf("%s\n", fit_line(link, name, f).c_str());
   }
+  if (!c.device_link.device.empty()) {
+    std::printf("device link (%s, pinned): host-to-device %.1f GB/s, device-to-host %.1f GB/s\n",
+                c.device_link.device.c_str(), c.device_link.h2d_bytes_per_s / 1e9, c.device_link.d2h_bytes_per_s / 1e9);
+  }
   std::printf("process memory before a model: %s alone, %s under mpirun (%s with peers on other hosts)\nwrote %s\n",
               format_bytes(c.process_base_bytes).c_str(), format_bytes(c.mpi_process_base_bytes).c_str(),
               format_bytes(c.mpi_inter_process_base_bytes).c_str(), path.c_str());
@@ -302,6 +307,7 @@ int run_calibrate(const CalibrateArgs& args) {
     if (Status s = measure_link(args, *world, link, &cal); !s.ok()) return report_error(s, kExitFailure);
   }
   if (!lead) return kExitOk;
+  if (auto d = measure_device_link(); d.ok()) cal.device_link = *d;  // a GPU machine: offload's PCIe rates
   if (Status s = save_calibration(path, cal); !s.ok()) return report_error(s, kExitFailure);
   print_summary(cal, args.skip_compute ? nullptr : &table, args.skip_comm ? "" : link, path);
   return kExitOk;

@@ -85,6 +85,8 @@ Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) 
             {"rank_bytes_max", e.rank_bytes_max}, {"host_bytes_max", e.host_bytes_max}, {"fits", e.fits},
             {"device_bytes_max", e.device_bytes_max}, {"on_device", e.on_device}, {"fits_host", e.fits_host},
             {"fits_device", e.fits_device}};
+  j["offload_update_s"] = e.offload_update_s >= 0 ? Json(e.offload_update_s) : Json(nullptr);
+  j["offload_pcie_s"] = e.offload_pcie_s >= 0 ? Json(e.offload_pcie_s) : Json(nullptr);
   j["sp"] = cfg.parallel.sp;
   Json stages = Json::array();  // each pipeline stage's first rank, as the table prints it
   for (const MemoryEstimate& m : e.stage_memory) {
@@ -142,6 +144,31 @@ void print_fits(const ClusterSpec& cl, const LayoutEval& e, bool calibrated) {
                 : e.fits_device        ? (" of " + format_bytes(cl.mem_per_device) + ": fits").c_str()
                                        : (" of " + format_bytes(cl.mem_per_device) + ": DOES NOT FIT").c_str());
   }
+}
+
+// A device run with optimizer offload: what the host update and its PCIe traffic cost a
+// step, as far as the calibration prices them.
+void print_offload(const LayoutEval& e, const Calibration* cal) {
+  if (e.offload_update_s < 0 && e.offload_pcie_s < 0 && e.offload_note.empty()) return;
+  std::string line = "offload per step (largest rank):";
+  char b[256];
+  if (e.offload_update_s >= 0) {
+    std::snprintf(b, sizeof(b), " the host update %.3f s (this host's calibrated AdamW);", e.offload_update_s);
+    line += b;
+  }
+  if (e.offload_pcie_s >= 0) {
+    const DeviceLinkCalibration& l = cal->device_link;
+    std::snprintf(b, sizeof(b), " PCIe %.3f s (%.1f GB/s, the slower pinned direction measured on %s);", e.offload_pcie_s,
+                  std::min(l.h2d_bytes_per_s, l.d2h_bytes_per_s) / 1e9, l.device.c_str());
+    line += b;
+  }
+  if (e.offload_update_s >= 0 && e.offload_pcie_s >= 0) {
+    std::snprintf(b, sizeof(b), " the pipeline overlaps them, so offload adds %.3f to %.3f s to the device's step",
+                  std::max(e.offload_update_s, e.offload_pcie_s), e.offload_update_s + e.offload_pcie_s);
+    line += b;
+  }
+  if (!e.offload_note.empty()) line += " not priced: " + e.offload_note;
+  std::printf("%s\n", line.c_str());
 }
 
 }  // namespace
@@ -227,6 +254,7 @@ int run_estimate(const EstimateArgs& args) {
   std::printf("largest rank: %s; all %d ranks: %s; this machine has %s available\n", format_bytes(mem->first).c_str(),
               world, format_bytes(mem->second).c_str(), format_bytes(static_cast<double>(available_host_memory())).c_str());
   print_fits(cl, *eval, cal != nullptr);
+  print_offload(*eval, cal);
   print_time(cfg, cl, *eval, cal, cal_path);
   return kExitOk;
 }

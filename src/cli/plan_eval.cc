@@ -55,6 +55,39 @@ Status add_memory(const ZtConfig& cfg, const RankGrid& grid, const ClusterSpec& 
   return Status::OK();
 }
 
+// The offload terms of a device run (plan_eval.h): its rank with the most optimizer state.
+void price_offload(const TrainerOptions& o, const ClusterSpec& cl, const Calibration* cal, LayoutEval* e) {
+  if (!e->on_device || o.zero.offload.optimizer_device == OffloadDevice::kNone || e->stage_memory.empty()) return;
+  if (cal == nullptr) {
+    e->offload_note = "no calibration (run `zerotrain calibrate` on the GPU machine)";
+    return;
+  }
+  const MemoryEstimate* m = &e->stage_memory[0];
+  for (const MemoryEstimate& s : e->stage_memory) m = s.optimizer_bytes > m->optimizer_bytes ? &s : m;
+  const char* dtype = table_dtype(backend_or_cpu(o.backend).compute_dtype());
+  const ComputeTable* t = cal->table(cl.threads_per_rank, cl.procs_per_host, dtype);
+  OpCall adam;
+  adam.kind = OpKind::kAdamW;
+  adam.dims[0] = std::max<int64_t>(1, static_cast<int64_t>(m->optimizer_bytes / 8));  // AdamW's two fp32 moments
+  double seconds = 0.0;
+  bool exact = false;
+  if (o.optimizer != OptimizerKind::kAdamW) {
+    e->offload_note = "the host update is priced for Adam and AdamW only";
+  } else if (t == nullptr || !t->price(adam, &seconds, &exact)) {
+    e->offload_note = std::string("no ") + dtype + " AdamW in the calibration (run `zerotrain calibrate --precision " +
+                      dtype + "`)";
+  } else {
+    e->offload_update_s = seconds;
+  }
+  const DeviceLinkCalibration& link = cal->device_link;
+  if (link.device.empty()) {
+    e->offload_note += std::string(e->offload_note.empty() ? "" : "; ") + "PCIe not calibrated (run `zerotrain "
+                       "calibrate` on the GPU machine: it measures the pinned copy rates)";
+    return;
+  }
+  e->offload_pcie_s = static_cast<double>(m->pcie_bytes_per_step) / std::min(link.h2d_bytes_per_s, link.d2h_bytes_per_s);
+}
+
 }  // namespace
 
 StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& cluster, const Calibration* cal) {
@@ -67,6 +100,7 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
   e.base_bytes = cal != nullptr ? cal->base_bytes(world, cluster.hosts) : 0.0;
   e.data_bytes = token_file_bytes(cfg.data);
   ZT_RETURN_IF_ERROR(add_memory(cfg, grid, cluster, o, &e));
+  price_offload(o, cluster, cal, &e);
   if (e.on_device) {  // before "no calibration": calibrating would not help
     e.time_status = Status::Unimplemented("calibrate times this host's CPU kernels, so the step time of a run on "
                                           "device cuda is not predicted (its device and host memory are)");

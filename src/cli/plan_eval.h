@@ -31,6 +31,13 @@ struct LayoutEval {
   bool fits_host = true;                     // host_bytes_max <= mem_per_host (or no limit)
   bool fits_device = true;                   // device_bytes_max <= mem_per_device (or no limit, or not a device run)
   bool fits = true;                          // both
+  // A device run with optimizer offload: the host update of the largest rank's optimizer
+  // range (the calibrated host AdamW, at this layout's threads per rank) and its PCIe bytes
+  // at the calibrated pinned rate of the slower direction, in seconds a step; -1: not
+  // priced, and offload_note says why. The offload pipeline overlaps the two, so they add
+  // at least the larger and at most their sum to the device's step.
+  double offload_update_s = -1.0, offload_pcie_s = -1.0;
+  std::string offload_note;
   bool timed = false;
   StepPrediction time;
   Status time_status;  // why there is no time (no calibration, a link not calibrated, ...)

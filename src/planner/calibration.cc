@@ -152,6 +152,8 @@ const CollectiveFit* Calibration::fit(const std::string& link, Collective c) con
   return f == l->second.end() ? nullptr : &f->second;
 }
 
+const char* table_dtype(DType d) { return d == DType::kBF16 ? "bf16" : d == DType::kF16 ? "fp16" : "fp32"; }
+
 std::string default_calibration_path() {
   if (const char* p = std::getenv("ZT_CALIBRATION"); p != nullptr && *p != '\0') return p;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
@@ -181,7 +183,24 @@ Json calibration_to_json(const Calibration& c) {
                                 {"validation_points", f.validation_points}};
     }
   }
+  if (!c.device_link.device.empty()) {
+    j["device_link"] = {{"device", c.device_link.device}, {"h2d_bytes_per_s", c.device_link.h2d_bytes_per_s},
+                        {"d2h_bytes_per_s", c.device_link.d2h_bytes_per_s}};
+  }
   return j;
+}
+
+// The optional "device_link" object into *out.
+static Status device_link_from_json(const Json& j, const std::string& file, DeviceLinkCalibration* out) {
+  if (!j.contains("device_link")) return Status::OK();
+  const Json& d = j["device_link"];
+  if (!d.is_object() || !d.contains("device") || !d["device"].is_string()) {
+    return bad(file, "/device_link/device", "expected the device's name");
+  }
+  out->device = d["device"].get<std::string>();
+  ZT_ASSIGN_OR_RETURN(out->h2d_bytes_per_s, number(d, "h2d_bytes_per_s", file, "/device_link", 1));
+  ZT_ASSIGN_OR_RETURN(out->d2h_bytes_per_s, number(d, "d2h_bytes_per_s", file, "/device_link", 1));
+  return Status::OK();
 }
 
 StatusOr<Calibration> calibration_from_json(const Json& j, const std::string& file) {
@@ -217,6 +236,7 @@ StatusOr<Calibration> calibration_from_json(const Json& j, const std::string& fi
       ZT_ASSIGN_OR_RETURN(c.links[link][name], fit_from_json(f, file, at + "/" + name));
     }
   }
+  ZT_RETURN_IF_ERROR(device_link_from_json(j, file, &c.device_link));
   return c;
 }
 

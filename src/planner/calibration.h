@@ -9,7 +9,8 @@
 //                 "slowest_seconds" (optional): {op key: s}}],
 //    "links": {"intra"|"inter": {collective: {"alpha_s", "beta_s_per_byte", "ranks",
 //                                             "max_rel_residual", "points": [[bytes, s], ...],
-//                                             "validation_points": [[bytes, s], ...]}}}}
+//                                             "validation_points": [[bytes, s], ...]}}},
+//    "device_link" (optional): {"device", "h2d_bytes_per_s", "d2h_bytes_per_s"}}
 // A compute table holds the median time of each kernel call it measured (op_list.h keys),
 // taken with `threads` threads per rank while `concurrent_ranks` ranks ran the same calls
 // on this machine. "intra" is a group within one host (shared memory), "inter" one that
@@ -28,6 +29,7 @@
 #include "io/json_strict.h"
 #include "planner/comm_model.h"
 #include "planner/op_list.h"
+#include "tensor/dtype.h"
 
 namespace zt {
 
@@ -46,6 +48,14 @@ struct ComputeTable {
   bool price(const OpCall& op, double* seconds_out, bool* exact, bool slowest_rank = false) const;
 };
 
+// A GPU machine's pinned host<->device copy rates, measured by calibrate where a CUDA
+// device is usable (backend/cuda/cuda_device.h measure_cuda_device): they price offload's
+// PCIe traffic. Empty `device`: not measured.
+struct DeviceLinkCalibration {
+  std::string device;  // "NVIDIA H200"
+  double h2d_bytes_per_s = 0.0, d2h_bytes_per_s = 0.0;
+};
+
 struct Calibration {
   std::string cpu, isa, gemm;
   int cores = 0;
@@ -62,6 +72,7 @@ struct Calibration {
   }
   std::vector<ComputeTable> compute;
   std::map<std::string, std::map<std::string, CollectiveFit>> links;  // link -> collective -> fit
+  DeviceLinkCalibration device_link;
 
   // The table for `dtype` measured nearest `threads` threads per rank (ties: more threads),
   // and among those the one whose concurrent ranks are nearest `ranks_on_host` (ties: more
@@ -72,6 +83,9 @@ struct Calibration {
   // The fit for `link` ("intra"/"inter") and collective, or null.
   const CollectiveFit* fit(const std::string& link, Collective c) const;
 };
+
+// The compute table's name of a compute dtype: "fp32", "bf16" or "fp16".
+const char* table_dtype(DType d);
 
 std::string default_calibration_path();
 Json calibration_to_json(const Calibration& c);

@@ -15,8 +15,6 @@ namespace zt {
 
 namespace {
 
-const char* dtype_key(DType d) { return d == DType::kBF16 ? "bf16" : d == DType::kF16 ? "fp16" : "fp32"; }
-
 // Prices collectives on the links of one run; remembers which links it used.
 class CommPricer {
  public:
@@ -197,7 +195,7 @@ std::string group_link(const std::vector<int>& ranks, int procs_per_host) {
 
 StatusOr<StepPrediction> predict_step(const RunShape& r, const ClusterSpec& cluster, const Calibration& cal) {
   ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(cluster.world(), r.tp, r.dp, r.pp, 1, r.sp));
-  const std::string dtype = dtype_key(backend_or_cpu(r.options.backend).compute_dtype());
+  const std::string dtype = table_dtype(backend_or_cpu(r.options.backend).compute_dtype());
   const ComputeTable* t = cal.table(cluster.threads_per_rank, cluster.procs_per_host, dtype);
   if (t == nullptr) {
     return Status::FailedPrecondition("the calibration has no " + dtype + " compute table: run `zerotrain calibrate` " +

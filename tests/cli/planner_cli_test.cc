@@ -2,7 +2,8 @@
 // calibration file is written, estimate predicts a step time and a per-host memory, a
 // cluster across hosts without an inter-host calibration says what to run instead of
 // guessing, plan ranks the layouts that fit and names what it refused, and a broken
-// calibration file is a clean error naming the file; a GPU run is planned without a GPU.
+// calibration file is a clean error naming the file; a GPU run is planned without a GPU,
+// its offload priced from the calibration.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -166,6 +167,48 @@ TEST_F(PlannerCli, EstimatePlansAGpuRunWithOffloadWithoutAGpu) {
   r = run("plan --config gpu.json --mem-per-device lots");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--mem-per-device: expected a size"), std::string::npos) << r.err;
+}
+
+// Optimizer offload on a GPU, priced before launch: the host update of the rank's optimizer
+// range from the calibrated host AdamW (scaled by size from the measured call) and its PCIe
+// bytes at the slower of the pinned rates calibrate measured on the GPU machine; without
+// those rates, the PCIe part says what to run.
+TEST_F(PlannerCli, EstimatePricesOffloadFromTheHostAdamWAndThePinnedRates) {
+  std::ofstream(dir_ + "/gpu.json") << R"({"train_batch_size": 2, "train_micro_batch_size_per_gpu": 2,
+    "bf16": {"enabled": true}, "zero_optimization": {"stage": 0, "offload_optimizer": {"device": "cpu"}},
+    "training": {"device": "cuda"}, "model": {"n_layer": 2, "n_head": 4, "n_embd": 64, "n_positions": 32},
+    "data": {"tokenizer": "byte", "seq_len": 32}})";
+  const std::string head = R"({"format": "zerotrain-calibration/1", "links": {}, "process_base_bytes": 1e6,
+    "mpi_process_base_bytes": 1e6, "mpi_inter_process_base_bytes": 1e6,
+    "compute": [{"threads": 2, "concurrent_ranks": 1, "dtype": "bf16", "seconds": {"adamw 1000000": 0.01}}])";
+  std::ofstream(dir_ + "/cal.json") << head + R"(, "device_link": {"device": "NVIDIA H200", "h2d_bytes_per_s": 55e9,
+    "d2h_bytes_per_s": 50e9}})";
+  CliRun r = run("estimate --config gpu.json --calibration cal.json --threads-per-rank 2 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = zt::parse_json_strict(r.out, "estimate --json");
+  ASSERT_TRUE(j.ok()) << r.out;
+  const zt::Json& m = (*j)["stage_memory"][0];
+  EXPECT_NEAR((*j)["offload_update_s"].get<double>(), m["optimizer_bytes"].get<double>() / 8 / 1e6 * 0.01, 1e-12);
+  EXPECT_NEAR((*j)["offload_pcie_s"].get<double>(), m["pcie_bytes_per_step"].get<double>() / 50e9, 1e-15);
+  r = run("estimate --config gpu.json --calibration cal.json --threads-per-rank 2");
+  EXPECT_NE(r.out.find("the pipeline overlaps them, so offload adds"), std::string::npos) << r.out;
+
+  std::ofstream(dir_ + "/cal.json") << head + "}";  // calibrated where there is no GPU
+  r = run("estimate --config gpu.json --calibration cal.json --threads-per-rank 2 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = zt::parse_json_strict(r.out, "estimate --json");
+  ASSERT_TRUE(j.ok()) << r.out;
+  EXPECT_GT((*j)["offload_update_s"].get<double>(), 0.0);
+  EXPECT_TRUE((*j)["offload_pcie_s"].is_null());
+  r = run("estimate --config gpu.json --calibration cal.json --threads-per-rank 2");
+  EXPECT_NE(r.out.find("PCIe not calibrated (run `zerotrain calibrate` on the GPU machine"), std::string::npos) << r.out;
+
+  std::ofstream(dir_ + "/cal.json") << head + R"(, "device_link": {"device": "NVIDIA H200", "h2d_bytes_per_s": 0,
+    "d2h_bytes_per_s": 50e9}})";
+  r = run("estimate --config gpu.json --calibration cal.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("cal.json: /device_link/h2d_bytes_per_s: expected a finite number >= 1"), std::string::npos)
+      << r.err;
 }
 
 TEST_F(PlannerCli, BadArgumentsAndFilesAreCleanErrors) {

@@ -94,7 +94,7 @@ fi
 if [ "${OFFLOAD:-0}" = 1 ]; then
   section "offload (issue 29): Llama-2-7B capacity, GPT-2 1.5B speed with offload"
   OFFLOAD_BENCH="$PKG/bin/offload_bench" LOGS="$LOGS" bash "$ROOT/bench/cuda/offload_check.sh" 2>&1 | tee "$LOGS/offload_check.log" |
-    grep -E "^(---|step|memory|model|exit|\{\"offload_check)|rror" | cut -c1-400
+    grep -E "^(---|step|memory|model|exit|device link|llama7b_offload:|xl_offload:|\{\"offload_check)|rror" | cut -c1-400
 fi
 if [ "${CPU_PRECISION:-0}" = 1 ]; then
   section "the host's bf16 step over fp32 at 16 threads (issue 32), PyTorch beside it"

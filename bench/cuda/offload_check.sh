@@ -15,6 +15,7 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BENCH=${OFFLOAD_BENCH:-$ROOT/.device/bin/offload_bench}
+ZT=${ZEROTRAIN:-$(dirname "$BENCH")/zerotrain}
 LOGS=${LOGS:-/tmp/zt_device_out}
 W=$(mktemp -d)
 mkdir -p "$LOGS"
@@ -45,6 +46,14 @@ config xl_cpu_checkpointing gpt2-xl 8 1024 8 48 "" ', "cpu_checkpointing": true'
 run llama7b_offload 3
 run llama7b_gpu 2
 for r in xl_gpu xl_offload xl_cpu_checkpointing; do run $r 3; done
+# estimate's offload terms against the runs above: calibrate --skip-compute measures the pinned
+# rates (and no kernels), so estimate prices the PCIe part and says the host update is not.
+printf '\n--- estimate: offload terms from the pinned rates measured here\n'
+"$ZT" calibrate --skip-compute -o "$W/cal.json" > "$LOGS/offload_calibrate.log" 2>&1
+grep -E "^device link" "$LOGS/offload_calibrate.log"
+for r in llama7b_offload xl_offload; do
+  "$ZT" estimate --config "$W/$r.json" --calibration "$W/cal.json" 2>&1 | grep -E "^(offload|on the device)" | sed "s/^/$r: /"
+done
 python3 - "$LOGS" <<'PY'
 import json, sys
 def last(name):

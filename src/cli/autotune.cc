@@ -50,7 +50,7 @@ int64_t largest_fitting_micro(const AutotuneRun& run, int64_t limit) {
     auto cfg = load_run_config(experiment_root(run.cfg->resolved, static_cast<int>(run.cfg->zero.stage), m, 1, run.cfg->parallel.dp),
                                run.grid->world_size());
     auto e = cfg.ok() ? evaluate_layout(*cfg, cl, nullptr) : StatusOr<LayoutEval>(cfg.status());
-    return e.ok() && e->fits;
+    return e.ok() && e->fits();
   };
   int64_t lo = 1, hi = 1;
   while (hi < limit && fits(std::min(limit, hi * 2))) hi = std::min(limit, hi * 2);

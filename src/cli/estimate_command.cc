@@ -82,7 +82,7 @@ Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) 
             {"threads_per_rank", cl.threads_per_rank}, {"dp", cfg.parallel.dp}, {"pp", cfg.parallel.pp},
             {"tp", cfg.parallel.tp}, {"zero_stage", static_cast<int>(cfg.zero.stage)}, {"micro_batch", cfg.batch.micro_batch},
             {"grad_accum", cfg.batch.grad_accum}, {"base_bytes", e.base_bytes}, {"data_bytes", e.data_bytes},
-            {"rank_bytes_max", e.rank_bytes_max}, {"host_bytes_max", e.host_bytes_max}, {"fits", e.fits},
+            {"rank_bytes_max", e.rank_bytes_max}, {"host_bytes_max", e.host_bytes_max}, {"fits", e.fits()},
             {"device_bytes_max", e.device_bytes_max}, {"on_device", e.on_device}, {"fits_host", e.fits_host},
             {"fits_device", e.fits_device}};
   j["offload_update_s"] = e.offload_update_s >= 0 ? Json(e.offload_update_s) : Json(nullptr);
@@ -126,6 +126,12 @@ void print_time(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e,
   for (const std::string& a : prediction_assumptions(cl, *cal, e.time)) std::printf("  assumes %s\n", a.c_str());
 }
 
+// " of 64.00 GiB: fits" (or DOES NOT FIT) against a limit; `unchecked` without one.
+std::string verdict(double limit, bool fits, const char* unchecked) {
+  if (limit <= 0) return unchecked;
+  return " of " + format_bytes(limit) + (fits ? ": fits" : ": DOES NOT FIT");
+}
+
 // Whether the largest rank fits: per host (procs x its host part, with the process base
 // and token files), and on a device its device part.
 void print_fits(const ClusterSpec& cl, const LayoutEval& e, bool calibrated) {
@@ -133,16 +139,11 @@ void print_fits(const ClusterSpec& cl, const LayoutEval& e, bool calibrated) {
     const double rank_host = e.rank_bytes_max - e.base_bytes - e.data_bytes;  // a device run's: host part
     std::printf("per host: %d ranks x (largest %s + process %s + token files %s) <= %s%s\n", cl.procs_per_host,
                 format_bytes(rank_host).c_str(), format_bytes(e.base_bytes).c_str(), format_bytes(e.data_bytes).c_str(),
-                format_bytes(e.host_bytes_max).c_str(),
-                cl.mem_per_host <= 0 ? ""
-                : e.fits_host        ? (" of " + format_bytes(cl.mem_per_host) + ": fits").c_str()
-                                     : (" of " + format_bytes(cl.mem_per_host) + ": DOES NOT FIT").c_str());
+                format_bytes(e.host_bytes_max).c_str(), verdict(cl.mem_per_host, e.fits_host, "").c_str());
   }
   if (e.on_device) {
     std::printf("per device: largest rank %s%s\n", format_bytes(e.device_bytes_max).c_str(),
-                cl.mem_per_device <= 0 ? " (--mem-per-device checks it against the card)"
-                : e.fits_device        ? (" of " + format_bytes(cl.mem_per_device) + ": fits").c_str()
-                                       : (" of " + format_bytes(cl.mem_per_device) + ": DOES NOT FIT").c_str());
+                verdict(cl.mem_per_device, e.fits_device, " (--mem-per-device checks it against the card)").c_str());
   }
 }
 

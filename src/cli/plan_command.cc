@@ -63,7 +63,7 @@ std::string name(const Candidate& c) {
 Json candidate_json(const Candidate& c) {
   Json j = {{"layout", name(c)}, {"dp", c.dp}, {"pp", c.pp}, {"tp", c.tp}, {"zero_stage", c.zero},
             {"micro_batch", c.micro}, {"grad_accum", c.accum}, {"checkpointing", c.ckpt},
-            {"rank_bytes_max", c.eval.rank_bytes_max}, {"fits", c.eval.fits},
+            {"rank_bytes_max", c.eval.rank_bytes_max}, {"fits", c.eval.fits()},
             {"procs_per_host", c.cl.procs_per_host}, {"threads_per_rank", c.cl.threads_per_rank},
             {"on_device", c.eval.on_device}, {"device_bytes_max", c.eval.device_bytes_max}};
   j["step_s"] = c.eval.timed ? Json(c.eval.time.step_s) : Json(nullptr);
@@ -112,7 +112,7 @@ void consider(const Json& root, const ClusterSpec& cl, const Calibration* cal, C
     return;
   }
   c.eval = std::move(e).value();
-  if (!c.eval.fits) {
+  if (!c.eval.fits()) {
     ++(c.eval.fits_host ? s->too_big_device : s->too_big_host);
     return;
   }

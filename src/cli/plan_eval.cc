@@ -51,7 +51,6 @@ Status add_memory(const ZtConfig& cfg, const RankGrid& grid, const ClusterSpec& 
   e->host_bytes_max = e->rank_bytes_max * cluster.procs_per_host;
   e->fits_host = cluster.mem_per_host <= 0 || e->host_bytes_max <= cluster.mem_per_host;
   e->fits_device = !e->on_device || cluster.mem_per_device <= 0 || e->device_bytes_max <= cluster.mem_per_device;
-  e->fits = e->fits_host && e->fits_device;
   return Status::OK();
 }
 

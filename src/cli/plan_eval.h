@@ -30,7 +30,7 @@ struct LayoutEval {
   bool on_device = false;                    // a device run (its ranks' model states and activations on the device)
   bool fits_host = true;                     // host_bytes_max <= mem_per_host (or no limit)
   bool fits_device = true;                   // device_bytes_max <= mem_per_device (or no limit, or not a device run)
-  bool fits = true;                          // both
+  bool fits() const { return fits_host && fits_device; }
   // A device run with optimizer offload: the host update of the largest rank's optimizer
   // range (the calibrated host AdamW, at this layout's threads per rank) and its PCIe bytes
   // at the calibrated pinned rate of the slower direction, in seconds a step; -1: not

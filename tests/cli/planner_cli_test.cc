@@ -32,6 +32,20 @@ class PlannerCli : public zt::testing::TempDirTest {
                                args + " >" + out + " 2>" + err).c_str());
     return {WIFEXITED(s) ? WEXITSTATUS(s) : -1, zt::testing::read_text(out), zt::testing::read_text(err)};
   }
+  // gpu.json: a bf16 GPU run with the optimizer offloaded to host memory.
+  void write_gpu_config() {
+  std::ofstream(dir_ + "/gpu.json") << R"({"train_batch_size": 2, "train_micro_batch_size_per_gpu": 2,
+    "bf16": {"enabled": true}, "zero_optimization": {"stage": 0, "offload_optimizer": {"device": "cpu"}},
+    "training": {"device": "cuda"}, "model": {"n_layer": 2, "n_head": 4, "n_embd": 64, "n_positions": 32},
+    "data": {"tokenizer": "byte", "seq_len": 32}})";
+  }
+  // A calibration file's opening, up to its bf16 table of `seconds` (a JSON object); the
+  // caller adds the rest and the closing brace.
+  static std::string calibration_head(const std::string& seconds) {
+    return R"({"format": "zerotrain-calibration/1", "links": {}, "process_base_bytes": 1e6,
+      "mpi_process_base_bytes": 1e6, "mpi_inter_process_base_bytes": 1e6,
+      "compute": [{"threads": 2, "concurrent_ranks": 1, "dtype": "bf16", "seconds": )" + seconds + "}]";
+  }
   void SetUp() override {
     TempDirTest::SetUp();
     std::ofstream(dir_ + "/cfg.json") << R"({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 2,
@@ -119,10 +133,7 @@ TEST_F(PlannerCli, PlanPicksRanksAndThreadsPerHost) {
 // --mem-per-device, and does not price the step from a calibration of CPU kernels; plan
 // ranks such layouts by device memory.
 TEST_F(PlannerCli, EstimatePlansAGpuRunWithOffloadWithoutAGpu) {
-  std::ofstream(dir_ + "/gpu.json") << R"({"train_batch_size": 2, "train_micro_batch_size_per_gpu": 2,
-    "bf16": {"enabled": true}, "zero_optimization": {"stage": 0, "offload_optimizer": {"device": "cpu"}},
-    "training": {"device": "cuda"}, "model": {"n_layer": 2, "n_head": 4, "n_embd": 64, "n_positions": 32},
-    "data": {"tokenizer": "byte", "seq_len": 32}})";
+  write_gpu_config();
   CliRun r = run("estimate --config gpu.json --mem-per-host 1GiB");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("on the device (rank 0): "), std::string::npos) << r.out;
@@ -139,9 +150,7 @@ TEST_F(PlannerCli, EstimatePlansAGpuRunWithOffloadWithoutAGpu) {
   const double device = (*j)["device_bytes_max"].get<double>();
 
   // A calibration times this host's CPU kernels: a GPU run's step is not priced from them.
-  std::ofstream(dir_ + "/cal.json") << R"({"format": "zerotrain-calibration/1", "links": {}, "process_base_bytes": 1e6,
-    "mpi_process_base_bytes": 1e6, "mpi_inter_process_base_bytes": 1e6,
-    "compute": [{"threads": 2, "concurrent_ranks": 1, "dtype": "bf16", "seconds": {}}]})";
+  std::ofstream(dir_ + "/cal.json") << calibration_head("{}") + "}";
   r = run("estimate --config gpu.json --calibration cal.json --mem-per-device " + std::to_string(device - 1) + "B");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("per device: largest rank"), std::string::npos) << r.out;
@@ -174,13 +183,8 @@ TEST_F(PlannerCli, EstimatePlansAGpuRunWithOffloadWithoutAGpu) {
 // bytes at the slower of the pinned rates calibrate measured on the GPU machine; without
 // those rates, the PCIe part says what to run.
 TEST_F(PlannerCli, EstimatePricesOffloadFromTheHostAdamWAndThePinnedRates) {
-  std::ofstream(dir_ + "/gpu.json") << R"({"train_batch_size": 2, "train_micro_batch_size_per_gpu": 2,
-    "bf16": {"enabled": true}, "zero_optimization": {"stage": 0, "offload_optimizer": {"device": "cpu"}},
-    "training": {"device": "cuda"}, "model": {"n_layer": 2, "n_head": 4, "n_embd": 64, "n_positions": 32},
-    "data": {"tokenizer": "byte", "seq_len": 32}})";
-  const std::string head = R"({"format": "zerotrain-calibration/1", "links": {}, "process_base_bytes": 1e6,
-    "mpi_process_base_bytes": 1e6, "mpi_inter_process_base_bytes": 1e6,
-    "compute": [{"threads": 2, "concurrent_ranks": 1, "dtype": "bf16", "seconds": {"adamw 1000000": 0.01}}])";
+  write_gpu_config();
+  const std::string head = calibration_head(R"({"adamw 1000000": 0.01})");
   std::ofstream(dir_ + "/cal.json") << head + R"(, "device_link": {"device": "NVIDIA H200", "h2d_bytes_per_s": 55e9,
     "d2h_bytes_per_s": 50e9}})";
   CliRun r = run("estimate --config gpu.json --calibration cal.json --threads-per-rank 2 --json");

@@ -7,6 +7,9 @@
 #     zerotrain train in memory and with offload_optimizer.device "nvme", alternating,
 #     at gradient accumulation 1 and 16: median step time, the optimizer pass's disk
 #     traffic and the bandwidth the swapper reached against fio's, and peak RSS.
+#     Before the runs, zerotrain calibrate measures their kernels and the swap directory
+#     (as a user would before planning), and each run's row shows estimate's predicted step
+#     and optimizer times with their relative errors (planner/swap_model.h).
 #  3. The headline: gpt2-xl (48 x 1600, 1.56 B parameters, 25 GB of fp32 model states)
 #     for 3 steps with the optimizer state on disk, fp32, micro-batch 1 x 128 tokens, lr 2e-6 (no warmup:
 #     larger rates overshoot by step 3 on gpt2-large in memory too; see RESULTS.md):
@@ -18,6 +21,8 @@
 #                                  mixed rate; median over the offloaded steps
 #   offload_over_inmemory_accum16  offloaded / in-memory step time at accumulation 16
 #   offload_over_inmemory_accum1   the same at accumulation 1
+#   predicted_step_rel_error       per run: estimate's step / the measured median - 1
+#   predicted_optimizer_rel_error  the same for the optimizer pass
 #   largest_params, largest_peak_rss_gb (GiB), largest_step_s, largest_losses
 #   ROUNDS=2 THREADS=2 SWAP_DIR=out/offload-bench bench/offload.sh
 # SKIP_XL=1 leaves out step 3 (it needs ~14 GiB of memory and ~30 GB of disk).

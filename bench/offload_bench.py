@@ -77,6 +77,24 @@ def run(zerotrain, directory, cfg, threads):
             "params": float(re.search(r"([\d.]+) M parameters", out).group(1)) * 1e6}
 
 
+def calibrate(zerotrain, directory, cfgs, threads):
+    """zerotrain calibrate for the runs' kernels and their swap directory, as a user would before planning."""
+    args = [zerotrain, "calibrate", "--skip-comm", "--micro-batches", "4", "--tp", "1", "-o", "cal.json"]
+    for c in cfgs:
+        args += ["--config", c]
+    out = subprocess.run(args, cwd=directory, env=dict(os.environ, OMP_NUM_THREADS=str(threads)), check=True,
+                         capture_output=True, text=True).stdout
+    print("\n".join("calibrate: " + l for l in out.splitlines() if l.startswith(("compute", "swap directory"))))
+
+
+def predict(zerotrain, directory, cfg, threads):
+    """estimate's step and optimizer seconds for a config from cal.json."""
+    out = subprocess.run([zerotrain, "estimate", "--config", cfg, "--calibration", "cal.json", "--threads-per-rank",
+                          str(threads), "--json"], cwd=directory, check=True, capture_output=True, text=True).stdout
+    j = json.loads(out)
+    return j["step_s"], j["breakdown"]["optimizer_s"]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--zerotrain", required=True)
@@ -96,19 +114,22 @@ def main():
         print(f"disk (fio, O_DIRECT, 1 MiB, io_uring, depth {q}): write {bw[('write', q)] / 1e6:.0f} MB/s, read "
               f"{bw[('read', q)] / 1e6:.0f} MB/s, 50/50 mixed {bw[('rw', q)] / 1e6:.0f} MB/s")
     corpus(d, a.zerotrain)
+    runs_of = {f"gpt2_a{accum}_{'nvme' if nvme else 'mem'}": (accum, steps, nvme)
+               for accum, steps in ((1, 6), (16, 3)) for nvme in (False, True)}
+    cfgs = {n: config(d, n, "gpt2", 4, 64, accum, steps, nvme, 50_000_000) for n, (accum, steps, nvme) in runs_of.items()}
+    calibrate(a.zerotrain, d, cfgs.values(), a.threads)
     res = {}
     for rnd in range(a.rounds):
-        for accum, steps in ((1, 6), (16, 3)):
-            for nvme in (False, True):
-                name = f"gpt2_a{accum}_{'nvme' if nvme else 'mem'}"
-                r = run(a.zerotrain, d, config(d, name, "gpt2", 4, 64, accum, steps, nvme, 50_000_000), a.threads)
-                res.setdefault(name, []).append(r)
-                print(f"round {rnd + 1} {name}: steps {['%.0f' % s for s in r['step_ms']]} ms, optimizer "
-                      f"{['%.0f' % s for s in r['opt_ms']]} ms, peak RSS {r['rss'] / 2**30:.2f} GiB", file=sys.stderr)
+        for name, cfg in cfgs.items():
+            r = run(a.zerotrain, d, cfg, a.threads)
+            res.setdefault(name, []).append(r)
+            print(f"round {rnd + 1} {name}: steps {['%.0f' % s for s in r['step_ms']]} ms, optimizer "
+                  f"{['%.0f' % s for s in r['opt_ms']]} ms, peak RSS {r['rss'] / 2**30:.2f} GiB", file=sys.stderr)
     for line in res["gpt2_a1_nvme"][0]["banner"]:
         print(line)
     med = lambda runs, k: statistics.median(x for r in runs for x in r[k][1:])  # the first step warms up
-    print(f"{'run':16} {'ms/step':>9} {'opt ms':>8} {'disk read':>10} {'written':>9} {'swap GB/s':>9} {'peak RSS':>9}")
+    print(f"{'run':16} {'ms/step':>9} {'opt ms':>8} {'disk read':>10} {'written':>9} {'swap GB/s':>9} {'peak RSS':>9} "
+          f"{'predicted':>9} {'err':>7} {'pred opt':>8} {'err':>7}")
     out = {"bench": "offload", "fio_read_mb_s": round(bw_r / 1e6), "fio_write_mb_s": round(bw_w / 1e6),
            "fio_mixed_mb_s": round(bw_m / 1e6)}
     fractions = []
@@ -116,8 +137,12 @@ def main():
         step, opt = med(runs, "step_ms"), med(runs, "opt_ms")
         read, wrote = runs[0]["read"], runs[0]["wrote"]
         rate = (read + wrote) / (opt / 1e3) / 1e9 if read else 0.0
+        p_step, p_opt = (1e3 * x for x in predict(a.zerotrain, d, cfgs[name], a.threads))
         print(f"{name:16} {step:9.0f} {opt:8.0f} {read / 1e9:9.2f}G {wrote / 1e9:8.2f}G {rate:9.2f} "
-              f"{max(r['rss'] for r in runs) / 2**30:8.2f}G")
+              f"{max(r['rss'] for r in runs) / 2**30:8.2f}G {p_step:9.0f} {p_step / step - 1:+7.3f} {p_opt:8.0f} "
+              f"{p_opt / opt - 1:+7.3f}")
+        out.setdefault("predicted_step_rel_error", {})[name] = round(p_step / step - 1, 3)
+        out.setdefault("predicted_optimizer_rel_error", {})[name] = round(p_opt / opt - 1, 3)
         if read:
             # fio's time for the same bytes: the faster of reading then writing, and both mixed
             t_fio = min(read / bw_r + wrote / bw_w, (read + wrote) / bw_m)

@@ -1,13 +1,10 @@
 // `zerotrain calibrate`; see calibrate_command.h.
-
-
-
-
 #include "cli/calibrate_command.h"
 #include "cli/calibrate_device.h"
 #include "cli/config_input.h"
 #include "cli/exit_status.h"
 #include "cli/launch_command.h"
+#include "cli/plan_eval.h"
 #include "engine/run_inputs.h"
 #include "engine/run_config.h"
 #include "comm/mpi_world.h"
@@ -20,6 +17,7 @@
 #include "engine/trainer.h"
 #include "planner/calibration.h"
 #include "planner/comm_probe.h"
+#include "planner/disk_probe.h"
 #include "planner/host_split.h"
 #include "planner/op_timer.h"
 #include <CLI/CLI.hpp>
@@ -27,7 +25,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <memory>
 #include <memory>
 #include <set>
 
@@ -159,6 +156,49 @@ StatusOr<double> process_base(DType dt, ProcessGroup* world) {
   return std::max(0.0, static_cast<double>(peak_rss_bytes()) - static_cast<double>(e.total()));
 }
 
+// The swap directories to measure and how: --nvme-path at the probe's defaults; each
+// --config's offload_optimizer nvme_path at that config's aio settings and geometry (its
+// model's parameters a fp32 array, up to 2 GiB, in chunks of its sub_group_size). quick
+// (tests) probes 16 MiB; --nvme-bytes sets the bytes of each array.
+StatusOr<std::map<std::string, DiskProbeOptions>> swap_dirs(const CalibrateArgs& a) {
+  std::map<std::string, DiskProbeOptions> out;
+  for (const std::string& d : a.nvme_paths) out.emplace(d, DiskProbeOptions{});
+  for (const std::string& path : a.configs) {
+    TrainCommandArgs t;
+    t.config_path = path;
+    ZT_ASSIGN_OR_RETURN(const Json root, load_config_json(t));
+    ZT_ASSIGN_OR_RETURN(const ZtConfig cfg, load_run_config(root, 1));
+    const OffloadOptions& f = trainer_options(cfg).zero.offload;
+    if (!f.swaps_optimizer()) continue;
+    DiskProbeOptions& o = out[f.optimizer_path];
+    o.aio = f.aio;
+    o.pin = f.pin_memory;
+    o.bytes_per_array = std::min(cfg.model.num_parameters() * sizeof(float), size_t{2} << 30);
+    o.chunk_bytes = std::min(f.sub_group_size * sizeof(float), o.bytes_per_array);
+  }
+  double bytes = 0.0;
+  if (!a.nvme_bytes.empty() && !parse_bytes(a.nvme_bytes, &bytes)) {
+    return Status::InvalidArgument("--nvme-bytes: expected bytes (\"1GiB\", \"512MB\", \"1e9\"), got " + a.nvme_bytes);
+  }
+  for (auto& [dir, o] : out) {
+    const size_t chunk = std::max<size_t>(o.chunk_bytes, 1), chunks = std::max<size_t>(1, (o.bytes_per_array + chunk - 1) / chunk);
+    if (a.quick) o.bytes_per_array = size_t{16} << 20;
+    if (bytes > 0) o.bytes_per_array = static_cast<size_t>(bytes);
+    o.chunk_bytes = std::max<size_t>((o.bytes_per_array + chunks - 1) / chunks, kIoAlign);  // as many chunks
+  }
+  return out;
+}
+
+// Each swap directory's rates (planner/disk_probe.h) into the calibration.
+Status measure_disks(const CalibrateArgs& a, Calibration* cal) {
+  ZT_ASSIGN_OR_RETURN(const auto dirs, swap_dirs(a));
+  for (const auto& [dir, o] : dirs) {
+    std::fprintf(stderr, "calibrate: swap directory %s, two arrays of %s\n", dir.c_str(), format_bytes(o.bytes_per_array).c_str());
+    ZT_ASSIGN_OR_RETURN(cal->disks[disk_key(dir)], probe_swap_disk(dir, o));
+  }
+  return Status::OK();
+}
+
 // "intra" when every rank reports the same host name, else "inter".
 StatusOr<std::string> link_of(ProcessGroup& world) {
   char name[256] = {0};
@@ -207,6 +247,12 @@ void print_summary(const Calibration& c, const ComputeTable* t, const std::strin
   if (!c.device_link.device.empty()) {
     std::printf("device link (%s, pinned): host-to-device %.1f GB/s, device-to-host %.1f GB/s\n",
                 c.device_link.device.c_str(), c.device_link.h2d_bytes_per_s / 1e9, c.device_link.d2h_bytes_per_s / 1e9);
+  }
+  for (const auto& [dir, d] : c.disks) {
+    std::printf("swap directory %s: write %.2f GB/s, read + write %.2f GB/s, checksums %.1f GB/s (two arrays of %s in "
+                "%zu chunks; %s%s)\n", dir.c_str(), d.write_bytes_per_s / 1e9, d.mixed_bytes_per_s / 1e9,
+                d.checksum_bytes_per_s / 1e9, format_bytes(d.probe_bytes_per_array).c_str(), d.probe_chunks, d.io.c_str(),
+                d.direct ? ", O_DIRECT" : ", buffered: the page cache is in these rates");
   }
   std::printf("process memory before a model: %s alone, %s under mpirun (%s with peers on other hosts)\nwrote %s\n",
               format_bytes(c.process_base_bytes).c_str(), format_bytes(c.mpi_process_base_bytes).c_str(),
@@ -308,6 +354,7 @@ int run_calibrate(const CalibrateArgs& args) {
   }
   if (!lead) return kExitOk;
   if (auto d = measure_device_link(); d.ok()) cal.device_link = *d;  // a GPU machine: offload's PCIe rates
+  if (Status s = measure_disks(args, &cal); !s.ok()) return report_error(s, kExitFailure);
   if (Status s = save_calibration(path, cal); !s.ok()) return report_error(s, kExitFailure);
   print_summary(cal, args.skip_compute ? nullptr : &table, args.skip_comm ? "" : link, path);
   return kExitOk;
@@ -322,6 +369,10 @@ Command add_calibrate_command(CLI::App& app) {
   cb->add_option("--tp", cal->tp_degrees, "Tensor-parallel degrees to measure")->delimiter(',');
   cb->add_option("--precision", cal->precision, "fp32, bf16 or fp16: the compute table to fill");
   cb->add_option("-o,--output", cal->output, "Calibration file (default $ZT_CALIBRATION or ~/.cache/zerotrain/calibration.json)");
+  cb->add_option("--nvme-path", cal->nvme_paths, "Measure this swap directory for NVMe offload (repeatable; a --config's "
+                                                "offload_optimizer nvme_path is measured too)");
+  cb->add_option("--nvme-bytes", cal->nvme_bytes, "Bytes of each of the two files the swap directory probe writes and "
+                                                  "passes over (default 1GiB)");
   cb->add_flag("--skip-compute", cal->skip_compute, "Measure only the collectives");
   cb->add_flag("--skip-comm", cal->skip_comm, "Measure only the kernels");
   cb->add_flag("--quick", cal->quick, "Short timings and messages up to 4 MiB");

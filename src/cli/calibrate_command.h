@@ -9,6 +9,9 @@
 //     all_gather and p2p over the world group, stored as the "intra" link when every
 //     rank is on one host and "inter" otherwise;
 //   - the resident memory of a rank before any model (binary, MPI, BLAS buffers);
+//   - each swap directory of --nvme-path and of the configs' NVMe offload: its write and
+//     read-while-write rates through the swapper's I/O engine and the swap checksums' rate
+//     (planner/disk_probe.h), on the first rank only;
 //   - with --splits, the kernels at every split of this host's cores into ranks x threads
 //     (planner/host_split.h), each through `launch` with its ranks bound to their own
 //     cores and timing at once, so `plan` prices every split it searches from a table
@@ -24,7 +27,9 @@
 namespace zt {
 
 struct CalibrateArgs {
-  std::vector<std::string> configs;  // ds_config.json files whose shapes to measure
+  std::vector<std::string> configs;  // ds_config.json files whose shapes (and swap directories) to measure
+  std::vector<std::string> nvme_paths;  // swap directories to measure (planner/disk_probe.h)
+  std::string nvme_bytes;               // bytes of each probe file ("" = the probe's default)
   std::vector<int> micro_batches = {1, 2, 4, 8};
   std::vector<int> tp_degrees = {1, 2, 4, 8};
   std::string precision = "fp32";   // fp32, bf16, fp16: the compute table to fill

@@ -87,6 +87,7 @@ Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) 
             {"fits_device", e.fits_device}};
   j["offload_update_s"] = e.offload_update_s >= 0 ? Json(e.offload_update_s) : Json(nullptr);
   j["offload_pcie_s"] = e.offload_pcie_s >= 0 ? Json(e.offload_pcie_s) : Json(nullptr);
+  j["offload_disk_s"] = e.offload_disk_s >= 0 ? Json(e.offload_disk_s) : Json(nullptr);
   j["sp"] = cfg.parallel.sp;
   Json stages = Json::array();  // each pipeline stage's first rank, as the table prints it
   for (const MemoryEstimate& m : e.stage_memory) {
@@ -102,7 +103,7 @@ Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) 
     j["step_s"] = p.step_s;
     j["breakdown"] = {{"compute_s", p.compute_s}, {"bubble_s", p.bubble_s}, {"tp_comm_s", p.tp_comm_s},
                       {"pp_comm_s", p.pp_comm_s}, {"sp_comm_s", p.sp_comm_s}, {"zero3_comm_s", p.zero3_comm_s}, {"dp_comm_s", p.dp_comm_s},
-                      {"optimizer_s", p.optimizer_s}};
+                      {"optimizer_s", p.optimizer_s}, {"swap_disk_s", p.swap_disk_s}};
     j["extrapolated_ops"] = p.extrapolated_ops;
     j["comm_fit_rel_error"] = p.comm_fit.rel_error;
     j["ops"] = p.ops;
@@ -153,7 +154,11 @@ void print_offload(const LayoutEval& e, const Calibration* cal) {
   if (e.offload_update_s < 0 && e.offload_pcie_s < 0 && e.offload_note.empty()) return;
   std::string line = "offload per step (largest rank):";
   char b[256];
-  if (e.offload_update_s >= 0) {
+  if (e.offload_update_s >= 0 && e.offload_disk_s >= 0) {
+    std::snprintf(b, sizeof(b), " the host update %.3f s (this host's calibrated AdamW, streaming the state through "
+                  "the swap directory: %.3f s of disk);", e.offload_update_s, e.offload_disk_s);
+    line += b;
+  } else if (e.offload_update_s >= 0) {
     std::snprintf(b, sizeof(b), " the host update %.3f s (this host's calibrated AdamW);", e.offload_update_s);
     line += b;
   }

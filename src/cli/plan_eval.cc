@@ -11,6 +11,7 @@
 #include "engine/run_config.h"
 #include "core/memory_stats.h"
 #include "engine/parallel_setup.h"
+#include "planner/swap_model.h"
 
 namespace zt {
 
@@ -54,7 +55,7 @@ Status add_memory(const ZtConfig& cfg, const RankGrid& grid, const ClusterSpec& 
   return Status::OK();
 }
 
-// The offload terms of a device run (plan_eval.h): its rank with the most optimizer state.
+// The offload terms of a device run (plan_eval.h): its rank that updates the most elements.
 void price_offload(const TrainerOptions& o, const ClusterSpec& cl, const Calibration* cal, LayoutEval* e) {
   if (!e->on_device || o.zero.offload.optimizer_device == OffloadDevice::kNone || e->stage_memory.empty()) return;
   if (cal == nullptr) {
@@ -62,12 +63,12 @@ void price_offload(const TrainerOptions& o, const ClusterSpec& cl, const Calibra
     return;
   }
   const MemoryEstimate* m = &e->stage_memory[0];
-  for (const MemoryEstimate& s : e->stage_memory) m = s.optimizer_bytes > m->optimizer_bytes ? &s : m;
+  for (const MemoryEstimate& s : e->stage_memory) m = s.owned > m->owned ? &s : m;
   const char* dtype = table_dtype(backend_or_cpu(o.backend).compute_dtype());
   const ComputeTable* t = cal->table(cl.threads_per_rank, cl.procs_per_host, dtype);
   OpCall adam;
   adam.kind = OpKind::kAdamW;
-  adam.dims[0] = std::max<int64_t>(1, static_cast<int64_t>(m->optimizer_bytes / 8));  // AdamW's two fp32 moments
+  adam.dims[0] = std::max<int64_t>(1, static_cast<int64_t>(m->owned));
   double seconds = 0.0;
   bool exact = false;
   if (o.optimizer != OptimizerKind::kAdamW) {
@@ -75,8 +76,13 @@ void price_offload(const TrainerOptions& o, const ClusterSpec& cl, const Calibra
   } else if (t == nullptr || !t->price(adam, &seconds, &exact)) {
     e->offload_note = std::string("no ") + dtype + " AdamW in the calibration (run `zerotrain calibrate --precision " +
                       dtype + "`)";
-  } else {
+  } else if (!o.zero.offload.swaps_optimizer()) {
     e->offload_update_s = seconds;
+  } else if (auto pass = price_swap_pass(*m, o.zero.offload.optimizer_path, seconds, *cal, &e->offload_disk_s);
+             pass.ok()) {  // the host update streams the state through the swap directory
+    e->offload_update_s = *pass;
+  } else {
+    e->offload_note = pass.status().message();
   }
   const DeviceLinkCalibration& link = cal->device_link;
   if (link.device.empty()) {
@@ -177,6 +183,12 @@ std::vector<std::string> prediction_assumptions(const ClusterSpec& cluster, cons
     std::snprintf(b, sizeof(b), "network %s: calibrated alpha %.1f us, %.2f GB/s per link (all_reduce fit, %d ranks)",
                   link == "intra" ? "within a host" : "across hosts", f->alpha_s * 1e6,
                   f->beta_s_per_byte > 0 ? 1e-9 / f->beta_s_per_byte : 0.0, f->ranks);
+    a.push_back(b);
+  }
+  if (const DiskCalibration* d = p.swap_dir.empty() ? nullptr : cal.disk(p.swap_dir); d != nullptr) {
+    std::snprintf(b, sizeof(b), "NVMe offload: the optimizer pass over %s at its calibrated %.2f GB/s read + write, "
+                  "%.2f GB/s write (%.3f s of disk a step), checksums at %.1f GB/s", p.swap_dir.c_str(),
+                  d->mixed_bytes_per_s / 1e9, d->write_bytes_per_s / 1e9, p.swap_disk_s, d->checksum_bytes_per_s / 1e9);
     a.push_back(b);
   }
   std::snprintf(b, sizeof(b), "placement: %d host(s) x %d rank(s) of %d thread(s), filling hosts in order, each rank "

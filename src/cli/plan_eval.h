@@ -36,7 +36,9 @@ struct LayoutEval {
   // at the calibrated pinned rate of the slower direction, in seconds a step; -1: not
   // priced, and offload_note says why. The offload pipeline overlaps the two, so they add
   // at least the larger and at most their sum to the device's step.
-  double offload_update_s = -1.0, offload_pcie_s = -1.0;
+  // With the state on NVMe the update is the optimizer pass over the swap directory
+  // (planner/swap_model.h), and offload_disk_s its disk's part alone.
+  double offload_update_s = -1.0, offload_pcie_s = -1.0, offload_disk_s = -1.0;
   std::string offload_note;
   bool timed = false;
   StepPrediction time;

@@ -71,9 +71,12 @@ void estimate_offload(const TrainerOptions& o, const ParamTable& table, ElementR
   for (size_t b : all) {
     e->disk_bytes += round_up_io(owned * b);
     e->offload_buffer_bytes += 3 * round_up_io(ce * b);
-    e->disk_write_per_step += round_up_io(owned * b);
+    e->swap_pass_write += round_up_io(owned * b);
   }
-  for (size_t b : read_bytes) e->disk_read_per_step += round_up_io(owned * b);
+  for (size_t b : read_bytes) e->swap_pass_read += round_up_io(owned * b);
+  e->disk_read_per_step += e->swap_pass_read;
+  e->disk_write_per_step += e->swap_pass_write;
+  e->swap_chunks = ce == 0 ? 0 : (owned + ce - 1) / ce;
   e->optimizer_bytes = 0;
   e->param_bytes -= e->master_bytes;
   e->master_bytes = 0;
@@ -163,6 +166,7 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   // The compute copy, and the fp32 master of the owned range in mixed precision or when a
   // device's optimizer runs on the host (offload_optimizer "cpu"; then with its staging).
   const size_t owned = shards_optimizer(o.zero.stage) ? shard : psi;
+  e.owned = owned;
   const bool host_update = ModelStates::updates_on_host(backend_or_cpu(o.backend), o.zero.offload);
   if (compute != DType::kF32 || host_update) e.master_bytes = owned * sizeof(float);
   e.param_bytes = (shards_parameters(o.zero.stage) ? shard : psi) * dtype_size(compute) + e.master_bytes;

@@ -30,6 +30,7 @@ namespace zt {
 
 struct MemoryEstimate {
   size_t psi = 0;               // parameters of this rank's part of the model
+  size_t owned = 0;             // of them, the elements this rank's optimizer updates (its ZeRO shard from stage 1)
   size_t param_bytes = 0;       // what the model reads, plus the fp32 master in mixed precision
   size_t master_bytes = 0;      // mixed precision: the fp32 master part of param_bytes
   size_t grad_bytes = 0;
@@ -41,6 +42,10 @@ struct MemoryEstimate {
   size_t disk_bytes = 0;            // NVMe offload: the swap files
   size_t disk_read_per_step = 0;    // NVMe offload: disk traffic of one optimizer step
   size_t disk_write_per_step = 0;
+  // Of that traffic, the optimizer pass's (every swapped array read and written once),
+  // in `swap_chunks` chunks of sub_group_size elements; the rest moves during forward and
+  // backward (parameter fetches, the activation stash).
+  size_t swap_pass_read = 0, swap_pass_write = 0, swap_chunks = 0;
   // Of total(), the bytes in host memory apart from the device's (offload on a device;
   // 0 on the CPU): MemoryReport::host_bytes. The device holds total() - host_bytes.
   size_t host_bytes = 0;

@@ -84,6 +84,7 @@ class TrainerOffload : public ::testing::Test {
     std::vector<std::vector<float>> params;  // after every step
     std::vector<double> losses;
     MemoryReport memory;
+    std::string offload;  // rank 0's offload_description()
   };
 
   // Trains `steps` steps on c.dp thread-ranks (rank 0's view); optional resume and save.
@@ -110,6 +111,7 @@ class TrainerOffload : public ::testing::Test {
       }
       if (!save.empty()) ZT_RETURN_IF_ERROR(save_trainer(*t, {save, "", 0, Json::object()}));
       if (rank == 0) run.memory = t->memory();
+      if (rank == 0) run.offload = t->offload_description();
       return Status::OK();
     });
     EXPECT_TRUE(s.ok()) << s.to_string();
@@ -199,8 +201,11 @@ TEST_F(TrainerOffload, EstimateMatchesTheSwapGeometry) {
       EXPECT_EQ(e->disk_write_per_step, run.memory.disk_written_bytes) << name(c, off);
       EXPECT_EQ(e->optimizer_bytes, 0u);
       EXPECT_EQ(e->param_bytes, run.memory.param_bytes) << name(c, off);
+      EXPECT_NE(run.offload.find(": " + std::to_string(e->swap_chunks) + " chunk(s)"), std::string::npos)
+          << run.offload;  // the optimizer pass the planner prices (planner/swap_model.h)
       if (off == Off::kOptimizer) {
         EXPECT_EQ(e->disk_read_per_step, run.memory.disk_read_bytes) << name(c, off);
+        EXPECT_EQ(e->swap_pass_read, e->disk_read_per_step);
       } else {
         EXPECT_GE(run.memory.disk_read_bytes, e->disk_read_per_step) << name(c, off);
       }

@@ -3,6 +3,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/check.h"
@@ -18,6 +19,17 @@ std::string checksum_hex(uint64_t value) {
 }
 
 std::string checksum_hex(const void* data, size_t bytes) { return checksum_hex(checksum64(data, bytes)); }
+
+std::vector<uint64_t> checksum_blocks(const unsigned char* data, size_t bytes, size_t block) {
+  const int64_t n = static_cast<int64_t>((bytes + block - 1) / block);
+  std::vector<uint64_t> out(static_cast<size_t>(n));
+#pragma omp parallel for schedule(static) if (n > 64)
+  for (int64_t i = 0; i < n; ++i) {
+    const size_t at = static_cast<size_t>(i) * block;
+    out[static_cast<size_t>(i)] = checksum64(data + at, std::min(block, bytes - at));
+  }
+  return out;
+}
 
 Checksummer::Checksummer() : state_(XXH3_createState()) {
   ZT_CHECK(state_ != nullptr, "out of memory for a checksum state");

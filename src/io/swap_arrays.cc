@@ -96,26 +96,13 @@ size_t SwapArrays::disk_bytes() const {
   return n;
 }
 
-// Checksums of a chunk's blocks, block by block over the OpenMP threads (a chunk is
-// hundreds of MB at DeepSpeed's sub_group_size; the blocks are independent).
-static std::vector<uint64_t> block_sums(const unsigned char* data, size_t bytes) {
-  const int64_t n = static_cast<int64_t>((bytes + kSumBlock - 1) / kSumBlock);
-  std::vector<uint64_t> out(static_cast<size_t>(n));
-#pragma omp parallel for schedule(static) if (n > 64)
-  for (int64_t i = 0; i < n; ++i) {
-    const size_t at = static_cast<size_t>(i) * kSumBlock;
-    out[static_cast<size_t>(i)] = checksum64(data + at, std::min(kSumBlock, bytes - at));
-  }
-  return out;
-}
-
 void SwapArrays::set_sums(size_t a, uint64_t off, const unsigned char* data, size_t bytes) {
-  const std::vector<uint64_t> sums = block_sums(data, bytes);
+  const std::vector<uint64_t> sums = checksum_blocks(data, bytes, kSumBlock);
   for (size_t i = 0; i < sums.size(); ++i) sums_[a][off / kSumBlock + i] = sums[i];
 }
 
 Status SwapArrays::verify(size_t a, uint64_t off, const unsigned char* data, size_t bytes) const {
-  const std::vector<uint64_t> sums = block_sums(data, bytes);
+  const std::vector<uint64_t> sums = checksum_blocks(data, bytes, kSumBlock);
   for (size_t i = 0; i < sums.size(); ++i) {
     const size_t block = off / kSumBlock + i;
     const uint64_t got = sums[i];

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 
 #include "io/atomic_file.h"
@@ -154,6 +155,21 @@ const CollectiveFit* Calibration::fit(const std::string& link, Collective c) con
 
 const char* table_dtype(DType d) { return d == DType::kBF16 ? "bf16" : d == DType::kF16 ? "fp16" : "fp32"; }
 
+std::string disk_key(const std::string& dir) {
+  std::error_code ec;
+  const std::filesystem::path a = std::filesystem::absolute(dir, ec);
+  if (ec) return dir;
+  const std::filesystem::path c = std::filesystem::weakly_canonical(a, ec);
+  std::string key = (ec ? a.lexically_normal() : c).string();
+  while (key.size() > 1 && key.back() == '/') key.pop_back();
+  return key;
+}
+
+const DiskCalibration* Calibration::disk(const std::string& dir) const {
+  const auto it = disks.find(disk_key(dir));
+  return it == disks.end() ? nullptr : &it->second;
+}
+
 std::string default_calibration_path() {
   if (const char* p = std::getenv("ZT_CALIBRATION"); p != nullptr && *p != '\0') return p;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
@@ -183,6 +199,11 @@ Json calibration_to_json(const Calibration& c) {
                                 {"validation_points", f.validation_points}};
     }
   }
+  for (const auto& [dir, d] : c.disks) {
+    j["disks"][dir] = {{"write_bytes_per_s", d.write_bytes_per_s}, {"mixed_bytes_per_s", d.mixed_bytes_per_s},
+                       {"checksum_bytes_per_s", d.checksum_bytes_per_s}, {"direct", d.direct}, {"io", d.io},
+                       {"probe_bytes_per_array", d.probe_bytes_per_array}, {"probe_chunks", d.probe_chunks}};
+  }
   if (!c.device_link.device.empty()) {
     j["device_link"] = {{"device", c.device_link.device}, {"h2d_bytes_per_s", c.device_link.h2d_bytes_per_s},
                         {"d2h_bytes_per_s", c.device_link.d2h_bytes_per_s}};
@@ -200,6 +221,27 @@ static Status device_link_from_json(const Json& j, const std::string& file, Devi
   out->device = d["device"].get<std::string>();
   ZT_ASSIGN_OR_RETURN(out->h2d_bytes_per_s, number(d, "h2d_bytes_per_s", file, "/device_link", 1));
   ZT_ASSIGN_OR_RETURN(out->d2h_bytes_per_s, number(d, "d2h_bytes_per_s", file, "/device_link", 1));
+  return Status::OK();
+}
+
+// The optional "disks" object into *out.
+static Status disks_from_json(const Json& j, const std::string& file, std::map<std::string, DiskCalibration>* out) {
+  if (!j.contains("disks")) return Status::OK();
+  if (!j["disks"].is_object()) return bad(file, "/disks", "expected an object of swap directories");
+  for (const auto& [dir, d] : j["disks"].items()) {
+    const std::string at = "/disks/" + json_pointer_escape(dir);
+    if (!d.is_object()) return bad(file, at, "expected an object");
+    DiskCalibration r;
+    ZT_ASSIGN_OR_RETURN(r.write_bytes_per_s, number(d, "write_bytes_per_s", file, at, 1));
+    ZT_ASSIGN_OR_RETURN(r.mixed_bytes_per_s, number(d, "mixed_bytes_per_s", file, at, 1));
+    ZT_ASSIGN_OR_RETURN(r.checksum_bytes_per_s, number(d, "checksum_bytes_per_s", file, at, 1));
+    if (!d.contains("direct") || !d["direct"].is_boolean()) return bad(file, at + "/direct", "expected true or false");
+    r.direct = d["direct"].get<bool>();
+    r.io = d.value("io", "");
+    r.probe_bytes_per_array = d.value("probe_bytes_per_array", 0.0);
+    r.probe_chunks = d.value("probe_chunks", size_t{0});
+    (*out)[dir] = r;
+  }
   return Status::OK();
 }
 
@@ -237,6 +279,7 @@ StatusOr<Calibration> calibration_from_json(const Json& j, const std::string& fi
     }
   }
   ZT_RETURN_IF_ERROR(device_link_from_json(j, file, &c.device_link));
+  ZT_RETURN_IF_ERROR(disks_from_json(j, file, &c.disks));
   return c;
 }
 

@@ -10,7 +10,10 @@
 //    "links": {"intra"|"inter": {collective: {"alpha_s", "beta_s_per_byte", "ranks",
 //                                             "max_rel_residual", "points": [[bytes, s], ...],
 //                                             "validation_points": [[bytes, s], ...]}}},
-//    "device_link" (optional): {"device", "h2d_bytes_per_s", "d2h_bytes_per_s"}}
+//    "device_link" (optional): {"device", "h2d_bytes_per_s", "d2h_bytes_per_s"},
+//    "disks" (optional): {swap directory: {"write_bytes_per_s", "mixed_bytes_per_s",
+//                                          "checksum_bytes_per_s", "direct", "io",
+//                                          "probe_bytes_per_array", "probe_chunks"}}}
 // A compute table holds the median time of each kernel call it measured (op_list.h keys),
 // taken with `threads` threads per rank while `concurrent_ranks` ranks ran the same calls
 // on this machine. "intra" is a group within one host (shared memory), "inter" one that
@@ -56,6 +59,24 @@ struct DeviceLinkCalibration {
   double h2d_bytes_per_s = 0.0, d2h_bytes_per_s = 0.0;
 };
 
+// A swap directory's rates, measured by calibrate (planner/disk_probe.h) through the
+// swapper itself: its files' first write, and the rate at which reads and writes together
+// pass as the optimizer pass moves them (bytes read plus written per second); and the swap
+// checksums' rate on this machine's threads. They price NVMe offload's optimizer pass
+// (planner/swap_model.h). Keyed by the directory's canonical path; the probe's geometry
+// is kept with them.
+struct DiskCalibration {
+  double write_bytes_per_s = 0.0, mixed_bytes_per_s = 0.0, checksum_bytes_per_s = 0.0;
+  bool direct = true;  // O_DIRECT (false: the file system refused it; the page cache was in the way)
+  std::string io;      // the engine's mode: "io_uring" or its fallback
+  double probe_bytes_per_array = 0.0;  // the probe's two arrays
+  size_t probe_chunks = 0;             // in this many chunks
+};
+
+// The key of a swap directory in Calibration::disks: its canonical absolute path (a path
+// relative to the working directory resolved, as the run resolves it).
+std::string disk_key(const std::string& dir);
+
 struct Calibration {
   std::string cpu, isa, gemm;
   int cores = 0;
@@ -73,6 +94,10 @@ struct Calibration {
   std::vector<ComputeTable> compute;
   std::map<std::string, std::map<std::string, CollectiveFit>> links;  // link -> collective -> fit
   DeviceLinkCalibration device_link;
+  std::map<std::string, DiskCalibration> disks;  // disk_key(dir) -> its rates
+
+  // The rates of swap directory `dir`, or null when it was not measured.
+  const DiskCalibration* disk(const std::string& dir) const;
 
   // The table for `dtype` measured nearest `threads` threads per rank (ties: more threads),
   // and among those the one whose concurrent ranks are nearest `ranks_on_host` (ties: more

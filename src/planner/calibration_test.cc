@@ -29,6 +29,7 @@ Calibration sample() {
   c.links["intra"]["all_reduce"] = CollectiveFit{5e-6, 1e-10, 2, 0.1, {{4096, 1e-5}, {65536, 2e-5}},
                                                  {{16384, 1.4e-5}}};
   c.device_link = {"NVIDIA H200", 55.4e9, 55.3e9};
+  c.disks["/nvme/swap"] = {1.9e9, 3.1e9, 20e9, true, "io_uring", 1e9, 4};
   return c;
 }
 
@@ -44,6 +45,10 @@ TEST_F(CalibrationFile, RoundTrip) {
   EXPECT_EQ(back->compute[0].slowest_seconds.at("linear_forward 64 32 32"), 1.5e-4);
   EXPECT_EQ(back->device_link.device, "NVIDIA H200");
   EXPECT_EQ(back->device_link.d2h_bytes_per_s, 55.3e9);
+  ASSERT_NE(back->disk("/nvme/swap/"), nullptr);  // the same directory spelled with a slash
+  EXPECT_EQ(back->disk("/nvme/./swap")->mixed_bytes_per_s, 3.1e9);
+  EXPECT_EQ(back->disk("/nvme/swap")->probe_chunks, 4u);
+  EXPECT_EQ(back->disk("/nvme/other"), nullptr);
   EXPECT_EQ(back->base_bytes(1), 30e6);
   EXPECT_EQ(back->base_bytes(4), 40e6);
   EXPECT_EQ(back->base_bytes(4, 2), 50e6);  // peers on other hosts: the TCP figure

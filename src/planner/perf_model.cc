@@ -10,6 +10,7 @@
 #include "engine/parallel_setup.h"
 #include "nn/gpt_params.h"
 #include "parallel/zero/partition.h"
+#include "planner/swap_model.h"
 
 namespace zt {
 
@@ -121,8 +122,28 @@ StatusOr<double> ulysses_seconds(const RunShape& r, const GptLayout& l, const st
   return comm->price(Collective::kP2p, group, bytes, calls * (sp - 1));
 }
 
-StatusOr<StageTime> stage_time(const RunShape& r, const RankGrid& grid, int rank, const ComputeTable& t,
-                               CommPricer* comm, StepPrediction* p) {
+// The optimizer update of a rank's `owned` elements; with NVMe offload, its pass over the
+// swap directory (swap_model.h) with that update inside.
+StatusOr<double> update_seconds(const RunShape& r, const RankGrid& grid, int rank, const GptLayout& l, double owned,
+                                const Calibration& cal, const ComputeTable& t, StepPrediction* p) {
+  OpCall adam;
+  adam.kind = OpKind::kAdamW;
+  adam.dims[0] = std::max<int64_t>(1, static_cast<int64_t>(owned));
+  ZT_ASSIGN_OR_RETURN(const double update, price_ops(t, {adam}, p));
+  const OffloadOptions& f = r.options.zero.offload;
+  if (!f.swaps_optimizer()) return update;
+  TrainerOptions o = r.options;
+  o.layout = l;
+  const ZeroGroupPlace z = zero_group_place(grid, rank, o.zero.stage);
+  double disk = 0.0;
+  ZT_ASSIGN_OR_RETURN(const double pass, price_swap_pass(o, z.size, z.rank, grid.pp(), grid.coord(rank).pp, update, cal, &disk));
+  p->swap_disk_s = std::max(p->swap_disk_s, disk);
+  p->swap_dir = f.optimizer_path;
+  return pass;
+}
+
+StatusOr<StageTime> stage_time(const RunShape& r, const RankGrid& grid, int rank, const Calibration& cal,
+                               const ComputeTable& t, CommPricer* comm, StepPrediction* p) {
   const TrainerOptions& o = r.options;
   ZT_ASSIGN_OR_RETURN(const GptLayout l, layout_for_rank(o.model, grid, rank, r.partition, r.virtual_stages));
   const int B = o.micro_batch, T = l.local_seq(o.seq_len);  // this rank's tokens (sp)
@@ -166,11 +187,8 @@ StatusOr<StageTime> stage_time(const RunShape& r, const RankGrid& grid, int rank
     ZT_ASSIGN_OR_RETURN(const double ag, comm->price(Collective::kAllGather, dpg, psi * dsize));
     s.dp += ag;
   }
-  const double owned = shards_optimizer(z) ? psi / grid.dp() : psi;
-  OpCall adam;
-  adam.kind = OpKind::kAdamW;
-  adam.dims[0] = std::max<int64_t>(1, static_cast<int64_t>(owned));
-  ZT_ASSIGN_OR_RETURN(s.optimizer, price_ops(t, {adam}, p));
+  ZT_ASSIGN_OR_RETURN(s.optimizer, update_seconds(r, grid, rank, l, shards_optimizer(z) ? psi / grid.dp() : psi,
+                                                   cal, t, p));
   std::vector<int> world(static_cast<size_t>(grid.world_size()));
   for (int i = 0; i < grid.world_size(); ++i) world[static_cast<size_t>(i)] = i;
   ZT_ASSIGN_OR_RETURN(const double scalars, comm->price(Collective::kAllReduce, world, 6 * 8.0, 6));
@@ -207,7 +225,7 @@ StatusOr<StepPrediction> predict_step(const RunShape& r, const ClusterSpec& clus
   p.table_ranks = t->concurrent_ranks;
   std::vector<StageTime> stages;
   for (int s = 0; s < grid.pp(); ++s) {  // tp rank 0, dp rank 0 of each stage: the others mirror it
-    ZT_ASSIGN_OR_RETURN(StageTime st, stage_time(r, grid, grid.rank({0, 0, s}), *t, &comm, &p));
+    ZT_ASSIGN_OR_RETURN(StageTime st, stage_time(r, grid, grid.rank({0, 0, s}), cal, *t, &comm, &p));
     stages.push_back(st);
   }
   const double m = std::max(1, r.micro_batches);

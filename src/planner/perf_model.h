@@ -23,7 +23,8 @@
 // (stage 0 all-reduce, 1 reduce-scatter, 2-3 one reduce-scatter per micro-batch, counted
 // above for 3), the optimizer update of the owned elements, the parameter all-gather
 // (stages 1-2, of the compute dtype) and the step's scalar all-reduces (loss, norm,
-// checks). Gradient buckets are not assumed to overlap backward.
+// checks). Gradient buckets are not assumed to overlap backward. With NVMe offload of the
+// optimizer the update is its pass over the calibrated swap directory (swap_model.h).
 // A poor fit is refused: where the communication fits' own error (validated between their
 // measured sizes) times communication's share of the step exceeds kMaxCommStepError, the
 // prediction is an error that names the fit, instead of a time.
@@ -79,7 +80,9 @@ struct StepPrediction {
   double sp_comm_s = 0.0;    // Ulysses' all-to-alls, all micro-batches
   double zero3_comm_s = 0.0;
   double dp_comm_s = 0.0;    // gradient reduction, parameter all-gather, scalar all-reduces
-  double optimizer_s = 0.0;
+  double optimizer_s = 0.0;  // with NVMe offload, the whole optimizer pass (swap_model.h)
+  double swap_disk_s = 0.0;  // of it, what the disk alone would take (0: no NVMe offload)
+  std::string swap_dir;      // and the swap directory it was priced for
   int ops = 0;               // kernel calls priced per micro-batch (all stages)
   int extrapolated_ops = 0;  // of them, priced from another shape of the same kernel
   std::vector<std::string> links;  // the links the run's groups use ("intra", "inter")

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 
+#include "engine/memory_estimate.h"
 #include "nn/gpt_params.h"
+#include "planner/swap_model.h"
 
 namespace zt {
 namespace {
@@ -211,6 +213,34 @@ TEST(PerfModel, GroupsAcrossHostsNeedTheInterLink) {
   RunShape bf16 = shape(1, 1, 1);  // no bf16 table
   bf16.options.backend = backend_for(Device::kCpu, DType::kBF16).value();
   EXPECT_FALSE(predict_step(bf16, ClusterSpec{}, synthetic()).ok());
+}
+
+// NVMe offload of the optimizer: the update is its pass over the calibrated swap
+// directory (swap_model.h) with the in-memory update inside it; a directory never
+// calibrated is refused, naming the command that measures it.
+TEST(PerfModel, NvmeOffloadPricesTheOptimizerPassOverTheSwapDirectory) {
+  RunShape r = shape(1, 1, 1);
+  r.options.zero.offload.optimizer_device = OffloadDevice::kNvme;
+  r.options.zero.offload.optimizer_path = "/zt-perf-model-test/swap";
+  r.options.zero.offload.sub_group_size = 32768;
+  Calibration cal = synthetic();
+  EXPECT_NE(predict_step(r, ClusterSpec{1, 1, 1, 0}, cal).status().message().find("calibrate --nvme-path"),
+            std::string::npos);
+  DiskCalibration d;
+  d.write_bytes_per_s = 1e8;
+  d.mixed_bytes_per_s = 2e8;
+  d.checksum_bytes_per_s = 1e9;
+  cal.disks[disk_key("/zt-perf-model-test/swap")] = d;
+  auto p = predict_step(r, ClusterSpec{1, 1, 1, 0}, cal);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  TrainerOptions o = r.options;
+  auto m = estimate_rank_memory(o, 1, 0, 1, 0);
+  ASSERT_TRUE(m.ok());
+  const double psi = static_cast<double>(build_gpt_param_table(o.model, GptLayout{}).numel());
+  const SwapPass pass{static_cast<double>(m->swap_pass_read), static_cast<double>(m->swap_pass_write), m->swap_chunks};
+  EXPECT_NEAR(p->optimizer_s, swap_pass_seconds(pass, psi * kNsPerWork, d), 1e-12);
+  EXPECT_NEAR(p->swap_disk_s, swap_disk_seconds(pass, d), 1e-12);
+  EXPECT_NEAR(p->step_s, p->compute_s + p->optimizer_s, 1e-12);
 }
 
 }  // namespace

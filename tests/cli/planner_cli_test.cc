@@ -3,7 +3,8 @@
 // cluster across hosts without an inter-host calibration says what to run instead of
 // guessing, plan ranks the layouts that fit and names what it refused, and a broken
 // calibration file is a clean error naming the file; a GPU run is planned without a GPU,
-// its offload priced from the calibration.
+// its offload priced from the calibration; an NVMe optimizer pass is priced once its swap
+// directory is calibrated.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -213,6 +214,56 @@ TEST_F(PlannerCli, EstimatePricesOffloadFromTheHostAdamWAndThePinnedRates) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("cal.json: /device_link/h2d_bytes_per_s: expected a finite number >= 1"), std::string::npos)
       << r.err;
+}
+
+// The optimizer state on NVMe: a swap directory never measured is refused with the command
+// that measures it; calibrate measures it through a config that names it, and estimate
+// prices the optimizer pass over it (planner/swap_model.h).
+TEST_F(PlannerCli, EstimatePricesTheNvmeOptimizerPassOnceTheDirectoryIsCalibrated) {
+  std::ofstream(dir_ + "/nvme.json") << R"({"train_batch_size": 2, "train_micro_batch_size_per_gpu": 2,
+    "zero_optimization": {"stage": 0, "sub_group_size": 20000,
+                          "offload_optimizer": {"device": "nvme", "nvme_path": "swap"}},
+    "model": {"n_layer": 2, "n_head": 4, "n_embd": 64, "n_positions": 32},
+    "data": {"tokenizer": "byte", "seq_len": 32}})";
+  CliRun r = run("calibrate --config cfg.json --quick --skip-comm --micro-batches 2 --tp 1 -o cal.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("swap directory"), std::string::npos) << r.out;  // nothing asked for one
+  r = run("estimate --config nvme.json --calibration cal.json --threads-per-rank 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("step time: not predicted: the swap directory swap ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("run `zerotrain calibrate --nvme-path swap` on this machine"), std::string::npos) << r.out;
+
+  r = run("calibrate --config nvme.json --quick --skip-comm --skip-compute -o cal.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("swap directory " + dir_ + "/swap: write "), std::string::npos) << r.out;
+  r = run("estimate --config nvme.json --calibration cal.json --threads-per-rank 2 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = zt::parse_json_strict(r.out, "estimate --json");
+  ASSERT_TRUE(j.ok()) << r.out;
+  ASSERT_FALSE((*j)["step_s"].is_null()) << r.out;
+  EXPECT_GT((*j)["breakdown"]["swap_disk_s"].get<double>(), 0.0);
+  r = run("estimate --config nvme.json --calibration cal.json --threads-per-rank 2");
+  EXPECT_NE(r.out.find("assumes NVMe offload: the optimizer pass over swap at its calibrated"), std::string::npos)
+      << r.out;
+
+  // A GPU run with its optimizer on NVMe: the host update is the pass over the directory.
+  std::ofstream(dir_ + "/gpu_nvme.json") << R"({"train_batch_size": 2, "train_micro_batch_size_per_gpu": 2,
+    "bf16": {"enabled": true}, "zero_optimization": {"stage": 0, "sub_group_size": 20000,
+    "offload_optimizer": {"device": "nvme", "nvme_path": "swap"}}, "training": {"device": "cuda"},
+    "model": {"n_layer": 2, "n_head": 4, "n_embd": 64, "n_positions": 32}, "data": {"tokenizer": "byte", "seq_len": 32}})";
+  const std::string head = calibration_head(R"({"adamw 1000000": 0.01})");
+  std::ofstream(dir_ + "/gpu_cal.json") << head + "}";
+  r = run("estimate --config gpu_nvme.json --calibration gpu_cal.json --threads-per-rank 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("not priced: the swap directory swap ("), std::string::npos) << r.out;
+  std::ofstream(dir_ + "/gpu_cal.json") << head + R"(, "disks": {")" + dir_ + R"(/swap": {"write_bytes_per_s": 1e9,
+    "mixed_bytes_per_s": 2e9, "checksum_bytes_per_s": 1e10, "direct": true}}})";
+  r = run("estimate --config gpu_nvme.json --calibration gpu_cal.json --threads-per-rank 2 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = zt::parse_json_strict(r.out, "estimate --json");
+  ASSERT_TRUE(j.ok()) << r.out;
+  EXPECT_GT((*j)["offload_disk_s"].get<double>(), 0.0);
+  EXPECT_GT((*j)["offload_update_s"].get<double>(), (*j)["offload_disk_s"].get<double>());  // + the update, checksums
 }
 
 TEST_F(PlannerCli, BadArgumentsAndFilesAreCleanErrors) {

@@ -7,7 +7,8 @@
 # over the kernel tests and a training run; `zerotrain doctor`; a CLI run on the GPU that
 # saves, resumes and continues; the kernels against PyTorch's (and their layer rows under the
 # memory checker); a Llama (SmolLM-135M shape) training step against PyTorch eager; the GPT-2
-# 124M training step against PyTorch eager with a per-entry profile of the GPU's time. It
+# 124M training step against PyTorch eager with a per-entry profile of the GPU's time, and
+# beside it the planner's step from this GPU's kernel table (calibrate --device cuda; PREDICT=0 leaves it out). It
 # ends with one JSON line. Logs go to /tmp/zt_device_out, and as one archive (logs.tgz) to $OUT, the
 # device tool's folder, when it is set.
 # usage: bash bench/cuda/device_check.sh   (BATCHES="16 64" and COMPILE=1 by default: the step at both
@@ -81,7 +82,9 @@ section "Llama (SmolLM-135M shape) training step against PyTorch eager"
 MODEL=llama ZEROTRAIN="$ZT" BATCHES="16" STEPS=15 COMPILE=0 bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/llama_step.log" 2>&1
 tail -2 "$LOGS/llama_step.log"
 section "GPT-2 124M training step, with the profile"
-ZEROTRAIN="$ZT" BATCHES="${BATCHES:-16 64}" STEPS=15 COMPILE=${COMPILE:-1} COMPILE_BATCHES=16 bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/train_step.log" 2>&1
+ZEROTRAIN="$ZT" BATCHES="${BATCHES:-16 64}" STEPS=15 COMPILE=${COMPILE:-1} COMPILE_BATCHES=16 PREDICT=${PREDICT:-1} \
+  bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/train_step.log" 2>&1
+grep -E "^(predicted|step time|  assumes compute)" "$LOGS/train_step.log"
 tail -2 "$LOGS/train_step.log"
 ZT_CUDA_PROFILE=1 TORCH=0 ZEROTRAIN="$ZT" BATCHES="16" STEPS=6 bash "$ROOT/bench/cuda/gpu_train_step.sh" > "$LOGS/profile.log" 2>&1
 grep -A14 "CUDA table profile" "$LOGS/profile.log"

@@ -6,7 +6,9 @@
 # tokens/s is the median of its metrics.csv after STEPS_WARM warm-up steps; PyTorch's is
 # bench/cuda/torch_gpt2_cuda.py's median. Prints one line per run and a JSON line.
 # COMPILE=1 adds torch.compile (its compilation takes a minute or more), at the batch sizes in
-# COMPILE_BATCHES (default: all); TORCH=0 runs zerotrain alone (for its profile).
+# COMPILE_BATCHES (default: all); TORCH=0 runs zerotrain alone (for its profile); PREDICT=1
+# adds the planner's tokens/s from this GPU's kernel table (zerotrain calibrate --device cuda
+# --quick at the run's shape, then estimate), planner_tokens_per_s in the JSON.
 # usage: ZEROTRAIN=path BATCHES="16 64" STEPS=20 [COMPILE=1] [MODEL=llama] bash bench/cuda/gpu_train_step.sh
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,6 +50,15 @@ PY
 )
   [ $rc -ne 0 ] && { tail -5 "$WORK/zt$B.log"; zt=0; }
   grep -A48 "CUDA table profile" "$WORK/zt$B.log" || true  # with ZT_CUDA_PROFILE=1
+  pred=0  # PREDICT=1: the planner's step from this GPU's kernel table (calibrate --device cuda), beside the run
+  if [ "${PREDICT:-0}" = 1 ]; then
+    "$ZT" calibrate --device cuda --precision bf16 --quick --skip-comm --config "$WORK/cfg.json" --micro-batches "$B" \
+      --tp 1 -o "$WORK/gpu_cal.json" > "$WORK/cal$B.log" 2>&1 || tail -3 "$WORK/cal$B.log"
+    "$ZT" estimate --config "$WORK/cfg.json" --calibration "$WORK/gpu_cal.json" > "$WORK/est$B.log" 2>&1
+    grep -E "^(predicted|step time|  assumes compute)" "$WORK/est$B.log"
+    pred=$("$ZT" estimate --config "$WORK/cfg.json" --calibration "$WORK/gpu_cal.json" --json 2>/dev/null |
+      python3 -c "import json, sys; j = json.load(sys.stdin); print(round($B * 1024 / j['step_s']) if j.get('step_s') else 0)" 2>/dev/null || echo 0)
+  fi
   eager='{"tokens_per_s": 0}'
   [ "${TORCH:-1}" = 1 ] && eager=$(python3 "$ROOT/bench/cuda/torch_gpt2_cuda.py" $TORCH_ARGS --batch "$B" --steps "$STEPS" | tail -1)
   te=$(echo "$eager" | python3 -c "import json,sys; print(json.load(sys.stdin)['tokens_per_s'])" 2>/dev/null || echo 0)
@@ -56,7 +67,7 @@ PY
     compiled=$(python3 "$ROOT/bench/cuda/torch_gpt2_cuda.py" $TORCH_ARGS --batch "$B" --steps "$STEPS" --compile | tail -1)
     tc=$(echo "$compiled" | python3 -c "import json,sys; print(json.load(sys.stdin)['tokens_per_s'])" 2>/dev/null || echo 0)
   fi
-  echo "B=$B: zerotrain $zt tokens/s; PyTorch eager $te tokens/s ($eager); torch.compile $tc tokens/s"
-  summary="$summary\"B$B\": {\"zerotrain_tokens_per_s\": $zt, \"torch_eager_tokens_per_s\": $te, \"torch_compile_tokens_per_s\": $tc}, "
+  echo "B=$B: zerotrain $zt tokens/s; PyTorch eager $te tokens/s ($eager); torch.compile $tc tokens/s; planner predicted $pred tokens/s"
+  summary="$summary\"B$B\": {\"zerotrain_tokens_per_s\": $zt, \"torch_eager_tokens_per_s\": $te, \"torch_compile_tokens_per_s\": $tc, \"planner_tokens_per_s\": $pred}, "
 done
 echo "${summary%, }}"

@@ -95,8 +95,9 @@ StatusOr<std::vector<double>> slowest_rank(ProcessGroup& world, const std::vecto
 StatusOr<ComputeTable> measure_compute(const CalibrateArgs& a, ProcessGroup* world) {
   ZT_ASSIGN_OR_RETURN(const std::vector<Shapes> ms, models(a));
   const DType dt = a.precision == "bf16" ? DType::kBF16 : a.precision == "fp16" ? DType::kF16 : DType::kF32;
-  ZT_ASSIGN_OR_RETURN(const Backend* backend, backend_for(Device::kCpu, dt));
+  ZT_ASSIGN_OR_RETURN(const Backend* backend, backend_for(a.device == "cuda" ? Device::kCuda : Device::kCpu, dt));
   ComputeTable t;
+  t.device = a.device;
   t.threads = num_threads();
   t.concurrent_ranks = world != nullptr ? world->size() : 1;
   t.dtype = a.precision;
@@ -238,8 +239,8 @@ void print_summary(const Calibration& c, const ComputeTable* t, const std::strin
       OpCall o;
       if (parse_op_key(key, &o) && o.is_gemm()) best = std::max(best, o.work() / s);
     }
-    std::printf("compute (%s, %d threads per rank, %d ranks at once): %zu kernel calls; best GEMM %.1f GFLOP/s\n",
-                t->dtype.c_str(), t->threads, t->concurrent_ranks, t->seconds.size(), best / 1e9);
+    std::printf("compute (%s %s, %d threads per rank, %d ranks at once): %zu kernel calls; best GEMM %.1f GFLOP/s\n",
+                t->device.c_str(), t->dtype.c_str(), t->threads, t->concurrent_ranks, t->seconds.size(), best / 1e9);
   }
   if (!link.empty() && c.links.count(link) != 0) {
     for (const auto& [name, f] : c.links.at(link)) std::printf("%s\n", fit_line(link, name, f).c_str());
@@ -262,7 +263,7 @@ void print_summary(const Calibration& c, const ComputeTable* t, const std::strin
 // This calibration's arguments for one split's run: the same measurements into the same
 // file, without --splits (a split of several ranks also fits the link within this host).
 std::vector<std::string> split_command(const CalibrateArgs& a, const std::string& path) {
-  std::vector<std::string> c = {"calibrate", "-o", path, "--precision", a.precision};
+  std::vector<std::string> c = {"calibrate", "-o", path, "--precision", a.precision, "--device", a.device};
   if (a.skip_comm) c.push_back("--skip-comm");
   if (a.skip_compute) c.push_back("--skip-compute");
   for (const std::string& f : a.configs) c.insert(c.end(), {"--config", f});
@@ -299,12 +300,21 @@ int calibrate_splits(const CalibrateArgs& a, const std::string& path) {
   return kExitOk;
 }
 
+// The flags' values; with --device cuda, a usable GPU before anything is measured.
+Status check_args(const CalibrateArgs& a) {
+  if (a.precision != "fp32" && a.precision != "bf16" && a.precision != "fp16") {
+    return Status::InvalidArgument("--precision: expected fp32, bf16 or fp16, got " + a.precision);
+  }
+  if (a.device != "cpu" && a.device != "cuda") return Status::InvalidArgument("--device: expected cpu or cuda, got " + a.device);
+  if (a.device == "cuda" && !a.skip_compute) return backend_for(Device::kCuda, DType::kF32).status();
+  return Status::OK();
+}
+
 }  // namespace
 
 int run_calibrate(const CalibrateArgs& args) {
-  if (args.precision != "fp32" && args.precision != "bf16" && args.precision != "fp16") {
-    return report_error(Status::InvalidArgument("--precision: expected fp32, bf16 or fp16, got " + args.precision),
-                        kExitBadInput);
+  if (Status s = check_args(args); !s.ok()) {
+    return report_error(s, s.code() == StatusCode::kInvalidArgument ? kExitBadInput : kExitFailure);
   }
   const std::string path = args.output.empty() ? default_calibration_path() : args.output;
   if (args.splits) {
@@ -368,6 +378,8 @@ Command add_calibrate_command(CLI::App& app) {
   cb->add_option("--micro-batches", cal->micro_batches, "Micro-batch sizes to measure")->delimiter(',');
   cb->add_option("--tp", cal->tp_degrees, "Tensor-parallel degrees to measure")->delimiter(',');
   cb->add_option("--precision", cal->precision, "fp32, bf16 or fp16: the compute table to fill");
+  cb->add_option("--device", cal->device, "cpu or cuda: whose kernels the compute table times (cuda: GPU 0's, for "
+                                          "estimate and plan of a run on one GPU)");
   cb->add_option("-o,--output", cal->output, "Calibration file (default $ZT_CALIBRATION or ~/.cache/zerotrain/calibration.json)");
   cb->add_option("--nvme-path", cal->nvme_paths, "Measure this swap directory for NVMe offload (repeatable; a --config's "
                                                 "offload_optimizer nvme_path is measured too)");

@@ -2,7 +2,8 @@
 // on this machine and merges it into the calibration cache (planner/calibration.h):
 //   - every kernel call of the given models' micro-batches (--config, repeatable; none:
 //     GPT-2 small at 1024 tokens) for the micro-batch sizes and tensor-parallel degrees
-//     asked, and AdamW updates of 1M..64M elements, with this process's threads; under
+//     asked, and AdamW updates of 1M..64M elements, with this process's threads (with
+//     --device cuda, GPU 0's kernels, each call to the end of its stream); under
 //     mpirun every rank runs the same calls at the same time (as ranks do in training)
 //     and rank 0's times are kept;
 //   - under mpirun with 2 or more ranks, α and β of all_reduce, reduce_scatter,
@@ -33,6 +34,7 @@ struct CalibrateArgs {
   std::vector<int> micro_batches = {1, 2, 4, 8};
   std::vector<int> tp_degrees = {1, 2, 4, 8};
   std::string precision = "fp32";   // fp32, bf16, fp16: the compute table to fill
+  std::string device = "cpu";       // cpu, cuda: whose kernels it times
   std::string output;               // "" = default_calibration_path()
   bool skip_compute = false;
   bool skip_comm = false;

@@ -93,6 +93,21 @@ void price_offload(const TrainerOptions& o, const ClusterSpec& cl, const Calibra
   e->offload_pcie_s = static_cast<double>(m->pcie_bytes_per_step) / std::min(link.h2d_bytes_per_s, link.d2h_bytes_per_s);
 }
 
+// A device run whose optimizer runs on the host (offload_optimizer): its update is the
+// offload pipeline's, at least the larger of the host update and the PCIe traffic
+// (price_offload), instead of the device's AdamW; unpriced, so is the step.
+StatusOr<StepPrediction> with_host_update(const TrainerOptions& o, const LayoutEval& e, StepPrediction p) {
+  if (!e.on_device || !ModelStates::updates_on_host(backend_or_cpu(o.backend), o.zero.offload)) return p;
+  if (e.offload_update_s < 0 || e.offload_pcie_s < 0) {
+    return Status::FailedPrecondition("the offloaded optimizer is not priced: " + e.offload_note);
+  }
+  const double update = std::max(e.offload_update_s, e.offload_pcie_s);
+  p.step_s += update - p.optimizer_s;
+  p.optimizer_s = update;
+  p.host_update = true;
+  return p;
+}
+
 }  // namespace
 
 StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& cluster, const Calibration* cal) {
@@ -106,16 +121,11 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
   e.data_bytes = token_file_bytes(cfg.data);
   ZT_RETURN_IF_ERROR(add_memory(cfg, grid, cluster, o, &e));
   price_offload(o, cluster, cal, &e);
-  if (e.on_device) {  // before "no calibration": calibrating would not help
-    e.time_status = Status::Unimplemented("calibrate times this host's CPU kernels, so the step time of a run on "
-                                          "device cuda is not predicted (its device and host memory are)");
-    return e;
-  }
   if (cal == nullptr) {
     e.time_status = Status::NotFound("no calibration");
     return e;
   }
-  if (o.flash_attention) {
+  if (o.flash_attention && !e.on_device) {  // a device's table times its attention as the run calls it
     e.time_status = Status::Unimplemented("calibrate times the materialized attention kernels, not "
                                           "training.attention \"flash\" (memory is exact)");
     return e;
@@ -130,6 +140,7 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
   r.virtual_stages = cfg.parallel.virtual_stages;
   r.sp = grid.sp();
   auto p = predict_step(r, cluster, *cal);
+  if (p.ok()) p = with_host_update(o, e, *p);
   if (p.ok()) {
     e.timed = true;
     e.time = *p;
@@ -153,10 +164,21 @@ std::vector<std::string> prediction_assumptions(const ClusterSpec& cluster, cons
                                                 const StepPrediction& p) {
   std::vector<std::string> a;
   char b[512];
-  std::snprintf(b, sizeof(b), "compute: kernel times measured on %s (%s) with %d thread(s) per rank, %d rank(s) at once",
-                cal.cpu.empty() ? "the calibrated CPU" : cal.cpu.c_str(), cal.isa.c_str(), p.table_threads, p.table_ranks);
-  a.push_back(b);
-  if (p.table_threads != cluster.threads_per_rank || p.table_ranks != cluster.procs_per_host) {
+  if (p.device == "cuda") {
+    std::snprintf(b, sizeof(b), "compute: kernel times measured on the GPU (%s), each call from its start to the "
+                  "stream's end, with 256 MiB of its memory rewritten before it; launches between kernels not counted",
+                  cal.device_link.device.empty() ? "calibrate --device cuda" : cal.device_link.device.c_str());
+    a.push_back(b);
+  } else {
+    std::snprintf(b, sizeof(b), "compute: kernel times measured on %s (%s) with %d thread(s) per rank, %d rank(s) at once",
+                  cal.cpu.empty() ? "the calibrated CPU" : cal.cpu.c_str(), cal.isa.c_str(), p.table_threads, p.table_ranks);
+    a.push_back(b);
+  }
+  if (p.host_update) {
+    a.push_back("the optimizer on the host: the offload pipeline's lower bound, the larger of the host update and its "
+                "PCIe traffic (their sum bounds it above: the offload line)");
+  }
+  if (p.device == "cpu" && (p.table_threads != cluster.threads_per_rank || p.table_ranks != cluster.procs_per_host)) {
     std::snprintf(b, sizeof(b), "the layout runs %d thread(s) per rank, %d rank(s) a host: not calibrated at that split, "
                   "priced from the nearest (zerotrain calibrate --splits measures every split of this host)",
                   cluster.threads_per_rank, cluster.procs_per_host);

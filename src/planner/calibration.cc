@@ -49,6 +49,8 @@ StatusOr<ComputeTable> table_from_json(const Json& j, const std::string& file, c
   t.concurrent_ranks = static_cast<int>(ranks);
   if (!j.contains("dtype") || !j["dtype"].is_string()) return bad(file, at + "/dtype", "expected \"fp32\", \"bf16\" or \"fp16\"");
   t.dtype = j["dtype"].get<std::string>();
+  t.device = j.value("device", "cpu");
+  if (t.device != "cpu" && t.device != "cuda") return bad(file, at + "/device", "expected \"cpu\" or \"cuda\", got \"" + t.device + "\"");
   if (t.dtype != "fp32" && t.dtype != "bf16" && t.dtype != "fp16") {
     return bad(file, at + "/dtype", "expected \"fp32\", \"bf16\" or \"fp16\", got \"" + t.dtype + "\"");
   }
@@ -115,14 +117,15 @@ bool ComputeTable::price(const OpCall& op, double* seconds_out, bool* exact, boo
   return true;
 }
 
-const ComputeTable* Calibration::table(int threads, int ranks_on_host, const std::string& dtype) const {
+const ComputeTable* Calibration::table(int threads, int ranks_on_host, const std::string& dtype,
+                                       const std::string& device) const {
   auto nearer = [](int have, int best, int want) {  // -1 nearer, 0 as near, 1 farther
     const int d = std::abs(have - want), bd = std::abs(best - want);
     return d != bd ? (d < bd ? -1 : 1) : have > best ? -1 : have < best ? 1 : 0;
   };
   const ComputeTable* best = nullptr;
   for (const ComputeTable& t : compute) {
-    if (t.dtype != dtype) continue;
+    if (t.dtype != dtype || t.device != device) continue;
     if (best == nullptr) {
       best = &t;
       continue;
@@ -137,7 +140,8 @@ const ComputeTable* Calibration::table(int threads, int ranks_on_host, const std
 
 void Calibration::put(const ComputeTable& t) {
   for (ComputeTable& have : compute) {
-    if (have.threads == t.threads && have.concurrent_ranks == t.concurrent_ranks && have.dtype == t.dtype) {
+    if (have.threads == t.threads && have.concurrent_ranks == t.concurrent_ranks && have.dtype == t.dtype &&
+        have.device == t.device) {
       for (const auto& [k, v] : t.seconds) have.seconds[k] = v;
       for (const auto& [k, v] : t.slowest_seconds) have.slowest_seconds[k] = v;
       return;
@@ -188,7 +192,7 @@ Json calibration_to_json(const Calibration& c) {
   j["compute"] = Json::array();
   for (const ComputeTable& t : c.compute) {
     j["compute"].push_back({{"threads", t.threads}, {"concurrent_ranks", t.concurrent_ranks}, {"dtype", t.dtype},
-                            {"seconds", t.seconds}});
+                            {"device", t.device}, {"seconds", t.seconds}});
     if (!t.slowest_seconds.empty()) j["compute"].back()["slowest_seconds"] = t.slowest_seconds;
   }
   j["links"] = Json::object();

@@ -5,7 +5,7 @@
 //    "process_base_bytes", "mpi_process_base_bytes", "mpi_inter_process_base_bytes":
 //    resident memory of a process before its model (binary, BLAS; and MPI for a rank under
 //    mpirun, with peers on its host or on other hosts: the transports' buffers differ),
-//    "compute": [{"threads", "concurrent_ranks", "dtype", "seconds": {op key: s},
+//    "compute": [{"threads", "concurrent_ranks", "dtype", "device" (optional, "cpu"), "seconds": {op key: s},
 //                 "slowest_seconds" (optional): {op key: s}}],
 //    "links": {"intra"|"inter": {collective: {"alpha_s", "beta_s_per_byte", "ranks",
 //                                             "max_rel_residual", "points": [[bytes, s], ...],
@@ -40,6 +40,7 @@ struct ComputeTable {
   int threads = 1;
   int concurrent_ranks = 1;
   std::string dtype = "fp32";  // "fp32", "bf16", "fp16"
+  std::string device = "cpu";  // whose kernels: "cpu", or "cuda" (calibrate --device cuda: the GPU's, on its stream)
   std::map<std::string, double> seconds;  // a call's typical time on one rank
   // Under mpirun: the slowest rank's time of the same call, all ranks starting together (the
   // median over passes of the maximum over ranks). A group that synchronises between kernels
@@ -99,10 +100,11 @@ struct Calibration {
   // The rates of swap directory `dir`, or null when it was not measured.
   const DiskCalibration* disk(const std::string& dir) const;
 
-  // The table for `dtype` measured nearest `threads` threads per rank (ties: more threads),
+  // The table of `device`'s kernels for `dtype` measured nearest `threads` threads per rank (ties: more threads),
   // and among those the one whose concurrent ranks are nearest `ranks_on_host` (ties: more
   // ranks: a busier machine), or null when there is none for the dtype.
-  const ComputeTable* table(int threads, int ranks_on_host, const std::string& dtype) const;
+  const ComputeTable* table(int threads, int ranks_on_host, const std::string& dtype,
+                            const std::string& device = "cpu") const;
   // Replaces the table with the same threads, concurrent ranks and dtype, or adds it.
   void put(const ComputeTable& t);
   // The fit for `link` ("intra"/"inter") and collective, or null.

@@ -130,6 +130,22 @@ TEST(Calibration, NearestThreadsAndMerging) {
   EXPECT_EQ(c.table(1, 1, "fp32")->seconds.size(), 2u);
   EXPECT_NE(c.fit("intra", Collective::kAllReduce), nullptr);
   EXPECT_EQ(c.fit("inter", Collective::kAllReduce), nullptr);
+  // A GPU's table (calibrate --device cuda) is its own: never merged with, nor picked for, the host's.
+  ComputeTable gpu = one;
+  gpu.device = "cuda";
+  gpu.seconds = {{"adamw 1048576", 1e-5}};
+  c.put(gpu);
+  EXPECT_EQ(c.compute.size(), 3u);
+  EXPECT_EQ(c.table(1, 1, "fp32", "cuda")->seconds.at("adamw 1048576"), 1e-5);
+  EXPECT_EQ(c.table(1, 1, "fp32")->device, "cpu");
+  EXPECT_EQ(c.table(1, 1, "bf16", "cuda"), nullptr);
+  auto back = calibration_from_json(calibration_to_json(c), "cal.json");
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_NE(back->table(1, 1, "fp32", "cuda"), nullptr);
+  Json bad = calibration_to_json(c);
+  bad["compute"][2]["device"] = "tpu";
+  EXPECT_NE(calibration_from_json(bad, "cal.json").status().message().find("cal.json: /compute/2/device: expected \"cpu\" or \"cuda\""),
+            std::string::npos);
 }
 
 }  // namespace

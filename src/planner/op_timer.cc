@@ -17,58 +17,78 @@ namespace {
 constexpr size_t kEvictBytes = size_t{128} << 20;
 constexpr size_t kMaxReps = 15;
 
-// Small values (|x| < 0.5) so no kernel meets inf or NaN, in the table's storage type
-// (16-bit tables round them with their own from_f32).
-template <typename A>
-std::vector<A> values(const ActivationOps<A>& k, size_t n, uint32_t seed) {
-  std::vector<float> f(n);
-  uint32_t s = seed * 2654435761u + 1;
-  for (float& x : f) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<float>(s >> 8) / 16777216.0f - 0.5f;
+// The buffers of one timed call, in the backend's memory (a device's where it has one),
+// filled from the host through the backend's copies. Small values (|x| < 0.5) so no kernel
+// meets inf or NaN; 16-bit ones rounded by the host's from_f32 (a device table's casts
+// take device pointers). The first allocation failure is kept in `error`.
+class Buffers {
+ public:
+  explicit Buffers(const Backend& b) : b_(b) {}
+  template <typename A>
+  A* values(size_t n, uint32_t seed) {
+    std::vector<float> f(n);
+    uint32_t s = seed * 2654435761u + 1;
+    for (float& x : f) {
+      s = s * 1664525u + 1013904223u;
+      x = static_cast<float>(s >> 8) / 16777216.0f - 0.5f;
+    }
+    if constexpr (std::is_same_v<A, float>) {
+      return static_cast<A*>(put(f.data(), n, DType::kF32));
+    } else {
+      std::vector<A> h(n);
+      plain_cpu_backend(b_.compute_dtype()).half_ops()->from_f32(h.data(), f.data(), static_cast<int64_t>(n));
+      return static_cast<A*>(put(h.data(), n, b_.compute_dtype()));
+    }
   }
-  if constexpr (std::is_same_v<A, float>) {
-    (void)k;
-    return f;
-  } else {
-    std::vector<A> h(n);
-    k.from_f32(h.data(), f.data(), static_cast<int64_t>(n));
-    return h;
+  float* zeros(size_t n) { return static_cast<float*>(put(nullptr, n, DType::kF32)); }
+  int32_t* tokens(size_t n, int32_t below) {
+    std::vector<int32_t> t(n);
+    for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 7919u + 13u) % static_cast<size_t>(below));
+    return static_cast<int32_t*>(put(t.data(), n, DType::kF32));  // 4-byte elements
   }
-}
+  Status error;
 
-std::vector<int32_t> tokens(size_t n, int32_t below) {
-  std::vector<int32_t> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 7919u + 13u) % static_cast<size_t>(below));
-  return t;
-}
+ private:
+  void* put(const void* host, size_t n, DType dt) {
+    auto a = b_.allocate(std::max<size_t>(n, 1), dt, "a calibration kernel's buffer");
+    if (!a.ok()) {
+      if (error.ok()) error = a.status();
+      return nullptr;
+    }
+    if (host != nullptr) b_.copy_from_host(a->as<void>(), host, n * dtype_size(dt));
+    arenas_.push_back(std::move(a).value());
+    return arenas_.back().as<void>();
+  }
+  const Backend& b_;
+  std::vector<Arena> arenas_;
+};
 
-// The call itself as a closure over buffers it owns.
+// The call itself as a closure over its buffers (in `buf`, which outlives it).
 template <typename A>
-std::function<void()> bind_call(const ActivationOps<A>& k, const OpCall& op) {
+std::function<void()> bind_call(const ActivationOps<A>& k, const OpCall& op, Buffers& buf) {
   const int64_t a = op.dims[0], b = op.dims[1], c = op.dims[2], d = op.dims[3];
-  auto V = [&](size_t n, uint32_t seed) { return std::make_shared<std::vector<A>>(values<A>(k, n, seed)); };
-  auto F = [&](size_t n) { return std::make_shared<std::vector<float>>(n, 0.0f); };
+  auto V = [&](size_t n, uint32_t seed) { return buf.values<A>(n, seed); };
+  auto F = [&](size_t n) { return buf.zeros(n); };
   const size_t A0 = static_cast<size_t>(a);
   switch (op.kind) {
     case OpKind::kLinearForward: {
       auto x = V(A0 * b, 1), w = V(static_cast<size_t>(b * c), 2), y = V(A0 * c, 3);
-      return [=, &k] { k.linear_forward(y->data(), x->data(), w->data(), nullptr, nullptr, a, int(b), int(c)); };
+      return [=, &k] { k.linear_forward(y, x, w, nullptr, nullptr, a, int(b), int(c)); };
     }
     case OpKind::kLinearBackward: {
       auto x = V(A0 * b, 1), w = V(static_cast<size_t>(b * c), 2), dy = V(A0 * c, 3), dx = V(A0 * b, 4);
       auto dw = F(static_cast<size_t>(b * c)), db = F(static_cast<size_t>(c));
-      return [=, &k] { k.linear_backward(dx->data(), dw->data(), db->data(), dy->data(), x->data(), w->data(), a, int(b), int(c)); };
+      return [=, &k] { k.linear_backward(dx, dw, db, dy, x, w, a, int(b), int(c)); };
     }
     case OpKind::kAttentionForward:
     case OpKind::kAttentionBackward: {
       const size_t BT = A0 * b;
       auto qkv = V(BT * 3 * c, 1), atty = V(BT * c, 2), att = V(A0 * d * b * b, 3), dqkv = V(BT * 3 * c, 4);
       if (op.kind == OpKind::kAttentionForward) {
-        return [=, &k] { k.attention_forward(atty->data(), att->data(), qkv->data(), int(a), int(b), int(c), int(d)); };
+        return [=, &k] { k.attention_forward(atty, att, qkv, int(a), int(b), int(c), int(d)); };
       }
-      k.attention_forward(atty->data(), att->data(), qkv->data(), int(a), int(b), int(c), int(d));
-      return [=, &k] { k.attention_backward(dqkv->data(), atty->data(), qkv->data(), att->data(), int(a), int(b), int(c), int(d)); };
+      k.attention_forward(atty, att, qkv, int(a), int(b), int(c), int(d));
+      return [=, &k] { k.attention_backward(dqkv, atty, qkv, att, int(a), int(b), int(c), int(d)); };
     }
     case OpKind::kLayerNormForward:
     case OpKind::kLayerNormBackward:
@@ -78,17 +98,17 @@ std::function<void()> bind_call(const ActivationOps<A>& k, const OpCall& op) {
       auto mean = F(A0), rstd = F(A0), dw = F(size_t(b)), dbias = F(size_t(b));
       switch (op.kind) {
         case OpKind::kLayerNormForward:
-          return [=, &k] { k.layernorm_forward(y->data(), mean->data(), rstd->data(), x->data(), w->data(), bias->data(), a, int(b)); };
+          return [=, &k] { k.layernorm_forward(y, mean, rstd, x, w, bias, a, int(b)); };
         case OpKind::kLayerNormBackward:
-          k.layernorm_forward(y->data(), mean->data(), rstd->data(), x->data(), w->data(), bias->data(), a, int(b));
+          k.layernorm_forward(y, mean, rstd, x, w, bias, a, int(b));
           return [=, &k] {
-            k.layernorm_backward(y->data(), dw->data(), dbias->data(), dy->data(), x->data(), w->data(), mean->data(), rstd->data(), a, int(b));
+            k.layernorm_backward(y, dw, dbias, dy, x, w, mean, rstd, a, int(b));
           };
         case OpKind::kRmsNormForward:
-          return [=, &k] { k.rmsnorm_forward(y->data(), rstd->data(), x->data(), w->data(), a, int(b), 1e-5f); };
+          return [=, &k] { k.rmsnorm_forward(y, rstd, x, w, a, int(b), 1e-5f); };
         default:
-          k.rmsnorm_forward(y->data(), rstd->data(), x->data(), w->data(), a, int(b), 1e-5f);
-          return [=, &k] { k.rmsnorm_backward(y->data(), dw->data(), dy->data(), x->data(), w->data(), rstd->data(), a, int(b)); };
+          k.rmsnorm_forward(y, rstd, x, w, a, int(b), 1e-5f);
+          return [=, &k] { k.rmsnorm_backward(y, dw, dy, x, w, rstd, a, int(b)); };
       }
     }
     default:
@@ -98,57 +118,58 @@ std::function<void()> bind_call(const ActivationOps<A>& k, const OpCall& op) {
 
 // The rest of the kinds (elementwise, embedding, loss, optimizer).
 template <typename A>
-std::function<void()> bind_other(const ActivationOps<A>& k, const KernelOps& f32, const OpCall& op) {
+std::function<void()> bind_other(const ActivationOps<A>& k, const KernelOps& f32, const OpCall& op,
+                                 Buffers& buf) {
   const int64_t a = op.dims[0], b = op.dims[1], c = op.dims[2], d = op.dims[3];
-  auto V = [&](size_t n, uint32_t seed) { return std::make_shared<std::vector<A>>(values<A>(k, n, seed)); };
-  auto F = [&](size_t n) { return std::make_shared<std::vector<float>>(n, 0.0f); };
+  auto V = [&](size_t n, uint32_t seed) { return buf.values<A>(n, seed); };
+  auto F = [&](size_t n) { return buf.zeros(n); };
   const size_t A0 = static_cast<size_t>(a);
   switch (op.kind) {
     case OpKind::kGeluForward:
     case OpKind::kGeluBackward: {
       auto x = V(A0, 1), y = V(A0, 2);
-      if (op.kind == OpKind::kGeluForward) return [=, &k] { k.gelu_forward(y->data(), x->data(), a); };
-      return [=, &k] { k.gelu_backward(y->data(), x->data(), y->data(), a); };
+      if (op.kind == OpKind::kGeluForward) return [=, &k] { k.gelu_forward(y, x, a); };
+      return [=, &k] { k.gelu_backward(y, x, y, a); };
     }
     case OpKind::kSwigluForward:
     case OpKind::kSwigluBackward: {
       auto g = V(A0, 1), u = V(A0, 2), y = V(A0, 3), dg = V(A0, 4), du = V(A0, 5);
-      if (op.kind == OpKind::kSwigluForward) return [=, &k] { k.swiglu_forward(y->data(), g->data(), u->data(), a); };
-      return [=, &k] { k.swiglu_backward(dg->data(), du->data(), y->data(), g->data(), u->data(), a); };
+      if (op.kind == OpKind::kSwigluForward) return [=, &k] { k.swiglu_forward(y, g, u, a); };
+      return [=, &k] { k.swiglu_backward(dg, du, y, g, u, a); };
     }
     case OpKind::kRopeForward:
     case OpKind::kRopeBackward: {
       auto freqs = F(static_cast<size_t>(b * d));
       std::vector<double> inv(static_cast<size_t>(d / 2), 0.01);
-      f32.rope_table(freqs->data(), int(b), int(d), inv.data());
+      f32.rope_table(freqs, int(b), int(d), inv.data());
       auto x = V(A0 * b * c * d, 1);
       if (op.kind == OpKind::kRopeForward) {
-        return [=, &k] { k.rope_forward(x->data(), x->data(), freqs->data(), int(a), int(b), int(c), int(d), 0); };
+        return [=, &k] { k.rope_forward(x, x, freqs, int(a), int(b), int(c), int(d), 0); };
       }
-      return [=, &k] { k.rope_backward(x->data(), x->data(), freqs->data(), int(a), int(b), int(c), int(d), 0); };
+      return [=, &k] { k.rope_backward(x, x, freqs, int(a), int(b), int(c), int(d), 0); };
     }
     case OpKind::kEncoderForward:
     case OpKind::kEncoderBackward: {
       constexpr int kRows = 4096;  // embedding rows the tokens index
-      auto tok = std::make_shared<std::vector<int32_t>>(tokens(A0 * b, kRows));
+      auto tok = buf.tokens(A0 * b, kRows);
       auto wte = V(size_t(kRows) * c, 1), wpe = V(static_cast<size_t>(b * c), 2), y = V(A0 * b * c, 3);
       auto dwte = F(size_t(kRows) * c), dwpe = F(static_cast<size_t>(b * c));
       if (op.kind == OpKind::kEncoderForward) {
-        return [=, &k] { k.encoder_forward(y->data(), tok->data(), wte->data(), wpe->data(), int(a), int(b), int(c)); };
+        return [=, &k] { k.encoder_forward(y, tok, wte, wpe, int(a), int(b), int(c)); };
       }
-      return [=, &k] { k.encoder_backward(dwte->data(), dwpe->data(), y->data(), tok->data(), int(a), int(b), int(c)); };
+      return [=, &k] { k.encoder_backward(dwte, dwpe, y, tok, int(a), int(b), int(c)); };
     }
     case OpKind::kXentForward:
     case OpKind::kXentBackward: {
-      auto tok = std::make_shared<std::vector<int32_t>>(tokens(A0, int32_t(b)));
+      auto tok = buf.tokens(A0, int32_t(b));
       auto logits = V(A0 * b, 1), dlogits = V(A0 * b, 2);
       auto losses = F(A0), stats = F(2 * A0);
-      k.crossentropy_forward(losses->data(), stats->data(), logits->data(), tok->data(), a, int(b), int(b));
+      k.crossentropy_forward(losses, stats, logits, tok, a, int(b), int(b));
       if (op.kind == OpKind::kXentForward) {
-        return [=, &k] { k.crossentropy_forward(losses->data(), stats->data(), logits->data(), tok->data(), a, int(b), int(b)); };
+        return [=, &k] { k.crossentropy_forward(losses, stats, logits, tok, a, int(b), int(b)); };
       }
       return [=, &k] {
-        k.crossentropy_backward(dlogits->data(), logits->data(), stats->data(), tok->data(), 1e-3f, a, int(b), int(b));
+        k.crossentropy_backward(dlogits, logits, stats, tok, 1e-3f, a, int(b), int(b));
       };
     }
     case OpKind::kAdamW: {  // the update with the compute copy it writes (none in fp32)
@@ -157,8 +178,8 @@ std::function<void()> bind_other(const ActivationOps<A>& k, const KernelOps& f32
       AdamWArgs args;
       args.neg_step_size = -1e-3f;
       return [=, &k] {
-        A* dst = std::is_same_v<A, float> ? reinterpret_cast<A*>(p->data()) : copy->data();
-        k.adamw_step_copy(dst, p->data(), g->data(), m->data(), v->data(), a, args);
+        A* dst = std::is_same_v<A, float> ? reinterpret_cast<A*>(p) : copy;
+        k.adamw_step_copy(dst, p, g, m, v, a, args);
       };
     }
     default:
@@ -167,9 +188,9 @@ std::function<void()> bind_other(const ActivationOps<A>& k, const KernelOps& f32
 }
 
 template <typename A>
-std::function<void()> bind(const ActivationOps<A>& k, const KernelOps& f32, const OpCall& op) {
-  std::function<void()> f = bind_call<A>(k, op);
-  return f ? f : bind_other<A>(k, f32, op);
+std::function<void()> bind(const ActivationOps<A>& k, const KernelOps& f32, const OpCall& op, Buffers& buf) {
+  std::function<void()> f = bind_call<A>(k, op, buf);
+  return f ? f : bind_other<A>(k, f32, op, buf);
 }
 
 // In training a kernel's inputs were written long before (forward activations, the
@@ -187,20 +208,38 @@ void evict_caches() {
 
 }  // namespace
 
+// A device's caches between calls: `bytes` of its memory zeroed on its stream (without the
+// memory for it, the calls are timed with what the caches hold).
+void evict_device(const Backend& b, size_t bytes) {
+  static const Backend* owner = nullptr;
+  static Arena* junk = nullptr;  // never freed: a device's memory must not be released after its context at exit
+  if (owner != &b || (junk != nullptr && junk->bytes() != bytes)) {
+    auto a = b.allocate(bytes / 4, DType::kF32, "the calibration's cache flush");
+    junk = a.ok() ? new Arena(std::move(a).value()) : nullptr;
+    owner = &b;
+  }
+  if (junk != nullptr) b.zero(junk->as<void>(), junk->bytes());
+  b.synchronize();
+}
+
 StatusOr<double> time_op(const Backend& backend, const OpCall& op, const OpTimerOptions& options) {
   const DType dt = backend.compute_dtype();
+  Buffers buf(backend);
   std::function<void()> call =
-      dt == DType::kF32 ? bind<float>(backend.ops(), backend.ops(), op)
-                        : bind<half_t>(*backend.half_ops(), backend.ops(), op);
+      dt == DType::kF32 ? bind<float>(backend.ops(), backend.ops(), op, buf)
+                        : bind<half_t>(*backend.half_ops(), backend.ops(), op, buf);
+  if (!buf.error.ok()) return buf.error;
   if (!call) return Status::InvalidArgument("no kernel to time for " + op.key());
   call();  // warm: first touch of the buffers, the GEMM library's set-up
+  backend.synchronize();
   std::vector<double> t;
   double total = 0.0;
   while (static_cast<int>(t.size()) < options.min_reps || total < options.min_seconds) {
-    evict_caches();
+    backend.host() ? evict_caches() : evict_device(backend, options.device_evict_bytes);
     if (options.sync) options.sync();
     const double start = now_seconds();
     call();
+    backend.synchronize();  // a device's kernels run on its stream: the call ends when they do
     t.push_back(now_seconds() - start);
     total += t.back();
     if (t.size() >= kMaxReps) break;

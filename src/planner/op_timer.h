@@ -1,15 +1,18 @@
 // Times one OpCall (op_list.h) on a backend: the kernel of the backend's table for the
 // compute dtype (AdamW as adamw_step_copy: the fp32 update, and in mixed precision the
-// 16-bit compute copy it writes), on buffers of the call's shape filled
-// with small pseudo-random values, warmed once, then repeated until `min_seconds` have
-// passed (at least `min_reps` calls, at most 15), each call after the caches were filled
-// with other data (as in training, where inputs were written long before); the result is
-// the median call.
+// 16-bit compute copy it writes), on buffers of the call's shape in the backend's memory
+// (a device's, on a device backend), filled with small pseudo-random values, warmed once,
+// then repeated until `min_seconds` have passed (at least `min_reps` calls, at most 15),
+// each call after the caches were filled with other data (as in training, where inputs
+// were written long before: 128 MiB of host memory written, or on a device
+// device_evict_bytes of its memory zeroed); the result is the median call, from its start to the backend's
+// synchronize() after it (a device's kernels run on its stream).
 // `sync`, if set, runs before every timed call (calibrate under mpirun passes a barrier
 // so every rank's kernels run at the same time, as they do in training).
 // Thread-safety: one call at a time (the kernels use the process's threads).
 #pragma once
 
+#include <cstddef>
 #include <functional>
 
 #include "backend/backend.h"
@@ -22,6 +25,7 @@ struct OpTimerOptions {
   double min_seconds = 0.05;
   int min_reps = 3;
   std::function<void()> sync;
+  size_t device_evict_bytes = size_t{256} << 20;  // a device's memory zeroed between calls (> its L2)
 };
 
 StatusOr<double> time_op(const Backend& backend, const OpCall& op, const OpTimerOptions& options);

@@ -203,6 +203,28 @@ StatusOr<StageTime> stage_time(const RunShape& r, const RankGrid& grid, int rank
   return s;
 }
 
+// The compute table that prices a run: its device's and compute dtype's, nearest its
+// threads and ranks a host; or why there is none, and a GPU run of several ranks refused.
+StatusOr<const ComputeTable*> step_table(const RunShape& r, const ClusterSpec& cluster, const Calibration& cal) {
+  const Backend& backend = backend_or_cpu(r.options.backend);
+  const bool cuda = backend.device() == Device::kCuda;
+  const std::string dtype = table_dtype(backend.compute_dtype());
+  const ComputeTable* t = cal.table(cluster.threads_per_rank, cluster.procs_per_host, dtype, device_name(backend.device()));
+  if (t == nullptr && cuda) {
+    return Status::FailedPrecondition("the calibration has no cuda " + dtype + " compute table: run `zerotrain "
+                                      "calibrate --device cuda --precision " + dtype + " --config` on the GPU machine");
+  }
+  if (t == nullptr) {
+    return Status::FailedPrecondition("the calibration has no " + dtype + " compute table: run `zerotrain calibrate` " +
+                                      "with this precision");
+  }
+  if (cuda && cluster.world() > 1) {
+    return Status::Unimplemented("the collectives of several GPUs (NCCL) are not calibrated, so the step of a run of " +
+                                 std::to_string(cluster.world()) + " ranks on device cuda is not predicted (one GPU's is)");
+  }
+  return t;
+}
+
 }  // namespace
 
 std::string group_link(const std::vector<int>& ranks, int procs_per_host) {
@@ -213,14 +235,10 @@ std::string group_link(const std::vector<int>& ranks, int procs_per_host) {
 
 StatusOr<StepPrediction> predict_step(const RunShape& r, const ClusterSpec& cluster, const Calibration& cal) {
   ZT_ASSIGN_OR_RETURN(const RankGrid grid, RankGrid::create(cluster.world(), r.tp, r.dp, r.pp, 1, r.sp));
-  const std::string dtype = table_dtype(backend_or_cpu(r.options.backend).compute_dtype());
-  const ComputeTable* t = cal.table(cluster.threads_per_rank, cluster.procs_per_host, dtype);
-  if (t == nullptr) {
-    return Status::FailedPrecondition("the calibration has no " + dtype + " compute table: run `zerotrain calibrate` " +
-                                      "with this precision");
-  }
+  ZT_ASSIGN_OR_RETURN(const ComputeTable* t, step_table(r, cluster, cal));
   CommPricer comm(cal, cluster.procs_per_host);
   StepPrediction p;
+  p.device = t->device;
   p.table_threads = t->threads;
   p.table_ranks = t->concurrent_ranks;
   std::vector<StageTime> stages;

@@ -83,6 +83,9 @@ struct StepPrediction {
   double optimizer_s = 0.0;  // with NVMe offload, the whole optimizer pass (swap_model.h)
   double swap_disk_s = 0.0;  // of it, what the disk alone would take (0: no NVMe offload)
   std::string swap_dir;      // and the swap directory it was priced for
+  bool host_update = false;  // a device run's optimizer on the host: optimizer_s is the offload pipeline's
+                             // lower bound (cli/plan_eval.h)
+  std::string device = "cpu";  // whose compute table priced the kernels
   int ops = 0;               // kernel calls priced per micro-batch (all stages)
   int extrapolated_ops = 0;  // of them, priced from another shape of the same kernel
   std::vector<std::string> links;  // the links the run's groups use ("intra", "inter")

@@ -9,6 +9,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -150,13 +151,14 @@ TEST_F(PlannerCli, EstimatePlansAGpuRunWithOffloadWithoutAGpu) {
   EXPECT_DOUBLE_EQ((*j)["rank_bytes_max"].get<double>(), host);  // no calibration: no process base, no token files
   const double device = (*j)["device_bytes_max"].get<double>();
 
-  // A calibration times this host's CPU kernels: a GPU run's step is not priced from them.
+  // A calibration of this host's CPU kernels: a GPU run's step is not priced from them.
   std::ofstream(dir_ + "/cal.json") << calibration_head("{}") + "}";
   r = run("estimate --config gpu.json --calibration cal.json --mem-per-device " + std::to_string(device - 1) + "B");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("per device: largest rank"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(": DOES NOT FIT"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("step time: not predicted: calibrate times this host's CPU kernels"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("step time: not predicted: the calibration has no cuda bf16 compute table: run `zerotrain "
+                       "calibrate --device cuda --precision bf16"), std::string::npos) << r.out;
 
   // plan ranks a GPU run by device memory, one rank per device, and drops what the card cannot hold.
   r = run("plan --config gpu.json --calibration cal.json --set train_batch_size=8 --mem-per-device " +
@@ -177,6 +179,49 @@ TEST_F(PlannerCli, EstimatePlansAGpuRunWithOffloadWithoutAGpu) {
   r = run("plan --config gpu.json --mem-per-device lots");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--mem-per-device: expected a size"), std::string::npos) << r.err;
+}
+
+// One GPU's step from a table of its kernels (calibrate --device cuda; here a CPU table
+// relabelled, as no GPU is here): the same op list as on the CPU, priced from the cuda
+// table; several GPUs are refused until NCCL is calibrated; with the optimizer on the host,
+// the update is the offload pipeline's lower bound, not the device's AdamW.
+TEST_F(PlannerCli, EstimatePricesOneGpusStepFromItsKernelTable) {
+  write_gpu_config();
+  std::ofstream(dir_ + "/gpu_plain.json") << R"({"train_batch_size": 2, "train_micro_batch_size_per_gpu": 2,
+    "bf16": {"enabled": true}, "training": {"device": "cuda"},
+    "model": {"n_layer": 2, "n_head": 4, "n_embd": 64, "n_positions": 32}, "data": {"tokenizer": "byte", "seq_len": 32}})";
+  std::ofstream(dir_ + "/shape.json") << R"({"train_batch_size": 2, "bf16": {"enabled": true},
+    "model": {"n_layer": 2, "n_head": 4, "n_embd": 64, "n_positions": 32}, "data": {"tokenizer": "byte", "seq_len": 32}})";
+  CliRun r = run("calibrate --config shape.json --precision bf16 --quick --skip-comm --micro-batches 2 --tp 1 -o cpu.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto cal = zt::parse_json_strict(zt::testing::read_text(dir_ + "/cpu.json"), "cpu.json");
+  ASSERT_TRUE(cal.ok());
+  zt::Json gpu_table = (*cal)["compute"][0];  // the host's table stays: offload's host update is priced from it
+  gpu_table["device"] = "cuda";
+  (*cal)["compute"].push_back(gpu_table);
+  (*cal)["device_link"] = {{"device", "NVIDIA H200"}, {"h2d_bytes_per_s", 55e9}, {"d2h_bytes_per_s", 50e9}};
+  std::ofstream(dir_ + "/gpu.cal.json") << cal->dump();
+  r = run("estimate --config gpu_plain.json --calibration gpu.cal.json --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = zt::parse_json_strict(r.out, "estimate --json");
+  ASSERT_TRUE(j.ok()) << r.out;
+  ASSERT_FALSE((*j)["step_s"].is_null()) << r.out;
+  const zt::Json& b = (*j)["breakdown"];
+  EXPECT_NEAR((*j)["step_s"].get<double>(), b["compute_s"].get<double>() + b["optimizer_s"].get<double>(), 1e-12);
+  r = run("estimate --config gpu_plain.json --calibration gpu.cal.json");
+  EXPECT_NE(r.out.find("assumes compute: kernel times measured on the GPU (NVIDIA H200)"), std::string::npos) << r.out;
+  r = run("estimate --config gpu_plain.json --calibration gpu.cal.json --world 2 --set train_batch_size=4");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("step time: not predicted: the collectives of several GPUs (NCCL) are not calibrated"),
+            std::string::npos) << r.out;
+
+  r = run("estimate --config gpu.json --calibration gpu.cal.json --json");  // the optimizer offloaded to the host
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = zt::parse_json_strict(r.out, "estimate --json");
+  ASSERT_TRUE(j.ok()) << r.out;
+  ASSERT_FALSE((*j)["step_s"].is_null()) << r.out;
+  const double host = std::max((*j)["offload_update_s"].get<double>(), (*j)["offload_pcie_s"].get<double>());
+  EXPECT_DOUBLE_EQ((*j)["breakdown"]["optimizer_s"].get<double>(), host);
 }
 
 // Optimizer offload on a GPU, priced before launch: the host update of the rank's optimizer

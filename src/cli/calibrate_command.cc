@@ -18,6 +18,7 @@
 #include "planner/calibration.h"
 #include "planner/comm_probe.h"
 #include "planner/disk_probe.h"
+#include "io/swap_arrays.h"
 #include "planner/host_split.h"
 #include "planner/op_timer.h"
 #include <CLI/CLI.hpp>
@@ -159,11 +160,13 @@ StatusOr<double> process_base(DType dt, ProcessGroup* world) {
 
 // The swap directories to measure and how: --nvme-path at the probe's defaults; each
 // --config's offload_optimizer nvme_path at that config's aio settings and geometry (its
-// model's parameters a fp32 array, up to 2 GiB, in chunks of its sub_group_size). quick
-// (tests) probes 16 MiB; --nvme-bytes sets the bytes of each array.
+// model's parameters a fp32 array, as one rank holds them at world 1, in as many chunks as
+// its sub_group_size makes; the bytes capped at 2 GiB). quick (tests) probes 16 MiB;
+// --nvme-bytes sets the bytes of each array. Keyed by disk_key: a directory spelled two ways
+// is probed once.
 StatusOr<std::map<std::string, DiskProbeOptions>> swap_dirs(const CalibrateArgs& a) {
   std::map<std::string, DiskProbeOptions> out;
-  for (const std::string& d : a.nvme_paths) out.emplace(d, DiskProbeOptions{});
+  for (const std::string& d : a.nvme_paths) out.emplace(disk_key(d), DiskProbeOptions{});
   for (const std::string& path : a.configs) {
     TrainCommandArgs t;
     t.config_path = path;
@@ -171,16 +174,17 @@ StatusOr<std::map<std::string, DiskProbeOptions>> swap_dirs(const CalibrateArgs&
     ZT_ASSIGN_OR_RETURN(const ZtConfig cfg, load_run_config(root, 1));
     const OffloadOptions& f = trainer_options(cfg).zero.offload;
     if (!f.swaps_optimizer()) continue;
-    DiskProbeOptions& o = out[f.optimizer_path];
+    DiskProbeOptions& o = out[disk_key(f.optimizer_path)];
     o.aio = f.aio;
     o.pin = f.pin_memory;
-    o.bytes_per_array = std::min(cfg.model.num_parameters() * sizeof(float), size_t{2} << 30);
-    o.chunk_bytes = std::min(f.sub_group_size * sizeof(float), o.bytes_per_array);
+    const size_t numel = static_cast<size_t>(cfg.model.num_parameters());  // the whole model: one rank's at world 1
+    const size_t chunks = (numel + SwapArrays::effective_chunk_elems(f.sub_group_size, numel) - 1) /
+                          SwapArrays::effective_chunk_elems(f.sub_group_size, numel);
+    o.bytes_per_array = std::min(numel * sizeof(float), size_t{2} << 30);
+    o.chunk_bytes = (o.bytes_per_array + chunks - 1) / std::max<size_t>(chunks, 1);  // the run's number of chunks
   }
-  double bytes = 0.0;
-  if (!a.nvme_bytes.empty() && !parse_bytes(a.nvme_bytes, &bytes)) {
-    return Status::InvalidArgument("--nvme-bytes: expected bytes (\"1GiB\", \"512MB\", \"1e9\"), got " + a.nvme_bytes);
-  }
+  double bytes = 0.0;  // check_args validated it
+  if (!a.nvme_bytes.empty()) (void)parse_bytes(a.nvme_bytes, &bytes);
   for (auto& [dir, o] : out) {
     const size_t chunk = std::max<size_t>(o.chunk_bytes, 1), chunks = std::max<size_t>(1, (o.bytes_per_array + chunk - 1) / chunk);
     if (a.quick) o.bytes_per_array = size_t{16} << 20;
@@ -195,7 +199,7 @@ Status measure_disks(const CalibrateArgs& a, Calibration* cal) {
   ZT_ASSIGN_OR_RETURN(const auto dirs, swap_dirs(a));
   for (const auto& [dir, o] : dirs) {
     std::fprintf(stderr, "calibrate: swap directory %s, two arrays of %s\n", dir.c_str(), format_bytes(o.bytes_per_array).c_str());
-    ZT_ASSIGN_OR_RETURN(cal->disks[disk_key(dir)], probe_swap_disk(dir, o));
+    ZT_ASSIGN_OR_RETURN(cal->disks[dir], probe_swap_disk(dir, o));  // dir is its disk_key
   }
   return Status::OK();
 }
@@ -306,6 +310,11 @@ Status check_args(const CalibrateArgs& a) {
     return Status::InvalidArgument("--precision: expected fp32, bf16 or fp16, got " + a.precision);
   }
   if (a.device != "cpu" && a.device != "cuda") return Status::InvalidArgument("--device: expected cpu or cuda, got " + a.device);
+  double bytes = 0.0;
+  if (!a.nvme_bytes.empty() && (!parse_bytes(a.nvme_bytes, &bytes) || bytes < kIoAlign)) {
+    return Status::InvalidArgument("--nvme-bytes: expected bytes of at least 4096 (\"1GiB\", \"512MB\", \"1e9\"), got " +
+                                   a.nvme_bytes);
+  }
   if (a.device == "cuda" && !a.skip_compute) return backend_for(Device::kCuda, DType::kF32).status();
   return Status::OK();
 }

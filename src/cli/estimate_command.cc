@@ -169,7 +169,8 @@ void print_offload(const LayoutEval& e, const Calibration* cal) {
     line += b;
   }
   if (e.offload_update_s >= 0 && e.offload_pcie_s >= 0) {
-    std::snprintf(b, sizeof(b), " the pipeline overlaps them, so offload adds %.3f to %.3f s to the device's step",
+    std::snprintf(b, sizeof(b), " the pipeline overlaps them, so offload adds %.3f to %.3f s to the device's step "
+                  "(a step predicted from a GPU table below takes the lower)",
                   std::max(e.offload_update_s, e.offload_pcie_s), e.offload_update_s + e.offload_pcie_s);
     line += b;
   }

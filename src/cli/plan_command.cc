@@ -204,7 +204,7 @@ void print_plan(const PlanArgs& a, const ZtConfig& base, const std::string& clus
   if (base.device != Device::kCpu) std::printf("%d more than a device has, ", s.too_big_device);
   std::printf("%d refused:\n", s.considered - too_big - static_cast<int>(s.fit.size()));
   for (const auto& [why, n] : s.refused) std::printf("  %d x %s\n", n, why.c_str());
-  if (!s.fit.empty() && s.fit[0].eval.on_device) {
+  if (!s.fit.empty() && s.fit[0].eval.on_device && !s.fit[0].eval.timed) {
     std::printf("step times: not predicted: %s; ranked by device memory\n", s.fit[0].eval.time_status.message().c_str());
   } else if (cal == nullptr) {
     std::printf("step times: not predicted: no calibration at %s (run `zerotrain calibrate`); ranked by memory\n",

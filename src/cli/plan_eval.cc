@@ -94,14 +94,29 @@ void price_offload(const TrainerOptions& o, const ClusterSpec& cl, const Calibra
 }
 
 // A device run whose optimizer runs on the host (offload_optimizer): its update is the
-// offload pipeline's, at least the larger of the host update and the PCIe traffic
-// (price_offload), instead of the device's AdamW; unpriced, so is the step.
-StatusOr<StepPrediction> with_host_update(const TrainerOptions& o, const LayoutEval& e, StepPrediction p) {
+// offload pipeline's, at least the larger of the host update and the update's own PCIe
+// bytes (price_offload's rank), instead of the device's AdamW. Unpriced where those terms
+// are, or where bytes also cross during forward and backward (a host parameter shard's
+// fetches, the host activation stash): their overlap with the kernels is not modelled.
+StatusOr<StepPrediction> with_host_update(const TrainerOptions& o, const LayoutEval& e, const Calibration& cal,
+                                          StepPrediction p) {
   if (!e.on_device || !ModelStates::updates_on_host(backend_or_cpu(o.backend), o.zero.offload)) return p;
   if (e.offload_update_s < 0 || e.offload_pcie_s < 0) {
     return Status::FailedPrecondition("the offloaded optimizer is not priced: " + e.offload_note);
   }
-  const double update = std::max(e.offload_update_s, e.offload_pcie_s);
+  const MemoryEstimate* m = &e.stage_memory[0];
+  for (const MemoryEstimate& s : e.stage_memory) m = s.owned > m->owned ? &s : m;
+  for (const MemoryEstimate& s : e.stage_memory) {
+    if (s.pcie_bytes_per_step != s.pcie_update_bytes) {
+      return Status::Unimplemented("parameters or stashed activations cross PCIe during forward and backward "
+                                   "(offload_param or cpu_checkpointing to host memory); how those copies overlap the "
+                                   "kernels is not modelled, so the step is not predicted (the offload line prices "
+                                   "the bytes)");
+    }
+  }
+  const DeviceLinkCalibration& l = cal.device_link;
+  const double pcie = static_cast<double>(m->pcie_update_bytes) / std::min(l.h2d_bytes_per_s, l.d2h_bytes_per_s);
+  const double update = std::max(e.offload_update_s, pcie);
   p.step_s += update - p.optimizer_s;
   p.optimizer_s = update;
   p.host_update = true;
@@ -125,9 +140,12 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
     e.time_status = Status::NotFound("no calibration");
     return e;
   }
-  if (o.flash_attention && !e.on_device) {  // a device's table times its attention as the run calls it
-    e.time_status = Status::Unimplemented("calibrate times the materialized attention kernels, not "
-                                          "training.attention \"flash\" (memory is exact)");
+  if (o.flash_attention) {
+    e.time_status = Status::Unimplemented(e.on_device ? "training.attention \"flash\" is the CPU's flash kernel; on "
+                                                        "device cuda the backend picks flash attention itself (leave "
+                                                        "the key out)"
+                                                      : "calibrate times the materialized attention kernels, not "
+                                                        "training.attention \"flash\" (memory is exact)");
     return e;
   }
   RunShape r;
@@ -140,7 +158,7 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
   r.virtual_stages = cfg.parallel.virtual_stages;
   r.sp = grid.sp();
   auto p = predict_step(r, cluster, *cal);
-  if (p.ok()) p = with_host_update(o, e, *p);
+  if (p.ok()) p = with_host_update(o, e, *cal, *p);
   if (p.ok()) {
     e.timed = true;
     e.time = *p;

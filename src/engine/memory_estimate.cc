@@ -106,7 +106,8 @@ void add_host_update_traffic(const TrainerOptions& o, const ParamTable& table, E
   const Backend& b = backend_or_cpu(o.backend);
   if (!ModelStates::updates_on_host(b, o.zero.offload)) return;
   const bool host_shard = ModelStates::params_on_host(b, o.zero.offload);
-  e->pcie_bytes_per_step += owned * sizeof(float) + (host_shard ? 0 : owned * dtype_size(compute));
+  e->pcie_update_bytes = owned * sizeof(float) + (host_shard ? 0 : owned * dtype_size(compute));
+  e->pcie_bytes_per_step += e->pcie_update_bytes;
   if (!host_shard) return;
   size_t per_micro = 0, per_step = 0;
   for (int layer = kEmbeddingLayer; layer <= o.model.n_layer; ++layer) {

@@ -60,6 +60,7 @@ struct MemoryEstimate {
   // activations out and back); the step's other small crossings (tokens, losses, norms)
   // are not counted.
   size_t pcie_bytes_per_step = 0;
+  size_t pcie_update_bytes = 0;  // of them, the host update's own (its gradients down, the compute copy up)
   size_t total() const {
     return param_bytes + grad_bytes + optimizer_bytes + activation_bytes + buffer_bytes_max + offload_buffer_bytes;
   }

@@ -49,6 +49,7 @@ StatusOr<ComputeTable> table_from_json(const Json& j, const std::string& file, c
   t.concurrent_ranks = static_cast<int>(ranks);
   if (!j.contains("dtype") || !j["dtype"].is_string()) return bad(file, at + "/dtype", "expected \"fp32\", \"bf16\" or \"fp16\"");
   t.dtype = j["dtype"].get<std::string>();
+  if (j.contains("device") && !j["device"].is_string()) return bad(file, at + "/device", "expected \"cpu\" or \"cuda\"");
   t.device = j.value("device", "cpu");
   if (t.device != "cpu" && t.device != "cuda") return bad(file, at + "/device", "expected \"cpu\" or \"cuda\", got \"" + t.device + "\"");
   if (t.dtype != "fp32" && t.dtype != "bf16" && t.dtype != "fp16") {
@@ -241,9 +242,15 @@ static Status disks_from_json(const Json& j, const std::string& file, std::map<s
     ZT_ASSIGN_OR_RETURN(r.checksum_bytes_per_s, number(d, "checksum_bytes_per_s", file, at, 1));
     if (!d.contains("direct") || !d["direct"].is_boolean()) return bad(file, at + "/direct", "expected true or false");
     r.direct = d["direct"].get<bool>();
+    if (d.contains("io") && !d["io"].is_string()) return bad(file, at + "/io", "expected the I/O engine's mode");
     r.io = d.value("io", "");
-    r.probe_bytes_per_array = d.value("probe_bytes_per_array", 0.0);
-    r.probe_chunks = d.value("probe_chunks", size_t{0});
+    if (d.contains("probe_bytes_per_array")) {
+      ZT_ASSIGN_OR_RETURN(r.probe_bytes_per_array, number(d, "probe_bytes_per_array", file, at, 0));
+    }
+    if (d.contains("probe_chunks")) {
+      ZT_ASSIGN_OR_RETURN(const double chunks, number(d, "probe_chunks", file, at, 0));
+      r.probe_chunks = static_cast<size_t>(chunks);
+    }
     (*out)[dir] = r;
   }
   return Status::OK();

@@ -43,15 +43,23 @@ double checksum_rate(size_t bytes) {
   return best;
 }
 
-// The mixed rate at which swap_model.h's pass with no update takes `seconds`: the model is
-// decreasing in it, so bisection on a log scale (1 MB/s .. 10 TB/s).
-double mixed_rate_for(const SwapPass& pass, double seconds, DiskCalibration d) {
+// The rate at which swap_model.h's pass with no update takes `seconds`: the mixed rate, or
+// where `both` the write rate too (one rate for all the pass's traffic). The model is
+// decreasing in it, so bisection on a log scale (1 MB/s .. 10 TB/s); false when even 10
+// TB/s leaves the model longer than the pass (its fixed terms alone are).
+bool fit_rate(const SwapPass& pass, double seconds, bool both, DiskCalibration* d) {
+  const auto model = [&](double rate) {
+    DiskCalibration x = *d;
+    x.mixed_bytes_per_s = rate;
+    if (both) x.write_bytes_per_s = rate;
+    return swap_pass_seconds(pass, 0.0, x);
+  };
   double lo = 1e6, hi = 1e13;
-  for (int i = 0; i < 100; ++i) {
-    d.mixed_bytes_per_s = std::sqrt(lo * hi);
-    (swap_pass_seconds(pass, 0.0, d) > seconds ? lo : hi) = d.mixed_bytes_per_s;
-  }
-  return std::sqrt(lo * hi);
+  if (model(hi) > seconds) return false;
+  for (int i = 0; i < 100; ++i) (model(std::sqrt(lo * hi)) > seconds ? lo : hi) = std::sqrt(lo * hi);
+  d->mixed_bytes_per_s = hi;
+  if (both) d->write_bytes_per_s = hi;
+  return true;
 }
 
 StatusOr<DiskCalibration> measure(const std::string& dir, const DiskProbeOptions& o) {
@@ -74,7 +82,12 @@ StatusOr<DiskCalibration> measure(const std::string& dir, const DiskProbeOptions
   d.write_bytes_per_s = bytes / std::max(written, 1e-9);
   d.checksum_bytes_per_s = checksum_rate(swap->chunk_elems() * sizeof(float));
   const SwapPass pass{bytes, bytes, swap->chunks()};
-  d.mixed_bytes_per_s = mixed_rate_for(pass, mixed[mixed.size() / 2], d);
+  // The files' first write can be slower than the passes' writes (the file system allocating
+  // them); where it alone exceeds the pass, one rate is fitted for all of it.
+  if (!fit_rate(pass, mixed[mixed.size() / 2], false, &d) && !fit_rate(pass, mixed[mixed.size() / 2], true, &d)) {
+    return Status::Internal("its passes (" + std::to_string(mixed[mixed.size() / 2]) + " s) are shorter than the "
+                            "checksums over them: the rates cannot be fitted");
+  }
   d.direct = swap->direct();
   d.io = io->mode();
   d.probe_bytes_per_array = static_cast<double>(numel * sizeof(float));

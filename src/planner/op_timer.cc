@@ -41,6 +41,7 @@ class Buffers {
     }
   }
   float* zeros(size_t n) { return static_cast<float*>(put(nullptr, n, DType::kF32)); }
+  bool ok() const { return error.ok(); }
   int32_t* tokens(size_t n, int32_t below) {
     std::vector<int32_t> t(n);
     for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 7919u + 13u) % static_cast<size_t>(below));
@@ -87,6 +88,7 @@ std::function<void()> bind_call(const ActivationOps<A>& k, const OpCall& op, Buf
       if (op.kind == OpKind::kAttentionForward) {
         return [=, &k] { k.attention_forward(atty, att, qkv, int(a), int(b), int(c), int(d)); };
       }
+      if (!buf.ok()) return {};  // no pre-call on a buffer that was not allocated
       k.attention_forward(atty, att, qkv, int(a), int(b), int(c), int(d));
       return [=, &k] { k.attention_backward(dqkv, atty, qkv, att, int(a), int(b), int(c), int(d)); };
     }
@@ -100,6 +102,7 @@ std::function<void()> bind_call(const ActivationOps<A>& k, const OpCall& op, Buf
         case OpKind::kLayerNormForward:
           return [=, &k] { k.layernorm_forward(y, mean, rstd, x, w, bias, a, int(b)); };
         case OpKind::kLayerNormBackward:
+          if (!buf.ok()) return {};  // no pre-call on a buffer that was not allocated
           k.layernorm_forward(y, mean, rstd, x, w, bias, a, int(b));
           return [=, &k] {
             k.layernorm_backward(y, dw, dbias, dy, x, w, mean, rstd, a, int(b));
@@ -107,6 +110,7 @@ std::function<void()> bind_call(const ActivationOps<A>& k, const OpCall& op, Buf
         case OpKind::kRmsNormForward:
           return [=, &k] { k.rmsnorm_forward(y, rstd, x, w, a, int(b), 1e-5f); };
         default:
+          if (!buf.ok()) return {};  // no pre-call on a buffer that was not allocated
           k.rmsnorm_forward(y, rstd, x, w, a, int(b), 1e-5f);
           return [=, &k] { k.rmsnorm_backward(y, dw, dy, x, w, rstd, a, int(b)); };
       }
@@ -141,6 +145,7 @@ std::function<void()> bind_other(const ActivationOps<A>& k, const KernelOps& f32
     case OpKind::kRopeBackward: {
       auto freqs = F(static_cast<size_t>(b * d));
       std::vector<double> inv(static_cast<size_t>(d / 2), 0.01);
+      if (!buf.ok()) return {};  // no pre-call on a buffer that was not allocated
       f32.rope_table(freqs, int(b), int(d), inv.data());
       auto x = V(A0 * b * c * d, 1);
       if (op.kind == OpKind::kRopeForward) {
@@ -164,6 +169,7 @@ std::function<void()> bind_other(const ActivationOps<A>& k, const KernelOps& f32
       auto tok = buf.tokens(A0, int32_t(b));
       auto logits = V(A0 * b, 1), dlogits = V(A0 * b, 2);
       auto losses = F(A0), stats = F(2 * A0);
+      if (!buf.ok()) return {};  // no pre-call on a buffer that was not allocated
       k.crossentropy_forward(losses, stats, logits, tok, a, int(b), int(b));
       if (op.kind == OpKind::kXentForward) {
         return [=, &k] { k.crossentropy_forward(losses, stats, logits, tok, a, int(b), int(b)); };
@@ -206,13 +212,12 @@ void evict_caches() {
   });
 }
 
-}  // namespace
-
 // A device's caches between calls: `bytes` of its memory zeroed on its stream (without the
 // memory for it, the calls are timed with what the caches hold).
 void evict_device(const Backend& b, size_t bytes) {
   static const Backend* owner = nullptr;
   static Arena* junk = nullptr;  // never freed: a device's memory must not be released after its context at exit
+  bytes = std::max<size_t>(bytes / 4, 1) * 4;  // whole floats, so the size check below matches
   if (owner != &b || (junk != nullptr && junk->bytes() != bytes)) {
     auto a = b.allocate(bytes / 4, DType::kF32, "the calibration's cache flush");
     junk = a.ok() ? new Arena(std::move(a).value()) : nullptr;
@@ -221,6 +226,8 @@ void evict_device(const Backend& b, size_t bytes) {
   if (junk != nullptr) b.zero(junk->as<void>(), junk->bytes());
   b.synchronize();
 }
+
+}  // namespace
 
 StatusOr<double> time_op(const Backend& backend, const OpCall& op, const OpTimerOptions& options) {
   const DType dt = backend.compute_dtype();

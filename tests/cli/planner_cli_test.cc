@@ -210,6 +210,12 @@ TEST_F(PlannerCli, EstimatePricesOneGpusStepFromItsKernelTable) {
   EXPECT_NEAR((*j)["step_s"].get<double>(), b["compute_s"].get<double>() + b["optimizer_s"].get<double>(), 1e-12);
   r = run("estimate --config gpu_plain.json --calibration gpu.cal.json");
   EXPECT_NE(r.out.find("assumes compute: kernel times measured on the GPU (NVIDIA H200)"), std::string::npos) << r.out;
+  r = run("estimate --config gpu_plain.json --calibration gpu.cal.json --set 'training.attention=\"flash\"'");
+  EXPECT_NE(r.out.find("on device cuda the backend picks flash attention itself"), std::string::npos) << r.out + r.err;
+  r = run("plan --config gpu_plain.json --calibration gpu.cal.json --top 3");  // one GPU: timed, its assumptions shown
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("step times: not predicted"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("assumes compute: kernel times measured on the GPU"), std::string::npos) << r.out;
   r = run("estimate --config gpu_plain.json --calibration gpu.cal.json --world 2 --set train_batch_size=4");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("step time: not predicted: the collectives of several GPUs (NCCL) are not calibrated"),

@@ -178,18 +178,15 @@ StatusOr<std::map<std::string, DiskProbeOptions>> swap_dirs(const CalibrateArgs&
     o.aio = f.aio;
     o.pin = f.pin_memory;
     const size_t numel = static_cast<size_t>(cfg.model.num_parameters());  // the whole model: one rank's at world 1
-    const size_t chunks = (numel + SwapArrays::effective_chunk_elems(f.sub_group_size, numel) - 1) /
-                          SwapArrays::effective_chunk_elems(f.sub_group_size, numel);
+    const size_t chunk = SwapArrays::effective_chunk_elems(f.sub_group_size, numel);
+    o.chunks = (numel + chunk - 1) / chunk;  // the run's
     o.bytes_per_array = std::min(numel * sizeof(float), size_t{2} << 30);
-    o.chunk_bytes = (o.bytes_per_array + chunks - 1) / std::max<size_t>(chunks, 1);  // the run's number of chunks
   }
   double bytes = 0.0;  // check_args validated it
   if (!a.nvme_bytes.empty()) (void)parse_bytes(a.nvme_bytes, &bytes);
   for (auto& [dir, o] : out) {
-    const size_t chunk = std::max<size_t>(o.chunk_bytes, 1), chunks = std::max<size_t>(1, (o.bytes_per_array + chunk - 1) / chunk);
     if (a.quick) o.bytes_per_array = size_t{16} << 20;
     if (bytes > 0) o.bytes_per_array = static_cast<size_t>(bytes);
-    o.chunk_bytes = std::max<size_t>((o.bytes_per_array + chunks - 1) / chunks, kIoAlign);  // as many chunks
   }
   return out;
 }

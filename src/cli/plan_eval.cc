@@ -55,6 +55,13 @@ Status add_memory(const ZtConfig& cfg, const RankGrid& grid, const ClusterSpec& 
   return Status::OK();
 }
 
+// The pipeline stage whose rank updates the most elements: offload's largest host update.
+const MemoryEstimate& largest_update(const LayoutEval& e) {
+  const MemoryEstimate* m = &e.stage_memory[0];
+  for (const MemoryEstimate& s : e.stage_memory) m = s.owned > m->owned ? &s : m;
+  return *m;
+}
+
 // The offload terms of a device run (plan_eval.h): its rank that updates the most elements.
 void price_offload(const TrainerOptions& o, const ClusterSpec& cl, const Calibration* cal, LayoutEval* e) {
   if (!e->on_device || o.zero.offload.optimizer_device == OffloadDevice::kNone || e->stage_memory.empty()) return;
@@ -62,8 +69,7 @@ void price_offload(const TrainerOptions& o, const ClusterSpec& cl, const Calibra
     e->offload_note = "no calibration (run `zerotrain calibrate` on the GPU machine)";
     return;
   }
-  const MemoryEstimate* m = &e->stage_memory[0];
-  for (const MemoryEstimate& s : e->stage_memory) m = s.owned > m->owned ? &s : m;
+  const MemoryEstimate* m = &largest_update(*e);
   const char* dtype = table_dtype(backend_or_cpu(o.backend).compute_dtype());
   const ComputeTable* t = cal->table(cl.threads_per_rank, cl.procs_per_host, dtype);
   OpCall adam;
@@ -104,8 +110,6 @@ StatusOr<StepPrediction> with_host_update(const TrainerOptions& o, const LayoutE
   if (e.offload_update_s < 0 || e.offload_pcie_s < 0) {
     return Status::FailedPrecondition("the offloaded optimizer is not priced: " + e.offload_note);
   }
-  const MemoryEstimate* m = &e.stage_memory[0];
-  for (const MemoryEstimate& s : e.stage_memory) m = s.owned > m->owned ? &s : m;
   for (const MemoryEstimate& s : e.stage_memory) {
     if (s.pcie_bytes_per_step != s.pcie_update_bytes) {
       return Status::Unimplemented("parameters or stashed activations cross PCIe during forward and backward "
@@ -115,7 +119,7 @@ StatusOr<StepPrediction> with_host_update(const TrainerOptions& o, const LayoutE
     }
   }
   const DeviceLinkCalibration& l = cal.device_link;
-  const double pcie = static_cast<double>(m->pcie_update_bytes) / std::min(l.h2d_bytes_per_s, l.d2h_bytes_per_s);
+  const double pcie = static_cast<double>(largest_update(e).pcie_update_bytes) / std::min(l.h2d_bytes_per_s, l.d2h_bytes_per_s);
   const double update = std::max(e.offload_update_s, pcie);
   p.step_s += update - p.optimizer_s;
   p.optimizer_s = update;

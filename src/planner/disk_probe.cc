@@ -69,7 +69,8 @@ StatusOr<DiskCalibration> measure(const std::string& dir, const DiskProbeOptions
   const std::string prefix = "zt-calibrate." + std::to_string(::getpid());
   ZT_ASSIGN_OR_RETURN(std::unique_ptr<SwapArrays> swap,
                       SwapArrays::create(io.get(), dir, prefix, {{"a", sizeof(float), ""}, {"b", sizeof(float), ""}}, numel,
-                                         std::max<size_t>(1, o.chunk_bytes / sizeof(float)), o.pin));
+                                         (numel + std::max<size_t>(o.chunks, 1) - 1) / std::max<size_t>(o.chunks, 1),
+                                         o.pin));
   ZT_ASSIGN_OR_RETURN(const double written, timed_pass(*swap, false));  // the files' first write
   std::vector<double> mixed;
   for (int p = 0; p < kPasses; ++p) {

@@ -1,6 +1,6 @@
 // Measures a swap directory for the planner (calibration.h DiskCalibration) with NVMe
 // offload's own swapper (io/swap_arrays.h) and I/O engine at the run's aio settings: two
-// fp32 arrays of bytes_per_array each (Adam's two moments) in chunks of chunk_bytes. Their
+// fp32 arrays of bytes_per_array each (Adam's two moments), each in `chunks` chunks. Their
 // first write gives write_bytes_per_s. Then three passes that read every chunk in and write
 // it back with no update between (the optimizer pass's pattern, checksums included); the
 // median pass's time fixes mixed_bytes_per_s as the rate at which planner/swap_model.h's
@@ -25,7 +25,7 @@ namespace zt {
 
 struct DiskProbeOptions {
   size_t bytes_per_array = size_t{1} << 30;
-  size_t chunk_bytes = size_t{64} << 20;
+  size_t chunks = 16;  // each array's chunks (the run's sub_group_size makes them; 64 MiB at the default bytes)
   AioConfig aio;
   bool pin = true;  // page-locked chunk buffers, as offload's pin_memory default
 };

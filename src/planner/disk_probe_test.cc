@@ -20,7 +20,7 @@ class DiskProbe : public zt::testing::TempDirTest {};
 TEST_F(DiskProbe, MeasuresThePassAndLeavesNothing) {
   DiskProbeOptions o;
   o.bytes_per_array = size_t{8} << 20;
-  o.chunk_bytes = size_t{2} << 20;
+  o.chunks = 4;
   o.pin = false;
   auto d = probe_swap_disk(dir_ + "/swap", o);
   ASSERT_TRUE(d.ok()) << d.status().to_string();

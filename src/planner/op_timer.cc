@@ -20,7 +20,8 @@ constexpr size_t kMaxReps = 15;
 // The buffers of one timed call, in the backend's memory (a device's where it has one),
 // filled from the host through the backend's copies. Small values (|x| < 0.5) so no kernel
 // meets inf or NaN; 16-bit ones rounded by the host's from_f32 (a device table's casts
-// take device pointers). The first allocation failure is kept in `error`.
+// take device pointers). The first allocation failure is kept, and prepare()
+// returns it.
 class Buffers {
  public:
   explicit Buffers(const Backend& b) : b_(b) {}
@@ -41,19 +42,25 @@ class Buffers {
     }
   }
   float* zeros(size_t n) { return static_cast<float*>(put(nullptr, n, DType::kF32)); }
-  bool ok() const { return error.ok(); }
+  // A call the timed one needs first (a backward's forward, the rope table), run by
+  // prepare() once every buffer is allocated: never on a null buffer.
+  void before(std::function<void()> f) { first_.push_back(std::move(f)); }
+  Status prepare() {
+    if (!error_.ok()) return error_;
+    for (const auto& f : first_) f();
+    return Status::OK();
+  }
   int32_t* tokens(size_t n, int32_t below) {
     std::vector<int32_t> t(n);
     for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 7919u + 13u) % static_cast<size_t>(below));
     return static_cast<int32_t*>(put(t.data(), n, DType::kF32));  // 4-byte elements
   }
-  Status error;
 
  private:
   void* put(const void* host, size_t n, DType dt) {
     auto a = b_.allocate(std::max<size_t>(n, 1), dt, "a calibration kernel's buffer");
     if (!a.ok()) {
-      if (error.ok()) error = a.status();
+      if (error_.ok()) error_ = a.status();
       return nullptr;
     }
     if (host != nullptr) b_.copy_from_host(a->as<void>(), host, n * dtype_size(dt));
@@ -62,6 +69,8 @@ class Buffers {
   }
   const Backend& b_;
   std::vector<Arena> arenas_;
+  std::vector<std::function<void()>> first_;
+  Status error_;
 };
 
 // The call itself as a closure over its buffers (in `buf`, which outlives it).
@@ -88,8 +97,7 @@ std::function<void()> bind_call(const ActivationOps<A>& k, const OpCall& op, Buf
       if (op.kind == OpKind::kAttentionForward) {
         return [=, &k] { k.attention_forward(atty, att, qkv, int(a), int(b), int(c), int(d)); };
       }
-      if (!buf.ok()) return {};  // no pre-call on a buffer that was not allocated
-      k.attention_forward(atty, att, qkv, int(a), int(b), int(c), int(d));
+      buf.before([=, &k] { k.attention_forward(atty, att, qkv, int(a), int(b), int(c), int(d)); });
       return [=, &k] { k.attention_backward(dqkv, atty, qkv, att, int(a), int(b), int(c), int(d)); };
     }
     case OpKind::kLayerNormForward:
@@ -102,16 +110,14 @@ std::function<void()> bind_call(const ActivationOps<A>& k, const OpCall& op, Buf
         case OpKind::kLayerNormForward:
           return [=, &k] { k.layernorm_forward(y, mean, rstd, x, w, bias, a, int(b)); };
         case OpKind::kLayerNormBackward:
-          if (!buf.ok()) return {};  // no pre-call on a buffer that was not allocated
-          k.layernorm_forward(y, mean, rstd, x, w, bias, a, int(b));
+          buf.before([=, &k] { k.layernorm_forward(y, mean, rstd, x, w, bias, a, int(b)); });
           return [=, &k] {
             k.layernorm_backward(y, dw, dbias, dy, x, w, mean, rstd, a, int(b));
           };
         case OpKind::kRmsNormForward:
           return [=, &k] { k.rmsnorm_forward(y, rstd, x, w, a, int(b), 1e-5f); };
         default:
-          if (!buf.ok()) return {};  // no pre-call on a buffer that was not allocated
-          k.rmsnorm_forward(y, rstd, x, w, a, int(b), 1e-5f);
+          buf.before([=, &k] { k.rmsnorm_forward(y, rstd, x, w, a, int(b), 1e-5f); });
           return [=, &k] { k.rmsnorm_backward(y, dw, dy, x, w, rstd, a, int(b)); };
       }
     }
@@ -144,9 +150,10 @@ std::function<void()> bind_other(const ActivationOps<A>& k, const KernelOps& f32
     case OpKind::kRopeForward:
     case OpKind::kRopeBackward: {
       auto freqs = F(static_cast<size_t>(b * d));
-      std::vector<double> inv(static_cast<size_t>(d / 2), 0.01);
-      if (!buf.ok()) return {};  // no pre-call on a buffer that was not allocated
-      f32.rope_table(freqs, int(b), int(d), inv.data());
+      buf.before([=, &f32] {
+        const std::vector<double> inv(static_cast<size_t>(d / 2), 0.01);
+        f32.rope_table(freqs, int(b), int(d), inv.data());
+      });
       auto x = V(A0 * b * c * d, 1);
       if (op.kind == OpKind::kRopeForward) {
         return [=, &k] { k.rope_forward(x, x, freqs, int(a), int(b), int(c), int(d), 0); };
@@ -169,8 +176,7 @@ std::function<void()> bind_other(const ActivationOps<A>& k, const KernelOps& f32
       auto tok = buf.tokens(A0, int32_t(b));
       auto logits = V(A0 * b, 1), dlogits = V(A0 * b, 2);
       auto losses = F(A0), stats = F(2 * A0);
-      if (!buf.ok()) return {};  // no pre-call on a buffer that was not allocated
-      k.crossentropy_forward(losses, stats, logits, tok, a, int(b), int(b));
+      buf.before([=, &k] { k.crossentropy_forward(losses, stats, logits, tok, a, int(b), int(b)); });
       if (op.kind == OpKind::kXentForward) {
         return [=, &k] { k.crossentropy_forward(losses, stats, logits, tok, a, int(b), int(b)); };
       }
@@ -235,8 +241,8 @@ StatusOr<double> time_op(const Backend& backend, const OpCall& op, const OpTimer
   std::function<void()> call =
       dt == DType::kF32 ? bind<float>(backend.ops(), backend.ops(), op, buf)
                         : bind<half_t>(*backend.half_ops(), backend.ops(), op, buf);
-  if (!buf.error.ok()) return buf.error;
   if (!call) return Status::InvalidArgument("no kernel to time for " + op.key());
+  ZT_RETURN_IF_ERROR(buf.prepare());
   call();  // warm: first touch of the buffers, the GEMM library's set-up
   backend.synchronize();
   std::vector<double> t;

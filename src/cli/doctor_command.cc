@@ -29,6 +29,7 @@
 #include "core/cpu_features.h"
 #include "core/cpu_info.h"
 #include "core/cpu_topology.h"
+#include "core/huge_pages.h"
 #include "core/memory_stats.h"
 #include "core/threads.h"
 #include "core/version.h"
@@ -304,6 +305,10 @@ int doctor_command(const DoctorOptions& options) {
   report_cuda([&](const char* label, const std::string& text) { r.fact(label, text); },
               [&](std::string text) { r.problem(std::move(text)); });
   r.fact("allocator", allocator_description() + " (malloc of every library in the process)");
+  bool thp_slow = false;
+  const std::string thp = describe_thp(&thp_slow);
+  r.fact("huge pages", thp);
+  if (thp_slow) r.warn("transparent huge pages " + thp);
   report_threads(c, gemm_path_report(), &r);
   report_storage(options, &r);
   return r.finish();

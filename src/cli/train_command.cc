@@ -28,6 +28,7 @@
 #include "comm/mpi_world.h"
 #include "config/config.h"
 #include "core/cpu_features.h"
+#include "core/huge_pages.h"
 #include "core/threads.h"
 #include "core/timer.h"
 #include "core/version.h"
@@ -128,6 +129,9 @@ void print_banner(const Session& s, const std::string& host_map) {
               static_cast<long long>(cfg.training.steps), num_threads(), isa_name(active_isa()));
   std::printf("backend: %s\n", trainer.backend().describe().c_str());
   std::printf("cpus: %s; rank 0's threads %s\n", s.pinning.topology.c_str(), s.pinning.decision.c_str());
+  bool thp_slow = false;
+  const std::string thp = describe_thp(&thp_slow);
+  if (thp_slow) std::printf("memory: transparent huge pages %s\n", thp.c_str());
   print_config_notes(cfg);
   if (cfg.zero.offload.optimizer_device == OffloadDevice::kCpu || cfg.zero.offload.param_device == OffloadDevice::kCpu) {
     std::printf("offload: device \"cpu\" asked for; on a CPU-only run the optimizer state and parameters already "

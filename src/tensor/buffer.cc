@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/huge_pages.h"
 
 namespace zt {
 
@@ -14,6 +15,7 @@ FloatBuffer::FloatBuffer(size_t count) : size_(count) {
   const size_t bytes = ((count * sizeof(float) + 63) / 64) * 64;
   data_ = static_cast<float*>(std::aligned_alloc(64, bytes));
   ZT_CHECK(data_ != nullptr, "out of memory allocating %zu bytes", bytes);
+  advise_huge_pages(data_, bytes);  // before zero(), the first touch
   zero();
 }
 
@@ -27,6 +29,7 @@ StatusOr<FloatBuffer> FloatBuffer::allocate(size_t count, const char* what) {
                                      "; use a higher ZeRO stage, more ranks or a smaller model");
   }
   b.size_ = count;
+  advise_huge_pages(b.data_, bytes);
   b.zero();
   return b;
 }

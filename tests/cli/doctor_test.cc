@@ -58,7 +58,7 @@ TEST_F(Doctor, DefaultEnvironmentPrintsEverySectionAndPasses) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.rfind("zerotrain doctor", 0), 0u) << r.out;
   for (const char* label : {"cpu", "topology", "isa", "amx", "gemm path", "openblas", "onednn", "gemm speed", "bf16 gemm", "mpi",
-                            "mpi transports", "cuda", "threads", "io", "memory", "disk"}) {
+                            "mpi transports", "cuda", "huge pages", "threads", "io", "memory", "disk"}) {
     EXPECT_NE(r.out.find(std::string("\n") + label + " "), std::string::npos) << "no '" << label << "' line\n" << r.out;
   }
   EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;

@@ -14,6 +14,7 @@
 #include "backend/cuda/cuda_backend.h"
 #endif
 #include "core/cpu_features.h"
+#include "core/huge_pages.h"
 #include "kernels/cpu/fake_quant.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/flash_attention.h"
@@ -151,6 +152,7 @@ class CpuBackend final : public Backend {
       return Status::ResourceExhausted("out of memory: cannot allocate " + std::to_string(bytes) + " bytes for " + what +
                                        "; use a higher ZeRO stage, more ranks or a smaller model");
     }
+    advise_huge_pages(data, bytes);  // before the first touch, so the zeroing faults in 2 MiB pages
     parallel_zero(data, bytes);
     return Arena(this, data, count, dtype);
   }

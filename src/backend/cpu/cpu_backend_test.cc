@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cpu/guarded_backend.h"
+#include "core/huge_pages.h"
+#include "tensor/buffer.h"
 #include "testing/gradcheck.h"
 
 namespace zt {
@@ -47,6 +50,22 @@ TEST(CpuBackend, HugeAllocationIsAStatusNamingWhat) {
   StatusOr<Arena> a = cpu_backend().allocate(size_t{1} << 60, DType::kF32, "the impossible moments");
   ASSERT_FALSE(a.ok());
   EXPECT_NE(a.status().message().find("the impossible moments"), std::string::npos) << a.status().to_string();
+}
+
+// Parameters, gradients, optimizer state and activations stream through huge pages: their
+// blocks are advised before the zeroing touches them (core/huge_pages.h).
+TEST(CpuBackend, LargeArenasAndBuffersAreHugePageEligible) {
+  if (guarded_backend_requested()) GTEST_SKIP() << "the guarded backend's arenas are its own mappings";
+  if (thp_mode() != "madvise") GTEST_SKIP() << "THP mode is " << thp_mode() << ", not madvise: advice changes nothing";
+  const size_t n = (kHugePageAdviceMinBytes + (size_t{4} << 20)) / sizeof(float);
+  StatusOr<Arena> a = cpu_backend().allocate(n, DType::kF32, "a large arena");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(thp_eligible(a->data() + n / 2), 1);
+  StatusOr<FloatBuffer> b = FloatBuffer::allocate(n, "a large buffer");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(thp_eligible(b->data() + n / 2), 1);
+  FloatBuffer c(n);
+  EXPECT_EQ(thp_eligible(c.data() + n / 2), 1);
 }
 
 TEST(CpuBackend, F32Bf16AndF16Backends) {

@@ -24,6 +24,7 @@
 #include "nn/gpt_config.h"
 #include "nn/gpt_layout.h"
 #include "tensor/tensor_spec.h"
+#include "nn/param_init.h"  // init_params*, for the table's users
 
 namespace zt {
 
@@ -103,19 +104,5 @@ GptWeightsT<W> bind_gpt_weights(const GptConfig& config, const ParamTable& table
 template <typename W>
 void bind_gpt_layer(const GptConfig& config, const ParamTable& table, int layer, W* layer_base,
                     GptWeightsT<W>* weights);
-
-// Fills `params` (table.numel() floats) per each spec's InitKind. Each tensor draws from
-// its own stream, seeded from (seed, tensor name), over its GLOBAL shape, and keeps the
-// elements of its slice: every layout (pipeline stage, tensor-parallel rank, ZeRO
-// shard) starts from exactly the values the whole model on one process would.
-void init_params(const ParamTable& table, float* params, uint64_t seed);
-
-// The same values as init_params, but only for the elements in `range`, written to
-// `out` (range.size() floats): each rank of a sharded run initialises just its shard.
-void init_params_range(const ParamTable& table, ElementRange range, float* out, uint64_t seed);
-
-// init_params_range's values for `range`, written into `backend`'s memory at dst through
-// host chunks of at most 4 Mi floats (host code never writes an arena directly).
-void init_params_into(const Backend& backend, const ParamTable& table, ElementRange range, float* dst, uint64_t seed);
 
 }  // namespace zt

@@ -88,7 +88,8 @@ Status ModelStates::allocate(int n_layer) {
   if (master_ < 0 && !params_.empty()) init_params_into(backend(), table_, {0, table_.numel()}, params_.data(), seed);
   if (master_ < 0 && !param_shard_.empty()) init_params_into(backend(), table_, shard_, param_shard_.data(), seed);
   // Every array of the store from the seed (the optimizer's state from zero), and the
-  // compute copy from the master.
+  // compute copy from the master; the chunks come in order, so each tensor is drawn once.
+  ParamInitializer init(table_, seed);
   ZT_RETURN_IF_ERROR(store_->stream(flags(false), flags(true), [&](size_t begin, size_t n, void* const* arrays) {
     for (size_t a = 0; a < store_->specs().size(); ++a) {
       if (static_cast<int>(a) != master_ && static_cast<int>(a) != param16_) {
@@ -96,7 +97,7 @@ Status ModelStates::allocate(int n_layer) {
       }
     }
     float* p = fp32_params(begin, arrays);
-    if (master_ >= 0) init_params_into(states_backend(), table_, {owned_.begin + begin, owned_.begin + begin + n}, p, seed);
+    if (master_ >= 0) init.into(states_backend(), {owned_.begin + begin, owned_.begin + begin + n}, p);
     write_compute(begin, n, p, arrays);
     return Status::OK();
   }));

@@ -59,6 +59,49 @@ void layernorm_forward_impl(float* out, float* mean, float* rstd, const float* i
   }
 }
 
+// dweight[c] += sum_r dout[r][c] * norm[r][c] and dbias[c] += sum_r dout[r][c], each column
+// summed over the rows in row order (a multiply, then an add: the same bits as one column at a
+// time, for any ISA and thread count). Blocks of kCols columns are held in registers over
+// all rows; the blocks are spread over the threads.
+template <class S>
+void layernorm_param_grads(float* dweight, float* dbias, const float* dout, const float* inp, const float* mean,
+                           const float* rstd, int64_t N, int C) {
+  using V = typename S::V;
+  constexpr int kVecs = 4, kCols = kVecs * S::kWidth;
+  const int nblocks = (C + kCols - 1) / kCols;
+#pragma omp parallel for schedule(static)
+  for (int blk = 0; blk < nblocks; ++blk) {
+    const int c0 = blk * kCols;
+    const int width = (c0 + kCols < C) ? kCols : C - c0;
+    V dw[kVecs], db[kVecs];
+    for (int v = 0; v < kVecs; ++v) {
+      const int k = width - v * S::kWidth;
+      dw[v] = k > 0 ? zt::simd::load_tail<S>(dweight + c0 + v * S::kWidth, k < S::kWidth ? k : S::kWidth, 0.0f) : S::zero();
+      db[v] = k > 0 ? zt::simd::load_tail<S>(dbias + c0 + v * S::kWidth, k < S::kWidth ? k : S::kWidth, 0.0f) : S::zero();
+    }
+    for (int64_t r = 0; r < N; ++r) {
+      const float* x = inp + r * C + c0;
+      const float* dy = dout + r * C + c0;
+      const V vm = S::set1(mean[r]), vs = S::set1(rstd[r]);
+      for (int v = 0; v < kVecs; ++v) {
+        const int k = width - v * S::kWidth;
+        if (k <= 0) break;
+        const int n = k < S::kWidth ? k : S::kWidth;
+        const V g = n == S::kWidth ? S::load(dy + v * S::kWidth) : zt::simd::load_tail<S>(dy + v * S::kWidth, n, 0.0f);
+        const V xv = n == S::kWidth ? S::load(x + v * S::kWidth) : zt::simd::load_tail<S>(x + v * S::kWidth, n, 0.0f);
+        dw[v] = S::add(dw[v], S::mul(g, S::mul(S::sub(xv, vm), vs)));
+        db[v] = S::add(db[v], g);
+      }
+    }
+    for (int v = 0; v < kVecs; ++v) {
+      const int k = width - v * S::kWidth;
+      if (k <= 0) break;
+      zt::simd::store_tail<S>(dweight + c0 + v * S::kWidth, dw[v], k < S::kWidth ? k : S::kWidth);
+      zt::simd::store_tail<S>(dbias + c0 + v * S::kWidth, db[v], k < S::kWidth ? k : S::kWidth);
+    }
+  }
+}
+
 // dinp += d/dx; dweight += sum_rows dout * norm; dbias += sum_rows dout.
 template <class S>
 void layernorm_backward_impl(float* dinp, float* dweight, float* dbias, const float* dout,
@@ -105,22 +148,5 @@ void layernorm_backward_impl(float* dinp, float* dweight, float* dbias, const fl
       zt::simd::store_tail<S>(dx + i, S::add(zt::simd::load_tail<S>(dx + i, k, 0.0f), g), k);
     }
   }
-  // Parameter gradients by column block: each block sums over all rows in row order.
-  constexpr int kBlock = 64;
-  const int nblocks = (C + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static)
-  for (int blk = 0; blk < nblocks; ++blk) {
-    const int c0 = blk * kBlock;
-    const int c1 = (c0 + kBlock < C) ? c0 + kBlock : C;
-    for (int64_t r = 0; r < N; ++r) {
-      const float* x = inp + r * C;
-      const float* dy = dout + r * C;
-      const float m = mean[r], s = rstd[r];
-      for (int c = c0; c < c1; ++c) {
-        const float n = (x[c] - m) * s;
-        dweight[c] += dy[c] * n;
-        dbias[c] += dy[c];
-      }
-    }
-  }
+  layernorm_param_grads<S>(dweight, dbias, dout, inp, mean, rstd, N, C);
 }

@@ -4,8 +4,6 @@
 #include <sys/mman.h>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <fstream>
 
 namespace zt {
@@ -34,23 +32,6 @@ std::string parse_thp_mode(const std::string& line) {
   const size_t open = line.find('['), close = line.find(']');
   if (open == std::string::npos || close == std::string::npos || close < open) return "unavailable";
   return line.substr(open + 1, close - open - 1);
-}
-
-int thp_eligible(const void* p) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  std::ifstream in("/proc/self/smaps");
-  std::string line;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    unsigned long lo = 0, hi = 0;
-    // A mapping's header line starts "lo-hi perms ..."; its fields follow until the next.
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2) {
-      inside = a >= lo && a < hi;
-    } else if (inside && line.rfind("THPeligible:", 0) == 0) {
-      return std::atoi(line.c_str() + 12);
-    }
-  }
-  return -1;
 }
 
 std::string describe_thp(bool* slow) { return describe_thp_mode(thp_mode(), slow); }

@@ -3,8 +3,8 @@
 // (MADV_HUGEPAGE) or the system's THP mode is "always"; Debian and Ubuntu ship "madvise".
 // The step's streaming kernels (AdamW, the gradient norm, the norms) and the GEMMs walk
 // gigabytes through 4 KiB pages with a TLB miss every 64 cache lines: on a 2-core EPYC,
-// GPT-2 small's step took 17 % longer in the GEMMs and twice as long in AdamW without the
-// advice (bench/RESULTS.md, issue 32).
+// GPT-2 small's step took 3.5-9 % longer, and its AdamW up to 1.5x as long, without the
+// advice (bench/huge_pages.sh in bench/RESULTS.md, issue 32).
 // Invariants: advice never changes a block's size or contents, and never its resident
 // bytes once the block is fully written (only the 2 MiB-aligned interior is advised, so
 // the head and tail stay 4 KiB pages); a kernel that refuses the advice (THP "never", or
@@ -31,9 +31,6 @@ std::string thp_mode();
 // "unavailable" for a line without one.
 std::string parse_thp_mode(const std::string& line);
 
-// Whether the mapping that holds p may be backed by huge pages (/proc/self/smaps'
-// THPeligible); -1 where smaps does not say (a kernel before 5.0, or p unmapped).
-int thp_eligible(const void* p);
 
 // One line for the banner and doctor: the mode and what it means for this process, e.g.
 // "madvise (zerotrain advises its blocks of 8 MiB and more)". slow is set where the machine

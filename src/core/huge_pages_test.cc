@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include "testing/smaps.h"
+
 namespace zt {
 namespace {
 
@@ -50,12 +52,12 @@ TEST(HugePages, AdvisesTheAlignedInteriorOfLargeBlocksOnly) {
   ASSERT_NE(small.p, MAP_FAILED);
   ASSERT_NE(large.p, MAP_FAILED);
   EXPECT_FALSE(advise_huge_pages(small.p, small.bytes));
-  EXPECT_EQ(thp_eligible(small.p), 0);
+  EXPECT_EQ(testing::thp_eligible(small.p), 0);
   EXPECT_FALSE(advise_huge_pages(nullptr, large.bytes));
-  ASSERT_EQ(thp_eligible(large.at(large.bytes / 2)), 0);
+  ASSERT_EQ(testing::thp_eligible(large.at(large.bytes / 2)), 0);
   ASSERT_TRUE(advise_huge_pages(large.at(4096), large.bytes - 4096));
-  EXPECT_EQ(thp_eligible(large.at(large.bytes / 2)), 1);
-  EXPECT_EQ(thp_eligible(large.p), 0) << "the unaligned head stays 4 KiB pages";
+  EXPECT_EQ(testing::thp_eligible(large.at(large.bytes / 2)), 1);
+  EXPECT_EQ(testing::thp_eligible(large.p), 0) << "the unaligned head stays 4 KiB pages";
 }
 
 }  // namespace

@@ -1,15 +1,13 @@
-// The parameter table, binding and initialisation: one walk over a config's tensors by
-// role (visit_*), used both to build the table and to bind views into an arena, so the
-// two cannot disagree.
+// The parameter table and binding: one walk over a config's tensors by role (visit_*),
+// used both to build the table and to bind views into an arena, so the two cannot
+// disagree. Initialisation is nn/param_init.cc.
 #include "nn/gpt_params.h"
 
-#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "core/check.h"
-#include "core/rng.h"
-#include "core/threads.h"
 #include "nn/param_names.h"
 #include "nn/param_spec.h"
 

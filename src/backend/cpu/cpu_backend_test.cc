@@ -13,6 +13,7 @@
 #include "backend/cpu/guarded_backend.h"
 #include "core/huge_pages.h"
 #include "tensor/buffer.h"
+#include "testing/smaps.h"
 #include "testing/gradcheck.h"
 
 namespace zt {
@@ -60,12 +61,12 @@ TEST(CpuBackend, LargeArenasAndBuffersAreHugePageEligible) {
   const size_t n = (kHugePageAdviceMinBytes + (size_t{4} << 20)) / sizeof(float);
   StatusOr<Arena> a = cpu_backend().allocate(n, DType::kF32, "a large arena");
   ASSERT_TRUE(a.ok());
-  EXPECT_EQ(thp_eligible(a->data() + n / 2), 1);
+  EXPECT_EQ(testing::thp_eligible(a->data() + n / 2), 1);
   StatusOr<FloatBuffer> b = FloatBuffer::allocate(n, "a large buffer");
   ASSERT_TRUE(b.ok());
-  EXPECT_EQ(thp_eligible(b->data() + n / 2), 1);
+  EXPECT_EQ(testing::thp_eligible(b->data() + n / 2), 1);
   FloatBuffer c(n);
-  EXPECT_EQ(thp_eligible(c.data() + n / 2), 1);
+  EXPECT_EQ(testing::thp_eligible(c.data() + n / 2), 1);
 }
 
 TEST(CpuBackend, F32Bf16AndF16Backends) {

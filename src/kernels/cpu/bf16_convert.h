@@ -1,11 +1,12 @@
 // The bulk bf16 casts (the f32 table's cast_f32_to_bf16 / cast_bf16_to_f32, and every bf16
-// kernel's widening and narrowing through half_rows): AVX-512 or AVX2 integer code where
-// the active ISA allows it, else the scalar functions of core/half_bits.h. Every path
-// gives those functions' bits: widening is a 16-bit shift; narrowing adds 0x7fff plus the
-// kept bit's lowest bit (round to nearest even, overflow to inf) and keeps NaN quiet with
-// its sign. The vector forms are compiled for their target only and called only after the
-// run-time ISA check. Large casts are split over the OpenMP threads, unless the caller is
-// one of them already (then the cast is that thread's).
+// kernel's widening and narrowing through half_rows): the active ISA's kernel table's
+// widen_bf16 / narrow_bf16 (simd/elements.h's convert over the ISA struct's load_bf16 /
+// store_bf16, AVX-512 or AVX2 integer code, the one vector definition the bf16 kernels use
+// too), the scalar ISA's while ZT_ISA is invalid. Every path gives core/half_bits.h's bits:
+// widening is a 16-bit shift; narrowing adds 0x7fff plus the kept bit's lowest bit (round
+// to nearest even, overflow to inf) and keeps NaN quiet with its sign. Large casts are split
+// over the OpenMP threads, unless the caller is one of them already (then the cast is that
+// thread's).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -20,13 +21,9 @@ void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n);
 void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n);
 
 namespace bf16_detail {
-// One thread's cast by one ISA path (for the tests that compare the paths).
+// One thread's cast by core/half_bits.h's functions (the reference the tests compare with).
 void narrow_scalar(uint16_t* dst, const float* src, int64_t n);
 void widen_scalar(float* dst, const uint16_t* src, int64_t n);
-void narrow_avx2(uint16_t* dst, const float* src, int64_t n);
-void widen_avx2(float* dst, const uint16_t* src, int64_t n);
-void narrow_avx512(uint16_t* dst, const float* src, int64_t n);
-void widen_avx512(float* dst, const uint16_t* src, int64_t n);
 }  // namespace bf16_detail
 
 }  // namespace zt

@@ -1,5 +1,6 @@
-// The bulk bf16 casts: each vector path this CPU has (AVX2, AVX-512) gives the scalar
-// functions' bits, widening every 16-bit pattern and narrowing every pattern's f32 value,
+// The bulk bf16 casts: each ISA's one-thread casts in the kernel table (the ISA structs'
+// load_bf16 / store_bf16, which the bf16 kernels use too; every ISA this CPU has) give the
+// scalar functions' bits, widening every 16-bit pattern and narrowing every pattern's f32 value,
 // its neighbours and the round-to-nearest-even ties around it (NaN payloads, infinities,
 // subnormals, overflow to inf included) and random bit patterns, at a length whose tail
 // the vector loops leave to the scalar code. The public casts agree with them too.
@@ -12,24 +13,24 @@
 
 #include "core/half_bits.h"
 #include "core/rng.h"
+#include "kernels/cpu/kernel_table.h"
+#include "testing/isa_compare.h"
 
 namespace zt {
 namespace {
 
-using Narrow = void (*)(uint16_t*, const float*, int64_t);
-using Widen = void (*)(float*, const uint16_t*, int64_t);
-
 struct Path {
   const char* name;
-  bool present;
-  Narrow narrow;
-  Widen widen;
+  NarrowFn narrow;
+  WidenFn widen;
 };
 
-std::vector<Path> vector_paths() {
-  namespace d = bf16_detail;
-  return {{"avx2", __builtin_cpu_supports("avx2") != 0, &d::narrow_avx2, &d::widen_avx2},
-          {"avx512", __builtin_cpu_supports("avx512f") != 0, &d::narrow_avx512, &d::widen_avx512}};
+std::vector<Path> isa_paths() {
+  std::vector<Isa> isas = testing::simd_isas();
+  isas.push_back(Isa::kScalar);
+  std::vector<Path> paths;
+  for (Isa isa : isas) paths.push_back({isa_name(isa), cpu_kernels_for(isa).narrow_bf16, cpu_kernels_for(isa).widen_bf16});
+  return paths;
 }
 
 // Every pattern's value, u - 1, u + 1 and the values that round at the pattern's edges.
@@ -54,8 +55,7 @@ TEST(Bf16Convert, EveryVectorPathGivesTheScalarBits) {
   std::vector<uint16_t> want_narrow(inputs.size()), got_narrow(inputs.size());
   bf16_detail::widen_scalar(want_wide.data(), patterns.data(), static_cast<int64_t>(patterns.size()));
   bf16_detail::narrow_scalar(want_narrow.data(), inputs.data(), static_cast<int64_t>(inputs.size()));
-  for (const Path& p : vector_paths()) {
-    if (!p.present) continue;
+  for (const Path& p : isa_paths()) {
     p.widen(got_wide.data(), patterns.data(), static_cast<int64_t>(patterns.size()));
     p.narrow(got_narrow.data(), inputs.data(), static_cast<int64_t>(inputs.size()));
     EXPECT_EQ(std::memcmp(got_wide.data(), want_wide.data(), want_wide.size() * 4), 0) << p.name;

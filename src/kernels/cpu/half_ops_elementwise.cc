@@ -1,7 +1,9 @@
 // The row-wise and elementwise half kernels (LayerNorm, GELU, cross-entropy), the casts
 // and AdamW's step with the compute copy: each is the half_rows or half_flat adapter over the ISA-dispatched fp32 kernel
 // from cpu_kernels() (widen a chunk, run it, round the chunk's outputs once), or for
-// cross-entropy the fp32 kernel's row pieces on one widened row per thread. Rows are
+// cross-entropy the fp32 kernel's row pieces on one widened row per thread; bf16 takes the
+// table's bf16 forms of the fp32 kernels instead for GELU, LayerNorm, cross-entropy and
+// AdamW's copy (widening in registers, or for GELU in the stack). Rows are
 // independent in every fp32 kernel here and the LayerNorm parameter gradients sum rows in
 // row order, so chunking changes no bit of any result.
 // Outputs may alias inputs chunk for chunk (gelu_backward's dinp = dout,
@@ -37,12 +39,21 @@ void narrow_chunk(uint16_t* dst, const float* src, int64_t n) {
 }
 template <DType D>
 void half_adamw_step_copy(half_t* dst, float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& a) {
-  cpu_kernels().adamw_step_narrow(p, g, m, v, n, a, bits_of(dst), &narrow_chunk<D>);
+  if constexpr (D == DType::kBF16) {
+    cpu_kernels().adamw_step_bf16(p, g, m, v, n, a, bits_of(dst));
+  } else {
+    cpu_kernels().adamw_step_narrow(p, g, m, v, n, a, bits_of(dst), &narrow_chunk<D>);
+  }
 }
 
+// bf16 takes the table's bf16 LayerNorm (the fp32 arithmetic on values widened in registers).
 template <DType D>
 void half_layernorm_forward(half_t* out, float* mean, float* rstd, const half_t* inp, const half_t* weight,
                             const half_t* bias, int64_t N, int C) {
+  if constexpr (D == DType::kBF16) {
+    cpu_kernels().layernorm_forward_bf16(bits_of(out), mean, rstd, bits_of(inp), bits_of(weight), bits_of(bias), N, C);
+    return;
+  }
   half_rows_independent<D>(N, cpu_kernels().layernorm_forward, HalfOut{out, C}, RowData<float>{mean, 1},
                            RowData<float>{rstd, 1}, HalfIn{inp, C}, HalfWhole{weight, C}, HalfWhole{bias, C},
                            kChunkRows, C);
@@ -52,6 +63,11 @@ void half_layernorm_forward(half_t* out, float* mean, float* rstd, const half_t*
 template <DType D>
 void half_layernorm_backward(half_t* dinp, float* dweight, float* dbias, const half_t* dout, const half_t* inp,
                              const half_t* weight, const float* mean, const float* rstd, int64_t N, int C) {
+  if constexpr (D == DType::kBF16) {
+    cpu_kernels().layernorm_backward_bf16(bits_of(dinp), dweight, dbias, bits_of(dout), bits_of(inp), bits_of(weight),
+                                          mean, rstd, N, C);
+    return;
+  }
   half_rows<D>(HalfMaxRows{kHalfSumChunkRows}, N, cpu_kernels().layernorm_backward, HalfInOut{dinp, dinp, C},
                RowData<float>{dweight, 0}, RowData<float>{dbias, 0}, HalfIn{dout, C}, HalfIn{inp, C},
                HalfWhole{weight, C}, RowData<const float>{mean, 1}, RowData<const float>{rstd, 1}, kChunkRows, C);
@@ -79,7 +95,8 @@ void half_gelu_backward(half_t* dinp, const half_t* inp, const half_t* dout, int
   }
 }
 
-// Cross-entropy over 16-bit logits, a row per thread at a time: the thread widens the row
+// Cross-entropy over f16 logits (bf16 takes the table's bf16 form, widening in registers),
+// a row per thread at a time: the thread widens the row
 // into its scratch (Vp floats, in its cache) and runs the fp32 kernel's row pieces, which
 // are crossentropy_forward / crossentropy_backward's per-row arithmetic operation for
 // operation (row_max and row_sum_exp over the V real classes, log in double, the loss; the
@@ -105,6 +122,10 @@ template <DType D>
 void half_crossentropy_forward(float* losses, float* stats, const half_t* logits, const int32_t* targets, int64_t N,
                                int V, int Vp) {
   const KernelTable& k = cpu_kernels();
+  if constexpr (D == DType::kBF16) {
+    k.crossentropy_forward_bf16(losses, stats, bits_of(logits), targets, N, V, Vp);
+    return;
+  }
   widened_rows<D>(logits, targets, N, V, Vp, [&](int64_t r, const float* x) {
     const int32_t t = targets[r];
     if (t < 0) {
@@ -123,6 +144,10 @@ template <DType D>
 void half_crossentropy_backward(half_t* dlogits, const half_t* logits, const float* stats, const int32_t* targets,
                                 float dloss, int64_t N, int V, int Vp) {
   const KernelTable& k = cpu_kernels();
+  if constexpr (D == DType::kBF16) {
+    k.crossentropy_backward_bf16(bits_of(dlogits), bits_of(logits), stats, targets, dloss, N, V, Vp);
+    return;
+  }
   widened_rows<D>(logits, targets, N, V, Vp, [&](int64_t r, float* x) {
     const int32_t t = targets[r];
     if (t >= 0) {

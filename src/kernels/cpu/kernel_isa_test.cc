@@ -196,8 +196,9 @@ TEST(KernelIsa, AdamWBitIdenticalToScalar) {
   }
 }
 
-// The step with the compute copy: the same p, m, v as the plain step, and the copy is the
-// narrowing of the updated p, over several chunks and a ragged tail, on every ISA.
+// The step with the compute copy (by a narrowing function, and the bf16 form's from the
+// registers): the same p, m, v as the plain step, and the copy is the narrowing of the
+// updated p, over several chunks and a ragged tail, on every ISA.
 TEST(KernelIsa, AdamWNarrowIsTheStepThenTheCast) {
   const AdamWCase start(3 * 16384 + 21, 21);
   const AdamWArgs a = test_adamw_args();
@@ -214,6 +215,11 @@ TEST(KernelIsa, AdamWNarrowIsTheStepThenTheCast) {
                                            &bf16_detail::narrow_scalar);
     c.expect_same_state(ref, isa);
     EXPECT_EQ(out, out_ref) << isa_name(isa);
+    AdamWCase d = start;  // the bf16 form, narrowing from the registers
+    std::vector<uint16_t> copy(static_cast<size_t>(d.n), 0xffff);
+    cpu_kernels_for(isa).adamw_step_bf16(d.p.data(), d.g.data(), d.m.data(), d.v.data(), d.n, a, copy.data());
+    d.expect_same_state(ref, isa);
+    EXPECT_EQ(copy, out_ref) << isa_name(isa);
   }
 }
 

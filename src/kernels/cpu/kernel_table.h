@@ -13,8 +13,9 @@
 
 namespace zt {
 
-// One thread's cast of n floats into 16-bit patterns (a compute format's from_f32).
+// One thread's cast of n floats into 16-bit patterns (a compute format's from_f32), and back.
 using NarrowFn = void (*)(uint16_t* dst, const float* src, int64_t n);
+using WidenFn = void (*)(float* dst, const uint16_t* src, int64_t n);
 
 struct KernelTable {
   Isa isa;
@@ -49,10 +50,27 @@ struct KernelTable {
                            const float* rstd, int64_t N, int C);
   void (*swiglu_forward)(float* out, const float* gate, const float* up, int64_t n);
   void (*swiglu_backward)(float* dgate, float* dup, const float* dout, const float* gate, const float* up, int64_t n);
-  // GELU over bf16 bit patterns: the fp32 kernels' bits on the widened inputs, rounded once
-  // (the bf16 table's gelu; impl/gelu_impl.h).
+  // The bf16 table's GELU, LayerNorm, AdamW copy and cross-entropy, over bf16 bit patterns:
+  // the fp32 kernels' bits on the widened inputs, each output rounded once (impl/gelu_impl.h,
+  // impl/layernorm_impl.h, impl/adamw_impl.h, impl/crossentropy_impl.h). Statistics, losses
+  // and parameter gradients stay fp32.
   void (*gelu_forward_bf16)(uint16_t* out, const uint16_t* inp, int64_t n);
   void (*gelu_backward_bf16)(uint16_t* dinp, const uint16_t* inp, const uint16_t* dout, int64_t n);
+  void (*layernorm_forward_bf16)(uint16_t* out, float* mean, float* rstd, const uint16_t* inp, const uint16_t* weight,
+                                 const uint16_t* bias, int64_t N, int C);
+  void (*layernorm_backward_bf16)(uint16_t* dinp, float* dweight, float* dbias, const uint16_t* dout,
+                                  const uint16_t* inp, const uint16_t* weight, const float* mean, const float* rstd,
+                                  int64_t N, int C);
+  // adamw_step, and out = the bf16 copy of p, narrowed from the registers.
+  void (*adamw_step_bf16)(float* p, const float* g, float* m, float* v, int64_t n, const AdamWArgs& args,
+                          uint16_t* out);
+  void (*crossentropy_forward_bf16)(float* losses, float* stats, const uint16_t* logits, const int32_t* targets,
+                                    int64_t N, int V, int Vp);
+  void (*crossentropy_backward_bf16)(uint16_t* dlogits, const uint16_t* logits, const float* stats,
+                                     const int32_t* targets, float dloss, int64_t N, int V, int Vp);
+  // One thread's bf16 casts (bf16_convert.h splits the bulk casts over the threads).
+  WidenFn widen_bf16;
+  NarrowFn narrow_bf16;
 };
 
 // The table for active_isa().

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
-#include "kernels/cpu/simd/tail.h"
+#include "kernels/cpu/simd/elements.h"
 #include "kernels/cpu/simd/vmath.h"
 
 // sigmoid(2u) = 1 / (1 + exp(-2u)).
@@ -22,14 +24,20 @@ static inline typename S::V gelu_value(typename S::V x) {
   return S::mul(x, gelu_sigmoid<S>(x, S::mul(x, x)));
 }
 
+// gelu'(x), which the backward multiplies by dout.
 template <class S>
-static inline typename S::V gelu_grad(typename S::V x, typename S::V dy) {
+static inline typename S::V gelu_slope(typename S::V x) {
   using V = typename S::V;
   const V x2 = S::mul(x, x);
   const V s = gelu_sigmoid<S>(x, x2);
   const V du = S::mul(S::set1(0.7978845608028654f), S::fmadd(S::set1(3.0f * 0.044715f), x2, S::set1(1.0f)));
   const V ds = S::mul(S::mul(S::set1(2.0f), S::mul(s, S::sub(S::set1(1.0f), s))), du);  // d sigmoid(2u)/dx
-  return S::mul(S::fmadd(x, ds, s), dy);
+  return S::fmadd(x, ds, s);
+}
+
+template <class S>
+static inline typename S::V gelu_grad(typename S::V x, typename S::V dy) {
+  return S::mul(gelu_slope<S>(x), dy);
 }
 
 // One thread's GELU over n elements (out may alias inp).
@@ -78,33 +86,45 @@ void gelu_backward_impl(float* dinp, const float* inp, const float* dout, int64_
   }
 }
 
-// The bf16 forms: each chunk widened into the thread's stack (exactly), the fp32 arithmetic
-// above, then narrowed once (Widen / Narrow: bf16_convert.h's casts for this ISA), so the
-// same bits as the fp32 kernel on widened inputs, reading and writing 2 bytes an element.
-template <class S, void (*Widen)(float*, const uint16_t*, int64_t), void (*Narrow)(uint16_t*, const float*, int64_t)>
+// The bf16 forms. A bf16 input is one of 65,536 bit patterns, so GELU's rounded output and
+// its slope gelu'(x) are tables indexed by the pattern, filled once per ISA by the fp32
+// arithmetic above on every widened pattern: the forward is a lookup, the backward
+// narrow(slope[x] * dout), bit for bit the fp32 kernel on the widened inputs rounded once
+// (its last operation is that same multiply). 384 KiB, held in L2; the arithmetic they
+// replace is GELU's whole cost (an exp and a divide per element). Scalar lookups: AVX-512's
+// gathers measured slower on Zen 5 (and Intel's are slower still since the Downfall fix).
+struct GeluBf16Tables {
+  uint16_t value[65536];
+  float slope[65536];
+};
+
+template <class S>
+const GeluBf16Tables& gelu_bf16_tables() {
+  static const std::unique_ptr<GeluBf16Tables> tables = [] {
+    auto t = std::make_unique<GeluBf16Tables>();
+    std::vector<float> x(65536), y(65536);
+    for (int i = 0; i < 65536; ++i) x[i] = zt::simd::value(static_cast<uint16_t>(i));
+    gelu_forward_range<S>(y.data(), x.data(), 65536);
+    for (int i = 0; i < 65536; i += S::kWidth) {
+      zt::simd::store<S>(t->value + i, S::load(y.data() + i));
+      S::store(t->slope + i, gelu_slope<S>(S::load(x.data() + i)));
+    }
+    return t;
+  }();
+  return *tables;
+}
+
+template <class S>
 void gelu_forward_bf16_impl(uint16_t* out, const uint16_t* inp, int64_t n) {
-  const int64_t nchunks = (n + kGeluChunk - 1) / kGeluChunk;
+  const uint16_t* value = gelu_bf16_tables<S>().value;
 #pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < nchunks; ++c) {
-    const int64_t lo = c * kGeluChunk, len = lo + kGeluChunk < n ? kGeluChunk : n - lo;
-    alignas(64) float x[kGeluChunk];
-    Widen(x, inp + lo, len);
-    gelu_forward_range<S>(x, x, len);
-    Narrow(out + lo, x, len);
-  }
+  for (int64_t i = 0; i < n; ++i) out[i] = value[inp[i]];
 }
 
 // dinp may alias dout.
-template <class S, void (*Widen)(float*, const uint16_t*, int64_t), void (*Narrow)(uint16_t*, const float*, int64_t)>
+template <class S>
 void gelu_backward_bf16_impl(uint16_t* dinp, const uint16_t* inp, const uint16_t* dout, int64_t n) {
-  const int64_t nchunks = (n + kGeluChunk - 1) / kGeluChunk;
+  const float* slope = gelu_bf16_tables<S>().slope;
 #pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < nchunks; ++c) {
-    const int64_t lo = c * kGeluChunk, len = lo + kGeluChunk < n ? kGeluChunk : n - lo;
-    alignas(64) float x[kGeluChunk], d[kGeluChunk];
-    Widen(x, inp + lo, len);
-    Widen(d, dout + lo, len);
-    gelu_backward_range<S>(d, x, d, len);
-    Narrow(dinp + lo, d, len);
-  }
+  for (int64_t i = 0; i < n; ++i) zt::simd::store_value(dinp + i, slope[inp[i]] * zt::simd::value(dout[i]));
 }

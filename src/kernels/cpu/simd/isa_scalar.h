@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/half_bits.h"
+
 namespace zt::simd {
 
 struct IsaScalar {
@@ -53,6 +55,11 @@ struct IsaScalar {
     return m;
   }
   static V round_nearest(V a) { return map([&](int i) { return std::nearbyint(a.v[i]); }); }
+  // bf16 bit patterns, by core/half_bits.h's conversions (the reference of the SIMD forms).
+  static V load_bf16(const uint16_t* p) { return map([&](int i) { return bf16_bits_to_f32(p[i]); }); }
+  static void store_bf16(uint16_t* p, V x) {
+    for (int i = 0; i < kWidth; ++i) p[i] = f32_to_bf16_bits(x.v[i]);
+  }
   // 2^n for integer-valued floats n in [-126, 127].
   static V pow2i(V n) {
     return map([&](int i) {

@@ -1,7 +1,7 @@
 // The kernel table's bf16 forms on every ISA (scalar, and each SIMD path this CPU has),
 // each against its definition: bit for bit the same ISA's fp32 kernel on the widened
 // inputs, every output rounded once (core/half_bits.h's f32_to_bf16_bits). LayerNorm at a
-// ragged width and GPT-2's 768, accumulating onto random gradients; GELU over special
+// ragged width and GPT-2's 768, accumulating onto random gradients, and RMSNorm likewise; GELU over special
 // values (NaN, infinities, subnormals, signed zeros) as well as random ones, with its
 // backward also in place; cross-entropy with padding and an ignored row, forward and
 // backward (also in place); the AdamW copy on bit patterns that test the narrowing itself
@@ -83,6 +83,30 @@ TEST(Bf16Kernels, LayerNormIsTheRoundedFp32KernelOnEveryIsa) {
       expect_same(dx, narrow(dx_ref), "dinp", isa);
       expect_same(dw, dw_ref, "dweight", isa);
       expect_same(db, db_ref, "dbias", isa);
+    }
+  }
+}
+
+TEST(Bf16Kernels, RmsNormIsTheRoundedFp32KernelOnEveryIsa) {
+  const int N = 37;
+  for (int C : {67, 768}) {
+    const Bits x = random_bf16(N * C, 11, 3.0f), w = random_bf16(C, 12);
+    const Bits dy = random_bf16(N * C, 13), dx0 = random_bf16(N * C, 14);
+    const Floats dw0 = random_vector(C, 15);
+    for (Isa isa : every_isa()) {
+      const KernelTable& k = cpu_kernels_for(isa);
+      Bits out(N * C), dx = dx0;
+      Floats y(N * C), rstd(N), rstd_ref(N), dw = dw0;
+      k.rmsnorm_forward_bf16(out.data(), rstd.data(), x.data(), w.data(), N, C, 1e-5f);
+      k.rmsnorm_forward(y.data(), rstd_ref.data(), widen(x).data(), widen(w).data(), N, C, 1e-5f);
+      expect_same(out, narrow(y), "out", isa);
+      expect_same(rstd, rstd_ref, "rstd", isa);
+      Floats dx_ref = widen(dx0), dw_ref = dw0;
+      k.rmsnorm_backward_bf16(dx.data(), dw.data(), dy.data(), x.data(), w.data(), rstd.data(), N, C);
+      k.rmsnorm_backward(dx_ref.data(), dw_ref.data(), widen(dy).data(), widen(x).data(), widen(w).data(),
+                         rstd.data(), N, C);
+      expect_same(dx, narrow(dx_ref), "dinp", isa);
+      expect_same(dw, dw_ref, "dweight", isa);
     }
   }
 }

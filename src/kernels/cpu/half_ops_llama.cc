@@ -1,6 +1,7 @@
 // The half kernels of the Llama layers (RMSNorm, RoPE, SwiGLU; the GQA packing is gqa.cc), as half_ops_elementwise.cc
 // does LayerNorm and GELU: widen a chunk, run the fp32 kernel (cpu_kernels() for RMSNorm
-// and SwiGLU, rope.h for RoPE), round the chunk's outputs once. RMSNorm rows are
+// and SwiGLU, rope.h for RoPE), round the chunk's outputs once; bf16 RMSNorm is the
+// table's bf16 form instead (widening in registers, the same bits). RMSNorm rows are
 // independent and its dweight sums rows in row order; RoPE chunks never cross a sequence
 // (a chunk of positions t0 .. t0 + n - 1 of sequence b is the fp32 kernel on a batch of
 // one at pos0 + t0); SwiGLU is elementwise. So chunking changes no bit of any result.
@@ -17,9 +18,14 @@ namespace zt {
 
 namespace {
 
+// bf16 takes the table's bf16 RMSNorm (the fp32 arithmetic on values widened in registers).
 template <DType D>
 void half_rmsnorm_forward(half_t* out, float* rstd, const half_t* inp, const half_t* weight, int64_t N, int C,
                           float eps) {
+  if constexpr (D == DType::kBF16) {
+    cpu_kernels().rmsnorm_forward_bf16(bits_of(out), rstd, bits_of(inp), bits_of(weight), N, C, eps);
+    return;
+  }
   half_rows_independent<D>(N, cpu_kernels().rmsnorm_forward, HalfOut{out, C}, RowData<float>{rstd, 1}, HalfIn{inp, C},
                            HalfWhole{weight, C}, kChunkRows, C, eps);
 }
@@ -28,6 +34,11 @@ void half_rmsnorm_forward(half_t* out, float* rstd, const half_t* inp, const hal
 template <DType D>
 void half_rmsnorm_backward(half_t* dinp, float* dweight, const half_t* dout, const half_t* inp, const half_t* weight,
                            const float* rstd, int64_t N, int C) {
+  if constexpr (D == DType::kBF16) {
+    cpu_kernels().rmsnorm_backward_bf16(bits_of(dinp), dweight, bits_of(dout), bits_of(inp), bits_of(weight), rstd,
+                                        N, C);
+    return;
+  }
   half_rows<D>(HalfMaxRows{kHalfSumChunkRows}, N, cpu_kernels().rmsnorm_backward, HalfInOut{dinp, dinp, C},
                RowData<float>{dweight, 0}, HalfIn{dout, C}, HalfIn{inp, C}, HalfWhole{weight, C},
                RowData<const float>{rstd, 1}, kChunkRows, C);

@@ -77,6 +77,32 @@ TEST(KernelIsa, LayerNormParameterGradientsAreRowOrderSums) {
   }
 }
 
+// RMSNorm's weight gradient likewise: each column's sum over the rows in row order of
+// dout * (x * rstd), bit for bit against that loop, on every ISA.
+TEST(KernelIsa, RmsNormWeightGradientIsRowOrderSums) {
+  const int N = 37;
+  for (int C : {67, 768}) {
+    auto x = random_vector(N * C, 11), w = random_vector(C, 12), dy = random_vector(N * C, 13);
+    std::vector<Isa> isas = simd_isas();
+    isas.push_back(Isa::kScalar);
+    for (Isa isa : isas) {
+      const KernelTable& k = cpu_kernels_for(isa);
+      std::vector<float> out(N * C), rstd(N), dx(N * C), dw = random_vector(C, 14);
+      std::vector<float> rw = dw;
+      k.rmsnorm_forward(out.data(), rstd.data(), x.data(), w.data(), N, C, 1e-5f);
+      k.rmsnorm_backward(dx.data(), dw.data(), dy.data(), x.data(), w.data(), rstd.data(), N, C);
+      for (int r = 0; r < N; ++r) {
+        for (int c = 0; c < C; ++c) {
+          const float xr = x[r * C + c] * rstd[r];
+          const float term = dy[r * C + c] * xr;
+          rw[c] = rw[c] + term;
+        }
+      }
+      EXPECT_EQ(std::memcmp(dw.data(), rw.data(), C * sizeof(float)), 0) << isa_name(isa) << " C " << C;
+    }
+  }
+}
+
 TEST(KernelIsa, GeluMatchesScalar) {
   const int n = 1000 + 7;
   auto x = random_vector(n, 5, 3.0f), dy = random_vector(n, 6);

@@ -50,9 +50,10 @@ struct KernelTable {
                            const float* rstd, int64_t N, int C);
   void (*swiglu_forward)(float* out, const float* gate, const float* up, int64_t n);
   void (*swiglu_backward)(float* dgate, float* dup, const float* dout, const float* gate, const float* up, int64_t n);
-  // The bf16 table's GELU, LayerNorm, AdamW copy and cross-entropy, over bf16 bit patterns:
-  // the fp32 kernels' bits on the widened inputs, each output rounded once (impl/gelu_impl.h,
-  // impl/layernorm_impl.h, impl/adamw_impl.h, impl/crossentropy_impl.h). Statistics, losses
+  // The bf16 table's GELU, LayerNorm, AdamW copy, cross-entropy and RMSNorm, over bf16 bit
+  // patterns: the fp32 kernels' bits on the widened inputs, each output rounded once
+  // (impl/gelu_impl.h, impl/layernorm_impl.h, impl/adamw_impl.h, impl/crossentropy_impl.h,
+  // impl/rmsnorm_impl.h). Statistics, losses
   // and parameter gradients stay fp32.
   void (*gelu_forward_bf16)(uint16_t* out, const uint16_t* inp, int64_t n);
   void (*gelu_backward_bf16)(uint16_t* dinp, const uint16_t* inp, const uint16_t* dout, int64_t n);
@@ -68,6 +69,10 @@ struct KernelTable {
                                     int64_t N, int V, int Vp);
   void (*crossentropy_backward_bf16)(uint16_t* dlogits, const uint16_t* logits, const float* stats,
                                      const int32_t* targets, float dloss, int64_t N, int V, int Vp);
+  void (*rmsnorm_forward_bf16)(uint16_t* out, float* rstd, const uint16_t* inp, const uint16_t* weight, int64_t N,
+                               int C, float eps);
+  void (*rmsnorm_backward_bf16)(uint16_t* dinp, float* dweight, const uint16_t* dout, const uint16_t* inp,
+                                const uint16_t* weight, const float* rstd, int64_t N, int C);
   // One thread's bf16 casts (bf16_convert.h splits the bulk casts over the threads).
   WidenFn widen_bf16;
   NarrowFn narrow_bf16;

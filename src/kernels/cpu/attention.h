@@ -10,6 +10,25 @@
 
 namespace zt {
 
+// One (batch, head) of the forward: P (T x T) = causal softmax(Q K^T / sqrt(hs)) and
+// out = P V, with the rows of q, k and v ld floats apart and out's ldo apart. The
+// whole-batch kernels below and the 16-bit ones (which widen each head's slices into
+// scratch, half_ops_sequence.cc) both run it, so both give the same bits.
+void attention_head_forward(float* out, int ldo, float* P, const float* q, const float* k, const float* v, int ld,
+                            int T, int hs);
+
+// The gradients one head's backward writes (assigned), rows ld floats apart.
+struct AttentionHeadGrads {
+  float* dq;
+  float* dk;
+  float* dv;
+  int ld;
+};
+
+// One (batch, head) of the backward; dP is T x T scratch.
+void attention_head_backward(const AttentionHeadGrads& g, float* dP, const float* dout, int ldo, const float* q,
+                             const float* k, const float* v, int ld, const float* P, int T, int hs);
+
 // atty: (B, T, C) attention output before the projection; att: (B, NH, T, T) saved P.
 void attention_forward(float* atty, float* att, const float* qkv, int B, int T, int C, int NH);
 

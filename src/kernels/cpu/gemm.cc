@@ -11,7 +11,10 @@ namespace zt {
 
 static GemmLibrary library_for(Trans trans_b) {
   const GemmPath& p = gemm_path();
-  if (omp_in_parallel()) return p.inner;  // per-head GEMMs: the library runs them on this thread
+  // Per-head GEMMs, inside a parallel construct: the library runs them on this thread. The
+  // level counts a team of one too (omp_in_parallel does not), so the library, and with it
+  // the bits, do not depend on the thread count.
+  if (omp_get_level() > 0) return p.inner;
   return trans_b == Trans::kYes ? p.forward : p.backward;
 }
 

@@ -73,9 +73,12 @@ struct KernelTable {
                                int C, float eps);
   void (*rmsnorm_backward_bf16)(uint16_t* dinp, float* dweight, const uint16_t* dout, const uint16_t* inp,
                                 const uint16_t* weight, const float* rstd, int64_t N, int C);
-  // One thread's bf16 casts (bf16_convert.h splits the bulk casts over the threads).
+  // One thread's bf16 casts (bf16_convert.h splits the bulk casts over the threads), and the
+  // same over `rows` rows of `cols` values, ldd and lds apart in dst and src.
   WidenFn widen_bf16;
   NarrowFn narrow_bf16;
+  void (*widen_bf16_rows)(float* dst, int64_t ldd, const uint16_t* src, int64_t lds, int rows, int cols);
+  void (*narrow_bf16_rows)(uint16_t* dst, int64_t ldd, const float* src, int64_t lds, int rows, int cols);
 };
 
 // The table for active_isa().

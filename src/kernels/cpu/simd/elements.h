@@ -5,6 +5,7 @@
 //   load<S>(p), store<S>(p, x)                 a whole vector
 //   load_tail<S>(p, count, fill), store_tail   the last count < kWidth elements (tail.h for fp32)
 //   convert<S>(dst, src, n)                    n elements from one type into the other
+//   convert_rows<S>(dst, ldd, src, lds, rows, cols)   the same over rows of a strided block
 //   value(e), store_value(p, x)                one element, widened or narrowed
 // Invariants: widening is exact and narrowing is core/half_bits.h's f32_to_bf16_bits on
 // every lane (nearest even, NaN made quiet), whatever the ISA, so a kernel over bf16
@@ -65,6 +66,13 @@ void convert(To* dst, const From* src, int64_t n) {
     const int k = static_cast<int>(n - i);
     store_tail<S>(dst + i, load_tail<S>(src + i, k, 0.0f), k);
   }
+}
+
+// convert over `rows` rows of `cols` elements, the rows lds apart in src and ldd apart in
+// dst (one head's slice of an activation, widened into a dense block or narrowed back).
+template <class S, class To, class From>
+void convert_rows(To* dst, int64_t ldd, const From* src, int64_t lds, int rows, int cols) {
+  for (int r = 0; r < rows; ++r) convert<S>(dst + r * ldd, src + r * lds, cols);
 }
 
 }  // namespace zt::simd

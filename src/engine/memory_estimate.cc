@@ -148,6 +148,15 @@ void add_activation_stash(const TrainerOptions& o, ActivationStashKind kind, int
   e->disk_write_per_step += moved;
 }
 
+// The CPU's f16 linear layers widen each weight into a buffer they keep
+// (kernels/cpu/half_ops_impl.h's half_weight_scratch): the largest matrix, in fp32.
+size_t widened_weight_bytes(const Backend& b, const ParamTable& table) {
+  if (b.compute_dtype() != DType::kF16 || !b.host()) return 0;
+  size_t largest = 0;
+  for (const TensorSpec& t : table.specs()) largest = std::max(largest, t.numel);
+  return largest * sizeof(float);
+}
+
 }  // namespace
 
 StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_size, int dp_rank, int pp_size,
@@ -194,6 +203,7 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
                                               : GptActivationArenaT<half_t>::count(o.model, o.layout, shape);
   add_activation_stash(o, kind, slots, T, compute, &e);
   e.buffer_bytes_max = buffer_bound(o, table, partition, dp_rank);
+  e.buffer_bytes_max += widened_weight_bytes(backend_or_cpu(o.backend), table);
   if (pp_size > 1) {  // per slot, a (B, T, C) gradient send buffer and receive buffer, where the stage has them (trainer.cc)
     const size_t hand_off = static_cast<size_t>(o.micro_batch) * static_cast<size_t>(o.seq_len) *
                             static_cast<size_t>(o.model.n_embd) * dtype_size(compute);

@@ -131,6 +131,20 @@ TEST(MemoryEstimate, MatchesTheTrainersArenasInMixedPrecisionAndTheFormulas) {
   }
 }
 
+// The CPU's f16 linear layers keep the largest weight widened (GPT-2 small: the tied
+// embedding, 50257 x 768 floats); bf16 and fp32 keep none.
+TEST(MemoryEstimate, CountsTheF16WidenedWeightOnTheCpu) {
+  TrainerOptions o;
+  o.model = GptConfig::gpt2_small();
+  auto buffers = [&](DType t) {
+    o.backend = backend_for(Device::kCpu, t).value();
+    return estimate_rank_memory(o, 1, 0, 1, 0)->buffer_bytes_max;
+  };
+  const size_t bf16 = buffers(DType::kBF16);
+  EXPECT_EQ(buffers(DType::kF16) - bf16, size_t{50257} * 768 * sizeof(float));
+  EXPECT_EQ(buffers(DType::kF32), bf16);
+}
+
 TEST(MemoryEstimate, Bf16ActivationsOfGpt2SmallAreAtMost055OfFp32) {
   TrainerOptions o;
   o.model = GptConfig::gpt2_small();

@@ -2,11 +2,12 @@
 // scratch they share (see half_ops.h for the numerics and the memory bound).
 #include "kernels/cpu/half_ops.h"
 
-#include "core/cpu_features.h"
-
+#include <memory>
 #include <vector>
 
 #include "core/check.h"
+#include "core/cpu_features.h"
+#include "core/huge_pages.h"
 #include "kernels/cpu/half_ops_impl.h"
 
 namespace zt {
@@ -22,6 +23,18 @@ float* half_scratch(int slot, size_t n) {
   std::vector<float>& s = slots[slot];
   if (s.size() < n) s.resize(n);
   return s.data();
+}
+
+float* half_weight_scratch(size_t n) {
+  thread_local std::unique_ptr<float[]> buffer;
+  thread_local size_t size = 0;
+  if (size < n) {
+    buffer.reset();
+    buffer.reset(new float[n]);  // uninitialized: advised before anything touches it
+    advise_huge_pages(buffer.get(), n * sizeof(float));
+    size = n;
+  }
+  return buffer.get();
 }
 
 namespace {

@@ -21,9 +21,9 @@
 // Memory: no op widens a whole activation tensor. Row-wise ops work on chunks of
 // half_chunk_rows() rows (at most 64 rows, or 1024 for the f16 linear, and about 16 MiB
 // of fp32 scratch, so the LM head's 50304 columns still get 64 or 80 rows), elementwise
-// ops on 2^18 elements, attention on one batch element (up to T (7 C) + NH T^2 floats),
-// and the f16 linear widens its weight (OC, C) once per call into a buffer freed on
-// return. The chunk scratch is kept per calling thread and reused.
+// ops on 2^18 elements, attention on one (batch, head) pair per thread (up to 7 T hs +
+// 2 T^2 floats), and the f16 linear widens its weight (OC, C) once per call into a buffer
+// of the calling thread's (half_weight_scratch). The scratch is kept per thread and reused.
 // Thread-safety: the tables are immutable; the kernels may run on several threads at
 // once (scratch is thread_local) and parallelise internally.
 #pragma once

@@ -22,6 +22,13 @@ namespace zt {
 constexpr int kHalfScratchSlots = 5;
 float* half_scratch(int slot, size_t n);
 
+// The calling thread's buffer for a widened weight matrix (half_rows' HalfWeight: the f16
+// linear layers), at least n floats. It only grows and is kept (advised for huge pages before
+// its first touch), so each call widens into memory already mapped: a buffer allocated per call
+// came back from the allocator unmapped, and faulting in and zeroing GPT-2's 154 MB LM head
+// twice a step took longer than the step's GEMMs. Contents are unspecified.
+float* half_weight_scratch(size_t n);
+
 // Elementwise ops work on chunks of half the L2 a slot, each thread on its own chunks (a
 // chunk's two widened inputs stay in the core's cache).
 inline int64_t half_flat_chunk() { return half_cache_floats() / 2; }

@@ -20,7 +20,8 @@ namespace zt {
 namespace {
 
 // The f16 linear through the one adapter (half_rows.h): the weight widened once per call into
-// a buffer of its own, chunks of half_chunk_rows(C + OC) rows forward and of
+// the calling thread's half_weight_scratch (kept between calls: the memory estimate counts the
+// largest matrix), chunks of half_chunk_rows(C + OC) rows forward and of
 // half_chunk_rows(OC + 2 C) rows backward (at most kHalfGemmChunkRows), whichever of the
 // outputs is 16-bit or fp32.
 constexpr DType kH = DType::kF16;

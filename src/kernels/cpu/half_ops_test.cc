@@ -18,6 +18,7 @@
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/encoder.h"
 #include "kernels/cpu/half_convert.h"
+#include "kernels/cpu/half_ops_impl.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/linear_bf16.h"
@@ -273,6 +274,15 @@ TEST(HalfOpsTable, ChunksStayWithinTheScratchBudget) {
   EXPECT_EQ(half_chunk_rows(50304 + 2 * 768, kHalfGemmChunkRows), 80);
   EXPECT_EQ(half_chunk_rows(kHalfScratchFloats / 2), 2);
   EXPECT_EQ(half_chunk_rows(kHalfScratchFloats * 3), 1);
+}
+
+// The widened weight's buffer is kept: the same memory for every call that fits it.
+TEST(HalfOpsTable, WeightScratchIsKeptBetweenCalls) {
+  float* first = half_weight_scratch(1000);
+  EXPECT_EQ(half_weight_scratch(10), first);
+  EXPECT_EQ(half_weight_scratch(1000), first);
+  float* grown = half_weight_scratch(size_t{1} << 22);
+  EXPECT_EQ(half_weight_scratch(1000), grown);
 }
 
 // The f16 linear against the fp32 linear on the widened values, run on the same chunks.

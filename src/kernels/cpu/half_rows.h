@@ -10,8 +10,8 @@
 //                          (src == dst for an accumulated gradient)
 //   HalfWhole{p, n}        n 16-bit values every row reads (a bias, a norm's weight): widened
 //                          once into scratch; p may be null, and the kernel then gets null
-//   HalfWeight{p, n}       the same for a matrix: widened once into a buffer of its own,
-//                          freed when the call returns (not kept as thread scratch)
+//   HalfWeight{p, n}       the same for a matrix: widened once into the calling thread's
+//                          half_weight_scratch (kept between calls, apart from the slots)
 //   HalfCycle{p, period, w} row r is row r % period of p (learned positions); p may be null
 //   ColumnsOf{p, N, k}     fp32 laid out (k, N): the kernel gets the chunk's columns as (k, n)
 //   RowData<T>{p, w}       fp32 or int32 data, w per row, read or written in place (p + r0 * w;
@@ -72,7 +72,7 @@ struct HalfWhole {
 struct HalfWeight {
   const half_t* p;
   int64_t n;
-  std::shared_ptr<float[]> buffer = nullptr;
+  float* buffer = nullptr;
 };
 struct HalfCycle {
   const half_t* p;
@@ -139,8 +139,8 @@ void setup(R& r, int* slot, int64_t rows) {
     r.x = half_scratch((*slot)++, static_cast<size_t>(rows * chunk_width(r)));
   } else if constexpr (std::is_same_v<R, HalfWeight>) {
     if (r.p != nullptr) {
-      r.buffer.reset(new float[static_cast<size_t>(r.n)]);
-      half_to_f32(D, r.buffer.get(), r.p, r.n);
+      r.buffer = half_weight_scratch(static_cast<size_t>(r.n));
+      half_to_f32(D, r.buffer, r.p, r.n);
     }
   } else if constexpr (std::is_same_v<R, HalfWhole>) {
     const int s = (*slot)++;
@@ -177,7 +177,7 @@ auto arg(R& r, int64_t r0, int64_t n) {
   if constexpr (kChunked<R> || std::is_same_v<R, HalfWhole>) {
     return static_cast<float*>(r.x);
   } else if constexpr (std::is_same_v<R, HalfWeight>) {
-    return static_cast<const float*>(r.buffer.get());
+    return static_cast<const float*>(r.buffer);
   } else if constexpr (std::is_same_v<R, ChunkRows>) {
     return n;
   } else if constexpr (std::is_same_v<R, ChunkFirst>) {

@@ -148,10 +148,11 @@ void add_activation_stash(const TrainerOptions& o, ActivationStashKind kind, int
   e->disk_write_per_step += moved;
 }
 
-// The CPU's f16 linear layers widen each weight into a buffer they keep
-// (kernels/cpu/half_ops_impl.h's half_weight_scratch): the largest matrix, in fp32.
+// The CPU kernels' f16 linear layers (every CPU-device backend's, the guarded test backend's
+// too) widen each weight into a buffer they keep (kernels/cpu/half_ops_impl.h's
+// half_weight_scratch): the largest matrix, in fp32.
 size_t widened_weight_bytes(const Backend& b, const ParamTable& table) {
-  if (b.compute_dtype() != DType::kF16 || !b.host()) return 0;
+  if (b.compute_dtype() != DType::kF16 || b.device() != Device::kCpu) return 0;
   size_t largest = 0;
   for (const TensorSpec& t : table.specs()) largest = std::max(largest, t.numel);
   return largest * sizeof(float);

@@ -2,23 +2,10 @@
 #include "kernels/cpu/bf16_convert.h"
 
 #include "core/cpu_features.h"
-#include "core/half_bits.h"
 #include "kernels/cpu/cast_blocks.h"
 #include "kernels/cpu/kernel_table.h"
 
 namespace zt {
-
-namespace bf16_detail {
-
-void narrow_scalar(uint16_t* dst, const float* src, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_bf16_bits(src[i]);
-}
-
-void widen_scalar(float* dst, const uint16_t* src, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_bits_to_f32(src[i]);
-}
-
-}  // namespace bf16_detail
 
 namespace {
 

@@ -20,10 +20,4 @@ namespace zt {
 void cast_f32_to_bf16(bf16_t* dst, const float* src, int64_t n);
 void cast_bf16_to_f32(float* dst, const bf16_t* src, int64_t n);
 
-namespace bf16_detail {
-// One thread's cast by core/half_bits.h's functions (the reference the tests compare with).
-void narrow_scalar(uint16_t* dst, const float* src, int64_t n);
-void widen_scalar(float* dst, const uint16_t* src, int64_t n);
-}  // namespace bf16_detail
-
 }  // namespace zt

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "core/cpu_features.h"
-#include "kernels/cpu/bf16_convert.h"
 #include "kernels/cpu/kernel_table.h"
 #include "testing/gradcheck.h"
 #include "testing/isa_compare.h"
@@ -231,14 +230,14 @@ TEST(KernelIsa, AdamWNarrowIsTheStepThenTheCast) {
   AdamWCase ref = start;
   ref.step(Isa::kScalar, a);
   std::vector<uint16_t> out_ref(static_cast<size_t>(start.n));
-  bf16_detail::narrow_scalar(out_ref.data(), ref.p.data(), start.n);
+  cpu_kernels_for(Isa::kScalar).narrow_bf16(out_ref.data(), ref.p.data(), start.n);
   std::vector<Isa> isas = simd_isas();
   isas.push_back(Isa::kScalar);
   for (Isa isa : isas) {
     AdamWCase c = start;
     std::vector<uint16_t> out(static_cast<size_t>(c.n), 0xffff);
     cpu_kernels_for(isa).adamw_step_narrow(c.p.data(), c.g.data(), c.m.data(), c.v.data(), c.n, a, out.data(),
-                                           &bf16_detail::narrow_scalar);
+                                           cpu_kernels_for(Isa::kScalar).narrow_bf16);
     c.expect_same_state(ref, isa);
     EXPECT_EQ(out, out_ref) << isa_name(isa);
     AdamWCase d = start;  // the bf16 form, narrowing from the registers

@@ -74,6 +74,10 @@ void row_softmax_scaled_impl(T* d, const T* x, int n, float m, float logsum, flo
 template <class S, class T>
 void crossentropy_forward_impl(float* losses, float* stats, const T* logits, const int32_t* targets, int64_t N,
                                int V, int Vp) {
+  // Only while this row and the next fit in half of a core's L2 (measured at run time): a
+  // larger vocabulary's next row would push out the row being summed.
+  static const int64_t l2 = zt::l2_cache_bytes();
+  const bool prefetch = 2 * int64_t{Vp} * int64_t{sizeof(T)} <= l2 / 2;
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < N; ++r) {
     const T* row = logits + r * Vp;
@@ -85,7 +89,7 @@ void crossentropy_forward_impl(float* losses, float* stats, const T* logits, con
       continue;
     }
     const float m = row_max_impl<S>(row, V);
-    const T* next = r + 1 < N ? row + Vp : nullptr;
+    const T* next = prefetch && r + 1 < N ? row + Vp : nullptr;
     const float logsum = static_cast<float>(std::log(static_cast<double>(row_sum_exp_prefetching<S>(row, V, m, next))));
     stats[2 * r] = m;
     stats[2 * r + 1] = logsum;

@@ -50,12 +50,13 @@ __global__ void dsum_kernel(float* dsum, const uint16_t* dy, const uint16_t* y, 
 // group's wait (a plain load here held the block for a global load's latency each tile).
 __device__ __forceinline__ void load_row_stats(float* lse_s, float* dsum_s, const float* lse, const float* dsum,
                                                int64_t bh_row, int q0, int T) {
-  for (int r = threadIdx.x; r < kTile; r += kThreads) {
-    const bool in = q0 + r < T;
-    const int64_t at = bh_row + (in ? q0 + r : 0);  // row 0 of the head always exists (T >= 1)
-    copy4_async(lse_s + r, lse + at, in);
-    copy4_async(dsum_s + r, dsum + at, in);
-  }
+  static_assert(kThreads >= kTile, "a row a thread");
+  const int r = threadIdx.x;
+  if (r >= kTile) return;
+  const bool in = q0 + r < T;
+  const int64_t at = bh_row + (in ? q0 + r : 0);  // row 0 of the head always exists (T >= 1)
+  copy4_async(lse_s + r, lse + at, in);
+  copy4_async(dsum_s + r, dsum + at, in);
 }
 
 // A warp's A fragments of its 16 rows of two (64, HS) tiles, loaded once per block.
@@ -102,7 +103,7 @@ template <class H, int HS>
 __global__ void __launch_bounds__(kThreads) dkdv_kernel(BackwardArgs a) {
   constexpr int kSize = kTile * kStride<HS>;
   __shared__ __align__(16) uint16_t q_s[2][kSize], do_s[2][kSize];
-  __shared__ float lse_s[2][kTile], dsum_s[2][kTile];
+  __shared__ __align__(16) float lse_s[2][kTile], dsum_s[2][kTile];
   const HeadView<HS> v(a);
   const int kb = blockIdx.x, nq = gridDim.x, T = a.T, C = a.C;
   const int64_t pitch = v.pitch;
@@ -133,7 +134,11 @@ __global__ void __launch_bounds__(kThreads) dkdv_kernel(BackwardArgs a) {
     current_tiles_ready();
     float s[kTile / 8][4], dp[kTile / 8][4];
     scores_and_dp<H, HS>(s, dp, kf, q_s[cur], vf, do_s[cur]);  // S^T (keys x queries), dP^T
-    probabilities<false>(s, dp, row0, qb * kTile, T, a.scale_log2, lse_s[cur], dsum_s[cur]);
+    if (qb == kb || (qb + 1) * kTile > T) {
+      probabilities<false, true>(s, dp, row0, qb * kTile, T, a.scale_log2, lse_s[cur], dsum_s[cur]);
+    } else {
+      probabilities<false, false>(s, dp, row0, qb * kTile, T, a.scale_log2, lse_s[cur], dsum_s[cur]);
+    }
     product_from_c<H, HS>(dv, s, do_s[cur], kStride<HS>);  // dV += P^T dO
     product_from_c<H, HS>(dk, dp, q_s[cur], kStride<HS>);  // dK += dS^T Q
     __syncthreads();
@@ -147,7 +152,7 @@ template <class H, int HS>
 __global__ void __launch_bounds__(kThreads) dq_kernel(BackwardArgs a) {
   constexpr int kSize = kTile * kStride<HS>;
   __shared__ __align__(16) uint16_t k_s[2][kSize], v_s[2][kSize];
-  __shared__ float lse_s[kTile], dsum_s[kTile];
+  __shared__ __align__(16) float lse_s[kTile], dsum_s[kTile];
   const HeadView<HS> v(a);
   const int qb = gridDim.x - 1 - blockIdx.x, T = a.T, C = a.C;
   const int64_t pitch = v.pitch;
@@ -175,7 +180,11 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(BackwardArgs a) {
     current_tiles_ready();
     float s[kTile / 8][4], dp[kTile / 8][4];
     scores_and_dp<H, HS>(s, dp, qf, k_s[kb & 1], dof, v_s[kb & 1]);  // S (queries x keys), dP
-    probabilities<true>(s, dp, row0, kb * kTile, T, a.scale_log2, lse_s, dsum_s);
+    if (kb == qb || (qb + 1) * kTile > T) {
+      probabilities<true, true>(s, dp, row0, kb * kTile, T, a.scale_log2, lse_s, dsum_s);
+    } else {
+      probabilities<true, false>(s, dp, row0, kb * kTile, T, a.scale_log2, lse_s, dsum_s);
+    }
     product_from_c<H, HS>(dq, dp, k_s[kb & 1], kStride<HS>);  // dQ += dS K
     __syncthreads();
   }

@@ -37,18 +37,39 @@ __device__ __forceinline__ void causal_mask(float (&s)[kTile / 8][4], int row0, 
 // query when queries_are_rows, else a key (and the columns are the queries). Each becomes
 // P = exp2(s scale_log2 - lse2(query)), 0 where the key comes after the query or the
 // query is at or past T; dp becomes dS = P (dP - D(query)). lse2 and dsum hold the query
-// tile's 64 rows.
-template <bool kQueriesAreRows>
+// tile's 64 rows (16-byte aligned). Only a diagonal tile pair, or one whose query tile
+// reaches T, can hold a dead element: the others take kMasked = false, the same values
+// without the per-element index arithmetic, comparisons and selects. Each n-tile's query
+// statistics are read once (as a float2 when the queries are the columns, 2t and 2t + 1).
+template <bool kQueriesAreRows, bool kMasked>
 __device__ __forceinline__ void probabilities(float (&s)[kTile / 8][4], float (&dp)[kTile / 8][4], int row0,
                                               int col0, int T, float scale_log2, const float* lse2,
                                               const float* dsum) {
-  for_each_element(row0, col0, [&](int n, int i, int row, int col) {
-    const int q = kQueriesAreRows ? row : col, key = kQueriesAreRows ? col : row;
-    const bool live = key <= q && q < T;
-    const float p = live ? exp2f(s[n][i] * scale_log2 - lse2[q % kTile]) : 0.0f;
-    s[n][i] = p;
-    dp[n][i] = live ? p * (dp[n][i] - dsum[q % kTile]) : 0.0f;
-  });
+  const int g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4, local_row = (threadIdx.x / 32) * 16 + g;
+#pragma unroll
+  for (int n = 0; n < kTile / 8; ++n) {
+    float2 l2, d2;  // (first, second) query: rows g and g + 8, or columns 2t and 2t + 1
+    if constexpr (kQueriesAreRows) {
+      l2 = make_float2(lse2[local_row], lse2[local_row + 8]);
+      d2 = make_float2(dsum[local_row], dsum[local_row + 8]);
+    } else {
+      l2 = *reinterpret_cast<const float2*>(lse2 + 8 * n + 2 * t);
+      d2 = *reinterpret_cast<const float2*>(dsum + 8 * n + 2 * t);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const bool second = kQueriesAreRows ? i >= 2 : i % 2 == 1;
+      bool live = true;
+      if constexpr (kMasked) {
+        const int row = row0 + g + 8 * (i / 2), col = col0 + 8 * n + 2 * t + (i % 2);
+        const int q = kQueriesAreRows ? row : col, key = kQueriesAreRows ? col : row;
+        live = key <= q && q < T;
+      }
+      const float p = live ? exp2f(s[n][i] * scale_log2 - (second ? l2.y : l2.x)) : 0.0f;
+      s[n][i] = p;
+      dp[n][i] = live ? p * (dp[n][i] - (second ? d2.y : d2.x)) : 0.0f;
+    }
+  }
 }
 
 // The backward's two products of a tile pair: s = A x^T (scores) and dp = B y^T, from the

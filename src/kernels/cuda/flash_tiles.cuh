@@ -40,14 +40,21 @@ constexpr int kStride = W + kPad;  // elements a tile row of W columns takes
 // Rows [r0, r0 + 64) of a (rows, W) slab with row pitch `pitch` elements into tile (64, W),
 // as asynchronous 16-byte copies (cp.async, sm_80+), rows at or past T zero-filled; the
 // caller commits the group and waits for it (commit, wait<N>) before a barrier.
+// Thread x copies chunk x % kChunks of rows x / kChunks + j kRowsAPass: a fixed, fully
+// unrolled set, so the row and column arithmetic is done once and not per chunk.
 template <int W>
 __device__ __forceinline__ void load_rows_async(uint16_t* tile, const uint16_t* src, int64_t pitch, int r0, int T) {
   constexpr int kChunks = W / 8;  // 16-byte chunks a row
-  for (int c = threadIdx.x; c < kTile * kChunks; c += kThreads) {
-    const int r = c / kChunks, k = (c % kChunks) * 8;
-    const bool in = r0 + r < T;
-    const uint16_t* from = in ? src + (r0 + r) * pitch + k : src;
-    copy16_async(tile + r * kStride<W> + k, from, in);
+  constexpr int kRowsAPass = kThreads / kChunks;
+  static_assert(kThreads % kChunks == 0 && kTile % kRowsAPass == 0, "whole rows a pass, whole passes a tile");
+  const int r = threadIdx.x / kChunks, k = (threadIdx.x % kChunks) * 8;
+  const int64_t step = kRowsAPass * pitch;
+  const uint16_t* from = src + static_cast<int64_t>(r0 + r) * pitch + k;
+  uint16_t* to = tile + r * kStride<W> + k;
+#pragma unroll
+  for (int j = 0; j < kTile / kRowsAPass; ++j, from += step) {
+    const bool in = r0 + r + j * kRowsAPass < T;
+    copy16_async(to + j * kRowsAPass * kStride<W>, in ? from : src, in);
   }
 }
 
@@ -115,10 +122,20 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], const
   }
 }
 
-// Two fp32 values rounded to H's storage, the first in the low half.
+// Two fp32 values rounded to H's storage, the first in the low half, by one hardware
+// conversion (cvt.rn.{bf16x2,f16x2}.f32: round to nearest even, subnormals kept, overflow
+// to infinity), which gives H::store's bits for every number; only a NaN's payload may
+// differ (still a NaN). H::store's bit arithmetic took about nine instructions a value, and
+// the backward packs 64 values a thread per tile pair.
 template <class H>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  return static_cast<uint32_t>(H::store(lo)) | (static_cast<uint32_t>(H::store(hi)) << 16);
+  uint32_t d;
+  if constexpr (std::is_same_v<H, Bf16>) {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));  // first operand: upper half
+  } else {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
+  }
+  return d;
 }
 
 // The A fragment of columns 16kk..16kk+15 of a warp's 16 rows held as C tiles c[0..].

@@ -4,7 +4,8 @@
 # and sm_90, with compute_90 PTX for newer GPUs, with no FMA contraction (--fmad=false)
 # and no fast math: the elementwise kernels are bit-identical to the CPU's.
 # zt_add_cuda_tests() adds zt_cuda_tests (src/**/cuda/*_test.cc, ctest label `cuda`);
-# on a machine without a GPU they skip, naming why.
+# on a machine without a GPU they skip, naming why, except the tests of the CPU emulation
+# (src/kernels/cuda/emulation/), which run the kernels' source on the CPU.
 set(ZT_CUDA auto CACHE STRING "Build the CUDA backend: auto (when a toolkit is found), on, off")
 set_property(CACHE ZT_CUDA PROPERTY STRINGS auto on off)
 set(ZT_HAVE_CUDA OFF)
@@ -32,6 +33,7 @@ if(ZT_HAVE_CUDA)
   file(GLOB_RECURSE ZT_CUDA_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*/cuda/*.cu
        ${PROJECT_SOURCE_DIR}/src/*/cuda/*.cc)
   list(FILTER ZT_CUDA_SOURCES EXCLUDE REGEX "_test\\.cc$")
+  list(FILTER ZT_CUDA_SOURCES EXCLUDE REGEX "/emulation/")  # the CPU emulation: zt_cuda_tests only
   target_sources(zerotrain PRIVATE ${ZT_CUDA_SOURCES})
   # The runtime is linked statically; cuBLASLt, cuDNN and NCCL are loaded when a CUDA
   # backend is made (kernels/cuda/cublaslt_api.h says why).
@@ -61,7 +63,15 @@ function(zt_add_cuda_tests)
     return()
   endif()
   file(GLOB_RECURSE tests CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/*/cuda/*_test.cc)
-  add_executable(zt_cuda_tests ${tests})
+  # The kernels built for the CPU emulation (src/kernels/cuda/emulation/), whose tests run
+  # on every machine with the toolkit, GPU or not.
+  file(GLOB emulation CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/kernels/cuda/emulation/*.cc)
+  list(FILTER emulation EXCLUDE REGEX "_test\\.cc$")
+  # Kernel source reads 16-bit arrays through 16-byte vector types, as device code does: on
+  # the host that needs -fno-strict-aliasing, and GCC's uninitialized-use analysis of it is
+  # a false alarm; nvcc's #pragma unroll means nothing to it.
+  set_source_files_properties(${emulation} PROPERTIES COMPILE_OPTIONS "-fno-strict-aliasing;-Wno-maybe-uninitialized;-Wno-unknown-pragmas")
+  add_executable(zt_cuda_tests ${tests} ${emulation})
   target_link_libraries(zt_cuda_tests PRIVATE zerotrain GTest::gtest GTest::gtest_main)
   gtest_discover_tests(zt_cuda_tests
     PROPERTIES LABELS cuda ENVIRONMENT "OMP_NUM_THREADS=2"

@@ -4,9 +4,15 @@
 // bytes are the global ones; only the waiting changes. Callers barrier the block after
 // waiting before another thread reads the copy.
 // Invariants: both addresses aligned to the copy's size.
+// Built with ZT_CUDA_EMULATION (the CPU tests of emulation/), each copy happens at once and
+// the waits are empty: the copied bytes are the same, only the overlap is gone.
 #pragma once
 
 #include <cstdint>
+
+#ifdef ZT_CUDA_EMULATION
+#include "kernels/cuda/emulation/async_copy.h"
+#else
 
 namespace zt::cuda {
 
@@ -32,3 +38,5 @@ __device__ __forceinline__ void wait_loads() {
 }
 
 }  // namespace zt::cuda
+
+#endif  // ZT_CUDA_EMULATION

@@ -199,14 +199,14 @@ void launch_backward(uint16_t* dqkv, const uint16_t* dy, const uint16_t* qkv, co
   const double scale = 1.0 / std::sqrt(static_cast<double>(HS));
   const float scale_log2 = static_cast<float>(scale / std::log(2.0));
   const int64_t rows = static_cast<int64_t>(B) * T * NH;
-  dsum_kernel<H, HS><<<grid_for(rows), kThreads, 0, stream>>>(dsum, dy, ycopy, B, T, NH,
+  ZT_LAUNCH(grid_for(rows), kThreads, stream, dsum_kernel<H, HS>)(dsum, dy, ycopy, B, T, NH,
                                                                aligned16(dy) && aligned16(ycopy));
   check_launch("flash dsum_kernel");
   const dim3 grid((T + kTile - 1) / kTile, B * NH);
   const BackwardArgs args{dqkv, dy, qkv, lse, dsum, T, C, NH, scale_log2, static_cast<float>(scale)};
-  dkdv_kernel<H, HS><<<grid, kThreads, 0, stream>>>(args);
+  ZT_LAUNCH(grid, kThreads, stream, dkdv_kernel<H, HS>)(args);
   check_launch("flash dkdv_kernel");
-  dq_kernel<H, HS><<<grid, kThreads, 0, stream>>>(args);
+  ZT_LAUNCH(grid, kThreads, stream, dq_kernel<H, HS>)(args);
   check_launch("flash dq_kernel");
 }
 

@@ -99,7 +99,7 @@ void launch_forward(uint16_t* y, uint16_t* ycopy, float* lse, const uint16_t* qk
                     cudaStream_t stream) {
   const dim3 grid((T + kTile - 1) / kTile, B * NH);
   const float scale_log2 = static_cast<float>(1.0 / std::sqrt(static_cast<double>(HS)) / std::log(2.0));
-  forward_kernel<H, HS><<<grid, kThreads, 0, stream>>>(y, ycopy, lse, qkv, T, C, NH, scale_log2);
+  ZT_LAUNCH(grid, kThreads, stream, forward_kernel<H, HS>)(y, ycopy, lse, qkv, T, C, NH, scale_log2);
   check_launch("flash forward_kernel");
 }
 

@@ -1,7 +1,7 @@
 // The tile primitives of the flash attention kernels (flash_attention.h): 64-row tiles of
 // 16-bit rows staged in shared memory, fragments of the tensor-core product
 // mma.sync.m16n8k16 (16-bit A and B, fp32 accumulators) read from them, and the packing of
-// fp32 accumulators into 16-bit A fragments.
+// fp32 accumulators into 16-bit A fragments, over warp_ops.cuh's instructions.
 //
 // Fragment layouts (PTX ISA, m16n8k16, g = lane / 4, t = lane % 4):
 // - A (16 x 16, row-major) a[0] = (g, 2t..2t+1), a[1] = (g+8, 2t..), a[2] = (g, 2t+8..),
@@ -27,6 +27,7 @@
 
 #include "kernels/cuda/async_copy.cuh"
 #include "kernels/cuda/half_bits.cuh"
+#include "kernels/cuda/warp_ops.cuh"
 
 namespace zt::cuda::flash {
 
@@ -85,11 +86,7 @@ __device__ __forceinline__ void load_a(uint32_t (&a)[4], const uint16_t* tile, i
 // fragment layout above). Rows are 16-byte aligned.
 __device__ __forceinline__ void load_b_pair(uint32_t (&b)[4], const uint16_t* tile, int s, int n0, int k0) {
   const int lane = threadIdx.x % 32, m = lane / 8;
-  const unsigned a = static_cast<unsigned>(
-      __cvta_generic_to_shared(tile + (n0 + 8 * (m / 2) + lane % 8) * s + k0 + 8 * (m % 2)));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-               : "r"(a));
+  ldmatrix_x4(b, tile + (n0 + 8 * (m / 2) + lane % 8) * s + k0 + 8 * (m % 2));
 }
 
 // The B fragments of n-tiles n0 and n0 + 8 (k0..k0+15) of a tile holding B row-major
@@ -97,54 +94,16 @@ __device__ __forceinline__ void load_b_pair(uint32_t (&b)[4], const uint16_t* ti
 // address of row k0 + l % 16 at column n0 + 8 (l / 16); rows are 16-byte aligned.
 __device__ __forceinline__ void load_b_rows(uint32_t (&b)[4], const uint16_t* tile, int s, int k0, int n0) {
   const int lane = threadIdx.x % 32;
-  const unsigned a =
-      static_cast<unsigned>(__cvta_generic_to_shared(tile + (k0 + lane % 16) * s + n0 + 8 * (lane / 16)));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-               : "r"(a));
-}
-
-// d += a b on the tensor cores, 16-bit operands of the storage tag H (Bf16 or F16).
-template <class H>
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  if constexpr (std::is_same_v<H, Bf16>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-}
-
-// Two fp32 values rounded to H's storage, the first in the low half, by one hardware
-// conversion (cvt.rn.{bf16x2,f16x2}.f32: round to nearest even, subnormals kept, overflow
-// to infinity), which gives H::store's bits for every number; only a NaN's payload may
-// differ (still a NaN). H::store's bit arithmetic took about nine instructions a value, and
-// the backward packs 64 values a thread per tile pair.
-template <class H>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  uint32_t d;
-  if constexpr (std::is_same_v<H, Bf16>) {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));  // first operand: upper half
-  } else {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
-  }
-  return d;
+  ldmatrix_x4_trans(b, tile + (k0 + lane % 16) * s + n0 + 8 * (lane / 16));
 }
 
 // The A fragment of columns 16kk..16kk+15 of a warp's 16 rows held as C tiles c[0..].
 template <class H>
 __device__ __forceinline__ void to_a(uint32_t (&a)[4], const float (*c)[4], int kk) {
-  a[0] = pack2<H>(c[2 * kk][0], c[2 * kk][1]);
-  a[1] = pack2<H>(c[2 * kk][2], c[2 * kk][3]);
-  a[2] = pack2<H>(c[2 * kk + 1][0], c[2 * kk + 1][1]);
-  a[3] = pack2<H>(c[2 * kk + 1][2], c[2 * kk + 1][3]);
+  a[0] = cvt_pack2<H>(c[2 * kk][0], c[2 * kk][1]);
+  a[1] = cvt_pack2<H>(c[2 * kk][2], c[2 * kk][3]);
+  a[2] = cvt_pack2<H>(c[2 * kk + 1][0], c[2 * kk + 1][1]);
+  a[3] = cvt_pack2<H>(c[2 * kk + 1][2], c[2 * kk + 1][3]);
 }
 
 // acc[n] += A (this warp's 16 rows, K = 16 kk-steps held in a) times the tile's B^T rows.
@@ -160,8 +119,8 @@ __device__ __forceinline__ void product(float (&acc)[N / 8][4], const uint32_t (
       uint32_t b[4];
       load_b_pair(b, bt, s, n * 8, k * 16);
       const uint32_t lo[2] = {b[0], b[1]}, hi[2] = {b[2], b[3]};
-      mma<H>(acc[n], a[k], lo);
-      mma<H>(acc[n + 1], a[k], hi);
+      mma_m16n8k16<H>(acc[n], a[k], lo);
+      mma_m16n8k16<H>(acc[n + 1], a[k], hi);
     }
   }
 }
@@ -180,8 +139,8 @@ __device__ __forceinline__ void product_from_c(float (&acc)[N / 8][4], const flo
       uint32_t b[4];
       load_b_rows(b, b_rows, s, kk * 16, n * 8);
       const uint32_t lo[2] = {b[0], b[1]}, hi[2] = {b[2], b[3]};
-      mma<H>(acc[n], a, lo);
-      mma<H>(acc[n + 1], a, hi);
+      mma_m16n8k16<H>(acc[n], a, lo);
+      mma_m16n8k16<H>(acc[n + 1], a, hi);
     }
   }
 }
@@ -207,7 +166,7 @@ __device__ __forceinline__ void store_rows(uint16_t* dst, int64_t pitch, const f
 #pragma unroll
     for (int n = 0; n < W / 8; ++n) {
       *reinterpret_cast<uint32_t*>(dst + row * pitch + n * 8 + 2 * t) =
-          pack2<H>(acc[n][2 * r] * sc, acc[n][2 * r + 1] * sc);
+          cvt_pack2<H>(acc[n][2 * r] * sc, acc[n][2 * r + 1] * sc);
     }
   }
 }

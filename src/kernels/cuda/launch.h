@@ -26,3 +26,17 @@ inline unsigned grid_for(int64_t n, int threads = kThreads) {
 void check_launch(const char* kernel);
 
 }  // namespace zt::cuda
+
+// ZT_LAUNCH(grid, block, stream, kernel)(args...) is kernel<<<grid, block, 0, stream>>>(args...),
+// or, built for the CPU emulation (emulation/cuda_keywords.h), the emulated grid of
+// emulation/lanes.h. The kernel comes last, so a template's commas need no parentheses.
+#ifdef ZT_CUDA_EMULATION
+#include "kernels/cuda/emulation/lanes.h"
+#define ZT_LAUNCH(grid, block, stream, ...) ::zt::emu::launcher(grid, block, stream, __VA_ARGS__)
+#else
+#define ZT_LAUNCH(grid, block, stream, ...) __VA_ARGS__<<<grid, block, 0, stream>>>
+#endif
+
+namespace zt::cuda {
+
+}  // namespace zt::cuda

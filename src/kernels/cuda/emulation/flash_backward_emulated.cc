@@ -1,0 +1,4 @@
+// flash_backward.cu built for the CPU emulation (cuda_keywords.h, flash_emulated.h).
+#include "kernels/cuda/emulation/cuda_keywords.h"
+// Separated, so the formatter keeps cuda_keywords.h first.
+#include "kernels/cuda/flash_backward.cu"

@@ -15,7 +15,7 @@
 //   2^-25 (1 + T max|x|), x over qkv and dO. (Seen on an H200: dqkv elements near 1e-5 off
 //   by 3e-8, which the relative bound alone did not allow.)
 // The shapes cover head sizes 16, 32 and 64, a T that is not a multiple of the 64-row tile,
-// and batch x head grids of several blocks.
+// batch x head grids of several blocks, and both ways of the backward's dQ.
 #pragma once
 
 #include <algorithm>
@@ -32,7 +32,11 @@ struct FlashShape {
   int B, T, C, NH;
 };
 
-inline std::vector<FlashShape> flash_shapes() { return {{2, 64, 64, 4}, {1, 200, 128, 2}, {2, 128, 64, 2}}; }
+// The last is long enough for the backward to store its dS tiles in att
+// (flash_attention_stores_ds); the others have the dQ kernel recompute them.
+inline std::vector<FlashShape> flash_shapes() {
+  return {{2, 64, 64, 4}, {1, 200, 128, 2}, {2, 128, 64, 2}, {1, 300, 64, 1}};
+}
 
 // Random qkv (B, T, 3C), scaled by 1.5, and dO (B, T, C), normal, seeded by T.
 struct FlashInputs {

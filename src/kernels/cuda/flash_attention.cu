@@ -9,15 +9,26 @@ namespace zt::cuda {
 
 namespace {
 
-// The saved state inside att: lse (B NH T fp32), then O's copy at the next 256 bytes.
+size_t round256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// The saved state inside att: lse (B NH T fp32), then O's copy (B T C) at the next 256 bytes,
+// then, where they fit in the rest of att's B NH T T 16-bit elements, the backward's dS tiles
+// (64 x 64 for each tile pair on or below the diagonal, per head), else null.
 struct Saved {
   float* lse;
   uint16_t* y;
+  uint16_t* ds;
 };
-Saved saved_in(const void* att, int B, int T, int NH) {
+Saved saved_in(const void* att, int B, int T, int C, int NH) {
   char* p = static_cast<char*>(const_cast<void*>(att));
-  const size_t lse_bytes = (static_cast<size_t>(B) * NH * T * sizeof(float) + 255) / 256 * 256;
-  return {reinterpret_cast<float*>(p), reinterpret_cast<uint16_t*>(p + lse_bytes)};
+  const size_t lse_bytes = round256(static_cast<size_t>(B) * NH * T * sizeof(float));
+  const size_t y_bytes = round256(static_cast<size_t>(B) * T * C * sizeof(uint16_t));
+  const size_t tiles = static_cast<size_t>(T + 63) / 64, pairs = tiles * (tiles + 1) / 2;
+  const size_t ds_bytes = static_cast<size_t>(B) * NH * pairs * 64 * 64 * sizeof(uint16_t);
+  const size_t att_bytes = static_cast<size_t>(B) * NH * T * T * sizeof(uint16_t);
+  uint16_t* ds = lse_bytes + y_bytes + ds_bytes <= att_bytes ? reinterpret_cast<uint16_t*>(p + lse_bytes + y_bytes)
+                                                             : nullptr;
+  return {reinterpret_cast<float*>(p), reinterpret_cast<uint16_t*>(p + lse_bytes), ds};
 }
 
 // Calls f(tag, head size constant) for the served (t, hs).
@@ -43,6 +54,10 @@ bool flash_attention_serves(DType t, int T, int C, int NH) {
   return T >= 1 && have >= need + 256;
 }
 
+bool flash_attention_stores_ds(int B, int T, int C, int NH) {
+  return saved_in(reinterpret_cast<const void*>(uintptr_t{256}), B, T, C, NH).ds != nullptr;
+}
+
 size_t flash_attention_workspace_bytes(int B, int T, int NH) {
   return static_cast<size_t>(B) * NH * T * sizeof(float);
 }
@@ -50,7 +65,7 @@ size_t flash_attention_workspace_bytes(int B, int T, int NH) {
 Status flash_attention_forward(DType t, void* atty, void* att, const void* qkv, int B, int T, int C, int NH,
                                cudaStream_t stream) {
   if (!flash_attention_serves(t, T, C, NH)) return Status::InvalidArgument("flash attention does not serve this shape");
-  const Saved sv = saved_in(att, B, T, NH);
+  const Saved sv = saved_in(att, B, T, C, NH);
   with_flash(t, C / NH, [&](auto tag, auto hs) {
     flash::launch_forward<decltype(tag), decltype(hs)::value>(static_cast<uint16_t*>(atty), sv.y, sv.lse,
                                                    static_cast<const uint16_t*>(qkv), B, T, C, NH, stream);
@@ -61,12 +76,13 @@ Status flash_attention_forward(DType t, void* atty, void* att, const void* qkv, 
 Status flash_attention_backward(DType t, void* dqkv, const void* datty, const void* qkv, const void* att, int B,
                                 int T, int C, int NH, void* workspace, cudaStream_t stream) {
   if (!flash_attention_serves(t, T, C, NH)) return Status::InvalidArgument("flash attention does not serve this shape");
-  const Saved sv = saved_in(att, B, T, NH);
+  const Saved sv = saved_in(att, B, T, C, NH);
   with_flash(t, C / NH, [&](auto tag, auto hs) {
     flash::launch_backward<decltype(tag), decltype(hs)::value>(static_cast<uint16_t*>(dqkv),
                                                     static_cast<const uint16_t*>(datty),
                                                     static_cast<const uint16_t*>(qkv), sv.lse,
-                                                    static_cast<float*>(workspace), sv.y, B, T, C, NH, stream);
+                                                    static_cast<float*>(workspace), sv.y, sv.ds, B, T, C, NH,
+                                                    stream);
   });
   return Status::OK();
 }

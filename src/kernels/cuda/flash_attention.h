@@ -5,8 +5,9 @@
 // running max and sum per row, and the backward recomputes P from the saved row log-sum-exp.
 //
 // Determinism: no atomics. The backward runs two kernels: one per key block accumulates dK and
-// dV over the query blocks in order, one per query block accumulates dQ over the key blocks in
-// order; every sum has one fixed order, so two runs give the same bits.
+// dV over the query blocks in order (and stores each tile pair's dS where att has room: see
+// flash_attention_stores_ds), one per query block accumulates dQ over the key blocks in order;
+// every sum has one fixed order, so two runs give the same bits.
 //
 // Rounding (the bound of flash_attention_test.cc): the products read P (forward and dV) and dS
 // (dQ, dK) rounded to the storage type once, as the materialized 16-bit path and PyTorch's SDPA
@@ -15,6 +16,7 @@
 // Saved state: the forward writes into `att` (the activations' (B, NH, T, T) slot, which the
 // flash path does not need whole) the row log-sum-exp in base 2, (B, NH, T) fp32, and a copy of
 // its output O, (B, T, C), for the backward's D. flash_attention_serves says when that fits.
+// The backward may write its dS tiles into the rest of att (its own slot, dead after it).
 // Thread-safety: stateless; work is queued on the given stream.
 #pragma once
 
@@ -30,6 +32,11 @@ namespace zt::cuda {
 // True when the flash kernels take (t, T, C, NH): 16-bit storage, head size 16, 32 or 64,
 // C a multiple of 8, and the saved state fits in `att` (NH T >= 2 NH + C elements per row).
 bool flash_attention_serves(DType t, int T, int C, int NH);
+
+// True when the backward's dS tiles fit in att beside the saved state (at T = 1024 and head
+// size 64 they take 53 % of it): the dK/dV kernel then stores dS, and the dQ kernel reads it
+// instead of recomputing S, P and dP (2 of its 3 products). Else the dQ kernel recomputes.
+bool flash_attention_stores_ds(int B, int T, int C, int NH);
 
 // Device workspace bytes of the backward (D: B NH T floats).
 size_t flash_attention_workspace_bytes(int B, int T, int NH);

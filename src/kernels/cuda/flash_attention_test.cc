@@ -62,5 +62,14 @@ TEST(CudaFlashAttention, ServesSixteenBitHeadSizesUpTo64WhenTheStateFits) {
   EXPECT_FALSE(cuda::flash_attention_serves(DType::kBF16, 16, 64, 4));       // O's copy does not fit in att
 }
 
+TEST(CudaFlashAttention, TheShapesTakeBothWaysOfTheBackwardsDq) {
+  bool stored = false, recomputed = false;
+  for (const FlashShape& s : testing::flash_shapes()) {
+    (cuda::flash_attention_stores_ds(s.B, s.T, s.C, s.NH) ? stored : recomputed) = true;
+  }
+  EXPECT_TRUE(stored && recomputed);
+  EXPECT_TRUE(cuda::flash_attention_stores_ds(16, 1024, 768, 12));  // GPT-2 124M at B=16
+}
+
 }  // namespace
 }  // namespace zt

@@ -76,9 +76,32 @@ struct BackwardArgs {
   uint16_t* dqkv;
   const uint16_t *dy, *qkv;
   const float *lse, *dsum;
+  uint16_t* ds;  // the dS tiles (ds_tile), or null: the dQ kernel recomputes dS
   int T, C, NH;
   float scale_log2, scale;
 };
+
+// Tile pair (query tile qb, key tile kb <= qb) of head bh in the dS tiles: 64 x 64 values each,
+// row = key, column = query (dS^T, as the dK/dV kernel holds it), a head's pairs query tile
+// by query tile, so the dQ kernel reads its tiles in order.
+__device__ __forceinline__ uint16_t* ds_tile(uint16_t* ds, int bh, int tiles, int qb, int kb) {
+  const int64_t pairs = static_cast<int64_t>(tiles) * (tiles + 1) / 2;
+  return ds + (bh * pairs + qb * (qb + 1) / 2 + kb) * kTile * kTile;
+}
+
+// Stores this warp's 16 rows of a dS^T tile, packed as A fragments (to_a of each k-step), at
+// rows warp * 16 + g (+ 8) and columns 16kk + 2t (+ 8) of the 64 x 64 tile.
+__device__ __forceinline__ void store_ds(uint16_t* tile, const uint32_t (&a)[kTile / 16][4]) {
+  const int g = (threadIdx.x % 32) / 4, t = threadIdx.x % 4, row = (threadIdx.x / 32) * 16 + g;
+#pragma unroll
+  for (int kk = 0; kk < kTile / 16; ++kk) {
+    uint16_t* p = tile + row * kTile + 16 * kk + 2 * t;
+    *reinterpret_cast<uint32_t*>(p) = a[kk][0];
+    *reinterpret_cast<uint32_t*>(p + 8 * kTile) = a[kk][1];
+    *reinterpret_cast<uint32_t*>(p + 8) = a[kk][2];
+    *reinterpret_cast<uint32_t*>(p + 8 * kTile + 8) = a[kk][3];
+  }
+}
 
 // Where this block's (batch, head) = blockIdx.y starts: its q (k = q + C, v = q + 2C) and dO
 // columns, the first row of its lse and D, and its dqkv columns.
@@ -140,7 +163,11 @@ __global__ void __launch_bounds__(kThreads) dkdv_kernel(BackwardArgs a) {
       probabilities<false, false>(s, dp, row0, qb * kTile, T, a.scale_log2, lse_s[cur], dsum_s[cur]);
     }
     product_from_c<H, HS>(dv, s, do_s[cur], kStride<HS>);  // dV += P^T dO
-    product_from_c<H, HS>(dk, dp, q_s[cur], kStride<HS>);  // dK += dS^T Q
+    uint32_t dsa[kTile / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < kTile / 16; ++kk) to_a<H>(dsa[kk], dp, kk);
+    if (a.ds != nullptr) store_ds(ds_tile(a.ds, blockIdx.y, nq, qb, kb), dsa);
+    product_from_a<H, HS>(dk, dsa, q_s[cur], kStride<HS>);  // dK += dS^T Q
     __syncthreads();
   }
   store_rows<H, HS>(v.dqkv + C, pitch, dk, row0, T, a.scale, a.scale);
@@ -191,11 +218,41 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(BackwardArgs a) {
   store_rows<H, HS>(v.dqkv, pitch, dq, row0, T, a.scale, a.scale);
 }
 
+// Per query tile, with the dS tiles the dK/dV kernel stored: dQ = scale sum over the key tiles
+// up to the diagonal of dS K, the tiles in order; dS^T and K double-buffered. Each warp's A
+// fragments (its 16 queries x 16 keys a k-step) come from the dS^T tile by ldmatrix .trans.
+template <class H, int HS>
+__global__ void __launch_bounds__(kThreads) dq_stored_kernel(BackwardArgs a) {
+  __shared__ __align__(16) uint16_t ds_s[2][kTile * kStride<kTile>], k_s[2][kTile * kStride<HS>];
+  const HeadView<HS> v(a);
+  const int qb = gridDim.x - 1 - blockIdx.x, T = a.T, C = a.C, lane = threadIdx.x % 32, m = lane / 8;
+  const int q0 = (threadIdx.x / 32) * 16;
+  auto load = [&](int kb) {
+    load_rows_async<kTile>(ds_s[kb & 1], ds_tile(a.ds, blockIdx.y, gridDim.x, qb, kb), kTile, 0, kTile);
+    load_rows_async<HS>(k_s[kb & 1], v.qkv + C, v.pitch, kb * kTile, T);
+  };
+  load(0);
+  float dq[HS / 8][4];
+  zero(dq);
+  for (int kb = 0; kb <= qb; ++kb) {
+    if (kb < qb) load(kb + 1);
+    current_tiles_ready();
+    uint32_t dsa[kTile / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < kTile / 16; ++kk) {
+      ldmatrix_x4_trans(dsa[kk], ds_s[kb & 1] + (16 * kk + 8 * (m / 2) + lane % 8) * kStride<kTile> + q0 + 8 * (m % 2));
+    }
+    product_from_a<H, HS>(dq, dsa, k_s[kb & 1], kStride<HS>);  // dQ += dS K
+    __syncthreads();
+  }
+  store_rows<H, HS>(v.dqkv, v.pitch, dq, qb * kTile + q0, T, a.scale, a.scale);
+}
+
 }  // namespace
 
 template <class H, int HS>
 void launch_backward(uint16_t* dqkv, const uint16_t* dy, const uint16_t* qkv, const float* lse, float* dsum,
-                     const uint16_t* ycopy, int B, int T, int C, int NH, cudaStream_t stream) {
+                     const uint16_t* ycopy, uint16_t* ds, int B, int T, int C, int NH, cudaStream_t stream) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(HS));
   const float scale_log2 = static_cast<float>(scale / std::log(2.0));
   const int64_t rows = static_cast<int64_t>(B) * T * NH;
@@ -203,16 +260,20 @@ void launch_backward(uint16_t* dqkv, const uint16_t* dy, const uint16_t* qkv, co
                                                                aligned16(dy) && aligned16(ycopy));
   check_launch("flash dsum_kernel");
   const dim3 grid((T + kTile - 1) / kTile, B * NH);
-  const BackwardArgs args{dqkv, dy, qkv, lse, dsum, T, C, NH, scale_log2, static_cast<float>(scale)};
+  const BackwardArgs args{dqkv, dy, qkv, lse, dsum, ds, T, C, NH, scale_log2, static_cast<float>(scale)};
   ZT_LAUNCH(grid, kThreads, stream, dkdv_kernel<H, HS>)(args);
   check_launch("flash dkdv_kernel");
-  ZT_LAUNCH(grid, kThreads, stream, dq_kernel<H, HS>)(args);
+  if (ds != nullptr) {
+    ZT_LAUNCH(grid, kThreads, stream, dq_stored_kernel<H, HS>)(args);
+  } else {
+    ZT_LAUNCH(grid, kThreads, stream, dq_kernel<H, HS>)(args);
+  }
   check_launch("flash dq_kernel");
 }
 
 #define ZT_FLASH_BACKWARD(H, HS)                                                                               \
   template void launch_backward<H, HS>(uint16_t*, const uint16_t*, const uint16_t*, const float*, float*, \
-                                       const uint16_t*, int, int, int, int, cudaStream_t);
+                                       const uint16_t*, uint16_t*, int, int, int, int, cudaStream_t);
 ZT_FLASH_BACKWARD(Bf16, 16)
 ZT_FLASH_BACKWARD(Bf16, 32)
 ZT_FLASH_BACKWARD(Bf16, 64)

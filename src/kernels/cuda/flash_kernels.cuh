@@ -89,6 +89,6 @@ void launch_forward(uint16_t* y, uint16_t* ycopy, float* lse, const uint16_t* qk
                     cudaStream_t stream);
 template <class H, int HS>
 void launch_backward(uint16_t* dqkv, const uint16_t* dy, const uint16_t* qkv, const float* lse, float* dsum,
-                     const uint16_t* ycopy, int B, int T, int C, int NH, cudaStream_t stream);
+                     const uint16_t* ycopy, uint16_t* ds, int B, int T, int C, int NH, cudaStream_t stream);
 
 }  // namespace zt::cuda::flash

@@ -125,6 +125,21 @@ __device__ __forceinline__ void product(float (&acc)[N / 8][4], const uint32_t (
   }
 }
 
+// acc[n] += a (one A fragment: k-step kk of this warp's 16 rows) times rows 16kk..16kk+15 of
+// B, a (64, N) tile held row-major (row k, column n).
+template <class H, int N>
+__device__ __forceinline__ void k_step_product(float (&acc)[N / 8][4], const uint32_t (&a)[4],
+                                               const uint16_t* b_rows, int s, int kk) {
+#pragma unroll
+  for (int n = 0; n < N / 8; n += 2) {
+    uint32_t b[4];
+    load_b_rows(b, b_rows, s, kk * 16, n * 8);
+    const uint32_t lo[2] = {b[0], b[1]}, hi[2] = {b[2], b[3]};
+    mma_m16n8k16<H>(acc[n], a, lo);
+    mma_m16n8k16<H>(acc[n + 1], a, hi);
+  }
+}
+
 // acc[n] += (C tiles c of this warp's 16 rows x 64 columns, rounded to 16 bits) times B, a
 // (64, N) tile held row-major (row k, column n).
 template <class H, int N>
@@ -134,15 +149,16 @@ __device__ __forceinline__ void product_from_c(float (&acc)[N / 8][4], const flo
   for (int kk = 0; kk < kTile / 16; ++kk) {
     uint32_t a[4];
     to_a<H>(a, c, kk);
-#pragma unroll
-    for (int n = 0; n < N / 8; n += 2) {
-      uint32_t b[4];
-      load_b_rows(b, b_rows, s, kk * 16, n * 8);
-      const uint32_t lo[2] = {b[0], b[1]}, hi[2] = {b[2], b[3]};
-      mma_m16n8k16<H>(acc[n], a, lo);
-      mma_m16n8k16<H>(acc[n + 1], a, hi);
-    }
+    k_step_product<H, N>(acc, a, b_rows, s, kk);
   }
+}
+
+// The same product from A fragments already packed (a[kk] = to_a of k-step kk).
+template <class H, int N>
+__device__ __forceinline__ void product_from_a(float (&acc)[N / 8][4], const uint32_t (&a)[kTile / 16][4],
+                                               const uint16_t* b_rows, int s) {
+#pragma unroll
+  for (int kk = 0; kk < kTile / 16; ++kk) k_step_product<H, N>(acc, a[kk], b_rows, s, kk);
 }
 
 // Zeroes a warp's accumulators.

@@ -14,6 +14,10 @@ namespace zt::emu {
 
 bool flash_attention_serves(DType t, int T, int C, int NH) { return cuda_emu::flash_attention_serves(t, T, C, NH); }
 
+bool flash_attention_stores_ds(int B, int T, int C, int NH) {
+  return cuda_emu::flash_attention_stores_ds(B, T, C, NH);
+}
+
 size_t flash_attention_workspace_bytes(int B, int T, int NH) {
   return cuda_emu::flash_attention_workspace_bytes(B, T, NH);
 }

@@ -12,6 +12,7 @@
 namespace zt::emu {
 
 bool flash_attention_serves(DType t, int T, int C, int NH);
+bool flash_attention_stores_ds(int B, int T, int C, int NH);
 size_t flash_attention_workspace_bytes(int B, int T, int NH);
 Status flash_attention_forward(DType t, void* atty, void* att, const void* qkv, int B, int T, int C, int NH);
 Status flash_attention_backward(DType t, void* dqkv, const void* datty, const void* qkv, const void* att, int B,

@@ -21,6 +21,7 @@ struct Lane {
   ucontext_t context;
   uint3 index;
   bool done = false;
+  uint64_t exchanges = 0;  // this lane's post_and_wait calls: their parity picks the slot set
 };
 
 // The running grid: its shape, the running block's threads and barriers, the warps' slots.
@@ -65,6 +66,7 @@ void start_threads(Grid& g) {
   for (int i = 0; i < g.threads; ++i) {
     Lane& l = g.lanes[i];
     l.done = false;
+    l.exchanges = 0;
     l.index = {static_cast<unsigned>(i) % g.block.x, static_cast<unsigned>(i) / g.block.x % g.block.y,
                static_cast<unsigned>(i) / (g.block.x * g.block.y)};
     getcontext(&l.context);
@@ -111,9 +113,11 @@ void sync_warp() {
 
 const uint64_t* post_and_wait(const uint64_t* words, int n) {
   const int w = g_grid->current / 32;
-  std::copy(words, words + n, g_grid->slots.begin() + (static_cast<size_t>(g_grid->current) * kSlotWords));
+  const size_t set = (g_grid->lanes[g_grid->current].exchanges++ & 1) * g_grid->slots.size() / 2;
+  uint64_t* warp = g_grid->slots.data() + set + static_cast<size_t>(w) * 32 * kSlotWords;
+  std::copy(words, words + n, warp + (g_grid->current % 32) * kSlotWords);
   sync_warp();
-  return g_grid->slots.data() + static_cast<size_t>(w) * 32 * kSlotWords;
+  return warp;
 }
 
 void run_grid(dim3 grid, dim3 block, const std::function<void()>& body) {
@@ -127,7 +131,7 @@ void run_grid(dim3 grid, dim3 block, const std::function<void()>& body) {
   for (int i = 0; i < g.threads; ++i) g.stacks.push_back(std::make_unique<char[]>(kStackBytes));
   g.warp_arrived.assign(warps, 0);
   g.warp_generation.assign(warps, 0);
-  g.slots.assign(static_cast<size_t>(warps) * 32 * kSlotWords, 0);
+  g.slots.assign(2 * static_cast<size_t>(warps) * 32 * kSlotWords, 0);  // two sets (post_and_wait)
   Grid* outer = std::exchange(g_grid, &g);
   for (unsigned z = 0; z < grid.z; ++z) {
     for (unsigned y = 0; y < grid.y; ++y) {

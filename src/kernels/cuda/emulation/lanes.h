@@ -5,8 +5,8 @@
 // warp-wide instruction), and then the next one runs. A block's shared memory is the
 // kernels' function-static arrays (`__shared__` becomes `static`), which one block at a time
 // owns. Warp-wide instructions (warp_ops.h) post their lane's operands to the warp's slots,
-// wait for the warp, compute the lane's result from every lane's operands as the PTX ISA
-// defines it, and wait again before the slots are reused.
+// wait for the warp, and compute the lane's result from every lane's operands as the PTX ISA
+// defines it.
 // Invariants: one grid at a time, on one thread; every thread of a block reaches each
 // barrier its block or warp reaches (a kernel whose threads part at a barrier stops the
 // process, naming the kernel's block, as it would hang a GPU).
@@ -36,8 +36,9 @@ void sync_block();
 // Waits until every thread of the calling thread's warp has arrived.
 void sync_warp();
 // Posts n <= kSlotWords words as this lane's slot and waits for the warp; returns the warp's
-// slots, lane l's at [l * kSlotWords]. The caller reads them, then calls sync_warp() before
-// the warp posts again.
+// slots, lane l's at [l * kSlotWords], valid until this lane's next exchange. (Exchanges
+// alternate between two sets of slots: no lane can post into a set again before every lane
+// has passed the next exchange's barrier, so after it has read this one.)
 const uint64_t* post_and_wait(const uint64_t* words, int n);
 
 // Runs body once per thread of every block of grid, blocks in x, y, z order.
@@ -52,7 +53,6 @@ T shfl_xor(T v, int mask) {
   const uint64_t* all = post_and_wait(&mine, 1);
   T out;
   std::memcpy(&out, &all[(lane_id() ^ mask) * kSlotWords], sizeof(T));
-  sync_warp();
   return out;
 }
 

@@ -31,7 +31,6 @@ inline void ldmatrix_emulated(uint32_t (&r)[4], const uint16_t* row, bool trans)
     const uint32_t hi = trans ? at(m, 2 * t + 1, g) : at(m, g, 2 * t + 1);
     r[m] = lo | (hi << 16);
   }
-  ::zt::emu::sync_warp();
 }
 
 inline void ldmatrix_x4(uint32_t (&r)[4], const uint16_t* row) { ldmatrix_emulated(r, row, false); }
@@ -48,15 +47,12 @@ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
   };
   auto A = [&](int r, int k) { return half((r % 8) * 4 + (k % 8) / 2, (r >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0), k); };
   auto B = [&](int k, int n) { return half(n * 4 + (k % 8) / 2, 4 + (k >= 8 ? 1 : 0), k); };
-  float out[4];
   for (int i = 0; i < 4; ++i) {
     const int r = g + 8 * (i / 2), n = 2 * t + i % 2;
     double acc = d[i];
     for (int k = 0; k < 16; ++k) acc += A(r, k) * B(k, n);
-    out[i] = static_cast<float>(acc);
+    d[i] = static_cast<float>(acc);
   }
-  ::zt::emu::sync_warp();
-  for (int i = 0; i < 4; ++i) d[i] = out[i];
 }
 
 template <class H>

@@ -60,7 +60,7 @@ void bias_grad(DType t, float* dbias, const void* dout, int64_t N, int OC, float
     if (OC % kPack<H> == 0 && aligned16(d)) {
       constexpr int W = 32 * kPack<H>;
       const dim3 block(32, kColumnLanes), grid(static_cast<unsigned>((OC + W - 1) / W), static_cast<unsigned>(column_chunks(N)));
-      packed_chunk_kernel<H><<<grid, block, 0, stream>>>(workspace, d, N, OC);
+      ZT_LAUNCH(grid, block, stream, packed_chunk_kernel<H>)(workspace, d, N, OC);
       column_combine<1>(ColumnTargets<1>{{dbias}}, workspace, N, OC, stream);
     } else {
       column_sums<1>(ColumnTargets<1>{{dbias}}, N, OC, BiasTerm<H>{d, OC}, workspace, stream);

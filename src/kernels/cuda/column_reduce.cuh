@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/launch.h"
 #include "kernels/cuda/vmath.cuh"
 
 namespace zt::cuda {
@@ -100,7 +101,7 @@ __global__ void column_combine_kernel(ColumnTargets<K> out, const float* partial
 // Launches the second pass on stream: partial holds the (K, chunks, C) chunk sums.
 template <int K>
 void column_combine(ColumnTargets<K> out, const float* partial, int64_t N, int C, cudaStream_t stream) {
-  column_combine_kernel<K><<<static_cast<unsigned>((C + 255) / 256), 256, 0, stream>>>(out, partial, column_chunks(N), C);
+  ZT_LAUNCH(static_cast<unsigned>((C + 255) / 256), 256, stream, column_combine_kernel<K>)(out, partial, column_chunks(N), C);
 }
 
 // Launches both passes on stream. workspace: column_workspace_floats(K, N, C) floats.
@@ -108,7 +109,7 @@ template <int K, class F>
 void column_sums(ColumnTargets<K> out, int64_t N, int C, F f, float* workspace, cudaStream_t stream) {
   if (N <= 0 || C <= 0) return;
   const dim3 block(32, kColumnLanes), grid(static_cast<unsigned>((C + 31) / 32), static_cast<unsigned>(column_chunks(N)));
-  column_chunk_kernel<K, F><<<grid, block, 0, stream>>>(workspace, N, C, f);
+  ZT_LAUNCH(grid, block, stream, column_chunk_kernel<K, F>)(workspace, N, C, f);
   column_combine<K>(out, workspace, N, C, stream);
 }
 

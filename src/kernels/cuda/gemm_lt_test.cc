@@ -18,6 +18,7 @@
 
 #include "kernels/cuda/bias_grad.h"
 #include "kernels/cuda/gemm_lt.h"
+#include "testing/column_order.h"
 #include "testing/cuda_test.h"
 
 namespace zt {
@@ -124,26 +125,6 @@ TEST(CudaGemm, LinearBackwardIsWithinTheFp32SummationBound) {
   }
 }
 
-// bias_grad's documented order on the host, in fp32: per 256-row chunk, 8 row lanes each
-// summing rows lane, lane + 8, ... in order, the lanes joined by the fixed tree, the
-// chunks added in order from 0, and the total added to dbias once.
-std::vector<float> bias_grad_in_order(const std::vector<float>& dout, const std::vector<float>& dbias, int64_t N, int OC) {
-  std::vector<float> out = dbias;
-  for (int o = 0; o < OC; ++o) {
-    float total = 0.0f;
-    for (int64_t r0 = 0; r0 < N; r0 += 256) {
-      float s[8];
-      for (int lane = 0; lane < 8; ++lane) {
-        s[lane] = 0.0f;
-        for (int64_t r = r0 + lane; r < std::min<int64_t>(r0 + 256, N); r += 8) s[lane] += dout[r * OC + o];
-      }
-      total += ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
-    }
-    out[o] += total;
-  }
-  return out;
-}
-
 // Rows that start 16-byte aligned take the packed chunk pass, others the one-column pass:
 // both give the documented order's bits (a partial last chunk, a partial column tile).
 TEST(CudaGemm, BiasGradientGivesTheSameBitsPackedOrNot) {
@@ -160,9 +141,9 @@ TEST(CudaGemm, BiasGradientGivesTheSameBitsPackedOrNot) {
     cuda::bias_grad(t, db_plain.f32(), static_cast<char*>(dout.get()) + elem, N, OC, ws.get(), nullptr);
     const std::vector<float> first(dout.host().begin(), dout.host().begin() + N * OC);
     const std::vector<float> second(dout.host().begin() + 1, dout.host().begin() + 1 + N * OC);
-    EXPECT_TRUE(testing::same_bits(db_packed.download(), bias_grad_in_order(first, db_packed.host(), N, OC)))
+    EXPECT_TRUE(testing::same_bits(db_packed.download(), testing::bias_grad_in_order(first, db_packed.host(), N, OC)))
         << dtype_name(t) << " packed";
-    EXPECT_TRUE(testing::same_bits(db_plain.download(), bias_grad_in_order(second, db_plain.host(), N, OC)))
+    EXPECT_TRUE(testing::same_bits(db_plain.download(), testing::bias_grad_in_order(second, db_plain.host(), N, OC)))
         << dtype_name(t) << " one column a thread";
   }
 }

@@ -4,7 +4,7 @@
 // (dim3, uint3, float2, cudaStream_t), and then maps the CUDA keywords: __global__ and
 // __device__ functions become plain ones, __shared__ arrays function-static (one block runs
 // at a time), threadIdx and the other indices the emulated thread's, __syncthreads and
-// __shfl_xor_sync lanes.h's. The namespace zt::cuda becomes zt::cuda_emu, so the emulated
+// __shfl_xor_sync lanes.h's, and device_math.h gives the math intrinsics. The namespace zt::cuda becomes zt::cuda_emu, so the emulated
 // kernels and the real ones of libzerotrain can live in one binary.
 // Invariant: included before anything else of the translation unit.
 #pragma once
@@ -16,6 +16,7 @@
 
 #include <cmath>
 
+#include "kernels/cuda/emulation/device_math.h"
 #include "kernels/cuda/emulation/lanes.h"
 
 #undef __global__

@@ -1,10 +1,10 @@
 // flash_attention.cu (the host side: shapes, saved state, dispatch) built for the CPU
-// emulation (cuda_keywords.h), and flash_emulated.h's entry points over it, on the default
+// emulation (cuda_keywords.h), and emulated_kernels.h's entry points over it, on the default
 // stream. check_launch has nothing to check: an emulated launch cannot fail to start.
 #include "kernels/cuda/emulation/cuda_keywords.h"
 // Separated, so the formatter keeps cuda_keywords.h first.
 #include "kernels/cuda/flash_attention.cu"
-#include "kernels/cuda/emulation/flash_emulated.h"
+#include "kernels/cuda/emulation/emulated_kernels.h"
 
 namespace zt::cuda_emu {
 void check_launch(const char*) {}

@@ -1,4 +1,4 @@
-// flash_backward.cu built for the CPU emulation (cuda_keywords.h, flash_emulated.h).
+// flash_backward.cu built for the CPU emulation (cuda_keywords.h, emulated_kernels.h).
 #include "kernels/cuda/emulation/cuda_keywords.h"
 // Separated, so the formatter keeps cuda_keywords.h first.
 #include "kernels/cuda/flash_backward.cu"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernels/cpu/half_convert.h"
-#include "kernels/cuda/emulation/flash_emulated.h"
+#include "kernels/cuda/emulation/emulated_kernels.h"
 #include "testing/attention_reference.h"
 #include "testing/flash_case.h"
 

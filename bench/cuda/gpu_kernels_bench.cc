@@ -174,6 +174,10 @@ void bench_layers(cuda::LtGemm& lt) {
     check(cuda::flash_attention_backward(DType::kBF16, dqkv, y, qkv, att, B, T, C, NH, aws, g_stream));
   });
   record("attention_bwd_bf16", ab, "TFLOP/s", 2.0 * aflops / ab / 1e9);
+  const double ar = time_ms([&] {  // dQ recomputing dS, as where att has no room for it
+    check(cuda::flash_attention_backward(DType::kBF16, dqkv, y, qkv, att, B, T, C, NH, aws, g_stream, false));
+  });
+  record("attention_bwd_recompute_bf16", ar, "TFLOP/s", 2.0 * aflops / ar / 1e9);
   const double mf = time_ms([&] { check(cuda::attention_forward(lt, DType::kBF16, y, att, qkv, B, T, C, NH, aws, g_stream)); });
   record("attention_materialized_fwd_bf16", mf, "TFLOP/s", aflops / mf / 1e9);
   const double mb = time_ms([&] {

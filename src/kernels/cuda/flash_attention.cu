@@ -74,14 +74,14 @@ Status flash_attention_forward(DType t, void* atty, void* att, const void* qkv, 
 }
 
 Status flash_attention_backward(DType t, void* dqkv, const void* datty, const void* qkv, const void* att, int B,
-                                int T, int C, int NH, void* workspace, cudaStream_t stream) {
+                                int T, int C, int NH, void* workspace, cudaStream_t stream, bool store_ds) {
   if (!flash_attention_serves(t, T, C, NH)) return Status::InvalidArgument("flash attention does not serve this shape");
   const Saved sv = saved_in(att, B, T, C, NH);
   with_flash(t, C / NH, [&](auto tag, auto hs) {
     flash::launch_backward<decltype(tag), decltype(hs)::value>(static_cast<uint16_t*>(dqkv),
                                                     static_cast<const uint16_t*>(datty),
                                                     static_cast<const uint16_t*>(qkv), sv.lse,
-                                                    static_cast<float*>(workspace), sv.y, sv.ds, B, T, C, NH,
+                                                    static_cast<float*>(workspace), sv.y, store_ds ? sv.ds : nullptr, B, T, C, NH,
                                                     stream);
   });
   return Status::OK();

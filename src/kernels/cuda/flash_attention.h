@@ -44,8 +44,9 @@ size_t flash_attention_workspace_bytes(int B, int T, int NH);
 // atty (B, T, C) assigned; att receives the saved state; qkv (B, T, 3C).
 Status flash_attention_forward(DType t, void* atty, void* att, const void* qkv, int B, int T, int C, int NH,
                                cudaStream_t stream);
-// dqkv (B, T, 3C) assigned.
+// dqkv (B, T, 3C) assigned. store_ds false makes the dQ kernel recompute dS even where
+// flash_attention_stores_ds (the kernel benchmark times both ways).
 Status flash_attention_backward(DType t, void* dqkv, const void* datty, const void* qkv, const void* att, int B,
-                                int T, int C, int NH, void* workspace, cudaStream_t stream);
+                                int T, int C, int NH, void* workspace, cudaStream_t stream, bool store_ds = true);
 
 }  // namespace zt::cuda

@@ -17,7 +17,7 @@ bool flash_attention_stores_ds(int B, int T, int C, int NH);
 size_t flash_attention_workspace_bytes(int B, int T, int NH);
 Status flash_attention_forward(DType t, void* atty, void* att, const void* qkv, int B, int T, int C, int NH);
 Status flash_attention_backward(DType t, void* dqkv, const void* datty, const void* qkv, const void* att, int B,
-                                int T, int C, int NH, void* workspace);
+                                int T, int C, int NH, void* workspace, bool store_ds = true);
 
 void bias_grad(DType t, float* dbias, const void* dout, int64_t N, int OC, float* workspace);
 int64_t bias_grad_workspace_floats(int64_t N, int OC);

@@ -27,8 +27,8 @@ Status flash_attention_forward(DType t, void* atty, void* att, const void* qkv, 
 }
 
 Status flash_attention_backward(DType t, void* dqkv, const void* datty, const void* qkv, const void* att, int B,
-                                int T, int C, int NH, void* workspace) {
-  return cuda_emu::flash_attention_backward(t, dqkv, datty, qkv, att, B, T, C, NH, workspace, nullptr);
+                                int T, int C, int NH, void* workspace, bool store_ds) {
+  return cuda_emu::flash_attention_backward(t, dqkv, datty, qkv, att, B, T, C, NH, workspace, nullptr, store_ds);
 }
 
 }  // namespace zt::emu

@@ -12,6 +12,7 @@
 #include "kernels/cpu/half_convert.h"
 #include "kernels/cuda/emulation/emulated_kernels.h"
 #include "testing/attention_reference.h"
+#include "testing/cuda_test.h"
 #include "testing/flash_case.h"
 
 namespace zt {
@@ -37,24 +38,39 @@ std::vector<float> widened(DType t, const std::vector<half_t>& h) {
   return out;
 }
 
+struct FlashRun {
+  std::vector<float> y, dqkv;
+};
+
+// The forward, then the backward with or without the stored dS, widened to floats.
+FlashRun run_flash(DType t, const Rounded& qkv, const Rounded& dy, const FlashShape& s, bool store_ds) {
+  std::vector<half_t> y(dy.bits.size()), att(static_cast<size_t>(s.B) * s.NH * s.T * s.T), dqkv(qkv.bits.size());
+  std::vector<char> ws(emu::flash_attention_workspace_bytes(s.B, s.T, s.NH));
+  EXPECT_TRUE(emu::flash_attention_forward(t, y.data(), att.data(), qkv.bits.data(), s.B, s.T, s.C, s.NH).ok());
+  EXPECT_TRUE(emu::flash_attention_backward(t, dqkv.data(), dy.bits.data(), qkv.bits.data(), att.data(), s.B, s.T,
+                                            s.C, s.NH, ws.data(), store_ds)
+                  .ok());
+  return {widened(t, y), widened(t, dqkv)};
+}
+
+// Where the backward stores dS, the dQ kernel that reads it and the one that recomputes it sum
+// the same rounded values in the same order: in the emulation, whose products do not depend
+// on the operands' orientation, the same bits.
 TEST(EmulatedFlashAttention, ForwardAndBackwardWithinTheRoundingBound) {
   for (const FlashShape& s : testing::flash_shapes()) {
     const testing::FlashInputs inputs = testing::flash_inputs(s);
     for (DType t : {DType::kBF16, DType::kF16}) {
       ASSERT_TRUE(emu::flash_attention_serves(t, s.T, s.C, s.NH));
       const Rounded qkv = rounded(t, inputs.qkv), dy = rounded(t, inputs.dy);
-      std::vector<half_t> y(dy.bits.size()), att(static_cast<size_t>(s.B) * s.NH * s.T * s.T), dqkv(qkv.bits.size());
-      std::vector<char> ws(emu::flash_attention_workspace_bytes(s.B, s.T, s.NH));
-      ASSERT_TRUE(emu::flash_attention_forward(t, y.data(), att.data(), qkv.bits.data(), s.B, s.T, s.C, s.NH).ok());
-      ASSERT_TRUE(emu::flash_attention_backward(t, dqkv.data(), dy.bits.data(), qkv.bits.data(), att.data(), s.B, s.T,
-                                                s.C, s.NH, ws.data())
-                      .ok());
+      const FlashRun a = run_flash(t, qkv, dy, s, true);
       const testing::AttentionReference r = testing::attention_reference(qkv.values, dy.values, s.B, s.T, s.C, s.NH);
       const testing::FlashBound bound = testing::flash_bound(t, s, qkv.values, dy.values);
       const std::string what = testing::flash_case_name(t, s);
-      testing::expect_bounded(widened(t, y), r.y, r.ym, bound.eps, "emulated flash y " + what, bound.floor);
-      testing::expect_bounded(widened(t, dqkv), r.dqkv, r.dqkvm, bound.eps, "emulated flash dqkv " + what,
-                              bound.floor);
+      testing::expect_bounded(a.y, r.y, r.ym, bound.eps, "emulated flash y " + what, bound.floor);
+      testing::expect_bounded(a.dqkv, r.dqkv, r.dqkvm, bound.eps, "emulated flash dqkv " + what, bound.floor);
+      if (emu::flash_attention_stores_ds(s.B, s.T, s.C, s.NH)) {
+        EXPECT_TRUE(testing::same_bits(run_flash(t, qkv, dy, s, false).dqkv, a.dqkv)) << what;
+      }
     }
   }
 }

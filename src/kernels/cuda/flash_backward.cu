@@ -232,6 +232,7 @@ __global__ void __launch_bounds__(kThreads) dq_stored_kernel(BackwardArgs a) {
     load_rows_async<HS>(k_s[kb & 1], v.qkv + C, v.pitch, kb * kTile, T);
   };
   load(0);
+  commit_loads();  // the first tiles' group: each iteration's wait leaves only the next one in flight
   float dq[HS / 8][4];
   zero(dq);
   for (int kb = 0; kb <= qb; ++kb) {

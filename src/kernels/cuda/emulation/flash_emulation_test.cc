@@ -1,9 +1,8 @@
 // Flash attention's kernels (flash_forward.cu, flash_backward.cu) on the CPU through the
 // emulated grid (lanes.h): the same source as the GPU's, against the double reference within
 // the bound of testing/flash_case.h, so a change to the kernels' fragment layouts, masks or
-// tile loads is checked on every machine, GPU or not. What the emulation cannot check: the
-// asynchronous copies' waits (its copies land at once), speed, and the tensor cores' own
-// summation order.
+// tile loads, copy groups or barriers is checked on every machine, GPU or not. What the
+// emulation cannot check: speed, and the tensor cores' own summation order.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,5 +1,6 @@
 // The emulated grid of lanes.h: one ucontext a thread of the running block, a scheduler that
-// resumes every unfinished thread in turn, and barriers that count arrivals per generation.
+// runs one warp as far as it goes and then the next, barriers that count arrivals per
+// generation, and each thread's cp.async groups.
 #include "kernels/cuda/emulation/lanes.h"
 
 #include <ucontext.h>
@@ -7,6 +8,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -17,11 +20,27 @@ namespace {
 
 constexpr size_t kStackBytes = size_t{256} << 10;
 
+struct Copy {
+  void* to;
+  const void* from;
+  int bytes;
+  bool valid;
+  void land() const {
+    if (valid) {
+      std::memcpy(to, from, bytes);
+    } else {
+      std::memset(to, 0, bytes);
+    }
+  }
+};
+
 struct Lane {
   ucontext_t context;
   uint3 index;
   bool done = false;
   uint64_t exchanges = 0;  // this lane's post_and_wait calls: their parity picks the slot set
+  std::vector<Copy> issued;                // cp.async copies not yet committed
+  std::deque<std::vector<Copy>> committed;  // committed groups, oldest first
 };
 
 // The running grid: its shape, the running block's threads and barriers, the warps' slots.
@@ -67,6 +86,8 @@ void start_threads(Grid& g) {
     Lane& l = g.lanes[i];
     l.done = false;
     l.exchanges = 0;
+    l.issued.clear();  // copies never waited for are dropped: a kernel that reads them fails
+    l.committed.clear();
     l.index = {static_cast<unsigned>(i) % g.block.x, static_cast<unsigned>(i) / g.block.x % g.block.y,
                static_cast<unsigned>(i) / (g.block.x * g.block.y)};
     getcontext(&l.context);
@@ -77,16 +98,33 @@ void start_threads(Grid& g) {
   }
 }
 
+// Resumes each unfinished thread of warp w once; returns how many finished.
+int pass_over_warp(Grid& g, int w) {
+  int finished = 0;
+  for (int i = 32 * w; i < std::min(g.threads, 32 * (w + 1)); ++i) {
+    if (g.lanes[i].done) continue;
+    g.current = i;
+    swapcontext(&g.scheduler, &g.lanes[i].context);
+    if (g.lanes[i].done) ++finished;
+  }
+  return finished;
+}
+
+// Warp by warp, each as far as it goes (to a block barrier, or its end) before the next one
+// runs: warps drift apart as far as a GPU lets them, so a warp that refills a buffer another
+// warp still reads shows (the copies' NaNs).
 void run_block(Grid& g) {
   start_threads(g);
   int remaining = g.threads;
+  const int warps = (g.threads + 31) / 32;
   while (remaining > 0) {
     const uint64_t before = g.progress;
-    for (int i = 0; i < g.threads; ++i) {
-      if (g.lanes[i].done) continue;
-      g.current = i;
-      swapcontext(&g.scheduler, &g.lanes[i].context);
-      if (g.lanes[i].done) --remaining;
+    for (int w = 0; w < warps; ++w) {
+      uint64_t seen;
+      do {
+        seen = g.progress;
+        remaining -= pass_over_warp(g, w);
+      } while (g.progress != seen);
     }
     if (remaining > 0 && g.progress == before) {
       std::fprintf(stderr, "emulated CUDA grid: block (%u, %u, %u): %d threads wait at a barrier the others never reach\n",
@@ -118,6 +156,25 @@ const uint64_t* post_and_wait(const uint64_t* words, int n) {
   std::copy(words, words + n, warp + (g_grid->current % 32) * kSlotWords);
   sync_warp();
   return warp;
+}
+
+void issue_copy(void* to, const void* from, int bytes, bool valid) {
+  std::memset(to, 0xff, bytes);
+  g_grid->lanes[g_grid->current].issued.push_back(Copy{to, from, bytes, valid});
+}
+
+void commit_copies() {
+  Lane& l = g_grid->lanes[g_grid->current];
+  l.committed.push_back(std::move(l.issued));
+  l.issued.clear();
+}
+
+void wait_copies(int n) {
+  Lane& l = g_grid->lanes[g_grid->current];
+  while (static_cast<int>(l.committed.size()) > n) {
+    for (const Copy& c : l.committed.front()) c.land();
+    l.committed.pop_front();
+  }
 }
 
 void run_grid(dim3 grid, dim3 block, const std::function<void()>& body) {

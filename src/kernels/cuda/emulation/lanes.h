@@ -2,7 +2,8 @@
 // (ZT_CUDA_EMULATION; cuda_keywords.h maps the CUDA keywords onto this). Each block's
 // threads run as cooperative contexts (ucontext) on the calling thread, one block after
 // another: a thread runs until it reaches a barrier (__syncthreads, or the exchange of a
-// warp-wide instruction), and then the next one runs. A block's shared memory is the
+// warp-wide instruction), and then the next one of its warp runs; a warp runs as far as it
+// goes before the next warp does. A block's shared memory is the
 // kernels' function-static arrays (`__shared__` becomes `static`), which one block at a time
 // owns. Warp-wide instructions (warp_ops.h) post their lane's operands to the warp's slots,
 // wait for the warp, and compute the lane's result from every lane's operands as the PTX ISA
@@ -40,6 +41,17 @@ void sync_warp();
 // alternate between two sets of slots: no lane can post into a set again before every lane
 // has passed the next exchange's barrier, so after it has read this one.)
 const uint64_t* post_and_wait(const uint64_t* words, int n);
+
+// cp.async (async_copy.cuh under emulation), as strict as the hardware allows: an issued copy
+// fills its destination with 0xff bytes (a NaN in every float format) at once and lands only
+// when a wait lets it, so a thread that reads a tile before its group was committed and waited
+// for, or a buffer another thread's copy is still filling, computes with NaNs.
+// This thread's copy of `bytes` from `from` to `to` (zeros when !valid).
+void issue_copy(void* to, const void* from, int bytes, bool valid);
+// cp.async.commit_group: this thread's copies issued since the last commit become a group.
+void commit_copies();
+// cp.async.wait_group n: all but this thread's n most recently committed groups land.
+void wait_copies(int n);
 
 // Runs body once per thread of every block of grid, blocks in x, y, z order.
 void run_grid(dim3 grid, dim3 block, const std::function<void()>& body);

@@ -32,10 +32,10 @@ struct FlashShape {
   int B, T, C, NH;
 };
 
-// The last is long enough for the backward to store its dS tiles in att
-// (flash_attention_stores_ds); the others have the dQ kernel recompute them.
+// The first three have the dQ kernel recompute dS; the last three, one per head size, are long
+// enough for the backward to store its dS tiles in att (flash_attention_stores_ds).
 inline std::vector<FlashShape> flash_shapes() {
-  return {{2, 64, 64, 4}, {1, 200, 128, 2}, {2, 128, 64, 2}, {1, 300, 64, 1}};
+  return {{2, 64, 64, 4}, {1, 200, 128, 2}, {2, 128, 64, 2}, {1, 300, 64, 1}, {1, 192, 64, 2}, {1, 128, 32, 2}};
 }
 
 // Random qkv (B, T, 3C), scaled by 1.5, and dO (B, T, C), normal, seeded by T.

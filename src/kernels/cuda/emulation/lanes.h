@@ -8,6 +8,10 @@
 // owns. Warp-wide instructions (warp_ops.h) post their lane's operands to the warp's slots,
 // wait for the warp, and compute the lane's result from every lane's operands as the PTX ISA
 // defines it.
+// A warp-wide read (ldmatrix) completes lane by lane after the warp's barrier, where a GPU's is
+// one instant: a kernel that writes what its own warp just read, without a barrier between,
+// would read its own writes here (none of zerotrain's does; block-shared tiles are refilled
+// only after a __syncthreads).
 // Invariants: one grid at a time, on one thread; every thread of a block reaches each
 // barrier its block or warp reaches (a kernel whose threads part at a barrier stops the
 // process, naming the kernel's block, as it would hang a GPU).

@@ -11,9 +11,23 @@ namespace {
 
 size_t round256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-// The saved state inside att: lse (B NH T fp32), then O's copy (B T C) at the next 256 bytes,
-// then, where they fit in the rest of att's B NH T T 16-bit elements, the backward's dS tiles
-// (64 x 64 for each tile pair on or below the diagonal, per head), else null.
+// Byte offsets of the saved state inside att: lse (B NH T fp32) at 0, O's copy (B T C) at the
+// next 256 bytes, then the backward's dS tiles (64 x 64 for each tile pair on or below the
+// diagonal, per head) where they fit in the rest of att's B NH T T 16-bit elements.
+struct SavedLayout {
+  size_t y, ds;
+  bool ds_fits;
+};
+SavedLayout saved_layout(int B, int T, int C, int NH) {
+  const size_t lse_bytes = round256(static_cast<size_t>(B) * NH * T * sizeof(float));
+  const size_t y_bytes = round256(static_cast<size_t>(B) * T * C * sizeof(uint16_t));
+  const size_t tiles = static_cast<size_t>(T + 63) / 64, pairs = tiles * (tiles + 1) / 2;
+  const size_t ds_bytes = static_cast<size_t>(B) * NH * pairs * 64 * 64 * sizeof(uint16_t);
+  const size_t att_bytes = static_cast<size_t>(B) * NH * T * T * sizeof(uint16_t);
+  return {lse_bytes, lse_bytes + y_bytes, lse_bytes + y_bytes + ds_bytes <= att_bytes};
+}
+
+// The saved state's pointers inside att (ds null where the tiles do not fit).
 struct Saved {
   float* lse;
   uint16_t* y;
@@ -21,14 +35,9 @@ struct Saved {
 };
 Saved saved_in(const void* att, int B, int T, int C, int NH) {
   char* p = static_cast<char*>(const_cast<void*>(att));
-  const size_t lse_bytes = round256(static_cast<size_t>(B) * NH * T * sizeof(float));
-  const size_t y_bytes = round256(static_cast<size_t>(B) * T * C * sizeof(uint16_t));
-  const size_t tiles = static_cast<size_t>(T + 63) / 64, pairs = tiles * (tiles + 1) / 2;
-  const size_t ds_bytes = static_cast<size_t>(B) * NH * pairs * 64 * 64 * sizeof(uint16_t);
-  const size_t att_bytes = static_cast<size_t>(B) * NH * T * T * sizeof(uint16_t);
-  uint16_t* ds = lse_bytes + y_bytes + ds_bytes <= att_bytes ? reinterpret_cast<uint16_t*>(p + lse_bytes + y_bytes)
-                                                             : nullptr;
-  return {reinterpret_cast<float*>(p), reinterpret_cast<uint16_t*>(p + lse_bytes), ds};
+  const SavedLayout l = saved_layout(B, T, C, NH);
+  return {reinterpret_cast<float*>(p), reinterpret_cast<uint16_t*>(p + l.y),
+          l.ds_fits ? reinterpret_cast<uint16_t*>(p + l.ds) : nullptr};
 }
 
 // Calls f(tag, head size constant) for the served (t, hs).
@@ -55,7 +64,7 @@ bool flash_attention_serves(DType t, int T, int C, int NH) {
 }
 
 bool flash_attention_stores_ds(int B, int T, int C, int NH) {
-  return saved_in(reinterpret_cast<const void*>(uintptr_t{256}), B, T, C, NH).ds != nullptr;
+  return saved_layout(B, T, C, NH).ds_fits;
 }
 
 size_t flash_attention_workspace_bytes(int B, int T, int NH) {

@@ -157,11 +157,7 @@ __global__ void __launch_bounds__(kThreads) dkdv_kernel(BackwardArgs a) {
     current_tiles_ready();
     float s[kTile / 8][4], dp[kTile / 8][4];
     scores_and_dp<H, HS>(s, dp, kf, q_s[cur], vf, do_s[cur]);  // S^T (keys x queries), dP^T
-    if (qb == kb || (qb + 1) * kTile > T) {
-      probabilities<false, true>(s, dp, row0, qb * kTile, T, a.scale_log2, lse_s[cur], dsum_s[cur]);
-    } else {
-      probabilities<false, false>(s, dp, row0, qb * kTile, T, a.scale_log2, lse_s[cur], dsum_s[cur]);
-    }
+    tile_probabilities<false>(s, dp, qb, kb, row0, qb * kTile, T, a.scale_log2, lse_s[cur], dsum_s[cur]);
     product_from_c<H, HS>(dv, s, do_s[cur], kStride<HS>);  // dV += P^T dO
     uint32_t dsa[kTile / 16][4];
 #pragma unroll
@@ -207,11 +203,7 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(BackwardArgs a) {
     current_tiles_ready();
     float s[kTile / 8][4], dp[kTile / 8][4];
     scores_and_dp<H, HS>(s, dp, qf, k_s[kb & 1], dof, v_s[kb & 1]);  // S (queries x keys), dP
-    if (kb == qb || (qb + 1) * kTile > T) {
-      probabilities<true, true>(s, dp, row0, kb * kTile, T, a.scale_log2, lse_s, dsum_s);
-    } else {
-      probabilities<true, false>(s, dp, row0, kb * kTile, T, a.scale_log2, lse_s, dsum_s);
-    }
+    tile_probabilities<true>(s, dp, qb, kb, row0, kb * kTile, T, a.scale_log2, lse_s, dsum_s);
     product_from_c<H, HS>(dq, dp, k_s[kb & 1], kStride<HS>);  // dQ += dS K
     __syncthreads();
   }

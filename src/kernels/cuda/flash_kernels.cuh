@@ -72,6 +72,19 @@ __device__ __forceinline__ void probabilities(float (&s)[kTile / 8][4], float (&
   }
 }
 
+// probabilities for the tile pair (query tile qb, key tile kb): the masked instantiation
+// only where an element can be dead (the diagonal, or a query tile reaching T).
+template <bool kQueriesAreRows>
+__device__ __forceinline__ void tile_probabilities(float (&s)[kTile / 8][4], float (&dp)[kTile / 8][4], int qb,
+                                                   int kb, int row0, int col0, int T, float scale_log2,
+                                                   const float* lse2, const float* dsum) {
+  if (qb == kb || (qb + 1) * kTile > T) {
+    probabilities<kQueriesAreRows, true>(s, dp, row0, col0, T, scale_log2, lse2, dsum);
+  } else {
+    probabilities<kQueriesAreRows, false>(s, dp, row0, col0, T, scale_log2, lse2, dsum);
+  }
+}
+
 // The backward's two products of a tile pair: s = A x^T (scores) and dp = B y^T, from the
 // warp's A fragments a, b and the (64, HS) row-major tiles x, y.
 template <class H, int HS>

@@ -36,7 +36,3 @@ void check_launch(const char* kernel);
 #else
 #define ZT_LAUNCH(grid, block, stream, ...) __VA_ARGS__<<<grid, block, 0, stream>>>
 #endif
-
-namespace zt::cuda {
-
-}  // namespace zt::cuda

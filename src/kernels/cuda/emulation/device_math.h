@@ -17,4 +17,3 @@ inline float __fsqrt_rn(float a) { return std::sqrt(a); }
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 inline int __float2int_rn(float x) { return static_cast<int>(std::lrint(x)); }
 inline float __uint_as_float(uint32_t u) { return zt::bits_float(u); }
-inline uint32_t __float_as_uint(float f) { return zt::float_bits(f); }

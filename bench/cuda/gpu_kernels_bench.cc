@@ -6,7 +6,9 @@
 //   squares, the bias gradient) as ms and GB/s against a device-to-device copy measured
 //   in the same run;
 // - LayerNorm, the classifier (cross-entropy over 50,304 classes) and attention (B=16,
-//   12 heads, causal; TFLOP/s counted as if not causal): flash, then phase 1's materialized.
+//   12 heads, causal; TFLOP/s counted as if not causal): flash (its backward with dQ
+//   recomputing dS, then reading the stored dS unless ZT_CUDA_ATTENTION=flash-recompute),
+//   then phase 1's materialized.
 // Prints one line per kernel and a last JSON line. bench/cuda/gpu_kernels.sh runs it with
 // PyTorch's equivalents on the same card.
 // usage: gpu_kernels_bench [--repeats N] [--only gemms|memory|layers]
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda/attention_env.h"
 #include "backend/cuda/cuda_device.h"
 #include "kernels/cuda/activation.h"
 #include "kernels/cuda/attention.h"
@@ -170,14 +173,16 @@ void bench_layers(cuda::LtGemm& lt) {
   const double aflops = 4.0 * B * NH * T * static_cast<double>(T) * (C / NH);
   const double af = time_ms([&] { check(cuda::flash_attention_forward(DType::kBF16, y, att, qkv, B, T, C, NH, g_stream)); });
   record("attention_fwd_bf16", af, "TFLOP/s", aflops / af / 1e9);
-  const double ab = time_ms([&] {
-    check(cuda::flash_attention_backward(DType::kBF16, dqkv, y, qkv, att, B, T, C, NH, aws, g_stream));
-  });
-  record("attention_bwd_bf16", ab, "TFLOP/s", 2.0 * aflops / ab / 1e9);
   const double ar = time_ms([&] {  // dQ recomputing dS, as where att has no room for it
     check(cuda::flash_attention_backward(DType::kBF16, dqkv, y, qkv, att, B, T, C, NH, aws, g_stream, false));
   });
   record("attention_bwd_recompute_bf16", ar, "TFLOP/s", 2.0 * aflops / ar / 1e9);
+  if (cuda::flash_stores_ds()) {  // the training step's way; not under ZT_CUDA_ATTENTION=flash-recompute
+    const double ab = time_ms([&] {
+      check(cuda::flash_attention_backward(DType::kBF16, dqkv, y, qkv, att, B, T, C, NH, aws, g_stream));
+    });
+    record("attention_bwd_bf16", ab, "TFLOP/s", 2.0 * aflops / ab / 1e9);
+  }
   const double mf = time_ms([&] { check(cuda::attention_forward(lt, DType::kBF16, y, att, qkv, B, T, C, NH, aws, g_stream)); });
   record("attention_materialized_fwd_bf16", mf, "TFLOP/s", aflops / mf / 1e9);
   const double mb = time_ms([&] {

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "backend/cuda/attention_env.h"
 #include "backend/cuda/cuda_async_copy.h"
 #include "backend/cuda/cuda_context.h"
 #include "backend/cuda/cuda_device.h"
@@ -129,6 +130,7 @@ StatusOr<const Backend*> cuda_backend(DType compute) {
   static CudaBackend* made[3] = {};  // never freed: arenas may be released during exit
   CudaBackend*& b = made[static_cast<int>(compute)];
   if (b != nullptr) return b;
+  ZT_RETURN_IF_ERROR(cuda::check_attention_env());
   ZT_ASSIGN_OR_RETURN(const int n, cuda_device_count());
   const int device = cuda_local_device(n);
   ZT_ASSIGN_OR_RETURN(const CudaDeviceInfo info, cuda_device_info(device));

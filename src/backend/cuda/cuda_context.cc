@@ -1,7 +1,6 @@
 // CudaContext (cuda_context.h).
 #include "backend/cuda/cuda_context.h"
 
-#include <cstdlib>
 #include <string>
 
 #include "core/check.h"
@@ -17,29 +16,6 @@ CudaContext*& instance() {
 }
 
 }  // namespace
-
-namespace {
-std::string attention_env() {
-  const char* v = std::getenv("ZT_CUDA_ATTENTION");
-  return v == nullptr ? "" : v;
-}
-}  // namespace
-
-bool attention_in_fp32() {
-  static const bool on = attention_env() == "fp32";
-  return on;
-}
-
-bool attention_materialized() {
-  static const bool on = attention_env() == "materialized";
-  return on;
-}
-
-const char* attention_path_name() {
-  if (attention_in_fp32()) return "materialized (T x T), computed in fp32 (ZT_CUDA_ATTENTION=fp32)";
-  if (attention_materialized()) return "materialized (T x T) (ZT_CUDA_ATTENTION=materialized)";
-  return "flash for head sizes 16, 32 and 64, else materialized (T x T)";
-}
 
 void check_ok(const Status& s, const char* what) {
   ZT_CHECK(s.ok(), "CUDA backend, %s: %s", what, s.to_string().c_str());

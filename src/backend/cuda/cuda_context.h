@@ -66,16 +66,6 @@ class CudaContext {
   size_t scratch_bytes_[static_cast<int>(Scratch::kCount)] = {};
 };
 
-// ZT_CUDA_ATTENTION=fp32: 16-bit attention computed as the CPU's 16-bit table computes
-// it (inputs widened, scores, P and dS in fp32, outputs and the saved P rounded once)
-// instead of with 16-bit products; slower, for comparing against the CPU.
-bool attention_in_fp32();
-// ZT_CUDA_ATTENTION=materialized: 16-bit attention by phase 1's materialized kernels
-// (T x T), not flash attention, for comparing the two.
-bool attention_materialized();
-// The banner's words for the 16-bit attention path.
-const char* attention_path_name();
-
 // Aborts naming `what` when s is not OK (inside kernel-table calls).
 void check_ok(const Status& s, const char* what);
 // Aborts naming `what` when e is not cudaSuccess.

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cuda/attention_env.h"
 #include "backend/cuda/cuda_context.h"
 #include "core/check.h"
 #include "kernels/cpu/rope.h"
@@ -136,7 +137,7 @@ void attention_backward(Elem<D>* dqkv, const Elem<D>* datty, const Elem<D>* qkv,
   }
   if (uses_flash(D, T, C, NH)) {
     void* ws = ctx().scratch(Scratch::kWorkspace, flash_attention_workspace_bytes(B, T, NH));
-    check_ok(cuda::flash_attention_backward(D, dqkv, datty, qkv, att, B, T, C, NH, ws, st()),
+    check_ok(cuda::flash_attention_backward(D, dqkv, datty, qkv, att, B, T, C, NH, ws, st(), flash_stores_ds()),
              "attention_backward (flash)");
     return;
   }

@@ -26,7 +26,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "backend/cuda/cuda_context.h"
+#include "backend/cuda/attention_env.h"
 #include "kernels/cuda/flash_attention.h"
 #include "checkpoint/sharded_load.h"
 #include "engine/trainer.h"

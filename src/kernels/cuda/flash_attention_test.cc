@@ -1,10 +1,13 @@
 // Flash attention on the GPU against the double reference (attention_reference.h), within
-// the bound that testing/flash_case.h argues, over its shapes; two runs give the same bits
+// the bound that testing/flash_case.h argues, over its shapes, each way of the backward's dQ
+// (recomputing dS, or reading the dS the dK/dV kernel stored); two runs give the same bits
 // (no atomics).
 #include "kernels/cuda/flash_attention.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -23,35 +26,61 @@ struct FlashRun {
   std::vector<float> y, dqkv;
 };
 
-FlashRun run_flash(DType t, DeviceValues& in, DeviceValues& dout, const FlashShape& s) {
+FlashRun run_flash(DType t, DeviceValues& in, DeviceValues& dout, const FlashShape& s, bool store_ds) {
   DeviceValues y(t, std::vector<float>(static_cast<size_t>(s.B) * s.T * s.C));
   DeviceValues att(t, std::vector<float>(static_cast<size_t>(s.B) * s.NH * s.T * s.T));
   DeviceValues dqkv(t, std::vector<float>(in.host().size()));
   DeviceArray<char> ws(cuda::flash_attention_workspace_bytes(s.B, s.T, s.NH));
   EXPECT_TRUE(cuda::flash_attention_forward(t, y.get(), att.get(), in.get(), s.B, s.T, s.C, s.NH, nullptr).ok());
   EXPECT_TRUE(cuda::flash_attention_backward(t, dqkv.get(), dout.get(), in.get(), att.get(), s.B, s.T, s.C, s.NH,
-                                             ws.get(), nullptr)
+                                             ws.get(), nullptr, store_ds)
                   .ok());
   return {y.download(), dqkv.download()};
 }
 
-TEST(CudaFlashAttention, ForwardAndBackwardWithinTheRoundingBoundAndDeterministic) {
-  ZT_REQUIRE_CUDA();
+size_t differing(const std::vector<float>& a, const std::vector<float>& b) {
+  size_t n = 0;
+  for (size_t i = 0; i < a.size(); ++i) n += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+  return n;
+}
+
+// The shapes' forward and backward against the double reference, and two runs the same
+// bits. store_ds: the shapes where dS fits in att, with dQ reading it (and, printed, how
+// many dqkv elements differ from the recomputing dQ: none where the tensor cores sum S^T's
+// products as they sum S's); else every shape with dQ recomputing dS. The two ways are
+// separate tests so that a device check can tell which one failed.
+void expect_flash_within_bound(bool store_ds) {
   for (const FlashShape& s : testing::flash_shapes()) {
+    if (store_ds && !cuda::flash_attention_stores_ds(s.B, s.T, s.C, s.NH)) continue;
     const testing::FlashInputs inputs = testing::flash_inputs(s);
     for (DType t : {DType::kBF16, DType::kF16}) {
       ASSERT_TRUE(cuda::flash_attention_serves(t, s.T, s.C, s.NH));
       DeviceValues in(t, inputs.qkv), dout(t, inputs.dy);
-      const FlashRun a = run_flash(t, in, dout, s), b = run_flash(t, in, dout, s);
+      const FlashRun a = run_flash(t, in, dout, s, store_ds), b = run_flash(t, in, dout, s, store_ds);
       const testing::AttentionReference r = testing::attention_reference(in.host(), dout.host(), s.B, s.T, s.C, s.NH);
       const testing::FlashBound bound = testing::flash_bound(t, s, in.host(), dout.host());
-      const std::string what = testing::flash_case_name(t, s);
+      const std::string what = testing::flash_case_name(t, s) + (store_ds ? " dQ from stored dS" : " dQ recomputing dS");
       testing::expect_bounded(a.y, r.y, r.ym, bound.eps, "flash y " + what, bound.floor);
       testing::expect_bounded(a.dqkv, r.dqkv, r.dqkvm, bound.eps, "flash dqkv " + what, bound.floor);
       EXPECT_TRUE(testing::same_bits(a.y, b.y)) << what;
       EXPECT_TRUE(testing::same_bits(a.dqkv, b.dqkv)) << what;
+      if (store_ds) {
+        const FlashRun c = run_flash(t, in, dout, s, false);
+        std::printf("  %s: %zu of %zu dqkv elements differ from the recomputing dQ's\n", what.c_str(),
+                    differing(a.dqkv, c.dqkv), a.dqkv.size());
+      }
     }
   }
+}
+
+TEST(CudaFlashAttention, RecomputingDqWithinTheRoundingBoundAndDeterministic) {
+  ZT_REQUIRE_CUDA();
+  expect_flash_within_bound(false);
+}
+
+TEST(CudaFlashAttention, StoredDsWithinTheRoundingBoundAndDeterministic) {
+  ZT_REQUIRE_CUDA();
+  expect_flash_within_bound(true);
 }
 
 TEST(CudaFlashAttention, ServesSixteenBitHeadSizesUpTo64WhenTheStateFits) {

@@ -3,7 +3,10 @@
 // flash_backward.cu by storage type and head size.
 #include "kernels/cuda/flash_attention.h"
 
+#include <initializer_list>
+
 #include "kernels/cuda/flash_kernels.cuh"
+#include "kernels/cuda/pack.cuh"
 
 namespace zt::cuda {
 
@@ -52,6 +55,15 @@ void with_flash(DType t, int hs, F&& f) {
   if (t == DType::kF16) by_size(F16{});
 }
 
+// The kernels copy 16-byte pieces of the 16-bit inputs and of att (cp.async, ldmatrix) and
+// store 16-bit pairs: a view off those boundaries would fault on the GPU, so it is refused.
+Status check_aligned(std::initializer_list<const void*> buffers) {
+  for (const void* p : buffers) {
+    if (!aligned16(p)) return Status::InvalidArgument("flash attention: a buffer not 16-byte aligned");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 bool flash_attention_serves(DType t, int T, int C, int NH) {
@@ -74,6 +86,7 @@ size_t flash_attention_workspace_bytes(int B, int T, int NH) {
 Status flash_attention_forward(DType t, void* atty, void* att, const void* qkv, int B, int T, int C, int NH,
                                cudaStream_t stream) {
   if (!flash_attention_serves(t, T, C, NH)) return Status::InvalidArgument("flash attention does not serve this shape");
+  ZT_RETURN_IF_ERROR(check_aligned({atty, att, qkv}));
   const Saved sv = saved_in(att, B, T, C, NH);
   with_flash(t, C / NH, [&](auto tag, auto hs) {
     flash::launch_forward<decltype(tag), decltype(hs)::value>(static_cast<uint16_t*>(atty), sv.y, sv.lse,
@@ -85,6 +98,7 @@ Status flash_attention_forward(DType t, void* atty, void* att, const void* qkv, 
 Status flash_attention_backward(DType t, void* dqkv, const void* datty, const void* qkv, const void* att, int B,
                                 int T, int C, int NH, void* workspace, cudaStream_t stream, bool store_ds) {
   if (!flash_attention_serves(t, T, C, NH)) return Status::InvalidArgument("flash attention does not serve this shape");
+  ZT_RETURN_IF_ERROR(check_aligned({dqkv, datty, qkv, att, workspace}));
   const Saved sv = saved_in(att, B, T, C, NH);
   with_flash(t, C / NH, [&](auto tag, auto hs) {
     flash::launch_backward<decltype(tag), decltype(hs)::value>(static_cast<uint16_t*>(dqkv),

@@ -91,6 +91,22 @@ TEST(CudaFlashAttention, ServesSixteenBitHeadSizesUpTo64WhenTheStateFits) {
   EXPECT_FALSE(cuda::flash_attention_serves(DType::kBF16, 16, 64, 4));       // O's copy does not fit in att
 }
 
+// Refused before any launch, so this runs without a GPU: the kernels' 16-byte copies of a
+// misaligned view would fault on one.
+TEST(CudaFlashAttention, RefusesBuffersOffSixteenByteBoundaries) {
+  alignas(16) static uint16_t buf[4][64];
+  void *a = buf[0], *b = buf[1], *c = buf[2], *d = buf[3], *off = buf[3] + 1;
+  const int B = 1, T = 64, C = 64, NH = 4;
+  ASSERT_TRUE(cuda::flash_attention_serves(DType::kBF16, T, C, NH));
+  for (const Status& s : {cuda::flash_attention_forward(DType::kBF16, a, b, off, B, T, C, NH, nullptr),
+                          cuda::flash_attention_forward(DType::kBF16, a, off, c, B, T, C, NH, nullptr),
+                          cuda::flash_attention_backward(DType::kBF16, a, b, c, off, B, T, C, NH, d, nullptr),
+                          cuda::flash_attention_backward(DType::kBF16, off, b, c, d, B, T, C, NH, a, nullptr)}) {
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("16-byte aligned"), std::string::npos) << s.message();
+  }
+}
+
 TEST(CudaFlashAttention, TheShapesTakeBothWaysOfTheBackwardsDq) {
   bool stored = false, recomputed = false;
   for (const FlashShape& s : testing::flash_shapes()) {

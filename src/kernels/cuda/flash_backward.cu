@@ -249,7 +249,7 @@ void launch_backward(uint16_t* dqkv, const uint16_t* dy, const uint16_t* qkv, co
   const double scale = 1.0 / std::sqrt(static_cast<double>(HS));
   const float scale_log2 = static_cast<float>(scale / std::log(2.0));
   const int64_t rows = static_cast<int64_t>(B) * T * NH;
-  ZT_LAUNCH(grid_for(rows), kThreads, stream, dsum_kernel<H, HS>)(dsum, dy, ycopy, B, T, NH,
+  ZT_LAUNCH(grid_for(rows, kThreads), kThreads, stream, dsum_kernel<H, HS>)(dsum, dy, ycopy, B, T, NH,
                                                                aligned16(dy) && aligned16(ycopy));
   check_launch("flash dsum_kernel");
   const dim3 grid((T + kTile - 1) / kTile, B * NH);

@@ -71,6 +71,7 @@ class CudaBackend final : public Backend {
     void* p = nullptr;
     const cudaError_t e = cudaMalloc(&p, bytes);
     if (e != cudaSuccess) {
+      if (e != cudaErrorMemoryAllocation) check_cuda(e, "allocating device memory");  // e.g. an earlier fault
       cudaGetLastError();  // clear it: an allocation failure is reported, not sticky
       size_t free_bytes = 0, total = 0;
       cudaMemGetInfo(&free_bytes, &total);

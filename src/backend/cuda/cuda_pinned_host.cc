@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "backend/cuda/cuda_context.h"
+
 namespace zt {
 
 namespace {
@@ -28,6 +30,9 @@ class PinnedHost final : public Backend {
     void* p = nullptr;
     const cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
     if (e != cudaSuccess) {
+      // Only a refusal for want of memory is the caller's to handle; anything else (a sticky
+      // error of an earlier kernel) aborts with CUDA's own words, not as a pinning failure.
+      if (e != cudaErrorMemoryAllocation) cuda::check_cuda(e, "pinning host memory");
       cudaGetLastError();  // reported, not sticky
       return Status::ResourceExhausted("cannot pin " + std::to_string(bytes) + " bytes of host memory for " + what +
                                        " (" + cudaGetErrorString(e) + "); free host memory, or, for offload's staging, set "

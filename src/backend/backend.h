@@ -37,11 +37,17 @@ class PendingCopy {
  public:
   virtual ~PendingCopy() = default;
   virtual void wait() = 0;
+  // For a copy started by start_prefetch_from_host: every kernel queued after this sees
+  // its bytes, and the host does not wait. Other copies are visible already.
+  virtual void join() {}
 };
 using CopyHandle = std::unique_ptr<PendingCopy>;
 inline void wait_copy(CopyHandle& h) {
   if (h) h->wait();
   h.reset();
+}
+inline void join_copy(const CopyHandle& h) {
+  if (h) h->join();
 }
 
 class Backend {
@@ -86,6 +92,14 @@ class Backend {
     return nullptr;
   }
   virtual CopyHandle start_copy_from_host(void* dst, const void* host_src, size_t bytes) const {
+    copy_from_host(dst, host_src, bytes);
+    return nullptr;
+  }
+  // A copy from host ahead of need (a prefetch): ordered after the kernels queued so far,
+  // and seen by kernels only from join_copy on, so that it lands while the kernels queued
+  // in between run. Until the join, that work neither reads nor writes dst; until
+  // wait_copy, host code does not write the source. The default copies at once.
+  virtual CopyHandle start_prefetch_from_host(void* dst, const void* host_src, size_t bytes) const {
     copy_from_host(dst, host_src, bytes);
     return nullptr;
   }

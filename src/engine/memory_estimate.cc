@@ -132,10 +132,9 @@ void add_activation_stash(const TrainerOptions& o, ActivationStashKind kind, int
   const size_t bytes = static_cast<size_t>(o.micro_batch) * static_cast<size_t>(T) *
                        static_cast<size_t>(o.model.n_embd) * dtype_size(compute);
   if (kind == ActivationStashKind::kNone) return;  // (a stash implies checkpointed blocks)
-  size_t stashed = 0;  // checkpointed blocks of this stage after its first
-  for (int l = o.layout.first_block + 1; l < o.layout.end(o.model); ++l) stashed += o.checkpoint[static_cast<size_t>(l)];
+  const size_t stashed = stashed_blocks(o.model, o.layout, o.checkpoint).size();  // this stage's, as the model's
   if (kind == ActivationStashKind::kHost) {  // each stashed input out in forward, back in backward
-    const size_t held = ActivationHostStash::bytes_for(slots, o.model.n_layer, bytes);
+    const size_t held = ActivationHostStash::bytes_for(slots, static_cast<int>(stashed), bytes);
     e->offload_buffer_bytes += held;
     if (o.zero.offload.pin_memory) e->pinned_bytes += held;  // the staging host's (trainer.cc)
     e->pcie_bytes_per_step += 2 * stashed * bytes * static_cast<size_t>(std::max(1, o.micro_batches));
@@ -156,6 +155,22 @@ size_t widened_weight_bytes(const Backend& b, const ParamTable& table) {
   size_t largest = 0;
   for (const TensorSpec& t : table.specs()) largest = std::max(largest, t.numel);
   return largest * sizeof(float);
+}
+
+// The activation arena the Trainer's model carves for this rank (trainer.cc, gpt_model.cc).
+ArenaShape arena_shape(const TrainerOptions& o, ActivationStashKind kind, int slots, int T, bool shared_head) {
+  ArenaShape shape;
+  shape.max_batch = o.micro_batch;
+  shape.max_seq = T;
+  shape.slots = slots;
+  shape.checkpoint = o.checkpoint;
+  shape.partition = o.partition_activations;
+  shape.stash = kind != ActivationStashKind::kNone;
+  shape.stash_ahead = kind == ActivationStashKind::kHost;  // ActivationHostStash fills ahead
+  shape.routing = o.block_routing || o.efficiency.routes_blocks();
+  shape.flash = o.flash_attention;
+  shape.shared_head = shared_head;
+  return shape;
 }
 
 }  // namespace
@@ -190,16 +205,8 @@ StatusOr<MemoryEstimate> estimate_rank_memory(const TrainerOptions& o, int dp_si
   const int slots = pp_size > 1 ? pipe_schedule_slots(o.pipe_schedule, M, pp_size, pp_rank, v) : 1;
   const ActivationStashKind kind = activation_stash_kind(o);
   const int T = o.layout.local_seq(o.seq_len);  // this rank's tokens of a sequence (sequence parallelism)
-  ArenaShape shape;
-  shape.max_batch = o.micro_batch;
-  shape.max_seq = T;
-  shape.slots = slots;
-  shape.checkpoint = o.checkpoint;
-  shape.partition = o.partition_activations;
-  shape.stash = kind != ActivationStashKind::kNone;
-  shape.routing = o.block_routing || o.efficiency.routes_blocks();  // as the Trainer's model (trainer.cc)
-  shape.flash = o.flash_attention;
-  shape.shared_head = pp_size > 1 && pipe_schedule_head_at_once(o.pipe_schedule, M, pp_size, pp_rank, v);  // as the Trainer's
+  const ArenaShape shape = arena_shape(o, kind, slots, T, pp_size > 1 && pipe_schedule_head_at_once(
+                                                                         o.pipe_schedule, M, pp_size, pp_rank, v));
   e.activation_bytes = compute == DType::kF32 ? GptActivationArenaT<float>::count(o.model, o.layout, shape)
                                               : GptActivationArenaT<half_t>::count(o.model, o.layout, shape);
   add_activation_stash(o, kind, slots, T, compute, &e);

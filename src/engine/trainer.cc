@@ -13,6 +13,7 @@
 #include "core/timer.h"
 #include "optim/grad_clip.h"
 #include "engine/optimizer_factory.h"
+#include "nn/gpt_activations.h"
 
 namespace zt {
 
@@ -263,8 +264,9 @@ Status Trainer::create_activation_swap(GptModelOptions* mo) {
                        static_cast<size_t>(options_.layout.local_seq(options_.seq_len)) *
                        static_cast<size_t>(options_.model.n_embd) * dtype_size(backend_.compute_dtype());
   if (kind == ActivationStashKind::kHost) {
-    ZT_ASSIGN_OR_RETURN(stash_, ActivationHostStash::create(backend_, mo->slots, options_.model.n_layer, bytes,
-                                                                options_.zero.offload.pin_memory));
+    ZT_ASSIGN_OR_RETURN(stash_, ActivationHostStash::create(
+                                    backend_, mo->slots, stashed_blocks(options_.model, options_.layout, options_.checkpoint),
+                                    options_.model.n_layer, bytes, options_.zero.offload.pin_memory));
     mo->stash = stash_.get();
     return Status::OK();
   }

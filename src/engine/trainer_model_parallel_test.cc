@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "engine/memory_estimate.h"
 #include "engine/parallel_setup.h"
 #include "engine/trainer.h"
 #include "testing/synthetic_data.h"
@@ -67,6 +68,7 @@ struct Layout3D {
   bool partition = false;
   Family family = Family::kGpt2;
   bool quantize_weights = false;  // compression_training: 4-bit attention and MLP weights in every forward
+  bool host_stash = false;        // with checkpoint: cpu_checkpointing (moves only where memory is not the host's)
 };
 
 struct Result {
@@ -76,6 +78,7 @@ struct Result {
   std::vector<std::vector<float>> grads;  // every rank's gradient arena after the last step (stage 0)
   std::vector<MemoryReport> memory;
   std::vector<size_t> numel;
+  std::vector<MemoryEstimate> estimate;  // every rank's, from its options
 };
 
 Result train(const Layout3D& s, int steps) {
@@ -86,6 +89,7 @@ Result train(const Layout3D& s, int steps) {
   r.grads.resize(static_cast<size_t>(N));
   r.memory.resize(static_cast<size_t>(N));
   r.numel.resize(static_cast<size_t>(N));
+  r.estimate.resize(static_cast<size_t>(N));
   std::mutex mu;
   const Status st = run_ranks(N, [&](int rank) -> Status {
     ParallelGroups groups = make_thread_groups(world, grid, rank);
@@ -102,6 +106,7 @@ Result train(const Layout3D& s, int steps) {
     ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(o.model, grid, rank, StagePartition::kUniform));
     if (s.checkpoint) o.checkpoint.assign(static_cast<size_t>(o.model.n_layer), true);
     o.partition_activations = s.partition;
+    o.activation_host_stash = s.host_stash;
     if (s.quantize_weights) {
       WeightQuantOptions& w = o.efficiency.compression.weight;
       w.enabled = w.in_forward = true;
@@ -124,6 +129,7 @@ Result train(const Layout3D& s, int steps) {
     t->backend().copy_to_host(r.grads[i].data(), t->grads().data(), t->grads().size() * sizeof(float));
     r.memory[i] = t->memory();
     r.numel[i] = t->param_table().numel();
+    ZT_ASSIGN_OR_RETURN(r.estimate[i], estimate_rank_memory(o, s.dp, grid.coord(rank).dp, s.pp, grid.coord(rank).pp));
     return Status::OK();
   });
   EXPECT_TRUE(st.ok()) << st.to_string();
@@ -358,6 +364,34 @@ TEST(ModelParallel, CheckpointingGivesBitIdenticalGradients) {
     std::printf("  checkpointing (%s, tp %d%s): activations %zu -> %zu bytes, gradients bit-identical\n",
                 run == 4 ? "moe" : run < 2 ? "gpt2" : "llama", tp, tp > 1 ? ", partitioned" : "", a.memory[0].activation_bytes,
                 b.memory[0].activation_bytes);
+  }
+}
+
+// cpu_checkpointing on pipeline stages: on a backend whose memory is not the host's (the
+// guarded_backend_training run) each stage keeps host entries for its own stashed blocks
+// only, and 1F1B's interleaved micro-batches save, prefetch and load them; the same bits as
+// checkpointing in the backend's memory, and the estimate's host bytes on every stage.
+TEST(ModelParallel, HostActivationOffloadOnPipelineStagesIsBitIdentical) {
+  for (auto kind : {PipeScheduleKind::kGPipe, PipeScheduleKind::k1F1B}) {
+    Layout3D off;
+    off.pp = 2;
+    off.schedule = kind;
+    off.micro_batches = 4;
+    off.checkpoint = true;
+    Layout3D on = off;
+    on.host_stash = true;
+    const Result a = train(off, 3), b = train(on, 3);
+    EXPECT_EQ(a.losses, b.losses) << pipe_schedule_name(kind);
+    for (size_t r = 0; r < a.grads.size(); ++r) {
+      ASSERT_EQ(a.grads[r].size(), b.grads[r].size());
+      EXPECT_EQ(0, std::memcmp(a.grads[r].data(), b.grads[r].data(), a.grads[r].size() * sizeof(float)))
+          << pipe_schedule_name(kind) << " stage " << r;
+      EXPECT_EQ(b.estimate[r].offload_buffer_bytes, b.memory[r].offload_buffer_bytes) << "stage " << r;
+      EXPECT_EQ(b.estimate[r].activation_bytes, b.memory[r].activation_bytes) << "stage " << r;
+      EXPECT_EQ(b.estimate[r].host_bytes, b.memory[r].host_bytes) << "stage " << r;
+    }
+    std::printf("  cpu_checkpointing, pp 2 %s: stage 0 holds %zu host bytes of stashed inputs\n",
+                pipe_schedule_name(kind), b.memory[0].offload_buffer_bytes);
   }
 }
 

@@ -71,7 +71,7 @@ class TrainerOffload : public ::testing::Test {
     f.max_in_cpu = 10000;                 // some of the shard in memory, the rest read from disk
     f.param_buffer_count = 3;
     f.aio.block_size = 16384;
-    o.checkpoint = checkpoint_ ? std::vector<bool>(6, true) : std::vector<bool>{};
+    o.checkpoint = !checkpoint_ ? std::vector<bool>{} : !pattern_.empty() ? pattern_ : std::vector<bool>(6, true);
     o.activation_host_stash = off == Off::kHostActivations;
     if (off == Off::kActivations) {
       f.param_device = c.stage == ZeroStage::kParameters ? OffloadDevice::kNvme : OffloadDevice::kNone;
@@ -130,6 +130,7 @@ class TrainerOffload : public ::testing::Test {
 
   std::filesystem::path dir_;
   bool checkpoint_ = false;  // 6 blocks, every one checkpointed (3 without)
+  std::vector<bool> pattern_;  // with checkpoint_: which of the 6 (empty: all)
 };
 
 std::string name(const Case& c, Off off) {
@@ -221,6 +222,9 @@ TEST_F(TrainerOffload, HostActivationOffloadIsBitIdenticalToCheckpointingInTheBa
   checkpoint_ = true;
   const int steps = 2;
   for (DType dt : {DType::kF32, DType::kBF16}) {
+    // Blocks 2 and 4 not checkpointed: each writes the live buffer the previous block's
+    // save may still be copying out (fp32 only, to keep the test short).
+    pattern_ = dt == DType::kF32 ? std::vector<bool>{true, true, false, true, false, true} : std::vector<bool>{};
     const bool device = !backend_for(Device::kCpu, dt).value()->host();
     for (const Case& c : {Case{dt, 1, ZeroStage::kNone}, Case{dt, 2, ZeroStage::kParameters}}) {
       const Run ref = train(c, Off::kNone, steps);
@@ -229,7 +233,9 @@ TEST_F(TrainerOffload, HostActivationOffloadIsBitIdenticalToCheckpointingInTheBa
         EXPECT_EQ(got.losses[s], ref.losses[s]) << name(c, Off::kHostActivations) << " step " << s;
         EXPECT_EQ(got.params[s], ref.params[s]) << name(c, Off::kHostActivations) << " step " << s;
       }
-      EXPECT_EQ(got.memory.activation_bytes < ref.memory.activation_bytes, device) << name(c, Off::kHostActivations);
+      if (pattern_.empty()) {  // (with blocks 2 and 4 kept whole, the rotating buffers cost what the stash saves)
+        EXPECT_EQ(got.memory.activation_bytes < ref.memory.activation_bytes, device) << name(c, Off::kHostActivations);
+      }
       EXPECT_EQ(got.memory.offload_buffer_bytes > 0, device) << name(c, Off::kHostActivations);
       auto e = estimate_rank_memory(options(c, Off::kHostActivations), c.dp, 0, 1, 0);
       ASSERT_TRUE(e.ok());

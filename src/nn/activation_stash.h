@@ -5,12 +5,16 @@
 // parallel/offload/activation_host_stash.h). With a stash, the outputs of blocks whose
 // successor is checkpointed rotate between two live buffers, so the arena no longer
 // holds one input per checkpointed block.
-// Protocol, per pipeline slot: forward saves block l's input after using it; backward
-// hints prefetch(l) ahead and load(l) copies the input back into a buffer of the model's.
+// Protocol, per pipeline slot: forward saves block l's input before queuing the block's
+// work, and calls finish_saves() instead before a block whose input is not stashed; a
+// saved input may be read by a copy still in flight until the next of those calls, so work
+// queued before it must not overwrite that input (a block does not write its own input).
+// Backward loads block l's input into a buffer of the model's, then hints prefetch for the
+// next block to come back, with another buffer: a stash that fills_ahead() starts copying
+// into that buffer at once, so the model leaves it alone until the matching load.
 // Device contract: `data` and `dst` are backend memory, crossed only by the backend's
-// explicit copies (Backend::copy_to_host / copy_from_host), which are ordered with the
-// backend's kernels: save's copy-out comes before any later kernel that overwrites data,
-// and load's copy-in before any later kernel that reads dst. Host code never reads them.
+// explicit copies (Backend::copy_to_host / copy_from_host and their started forms), which
+// are ordered with the backend's kernels as above. Host code never reads them.
 // Thread-safety: the training thread only.
 #pragma once
 
@@ -23,12 +27,19 @@ namespace zt {
 class ActivationStash {
  public:
   virtual ~ActivationStash() = default;
-  // Keeps a copy of `bytes` at data as the input of `block` in `slot`.
+  // Keeps a copy of `bytes` at data as the input of `block` in `slot`; the previous save's
+  // copy has read its input when this returns.
   virtual Status save(int slot, int block, const void* data, size_t bytes) = 0;
-  // Starts bringing back what save(slot, block) kept.
-  virtual void prefetch(int slot, int block) = 0;
-  // Copies the saved bytes, verified, to dst (as many bytes as save kept).
+  // Returns when every save's copy has read its input.
+  virtual void finish_saves() {}
+  // Starts bringing back what save(slot, block) kept; with fills_ahead(), into dst.
+  virtual void prefetch(int slot, int block, void* dst) = 0;
+  // Copies the saved bytes, verified, to dst (as many bytes as save kept): work queued
+  // after it sees them.
   virtual Status load(int slot, int block, void* dst) = 0;
+  // True when prefetch writes into its dst (the model then brings inputs back into two
+  // alternating buffers); false when the stash reads ahead into buffers of its own.
+  virtual bool fills_ahead() const { return false; }
   // Host memory the stash holds (buffers, or the entries themselves), and bytes on disk.
   virtual size_t buffer_bytes() const = 0;
   virtual size_t disk_bytes() const { return 0; }

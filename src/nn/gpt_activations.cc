@@ -111,18 +111,20 @@ struct CarvePlan {
   std::vector<BlockRange> chunks;
   std::vector<int> blocks;  // every held block, ascending
   std::vector<bool> ckpt;   // per global block
-  bool partitioned, stash, rotate, any_ckpt, routing;
+  bool partitioned, stash, stash_ahead, rotate, any_ckpt, routing;
   bool checkpointed(int l) const { return !ckpt.empty() && ckpt[static_cast<size_t>(l)]; }
 };
 
 CarvePlan plan_of(const GptConfig& cfg, const GptLayout& lay, const Dims& d, const ArenaShape& shape) {
   CarvePlan p{lay.block_ranges(cfg), lay.blocks(cfg), shape.checkpoint, shape.partition && d.tp > 1, shape.stash,
-              false, false, shape.routing};
+              shape.stash && shape.stash_ahead, false, false, shape.routing};
   ZT_CHECK(!(p.partitioned && p.stash), "partitioned checkpoints and an activation stash do not combine");
   p.rotate = p.partitioned || p.stash;  // outputs feeding a checkpointed block rotate in two live buffers
   for (int l : p.blocks) p.any_ckpt = p.any_ckpt || p.checkpointed(l);
   return p;
 }
+
+bool stashes_input(const BlockRange& r, int l, bool checkpointed) { return checkpointed && l > r.begin; }
 
 // One chunk's blocks of a slot.
 template <typename A>
@@ -137,7 +139,7 @@ void carve_chunk(GptActivationsT<A>* g, const GptConfig& cfg, const Dims& d, con
     if (!live) b.output = c->take<A>(d.BT * d.C);
     // Its input is the previous block's live output: keep this rank's slice of it, or stash it.
     if (b.checkpointed && p.partitioned && l > r.begin) b.saved_input_part = c->take<A>(d.BT * d.C / d.tp);
-    b.stashed_input = b.checkpointed && p.stash && l > r.begin;
+    b.stashed_input = p.stash && stashes_input(r, l, b.checkpointed);
   }
 }
 
@@ -227,6 +229,7 @@ void carve_scratch(GptScratchT<A>* s, const Dims& d, const CarvePlan& p, Carver*
     s->live[0] = c->take<A>(d.BT * d.C);
     s->live[1] = c->take<A>(d.BT * d.C);
     if (p.partitioned || p.stash) s->gathered_input = c->take<A>(d.BT * d.C);
+    if (p.stash_ahead) s->gathered_ahead = c->take<A>(d.BT * d.C);
   }
   if (p.routing) {
     s->route_rows = c->take<A>(d.BT * d.C);
@@ -371,6 +374,17 @@ GptActivationArenaT<A> GptActivationArenaT<A>::allocate(const GptConfig& cfg, co
   Carver carver(reinterpret_cast<unsigned char*>(a.arena.data()));
   carve(&a, cfg, lay, d, shape, &carver);
   return a;
+}
+
+std::vector<int> stashed_blocks(const GptConfig& cfg, const GptLayout& layout, const std::vector<bool>& checkpoint) {
+  std::vector<int> out;
+  for (const BlockRange& r : layout.block_ranges(cfg)) {
+    for (int l = r.begin; l < r.end; ++l) {
+      if (stashes_input(r, l, !checkpoint.empty() && checkpoint[static_cast<size_t>(l)])) out.push_back(l);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 template struct GptActivationArenaT<float>;

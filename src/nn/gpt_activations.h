@@ -117,6 +117,8 @@ struct GptScratchT {
   BlockActivationsT<A> recompute;       // internals of the checkpointed block being recomputed
   A* live[2] = {nullptr, nullptr};  // (B, T, C) rotating outputs of partitioned checkpointed blocks
   A* gathered_input = nullptr;      // (B, T, C) a checkpoint input brought back: all-gathered, or loaded from the stash
+  A* gathered_ahead = nullptr;      // (B, T, C) with a stash that fills ahead, odd blocks' inputs (the next block's
+                                    // copy lands here while the current block's input is in use)
   // Block routing (block_route.h) only.
   A* route_rows = nullptr;     // (B, kept, C) a routed block's input rows, then its output rows
   A* route_grad = nullptr;     // (B, kept, C) the output gradient of those rows, then their input gradient
@@ -152,11 +154,16 @@ struct ArenaShape {
   std::vector<bool> checkpoint;  // per global block, true to keep only its input (empty: none)
   bool partition = false;        // partition_activations (tp > 1)
   bool stash = false;            // the inputs of checkpointed blocks go to an ActivationStash
+  bool stash_ahead = false;      // ... one that fills_ahead(): a second buffer to bring them back into
   bool routing = false;          // the block-routing scratch (block_route.h)
   bool flash = false;            // flash attention: each block saves lse, not att's probabilities
   bool shared_head = false;      // one set of head activations for every slot: the schedule runs a
                                  // micro-batch's head backward right after its forward
 };
+
+// The blocks of this stage whose inputs an ActivationStash keeps, ascending: checkpointed,
+// and not the first of their chunk (whose input is the slot's stage input).
+std::vector<int> stashed_blocks(const GptConfig& cfg, const GptLayout& layout, const std::vector<bool>& checkpoint);
 
 template <typename A>
 struct GptActivationArenaT {

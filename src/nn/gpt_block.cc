@@ -44,6 +44,8 @@ Status GptModelImpl<A>::forward_block(int l) {
   }
   if (a.stashed_input) {  // the stash keeps the input (a live buffer, overwritten two blocks on)
     ZT_RETURN_IF_ERROR(options_.stash->save(slot_, l, res_in, static_cast<size_t>(B_) * T_ * config_.n_embd * sizeof(A)));
+  } else if (options_.stash != nullptr) {
+    options_.stash->finish_saves();  // this block may write the live buffer a save is still reading
   }
   const BlockRoute* r = route(l);
   if (r == nullptr) return block_forward(l, res_in, a);
@@ -68,10 +70,13 @@ Status GptModelImpl<A>::recompute(int l, const A** res_in) {
     ZT_RETURN_IF_ERROR(all_gather_tp(options_.tp, s.gathered_input, part));
     *res_in = s.gathered_input;
   }
-  if (a.stashed_input) {
-    ZT_RETURN_IF_ERROR(options_.stash->load(slot_, l, s.gathered_input));
-    *res_in = s.gathered_input;
-    if (slot().blocks[static_cast<size_t>(l - 1)].stashed_input) options_.stash->prefetch(slot_, l - 1);  // next in backward
+  if (a.stashed_input) {  // brought back into one of two buffers while the next one's copy lands in the other
+    A* const back[2] = {s.gathered_input, s.gathered_ahead != nullptr ? s.gathered_ahead : s.gathered_input};
+    ZT_RETURN_IF_ERROR(options_.stash->load(slot_, l, back[l % 2]));
+    *res_in = back[l % 2];
+    if (slot().blocks[static_cast<size_t>(l - 1)].stashed_input) {
+      options_.stash->prefetch(slot_, l - 1, back[(l - 1) % 2]);  // next in backward
+    }
   }
   return block_forward(l, *res_in, s.recompute);
 }

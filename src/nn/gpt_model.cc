@@ -205,6 +205,7 @@ GptModelImpl<A>::GptModelImpl(const GptConfig& config, const GptModelOptions& op
   shape.checkpoint = options.checkpoint;
   shape.partition = options.partition_activations;
   shape.stash = options.stash != nullptr;
+  shape.stash_ahead = shape.stash && options.stash->fills_ahead();
   shape.routing = options.block_routing;
   shape.flash = options.flash_attention;
   shape.shared_head = options.shared_head;

@@ -107,6 +107,10 @@ class DelegatingBackend final : public Backend {
     crossed_ += bytes;
     return inner_.start_copy_from_host(dst, src, bytes);
   }
+  CopyHandle start_prefetch_from_host(void* dst, const void* src, size_t bytes) const override {
+    crossed_ += bytes;
+    return inner_.start_prefetch_from_host(dst, src, bytes);
+  }
   uint64_t crossed() const { return crossed_; }
   void synchronize() const override { inner_.synchronize(); }
   MemoryDomain* memory_domain() const override { return hide_domain_ ? nullptr : inner_.memory_domain(); }

@@ -103,6 +103,8 @@ class LateToHost final : public PendingCopy {
 class CheckedFromHost final : public PendingCopy {
  public:
   CheckedFromHost(const void* src, size_t bytes) : src_(src), bytes_(bytes), hash_(hash()) {}
+  const void* source() const { return src_; }
+  size_t bytes() const { return bytes_; }
   ~CheckedFromHost() override { wait(); }
   void wait() override {
     if (src_ == nullptr) return;
@@ -118,6 +120,29 @@ class CheckedFromHost final : public PendingCopy {
   size_t hash_;
 };
 
+// A prefetch's destination holds neither its old nor its new bytes until the join: it is
+// filled with NaNs (all bits set) at the start, so work queued before the join that reads
+// dst computes NaNs, and the copy lands at the join, over whatever such work wrote; a
+// missing join leaves the NaNs. The join checks that host code left the source alone.
+class PrefetchFromHost final : public PendingCopy {
+ public:
+  PrefetchFromHost(void* dst, const void* src, size_t bytes) : dst_(dst), source_(src, bytes) { poison(); }
+  ~PrefetchFromHost() override {}  // never joined: no work saw it (dst may be freed by now)
+  void join() override {
+    if (dst_ == nullptr) return;
+    land();
+    dst_ = nullptr;
+    source_.wait();
+  }
+  void wait() override { join(); }
+
+ private:
+  void poison();
+  void land();
+  void* dst_;
+  CheckedFromHost source_;
+};
+
 // The process groups' access: a communication thread moves arena data with them open.
 class GuardDomain final : public MemoryDomain {
  public:
@@ -130,6 +155,16 @@ void LateToHost::wait() {
   Unlocked u;
   std::memmove(dst_, src_, bytes_);
   dst_ = nullptr;
+}
+
+void PrefetchFromHost::poison() {
+  Unlocked u;
+  std::memset(dst_, 0xff, source_.bytes());
+}
+
+void PrefetchFromHost::land() {
+  Unlocked u;
+  std::memmove(dst_, source_.source(), source_.bytes());
 }
 
 // The guarded backend's hook: every table call runs with the arenas open.
@@ -188,6 +223,11 @@ class GuardedBackend final : public Backend {
   CopyHandle start_copy_from_host(void* dst, const void* src, size_t bytes) const override {
     copy_from_host(dst, src, bytes);
     return std::make_unique<CheckedFromHost>(src, bytes);
+  }
+  CopyHandle start_prefetch_from_host(void* dst, const void* src, size_t bytes) const override {
+    expect_where("start_prefetch_from_host (destination)", dst, bytes, true);
+    expect_where("start_prefetch_from_host (source)", src, bytes, false);
+    return std::make_unique<PrefetchFromHost>(dst, src, bytes);
   }
   MemoryDomain* memory_domain() const override {
     static GuardDomain domain;

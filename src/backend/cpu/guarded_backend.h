@@ -13,7 +13,9 @@
 // pointer on the wrong side stops the process (ZT_CHECK), naming the call. Started
 // copies happen as late as a device could make them: to host at wait_copy (a host read
 // before it sees old bytes), from host at the start with the source checked unchanged
-// at wait_copy.
+// at wait_copy; a prefetch (start_prefetch_from_host) fills its destination with NaNs at
+// the start and lands at its join, so work that reads it before the join, or a missing
+// join, computes NaNs.
 // Limit: the pages are open to every thread while any kernel, copy or transfer runs, so a
 // host read that overlaps one goes unseen; one that does not faults.
 // Thread-safety: the unlock scope nests and is shared by threads (a counted lock).

@@ -41,29 +41,37 @@ class EventCopy final : public PendingCopy {
     check_cuda(cudaEventDestroy(done_), "waiting for an asynchronous copy");
     done_ = nullptr;
   }
+  void join() override {  // the compute stream waits for the copy; the event stays for wait()
+    if (done_ != nullptr) check_cuda(cudaStreamWaitEvent(CudaContext::get().raw_stream(), done_, 0), "joining a prefetch");
+  }
 
  private:
   cudaEvent_t done_;
 };
 
-CopyHandle start(Direction d, void* dst, const void* src, size_t bytes) {
+// joined: later kernels see the bytes (a copy from host; a prefetch joins at join()).
+CopyHandle start(Direction d, void* dst, const void* src, size_t bytes, bool joined) {
   const char* what = d == kToHost ? "asynchronous copy to host" : "asynchronous copy from host";
   CudaContext& c = CudaContext::get();
   cudaStream_t s = copy_stream(d);
   order_after(c.raw_stream(), s, what);  // the kernels so far, not the copies from host still to join
   check_cuda(cudaMemcpyAsync(dst, src, bytes, d == kToHost ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, s), what);
-  if (d == kFromHost) c.join_later(record(s, what));  // later kernels see the bytes
+  if (joined) c.join_later(record(s, what));
   return std::make_unique<EventCopy>(record(s, what));
 }
 
 }  // namespace
 
 CopyHandle start_copy_to_host(void* host_dst, const void* src, size_t bytes) {
-  return start(kToHost, host_dst, src, bytes);
+  return start(kToHost, host_dst, src, bytes, false);
 }
 
 CopyHandle start_copy_from_host(void* dst, const void* host_src, size_t bytes) {
-  return start(kFromHost, dst, host_src, bytes);
+  return start(kFromHost, dst, host_src, bytes, true);
+}
+
+CopyHandle start_prefetch_from_host(void* dst, const void* host_src, size_t bytes) {
+  return start(kFromHost, dst, host_src, bytes, false);
 }
 
 }  // namespace zt::cuda

@@ -103,6 +103,9 @@ class CudaBackend final : public Backend {
   CopyHandle start_copy_from_host(void* dst, const void* host_src, size_t bytes) const override {
     return cuda::start_copy_from_host(dst, host_src, bytes);
   }
+  CopyHandle start_prefetch_from_host(void* dst, const void* host_src, size_t bytes) const override {
+    return cuda::start_prefetch_from_host(dst, host_src, bytes);
+  }
   void synchronize() const override { CudaContext::get().sync("synchronize"); }
   const Backend& staging_host() const override { return cuda_pinned_host(compute_); }
   // Device memory (cudaMalloc'd); pinned and plain host memory are not.

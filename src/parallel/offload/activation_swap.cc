@@ -81,7 +81,7 @@ void ActivationSwap::start_read(Buffer* b, int k) {
                         static_cast<uint64_t>(k) * stride_);
 }
 
-void ActivationSwap::prefetch(int slot, int block) {
+void ActivationSwap::prefetch(int slot, int block, void*) {
   const int k = key(slot, block);
   if (find(k, Buffer::kReading) != nullptr) return;
   if (Buffer* pending = find(k, Buffer::kWriting)) {

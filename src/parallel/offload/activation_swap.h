@@ -25,7 +25,7 @@ class ActivationSwap final : public ActivationStash {
   static StatusOr<std::unique_ptr<ActivationSwap>> create(const Backend& backend, IoEngine* io, const std::string& path,
                                                           int slots, int blocks, size_t max_bytes);
   Status save(int slot, int block, const void* data, size_t bytes) override;
-  void prefetch(int slot, int block) override;
+  void prefetch(int slot, int block, void* dst) override;  // into a buffer of its own, not dst
   Status load(int slot, int block, void* dst) override;
 
   size_t buffer_bytes() const override;

@@ -142,6 +142,7 @@ class StagedProcessGroup final : public ProcessGroup {
   void set_phase(const char* phase) override { inner_.set_phase(phase); }
   void set_memory_domain(MemoryDomain*) override {}  // the host group moves host buffers only
   CommStats stats() const override { return inner_.stats(); }
+  const ProcessGroup* stats_owner() const override { return inner_.stats_owner(); }
   void reset_stats() override { inner_.reset_stats(); }
   void abandon(const Status& why) override { inner_.abandon(why); }
 

@@ -128,6 +128,9 @@ TEST(StagedProcessGroup, OnlyGroupsThatCannotReachTheBackendsMemoryStage) {
   EXPECT_NE(s, thread_group.get());
   EXPECT_EQ(groups.wrap(thread_group.get()), s);  // one staged group per host group
   EXPECT_EQ(groups.wrap(nullptr), nullptr);
+  // Its stats are the host group's: a sum over both (the run's exposed communication) counts them once.
+  EXPECT_EQ(s->stats_owner(), thread_group.get());
+  EXPECT_EQ(thread_group->stats_owner(), thread_group.get());
 }
 
 }  // namespace

@@ -45,11 +45,11 @@ struct Row {
 }  // namespace
 
 std::string comms_summary(const std::vector<ProcessGroup*>& groups, const CommsLoggerConfig& config) {
-  std::set<ProcessGroup*> seen;
+  std::set<const ProcessGroup*> seen;  // by whose counters they are (a staged group reports its inner group's)
   std::map<std::tuple<int, int64_t, int>, Row> rows;  // (op, bytes, group size)
   int64_t logical = 0;
   for (ProcessGroup* g : groups) {
-    if (g == nullptr || !seen.insert(g).second) continue;
+    if (g == nullptr || !seen.insert(g->stats_owner()).second) continue;
     const CommStats s = g->stats();
     for (const auto& [key, v] : s.by_size) {
       const char* name = comm_op_name(key.first);

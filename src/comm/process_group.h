@@ -157,6 +157,9 @@ class ProcessGroup {
   virtual bool moves_device_memory() const { return false; }
   virtual CommStats stats() const = 0;
   virtual void reset_stats() = 0;
+  // The group whose counters stats() reports: a wrapper that forwards them names the group
+  // it forwards to, so that a sum over groups counts each operation once.
+  virtual const ProcessGroup* stats_owner() const { return this; }
 
   // The caller gives up on every operation it issued that has not completed (it failed
   // and is about to free their buffers). On return no such buffer is read or written

@@ -85,10 +85,10 @@ std::vector<MicroBatch> as_micro_batches(const std::vector<Batch>& batches) {
 }
 
 double exposed_comm_seconds(const std::vector<ProcessGroup*>& groups) {
-  std::set<ProcessGroup*> seen;
+  std::set<const ProcessGroup*> seen;  // by whose counters they are (a staged group reports its inner group's)
   double s = 0.0;
   for (ProcessGroup* g : groups) {
-    if (g != nullptr && seen.insert(g).second) s += g->stats().exposed_seconds;
+    if (g != nullptr && seen.insert(g->stats_owner()).second) s += g->stats().exposed_seconds;
   }
   return s;
 }

@@ -14,6 +14,7 @@
 #include "backend/cuda/cuda_context.h"
 #include "backend/cuda/nccl_api.h"
 #include "comm/comm_engine.h"
+#include "comm/mpi_world.h"
 #include "comm/segments.h"
 
 namespace zt::cuda {
@@ -50,6 +51,7 @@ struct NcclShared {
   size_t scratch_bytes = 0;
   void* barrier_float = nullptr;  // the barrier's all-reduce operand; never moves
   bool always_grouped = false;  // NcclOptions::always_grouped
+  bool abort_job = false;       // the host group is MPI's: a failure stops every rank (abort_mpi_job)
   // ncclCommDestroy waits for the communicator's operations and returns early (leaving
   // the thread inside an NCCL group) on an unread asynchronous error: a communicator with
   // an error, or whose stream is still busy after a short grace (a peer gone), is aborted.
@@ -68,8 +70,26 @@ struct NcclShared {
   void abort() {
     if (comm != nullptr && !aborted.exchange(true)) api->abort(comm);
   }
-  // True when the communicator has no error and its stream drains within `seconds`.
+  // A failure: the communicator aborted and, under MPI, the whole job stopped with the
+  // reason, as the MPI backend stops it (exit 75 on a deadline), so that no peer waits out
+  // its own deadline or blocks freeing memory that a stuck kernel uses; else returned.
+  Status fail(Status why) {
+    abort();
+    if (abort_job) abort_mpi_job(why);
+    return why;
+  }
+  // The NCCL stream waits for the work queued on the compute stream so far.
+  void follow_compute() {
+    cudaEvent_t ready = nullptr;
+    check_cuda(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "NCCL: event");
+    check_cuda(cudaEventRecord(ready, CudaContext::get().stream()), "NCCL: event");
+    check_cuda(cudaStreamWaitEvent(stream, ready, 0), "NCCL: stream wait");
+    cudaEventDestroy(ready);
+  }
+  // True when the communicator has no error and its stream drains within `seconds`
+  // (false once aborted: NCCL frees an aborted communicator).
   bool clean_within(double seconds) const {
+    if (aborted.load()) return false;
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     for (;;) {
       ncclResult_t state = ncclSuccess;
@@ -101,12 +121,11 @@ Status settle(NcclShared& s, double deadline, const std::string& what, const cha
     if (state == ncclSuccess) return Status::OK();
     if (state != ncclInProgress) {
       const std::string msg = nccl_error(*s.api, s.comm, state);
-      s.abort();
-      return Status::Internal(what + " failed: " + msg + (state == ncclInvalidUsage ? invalid_usage_hint : ""));
+      return s.fail(Status::Internal(what + " failed: " + msg + (state == ncclInvalidUsage ? invalid_usage_hint : "")));
     }
     if (now_s() > deadline) {
-      s.abort();
-      return Status::DeadlineExceeded(what + " did not complete within " + std::to_string(s.options.timeout_s) + " s");
+      return s.fail(
+          Status::DeadlineExceeded(what + " did not complete within " + std::to_string(s.options.timeout_s) + " s"));
     }
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
@@ -158,13 +177,12 @@ class NcclWork final : public Work {
       s_->api->async_error(s_->comm, &state);
       if (state != ncclSuccess && state != ncclInProgress) {
         const std::string msg = nccl_error(*s_->api, s_->comm, state);
-        s_->abort();
-        return Status::Internal(what + " failed: " + msg);
+        return s_->fail(Status::Internal(what + " failed: " + msg));
       }
       if (now_s() > deadline) {
-        s_->abort();
-        return Status::DeadlineExceeded(what + " did not complete within " + std::to_string(s_->options.timeout_s) +
-                                        " s (a rank stopped, or issued another collective)");
+        return s_->fail(Status::DeadlineExceeded(what + " did not complete within " +
+                                                 std::to_string(s_->options.timeout_s) +
+                                                 " s (a rank stopped, or issued another collective)"));
       }
       std::this_thread::sleep_for(std::chrono::microseconds(10));
     }
@@ -270,19 +288,15 @@ WorkHandle NcclProcessGroup::start(CommOp op, size_t bytes, Enqueue enqueue) {
   const int64_t seq = ++seq_;
   const std::string what = s_->op_name(op, seq, bytes);
   if (s_->aborted.load()) return make_completed_work(Status::FailedPrecondition(what + ": the communicator was aborted"));
-  cudaEvent_t ready = nullptr, begin = nullptr, done = nullptr;
-  check_cuda(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "NCCL: event");
-  check_cuda(cudaEventRecord(ready, CudaContext::get().stream()), "NCCL: event");
-  check_cuda(cudaStreamWaitEvent(s_->stream, ready, 0), "NCCL: stream wait");
-  cudaEventDestroy(ready);
+  cudaEvent_t begin = nullptr, done = nullptr;
+  s_->follow_compute();
   check_cuda(cudaEventCreate(&begin), "NCCL: event");  // timing events: the operation's time on the stream
   check_cuda(cudaEventRecord(begin, s_->stream), "NCCL: event");
   const ncclResult_t r = enqueue();
   if (r != ncclSuccess && r != ncclInProgress) {
     cudaEventDestroy(begin);
     const std::string msg = nccl_error(*s_->api, s_->comm, r);
-    s_->abort();
-    return make_completed_work(Status::Internal(what + " failed: " + msg));
+    return make_completed_work(s_->fail(Status::Internal(what + " failed: " + msg)));
   }
   if (r == ncclInProgress) {
     const Status st = settle(*s_, now_s() + s_->options.timeout_s, what);
@@ -310,12 +324,15 @@ WorkHandle NcclProcessGroup::run(CommOp op, void* data, size_t bytes, int64_t lo
   if (bytes == 0 || is_device_memory(data)) {  // the barrier's float too
     return start(op, bytes, [&] { return enqueue(static_cast<char*>(data)); });
   }
+  if (s_->aborted.load()) {  // (an aborted communicator is freed: nothing below may touch it)
+    return make_completed_work(
+        Status::FailedPrecondition(s_->op_name(op, seq_ + 1, bytes) + ": the communicator was aborted"));
+  }
   // Nothing in flight may still use the scratch; a peer that stopped ends this at the deadline.
   if (!s_->clean_within(s_->options.timeout_s)) {
-    s_->abort();
-    return make_completed_work(Status::DeadlineExceeded(s_->op_name(op, seq_ + 1, bytes) + ": the NCCL stream did not "
-                                                        "drain within " + std::to_string(s_->options.timeout_s) +
-                                                        " s, or the communicator failed"));
+    return make_completed_work(s_->fail(Status::DeadlineExceeded(
+        s_->op_name(op, seq_ + 1, bytes) + ": the NCCL stream did not drain within " +
+        std::to_string(s_->options.timeout_s) + " s, or the communicator failed")));
   }
   if (s_->scratch_bytes < bytes) {
     cudaFree(s_->scratch);
@@ -329,6 +346,7 @@ WorkHandle NcclProcessGroup::run(CommOp op, void* data, size_t bytes, int64_t lo
     s_->scratch_bytes = bytes;
   }
   char* d = static_cast<char*>(s_->scratch);
+  s_->follow_compute();  // data may be page-locked memory that queued work is still writing
   check_cuda(cudaMemcpyAsync(d, data, bytes, cudaMemcpyHostToDevice, s_->stream), "NCCL: in");
   WorkHandle w = start(op, bytes, [&] { return enqueue(d); });
   Status st = w->wait();
@@ -386,9 +404,8 @@ Status init_comm(NcclShared& s, ProcessGroup& host) {
   config.blocking = 0;
   const ncclResult_t r = s.api->init_rank_config(&s.comm, s.size, msg.id, s.rank, &config);
   if (r != ncclSuccess && r != ncclInProgress) {
-    const std::string why = nccl_error(*s.api, s.comm, r);
-    s.abort();  // NCCL may have made the communicator before failing
-    return Status::FailedPrecondition(what + " failed: " + why + (r == ncclInvalidUsage ? hint : ""));
+    const std::string why = nccl_error(*s.api, s.comm, r);  // (NCCL may have made the communicator before failing)
+    return s.fail(Status::FailedPrecondition(what + " failed: " + why + (r == ncclInvalidUsage ? hint : "")));
   }
   return settle(s, now_s() + s.options.timeout_s, what, hint);
 }
@@ -404,6 +421,7 @@ StatusOr<std::unique_ptr<ProcessGroup>> make_nccl_process_group(ProcessGroup& ho
   s->size = host.size();
   s->options = options;
   s->always_grouped = nccl.always_grouped;
+  s->abort_job = std::string(host.backend_name()) == "mpi";
   ZT_RETURN_IF_ERROR(init_comm(*s, host));
   check_cuda(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "NCCL: stream");
   check_cuda(cudaMalloc(&s->scratch, 256), "NCCL: scratch");

@@ -9,7 +9,11 @@
 // Deadlines: the communicator is non-blocking; wait() polls it and the operation's event,
 // and past CommOptions::timeout_s aborts the communicator and returns DeadlineExceeded
 // naming the rank, step, operation, sequence number, bytes and elapsed time, as the host
-// groups do. An NCCL error is returned the same way, with NCCL's message. After an
+// groups do. An NCCL error is returned the same way, with NCCL's message. Over an MPI host
+// group (a launched job) either one instead stops the whole job with that message, as the
+// MPI backend does (abort_mpi_job: exit 75 on a deadline), so that no peer waits out its
+// own deadline or blocks in a CUDA call behind a kernel waiting for the rank that failed,
+// and a failed ncclCommInitRankConfig stops every rank at once. After an
 // abort (a deadline, an error, or abandon()), every operation not yet waited fails: NCCL's
 // abort ends the kernels early, so their events would otherwise read complete. The
 // communicator is destroyed only when it is clean and idle; otherwise it is aborted.

@@ -121,13 +121,17 @@ class Backend {
   }
   // Process groups of this backend's own that move its memory (NCCL on CUDA): whether this
   // rank can use them (OK), or why not (none here; the library missing; ranks sharing a
-  // device where the library refuses that). Without them groups stage through host memory.
-  virtual Status native_groups_usable() const { return Status::Unimplemented("this backend has none"); }
+  // device where the library refuses that). Collective over `world` (every rank calls it:
+  // the devices of all ranks are compared). Without them groups stage through host memory.
+  virtual Status native_groups_usable(ProcessGroup& world) const {
+    (void)world;
+    return Status::Unimplemented("this backend has none");
+  }
   // One over `host`'s ranks (collective over `host`). REQUIRES: native_groups_usable() on every rank.
   virtual StatusOr<std::unique_ptr<ProcessGroup>> native_group(ProcessGroup& host, const CommOptions& options) const {
     (void)host;
     (void)options;
-    return native_groups_usable();
+    return Status::Unimplemented("this backend has no process groups of its own");
   }
 
  protected:

@@ -9,7 +9,7 @@ namespace zt {
 
 StatusOr<std::string> adopt_native_groups(ParallelGroups* g, const Backend& backend, const CommOptions& options) {
   if (backend.host() || g->world == nullptr || g->world->size() == 1) return std::string();
-  const Status mine = backend.native_groups_usable();
+  const Status mine = backend.native_groups_usable(*g->world);
   ZT_ASSIGN_OR_RETURN(const double usable, sum_over_ranks(g->world, mine.ok() ? 1.0 : 0.0));
   if (usable < g->world->size()) {
     return "collectives over the host groups, not the device's own: " +

@@ -31,7 +31,7 @@ class OwnGroupsBackend final : public Backend {
   }
   void copy(void* dst, const void* src, size_t bytes) const override { cpu_.copy(dst, src, bytes); }
   void zero(void* dst, size_t bytes) const override { cpu_.zero(dst, bytes); }
-  Status native_groups_usable() const override {
+  Status native_groups_usable(ProcessGroup&) const override {
     return rank_ == refuse_ ? Status::FailedPrecondition("rank " + std::to_string(refuse_) + " has no such library")
                             : Status::OK();
   }

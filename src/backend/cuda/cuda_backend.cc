@@ -3,7 +3,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "backend/cuda/attention_env.h"
 #include "backend/cuda/cuda_async_copy.h"
@@ -14,6 +20,7 @@
 #include "backend/cuda/nccl_process_group.h"
 #include "backend/cuda/cuda_tables.h"
 #include "backend/table_wrap.h"
+#include "comm/gather_bytes.h"
 #include "core/launcher_env.h"
 
 namespace zt {
@@ -23,18 +30,47 @@ namespace {
 using cuda::check_cuda;
 using cuda::CudaContext;
 
-// NCCL for this rank: loadable, and each rank on this host with a GPU of its own unless
-// NCCL is 2.30 or later (earlier ones refuse two ranks on one GPU: "Duplicate GPU").
-Status nccl_usable() {
+// This rank's GPU: its host and UUID ("host/uuid hex").
+std::string gpu_key() {
+  int device = 0;
+  cudaDeviceProp p{};
+  check_cuda(cudaGetDevice(&device), "the current GPU");
+  check_cuda(cudaGetDeviceProperties(&p, device), "the current GPU's properties");
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  std::string key = std::string(host) + "/";
+  char hex[3];
+  for (unsigned char b : p.uuid.bytes) {
+    std::snprintf(hex, sizeof(hex), "%02x", b);
+    key += hex;
+  }
+  return key;
+}
+
+// "" when no two ranks' keys are equal, else which ranks share which GPU (on rank 0, who
+// gathered them).
+std::string shared_gpus(const std::vector<std::string>& keys) {
+  std::map<std::string, int> first;
+  for (size_t r = 0; r < keys.size(); ++r) {
+    const auto [it, fresh] = first.emplace(keys[r], static_cast<int>(r));
+    if (!fresh) return "ranks " + std::to_string(it->second) + " and " + std::to_string(r) + " share GPU " + keys[r];
+  }
+  return "";
+}
+
+// NCCL for every rank (collective over world): loadable here, and each rank on a GPU of its
+// own, compared by host and UUID (not by launcher counts: ranks may see one GPU each), unless
+// NCCL is 2.30 or later with NCCL_MULTI_RANK_GPU_ENABLE=1 (earlier ones refuse two ranks on
+// one GPU: "Duplicate GPU"). Every rank takes part in the comparison before answering.
+Status nccl_usable(ProcessGroup& world) {
   const int version = cuda::loaded_nccl_version();
+  ZT_ASSIGN_OR_RETURN(const std::vector<std::string> keys, gather_bytes(&world, gpu_key(), 0));
+  ZT_ASSIGN_OR_RETURN(const std::string shared, broadcast_bytes(&world, world.rank() == 0 ? shared_gpus(keys) : "", 0));
   if (version == 0) return Status::FailedPrecondition("NCCL (libnccl.so.2) is not loadable here");
-  int devices = 0;
-  cudaGetDeviceCount(&devices);
-  const int local = launcher_local_place().size;
-  if (local > devices && version < 23000) {
-    return Status::FailedPrecondition(std::to_string(local) + " ranks share " + std::to_string(devices) +
-                                      " GPU(s) on this host and NCCL " + nccl_version_string(version) +
-                                      " refuses two ranks on one GPU (2.30 allows it)");
+  const char* multi = std::getenv("NCCL_MULTI_RANK_GPU_ENABLE");
+  if (!shared.empty() && !(version >= 23000 && multi != nullptr && std::string(multi) == "1")) {
+    return Status::FailedPrecondition(shared + ", and NCCL " + nccl_version_string(version) +
+                                      " refuses two ranks on one GPU (2.30 allows it with NCCL_MULTI_RANK_GPU_ENABLE=1)");
   }
   return Status::OK();
 }
@@ -110,7 +146,7 @@ class CudaBackend final : public Backend {
   const Backend& staging_host() const override { return cuda_pinned_host(compute_); }
   // Device memory (cudaMalloc'd); pinned and plain host memory are not.
   bool in_backend_memory(const void* p) const override { return cuda::is_device_memory(p); }
-  Status native_groups_usable() const override { return nccl_usable(); }
+  Status native_groups_usable(ProcessGroup& world) const override { return nccl_usable(world); }
   StatusOr<std::unique_ptr<ProcessGroup>> native_group(ProcessGroup& host, const CommOptions& options) const override {
     return cuda::make_nccl_process_group(host, options);
   }

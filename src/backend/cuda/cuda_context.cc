@@ -87,6 +87,13 @@ void* CudaContext::stage(Scratch kind, const void* host, size_t bytes) {
 
 void CudaContext::sync(const char* what) { check_cuda(cudaStreamSynchronize(stream()), what); }
 
+void CudaContext::bind_thread() const {
+  thread_local int bound = -1;
+  if (bound == device_) return;
+  check_cuda(cudaSetDevice(device_), "making the context's GPU this thread's");
+  bound = device_;
+}
+
 void CudaContext::join() const {
   for (cudaEvent_t e : joins_) {
     check_cuda(cudaStreamWaitEvent(stream_, e, 0), "joining a host-to-device copy");

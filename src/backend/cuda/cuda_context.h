@@ -35,12 +35,20 @@ class CudaContext {
   // The compute stream, made first to wait for every host-to-device copy started since the
   // last call (join_later), so each kernel queued on it sees those bytes.
   cudaStream_t stream() const {
+    bind_thread();
     if (!joins_.empty()) join();
     return stream_;
   }
   // The compute stream without that join: what the copy streams order themselves after
   // (the kernels queued so far, not the copies still to be joined).
-  cudaStream_t raw_stream() const { return stream_; }
+  cudaStream_t raw_stream() const {
+    bind_thread();
+    return stream_;
+  }
+  // Makes this context's device the calling thread's (CUDA's current device is per thread:
+  // an OpenMP worker that copies, as the parameter initialisation's do, starts on device 0,
+  // where it would make a context of its own and use a stream of another device).
+  void bind_thread() const;
   // The compute stream waits for `done` (recorded on a copy stream) before its next work;
   // takes the event.
   void join_later(cudaEvent_t done) { joins_.push_back(done); }

@@ -28,7 +28,8 @@ class PinnedHost final : public Backend {
     if (count == 0) return Arena(this, nullptr, 0, dtype);
     const size_t bytes = (count * dtype_size(dtype) + 63) / 64 * 64;
     void* p = nullptr;
-    const cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
+    // Portable: pinned for every CUDA context, whichever thread (and current device) asks.
+    const cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
     if (e != cudaSuccess) {
       // Only a refusal for want of memory is the caller's to handle; anything else (a sticky
       // error of an earlier kernel) aborts with CUDA's own words, not as a pinning failure.

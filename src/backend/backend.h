@@ -86,7 +86,9 @@ class Backend {
   // overlap them (offload's pipeline). To host: ordered after the kernels queued so far.
   // From host: every kernel queued after it sees the bytes. Until wait_copy, host code
   // neither reads the destination (to host) nor writes the source (from host); the
-  // device end is not written by host-queued work in between. The default copies at once.
+  // device end is not written by host-queued work in between. A copy to host is not
+  // ordered after copies from host still in flight (only after kernels): it must not read
+  // device memory that one of those writes. The default copies at once.
   virtual CopyHandle start_copy_to_host(void* host_dst, const void* src, size_t bytes) const {
     copy_to_host(host_dst, src, bytes);
     return nullptr;

@@ -152,7 +152,10 @@ class StagedProcessGroup final : public ProcessGroup {
   template <typename Run>
   WorkHandle stage(size_t bytes, const std::vector<Crossing>& reads, std::vector<Crossing> writes, Run run) {
     StatusOr<Arena> buf = pool_->take(bytes);
-    if (!buf.ok()) return make_completed_work(buf.status());
+    if (!buf.ok()) {  // the peers are entering this collective: they must not wait for it
+      inner_.abandon(buf.status());  // (an MPI group ends the job here, with the reason)
+      return make_completed_work(buf.status());
+    }
     char* h = buf.value().as<char>();
     for (const Crossing& c : reads) b_.copy_to_host(h + c.at, c.dev, c.bytes);
     WorkHandle inner = run(h);

@@ -12,7 +12,10 @@
 // copy_to_host / copy_from_host touch it); a staged operation's results reach backend
 // memory only inside its wait() (completed() says only that wait() will not block on the
 // peers), so every operation that writes must be waited for; host buffers come from a
-// pool of staging_host() arenas and return to it when their Work is done.
+// pool of staging_host() arenas and return to it when their Work is done. A buffer the
+// staging host cannot give (page-locked memory exhausted) fails the operation with that
+// reason and abandons the host group's pending work (under MPI: the job ends, naming it),
+// so the peers entering the same collective do not wait out their deadline.
 // Cost: each operation waits for the backend's queue at issue and crosses the bus twice;
 // the banner names this path. NCCL (backend/cuda) is the fast one.
 // Thread-safety: as ProcessGroup (one issuing thread); the pool is locked.

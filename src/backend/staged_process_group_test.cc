@@ -110,6 +110,28 @@ TEST(StagedProcessGroup, ResultsReachBackendMemoryAtWait) {
   });
 }
 
+// A staging buffer that cannot be pinned fails the operation naming why, and gives up the
+// host group's pending work (a thread group withdraws it; an MPI one ends the job).
+TEST(StagedProcessGroup, AnUnpinnableStagingBufferFailsNamingWhyAndAbandonsTheHostGroup) {
+  CommOptions quick;
+  quick.timeout_s = 5;  // without the abandon, the pending receive would end at this deadline
+  ThreadWorld world(2, quick);
+  auto host = world.group(0);
+  testing::UnpinnableHost unpinnable(plain_cpu_backend(DType::kF32));
+  testing::DelegatingBackend dev(guarded_cpu_backend(DType::kF32), unpinnable);
+  dev.hide_memory_domain();
+  Arena a = dev.allocate(4, DType::kF32, "test").value();
+  float got = 0.0f;
+  WorkHandle pending = host->recv(&got, sizeof(got), 1, 7);  // rank 1 never sends
+  auto g = make_staged_process_group(*host, dev);
+  const Status s = g->all_reduce(a.data(), 4, CommDType::kF32)->wait();
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.to_string();
+  EXPECT_NE(s.message().find("cannot pin"), std::string::npos) << s.message();
+  const Status p = pending->wait();
+  EXPECT_FALSE(p.ok());
+  EXPECT_NE(p.message().find("cannot pin"), std::string::npos) << p.message();
+}
+
 TEST(StagedProcessGroup, OnlyGroupsThatCannotReachTheBackendsMemoryStage) {
   ThreadWorld world(2, CommOptions{});
   auto thread_group = world.group(0);

@@ -10,6 +10,7 @@
 #include "comm/mpi_world.h"
 #include "core/cpu_features.h"
 #include "core/cpu_info.h"
+#include "core/host_name.h"
 #include "core/memory_stats.h"
 #include "core/threads.h"
 #include "engine/memory_estimate.h"
@@ -203,9 +204,7 @@ Status measure_disks(const CalibrateArgs& a, Calibration* cal) {
 
 // "intra" when every rank reports the same host name, else "inter".
 StatusOr<std::string> link_of(ProcessGroup& world) {
-  char name[256] = {0};
-  gethostname(name, sizeof(name) - 1);
-  ZT_ASSIGN_OR_RETURN(const std::vector<std::string> hosts, strings_at_root(&world, name));
+  ZT_ASSIGN_OR_RETURN(const std::vector<std::string> hosts, strings_at_root(&world, host_name()));
   ZT_ASSIGN_OR_RETURN(const bool inter, root_decides(&world, std::set<std::string>(hosts.begin(), hosts.end()).size() > 1));
   return std::string(inter ? "inter" : "intra");
 }

@@ -1,6 +1,7 @@
 // The job's host map (see host_map.h).
 #include "engine/host_map.h"
 #include "engine/rank_sync.h"
+#include "core/host_name.h"
 
 #include <unistd.h>
 
@@ -21,8 +22,7 @@ const char* env(const char* name) {
 
 RankPlacement rank_placement() {
   RankPlacement p;
-  char name[256] = {0};
-  if (::gethostname(name, sizeof(name) - 1) == 0) p.host = name;
+  p.host = host_name();
   if (const char* local = env("SLURM_LOCALID"); local != nullptr && env("SLURM_PROCID") != nullptr) {
     p.local_rank = std::atoi(local);
     p.source = "Slurm";

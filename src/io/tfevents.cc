@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/host_name.h"
 #include "io/filesystem.h"
 
 namespace zt {
@@ -57,10 +58,9 @@ uint32_t masked_crc32c(const void* data, size_t bytes) {
 
 StatusOr<std::unique_ptr<EventWriter>> EventWriter::create(const std::string& dir) {
   ZT_RETURN_IF_ERROR(make_dirs(dir));
-  char host[256] = "localhost";
-  ::gethostname(host, sizeof(host) - 1);
   char name[400];
-  std::snprintf(name, sizeof(name), "/events.out.tfevents.%010lld.%s", static_cast<long long>(std::time(nullptr)), host);
+  std::snprintf(name, sizeof(name), "/events.out.tfevents.%010lld.%s", static_cast<long long>(std::time(nullptr)),
+                host_name().c_str());
   const std::string path = dir + name;
   FILE* f = std::fopen(path.c_str(), "ab");  // two writers in one second on one host append, never clobber
   if (f == nullptr) return Status::IOError("cannot create TensorBoard event file " + path + ": " + std::strerror(errno));

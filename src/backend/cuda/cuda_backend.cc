@@ -3,8 +3,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -21,6 +19,7 @@
 #include "backend/cuda/cuda_tables.h"
 #include "backend/table_wrap.h"
 #include "comm/gather_bytes.h"
+#include "core/host_name.h"
 #include "core/launcher_env.h"
 
 namespace zt {
@@ -36,9 +35,7 @@ std::string gpu_key() {
   cudaDeviceProp p{};
   check_cuda(cudaGetDevice(&device), "the current GPU");
   check_cuda(cudaGetDeviceProperties(&p, device), "the current GPU's properties");
-  char host[256] = {};
-  ::gethostname(host, sizeof(host) - 1);
-  std::string key = std::string(host) + "/";
+  std::string key = host_name() + "/";
   char hex[3];
   for (unsigned char b : p.uuid.bytes) {
     std::snprintf(hex, sizeof(hex), "%02x", b);

@@ -119,7 +119,12 @@ StatusOr<ComputeTable> measure_compute(const CalibrateArgs& a, ProcessGroup* wor
   std::vector<double> samples(list.size() * static_cast<size_t>(passes));  // [pass][call]
   for (int pass = 0; pass < passes; ++pass) {
     for (size_t i = 0; i < list.size(); ++i) {
-      ZT_ASSIGN_OR_RETURN(samples[static_cast<size_t>(pass) * list.size() + i], time_op(*backend, list[i], to));
+      ZT_ASSIGN_OR_RETURN(const OpMeasurement m, measure_op(*backend, list[i], to));
+      samples[static_cast<size_t>(pass) * list.size() + i] = m.seconds;
+      if (m.workspace_bytes > 0) {  // the largest of its passes: a later one may reuse freed pages
+        double& w = t.workspace_bytes[list[i].key()];
+        w = std::max(w, m.workspace_bytes);
+      }
       if ((world == nullptr || world->rank() == 0) && (i + 1) % 20 == 0) {
         std::fprintf(stderr, "calibrate: pass %d/%d, %zu/%zu kernel calls\n", pass + 1, passes, i + 1, list.size());
       }
@@ -138,7 +143,10 @@ StatusOr<ComputeTable> measure_compute(const CalibrateArgs& a, ProcessGroup* wor
 // libraries' full blocking buffers, ~15M parameters), data
 // parallel over `world` under mpirun (so MPI's and the ring's buffers and the
 // communication thread's heap are in), minus its estimate. Runs first, so the kernel
-// measurements' buffers are not in the peak.
+// measurements' buffers are not in it. What stays resident after the steps, not their
+// peak: the peak adds the largest GEMM's packed operands, which are this probe's shapes'
+// (16 MiB for its 16384-class head) and not a planned model's; the compute table measures
+// those per call (workspace_bytes) and estimate adds the planned model's own.
 StatusOr<double> process_base(DType dt, ProcessGroup* world) {
   TrainerOptions o;
   o.model.n_layer = 2;
@@ -156,7 +164,7 @@ StatusOr<double> process_base(DType dt, ProcessGroup* world) {
   std::vector<int32_t> tokens(static_cast<size_t>(o.micro_batch) * o.seq_len);
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((i * 31) % 16384);
   for (int step = 0; step < 6; ++step) ZT_RETURN_IF_ERROR(t->step({MicroBatch{tokens.data(), tokens.data()}}).status());
-  return std::max(0.0, static_cast<double>(peak_rss_bytes()) - static_cast<double>(e.total()));
+  return std::max(0.0, static_cast<double>(current_rss_bytes()) - static_cast<double>(e.total()));
 }
 
 // The swap directories to measure and how: --nvme-path at the probe's defaults; each

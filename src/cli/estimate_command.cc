@@ -81,7 +81,7 @@ Json eval_json(const ZtConfig& cfg, const ClusterSpec& cl, const LayoutEval& e) 
   Json j = {{"world", cl.world()}, {"hosts", cl.hosts}, {"procs_per_host", cl.procs_per_host},
             {"threads_per_rank", cl.threads_per_rank}, {"dp", cfg.parallel.dp}, {"pp", cfg.parallel.pp},
             {"tp", cfg.parallel.tp}, {"zero_stage", static_cast<int>(cfg.zero.stage)}, {"micro_batch", cfg.batch.micro_batch},
-            {"grad_accum", cfg.batch.grad_accum}, {"base_bytes", e.base_bytes}, {"data_bytes", e.data_bytes},
+            {"grad_accum", cfg.batch.grad_accum}, {"base_bytes", e.base_bytes}, {"workspace_bytes", e.workspace_bytes}, {"data_bytes", e.data_bytes},
             {"rank_bytes_max", e.rank_bytes_max}, {"host_bytes_max", e.host_bytes_max}, {"fits", e.fits()},
             {"device_bytes_max", e.device_bytes_max}, {"on_device", e.on_device}, {"fits_host", e.fits_host},
             {"fits_device", e.fits_device}};
@@ -133,13 +133,14 @@ std::string verdict(double limit, bool fits, const char* unchecked) {
   return " of " + format_bytes(limit) + (fits ? ": fits" : ": DOES NOT FIT");
 }
 
-// Whether the largest rank fits: per host (procs x its host part, with the process base
-// and token files), and on a device its device part.
+// Whether the largest rank fits: per host (procs x its host part, with the process base,
+// its largest kernel workspace and the token files), and on a device its device part.
 void print_fits(const ClusterSpec& cl, const LayoutEval& e, bool calibrated) {
   if (cl.mem_per_host > 0 || calibrated) {
-    const double rank_host = e.rank_bytes_max - e.base_bytes - e.data_bytes;  // a device run's: host part
-    std::printf("per host: %d ranks x (largest %s + process %s + token files %s) <= %s%s\n", cl.procs_per_host,
-                format_bytes(rank_host).c_str(), format_bytes(e.base_bytes).c_str(), format_bytes(e.data_bytes).c_str(),
+    const double rank_host = e.rank_bytes_max - e.base_bytes - e.workspace_bytes - e.data_bytes;  // on a device: host part
+    std::printf("per host: %d ranks x (largest %s + process %s + kernel workspace %s + token files %s) <= %s%s\n",
+                cl.procs_per_host, format_bytes(rank_host).c_str(), format_bytes(e.base_bytes).c_str(),
+                format_bytes(e.workspace_bytes).c_str(), format_bytes(e.data_bytes).c_str(),
                 format_bytes(e.host_bytes_max).c_str(), verdict(cl.mem_per_host, e.fits_host, "").c_str());
   }
   if (e.on_device) {

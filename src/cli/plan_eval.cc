@@ -11,6 +11,7 @@
 #include "engine/run_config.h"
 #include "core/memory_stats.h"
 #include "engine/parallel_setup.h"
+#include "planner/op_list.h"
 #include "planner/swap_model.h"
 
 namespace zt {
@@ -35,17 +36,37 @@ double token_file_bytes(const DataConfig& d) {
   return sum;
 }
 
-// Each pipeline stage's first rank's memory: its host part (with the process base and
-// the token files) and, on a device, its device part; then the fits.
+// The largest workspace among the kernel calls of one micro-batch on the rank of o.layout
+// (a GEMM library's packed operands, resident only while its call runs), as the host's
+// compute table measured them; 0 without one, and on a device.
+double step_workspace(const TrainerOptions& o, const ComputeTable* t) {
+  if (t == nullptr) return 0.0;
+  const int B = o.micro_batch, T = o.layout.local_seq(o.seq_len);
+  double w = 0.0;
+  for (const std::vector<OpCall>& ops :
+       {forward_ops(o.model, o.layout, B, T), backward_ops(o.model, o.layout, B, T, o.checkpoint)}) {
+    for (const OpCall& op : ops) w = std::max(w, t->workspace(op));
+  }
+  return w;
+}
+
+// Each pipeline stage's first rank's memory: its host part (with the process base, the
+// largest kernel workspace and the token files) and, on a device, its device part; then
+// the fits.
 Status add_memory(const ZtConfig& cfg, const RankGrid& grid, const ClusterSpec& cluster, TrainerOptions o,
-                  LayoutEval* e) {
+                  const Calibration* cal, LayoutEval* e) {
+  const ComputeTable* t = cal == nullptr || e->on_device ? nullptr
+                          : cal->table(cluster.threads_per_rank, cluster.procs_per_host,
+                                       table_dtype(backend_or_cpu(o.backend).compute_dtype()));
   for (int s = 0; s < grid.pp(); ++s) {
     const int rank = grid.rank({0, 0, s});
     ZT_ASSIGN_OR_RETURN(o.layout, layout_for_rank(cfg.model, grid, rank, stage_partition(cfg), cfg.parallel.virtual_stages));
     const ZeroGroupPlace z = zero_group_place(grid, rank, o.zero.stage);
     ZT_ASSIGN_OR_RETURN(MemoryEstimate m, estimate_rank_memory(o, z.size, z.rank, grid.pp(), s));
     const double host = static_cast<double>(e->on_device ? m.host_bytes : m.total());
-    e->rank_bytes_max = std::max(e->rank_bytes_max, host + e->base_bytes + e->data_bytes);
+    const double workspace = step_workspace(o, t);
+    if (host + workspace > e->rank_bytes_max - e->base_bytes - e->data_bytes) e->workspace_bytes = workspace;
+    e->rank_bytes_max = std::max(e->rank_bytes_max, host + workspace + e->base_bytes + e->data_bytes);
     if (e->on_device) e->device_bytes_max = std::max(e->device_bytes_max, static_cast<double>(m.device_bytes()));
     e->stage_memory.push_back(m);
   }
@@ -138,7 +159,7 @@ StatusOr<LayoutEval> evaluate_layout(const ZtConfig& cfg, const ClusterSpec& clu
   e.on_device = !backend_or_cpu(o.backend).host();  // on a device only host_bytes is host memory
   e.base_bytes = cal != nullptr ? cal->base_bytes(world, cluster.hosts) : 0.0;
   e.data_bytes = token_file_bytes(cfg.data);
-  ZT_RETURN_IF_ERROR(add_memory(cfg, grid, cluster, o, &e));
+  ZT_RETURN_IF_ERROR(add_memory(cfg, grid, cluster, o, cal, &e));
   price_offload(o, cluster, cal, &e);
   if (cal == nullptr) {
     e.time_status = Status::NotFound("no calibration");

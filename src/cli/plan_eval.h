@@ -1,6 +1,7 @@
 // One run layout judged before launch, for `estimate` and `plan`: the memory of the
 // largest rank (each pipeline stage's tp-rank-0, dp-rank-0 rank, which holds the largest
-// shard; engine/memory_estimate.h) plus the process's own base from the calibration and
+// shard; engine/memory_estimate.h) plus the process's own base and its largest kernel
+// workspace (a GEMM library's packed operands) from the calibration, and
 // the token files every rank maps (their pages are resident once validated), the
 // per-host bound (procs per host x the largest rank) against --mem-per-host; on a device
 // (a GPU run) the largest rank's device part against --mem-per-device; and the predicted
@@ -23,8 +24,9 @@ struct LayoutEval {
   std::vector<MemoryEstimate> stage_memory;  // per pipeline stage
   double base_bytes = 0.0;                   // the process itself (calibration; 0 without)
   double data_bytes = 0.0;                   // the token files, mapped whole and read once to validate
+  double workspace_bytes = 0.0;              // the largest rank's largest kernel workspace (calibration; 0 without)
   double rank_bytes_max = 0.0;               // largest rank's host memory: its estimate total (on a
-                                             // device, its host_bytes) + base + data
+                                             // device, its host_bytes) + its workspace + base + data
   double device_bytes_max = 0.0;             // a device run: the largest rank's device memory (0 on the CPU)
   double host_bytes_max = 0.0;               // procs per host x rank_bytes_max
   bool on_device = false;                    // a device run (its ranks' model states and activations on the device)

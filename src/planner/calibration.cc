@@ -27,14 +27,14 @@ StatusOr<double> number(const Json& j, const std::string& key, const std::string
   return v;
 }
 
-// The {op key: seconds} object j[name] into *out.
+// The {op key: value > 0} object j[name] (seconds, or workspace bytes) into *out.
 Status seconds_from_json(const Json& j, const char* name, const std::string& file, const std::string& at,
-                         std::map<std::string, double>* out) {
+                         std::map<std::string, double>* out, const char* what = "seconds") {
   for (const auto& [key, v] : j[name].items()) {
     OpCall op;
     const std::string p = at + "/" + name + "/" + json_pointer_escape(key);
     if (!parse_op_key(key, &op)) return bad(file, p, "not a kernel call (\"linear_forward N C OC\", ...)");
-    if (!v.is_number() || !(v.get<double>() > 0)) return bad(file, p, "expected seconds > 0");
+    if (!v.is_number() || !(v.get<double>() > 0)) return bad(file, p, std::string("expected ") + what + " > 0");
     (*out)[key] = v.get<double>();
   }
   return Status::OK();
@@ -60,6 +60,10 @@ StatusOr<ComputeTable> table_from_json(const Json& j, const std::string& file, c
   if (j.contains("slowest_seconds")) {
     if (!j["slowest_seconds"].is_object()) return bad(file, at + "/slowest_seconds", "expected an object");
     ZT_RETURN_IF_ERROR(seconds_from_json(j, "slowest_seconds", file, at, &t.slowest_seconds));
+  }
+  if (j.contains("workspace_bytes")) {
+    if (!j["workspace_bytes"].is_object()) return bad(file, at + "/workspace_bytes", "expected an object");
+    ZT_RETURN_IF_ERROR(seconds_from_json(j, "workspace_bytes", file, at, &t.workspace_bytes, "bytes"));
   }
   return t;
 }
@@ -118,6 +122,24 @@ bool ComputeTable::price(const OpCall& op, double* seconds_out, bool* exact, boo
   return true;
 }
 
+double ComputeTable::workspace(const OpCall& op) const {
+  if (auto it = workspace_bytes.find(op.key()); it != workspace_bytes.end()) return it->second;
+  // Not measured at this shape: the same kernel's nearest measured shape by work, as it is.
+  const std::string prefix = std::string(op_kind_name(op.kind)) + " ";
+  double best = std::numeric_limits<double>::infinity(), bytes = 0.0;
+  for (auto it = workspace_bytes.lower_bound(prefix);
+       it != workspace_bytes.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    OpCall m;
+    if (!parse_op_key(it->first, &m)) continue;
+    const double d = std::fabs(std::log(m.work() / op.work()));
+    if (d < best) {
+      best = d;
+      bytes = it->second;
+    }
+  }
+  return bytes;
+}
+
 const ComputeTable* Calibration::table(int threads, int ranks_on_host, const std::string& dtype,
                                        const std::string& device) const {
   auto nearer = [](int have, int best, int want) {  // -1 nearer, 0 as near, 1 farther
@@ -145,6 +167,7 @@ void Calibration::put(const ComputeTable& t) {
         have.device == t.device) {
       for (const auto& [k, v] : t.seconds) have.seconds[k] = v;
       for (const auto& [k, v] : t.slowest_seconds) have.slowest_seconds[k] = v;
+      for (const auto& [k, v] : t.workspace_bytes) have.workspace_bytes[k] = v;
       return;
     }
   }
@@ -195,6 +218,7 @@ Json calibration_to_json(const Calibration& c) {
     j["compute"].push_back({{"threads", t.threads}, {"concurrent_ranks", t.concurrent_ranks}, {"dtype", t.dtype},
                             {"device", t.device}, {"seconds", t.seconds}});
     if (!t.slowest_seconds.empty()) j["compute"].back()["slowest_seconds"] = t.slowest_seconds;
+    if (!t.workspace_bytes.empty()) j["compute"].back()["workspace_bytes"] = t.workspace_bytes;
   }
   j["links"] = Json::object();
   for (const auto& [link, ops] : c.links) {

@@ -6,7 +6,8 @@
 //    resident memory of a process before its model (binary, BLAS; and MPI for a rank under
 //    mpirun, with peers on its host or on other hosts: the transports' buffers differ),
 //    "compute": [{"threads", "concurrent_ranks", "dtype", "device" (optional, "cpu"), "seconds": {op key: s},
-//                 "slowest_seconds" (optional): {op key: s}}],
+//                 "slowest_seconds" (optional): {op key: s},
+//                 "workspace_bytes" (optional): {op key: bytes}}],
 //    "links": {"intra"|"inter": {collective: {"alpha_s", "beta_s_per_byte", "ranks",
 //                                             "max_rel_residual", "points": [[bytes, s], ...],
 //                                             "validation_points": [[bytes, s], ...]}}},
@@ -46,10 +47,16 @@ struct ComputeTable {
   // median over passes of the maximum over ranks). A group that synchronises between kernels
   // (tensor parallelism's all-reduces) waits for it at every sync. Empty: not measured.
   std::map<std::string, double> slowest_seconds;
+  // The resident memory a call needs only while it runs (a GEMM library's packed operands:
+  // op_timer.h measure_op), per call on one rank; calls that needed none are left out.
+  std::map<std::string, double> workspace_bytes;
 
   // Seconds for one call (the slowest rank's when `slowest_rank` and measured); *exact false
   // when extrapolated from another shape. False when the table has no call of that kernel.
   bool price(const OpCall& op, double* seconds_out, bool* exact, bool slowest_rank = false) const;
+  // A call's workspace bytes: as measured at its shape, else the same kernel's nearest
+  // measured shape by work, else 0.
+  double workspace(const OpCall& op) const;
 };
 
 // A GPU machine's pinned host<->device copy rates, measured by calibrate where a CUDA

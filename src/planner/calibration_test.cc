@@ -25,6 +25,7 @@ Calibration sample() {
   t.seconds["linear_forward 1024 32 32"] = 8e-4;   // 2097152 flops
   t.seconds["adamw 1048576"] = 2e-4;
   t.slowest_seconds["linear_forward 64 32 32"] = 1.5e-4;  // the slower of the ranks
+  t.workspace_bytes["linear_forward 1024 32 32"] = 2e6;   // the GEMM library's packed operands
   c.compute.push_back(t);
   c.links["intra"]["all_reduce"] = CollectiveFit{5e-6, 1e-10, 2, 0.1, {{4096, 1e-5}, {65536, 2e-5}},
                                                  {{16384, 1.4e-5}}};
@@ -43,6 +44,7 @@ TEST_F(CalibrationFile, RoundTrip) {
   EXPECT_EQ(calibration_to_json(*back), calibration_to_json(sample()));
   ASSERT_EQ(back->compute.size(), 1u);
   EXPECT_EQ(back->compute[0].slowest_seconds.at("linear_forward 64 32 32"), 1.5e-4);
+  EXPECT_EQ(back->compute[0].workspace_bytes.at("linear_forward 1024 32 32"), 2e6);
   EXPECT_EQ(back->device_link.device, "NVIDIA H200");
   EXPECT_EQ(back->device_link.d2h_bytes_per_s, 55.3e9);
   ASSERT_NE(back->disk("/nvme/swap/"), nullptr);  // the same directory spelled with a slash
@@ -66,6 +68,8 @@ TEST_F(CalibrationFile, ErrorsNameTheFileAndThePointer) {
       {R"(/format)", "cal.json: /format: expected \"zerotrain-calibration/1\""},
       {R"(/compute/0/seconds/linear_forward 64 32 32)", "/compute/0/seconds/linear_forward 64 32 32: expected seconds > 0"},
       {R"(/links/intra/all_reduce/alpha_s)", "/links/intra/all_reduce/alpha_s: expected a number"},
+      {R"(/compute/0/workspace_bytes/linear_forward 1024 32 32)",
+       "/compute/0/workspace_bytes/linear_forward 1024 32 32: expected bytes > 0"},
   };
   for (const auto& c : cases) {
     Json j = calibration_to_json(sample());
@@ -100,6 +104,25 @@ TEST(Calibration, PricesExactOrFromTheNearestShape) {
   EXPECT_DOUBLE_EQ(s, 3.2e-3);
   ASSERT_TRUE(parse_op_key("gelu_forward 100", &o));  // no gelu measured at all
   EXPECT_FALSE(t.price(o, &s, &exact));
+}
+
+// A call's workspace: as measured at its shape, else the nearest measured shape of the same
+// kernel as it is (a GEMM library's packing buffer does not grow with the work), else none.
+TEST(Calibration, WorkspaceExactOrFromTheNearestShape) {
+  const ComputeTable& t = sample().compute[0];
+  OpCall o;
+  ASSERT_TRUE(parse_op_key("linear_forward 1024 32 32", &o));
+  EXPECT_EQ(t.workspace(o), 2e6);
+  ASSERT_TRUE(parse_op_key("linear_forward 4096 32 32", &o));
+  EXPECT_EQ(t.workspace(o), 2e6);
+  ASSERT_TRUE(parse_op_key("linear_backward 1024 32 32", &o));  // none measured for that kernel
+  EXPECT_EQ(t.workspace(o), 0.0);
+  ComputeTable merged;
+  merged.workspace_bytes["linear_forward 64 32 32"] = 1e5;
+  Calibration c = sample();
+  merged.threads = 2;
+  c.put(merged);
+  EXPECT_EQ(c.compute[0].workspace_bytes.size(), 2u);
 }
 
 TEST(Calibration, NearestThreadsAndMerging) {

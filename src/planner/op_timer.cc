@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/memory_stats.h"
 #include "core/threads.h"
 #include "core/timer.h"
 
@@ -233,9 +234,20 @@ void evict_device(const Backend& b, size_t bytes) {
   b.synchronize();
 }
 
+// The warm call (first touch of the buffers, the GEMM library's set-up), and the resident
+// memory it needed above what the process held before it.
+double warm_call(const Backend& backend, const std::function<void()>& call) {
+  const bool measured = backend.host() && reset_resident_peak();
+  const size_t before = measured ? current_rss_bytes() : 0;
+  call();
+  backend.synchronize();
+  const size_t peak = measured ? resident_peak_bytes() : 0;
+  return peak > before ? static_cast<double>(peak - before) : 0.0;
+}
+
 }  // namespace
 
-StatusOr<double> time_op(const Backend& backend, const OpCall& op, const OpTimerOptions& options) {
+StatusOr<OpMeasurement> measure_op(const Backend& backend, const OpCall& op, const OpTimerOptions& options) {
   const DType dt = backend.compute_dtype();
   Buffers buf(backend);
   std::function<void()> call =
@@ -243,8 +255,8 @@ StatusOr<double> time_op(const Backend& backend, const OpCall& op, const OpTimer
                         : bind<half_t>(*backend.half_ops(), backend.ops(), op, buf);
   if (!call) return Status::InvalidArgument("no kernel to time for " + op.key());
   ZT_RETURN_IF_ERROR(buf.prepare());
-  call();  // warm: first touch of the buffers, the GEMM library's set-up
-  backend.synchronize();
+  OpMeasurement m;
+  m.workspace_bytes = warm_call(backend, call);
   std::vector<double> t;
   double total = 0.0;
   while (static_cast<int>(t.size()) < options.min_reps || total < options.min_seconds) {
@@ -258,7 +270,13 @@ StatusOr<double> time_op(const Backend& backend, const OpCall& op, const OpTimer
     if (t.size() >= kMaxReps) break;
   }
   std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  m.seconds = t[t.size() / 2];
+  return m;
+}
+
+StatusOr<double> time_op(const Backend& backend, const OpCall& op, const OpTimerOptions& options) {
+  ZT_ASSIGN_OR_RETURN(const OpMeasurement m, measure_op(backend, op, options));
+  return m.seconds;
 }
 
 }  // namespace zt

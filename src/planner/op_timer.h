@@ -7,6 +7,10 @@
 // were written long before: 128 MiB of host memory written, or on a device
 // device_evict_bytes of its memory zeroed); the result is the median call, from its start to the backend's
 // synchronize() after it (a device's kernels run on its stream).
+// measure_op also reports the call's workspace: the resident memory its warm call needed
+// beyond what the process held before it (a GEMM library's packed operands, freed after
+// the call), from the OS's resident peak; 0 on a device backend (its memory is not the
+// process's) and where the peak cannot be reset.
 // `sync`, if set, runs before every timed call (calibrate under mpirun passes a barrier
 // so every rank's kernels run at the same time, as they do in training).
 // Thread-safety: one call at a time (the kernels use the process's threads).
@@ -28,6 +32,13 @@ struct OpTimerOptions {
   size_t device_evict_bytes = size_t{256} << 20;  // a device's memory zeroed between calls (> its L2)
 };
 
+struct OpMeasurement {
+  double seconds = 0.0;          // the median call
+  double workspace_bytes = 0.0;  // the warm call's transient resident memory (above)
+};
+
+StatusOr<OpMeasurement> measure_op(const Backend& backend, const OpCall& op, const OpTimerOptions& options);
+// measure_op's seconds.
 StatusOr<double> time_op(const Backend& backend, const OpCall& op, const OpTimerOptions& options);
 
 }  // namespace zt

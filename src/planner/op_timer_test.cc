@@ -1,7 +1,8 @@
 // The kernel timer (op_timer.h) on a backend whose memory host code cannot touch (the
 // guarded backend, as a GPU's): every kernel call of a small model's micro-batch, and
 // AdamW, is timed in bf16 (and fp32's GEMMs and AdamW) through the backend's own
-// allocations and copies (a host access to its arenas would fault), with positive medians.
+// allocations and copies (a host access to its arenas would fault), with positive medians
+// and no workspace (the process's resident memory measures none of a device's).
 #include "planner/op_timer.h"
 
 #include <gtest/gtest.h>
@@ -36,9 +37,10 @@ TEST(OpTimer, TimesEveryCallInTheBackendsOwnMemory) {
     ASSERT_FALSE(b.host());
     for (const OpCall& c : small_calls()) {
       if (dt == DType::kF32 && c.kind != OpKind::kAdamW && !c.is_gemm()) continue;  // fp32: the f32 table's GEMMs
-      auto t = time_op(b, c, o);
+      auto t = measure_op(b, c, o);
       ASSERT_TRUE(t.ok()) << c.key() << ": " << t.status().to_string();
-      EXPECT_GT(*t, 0.0) << c.key();
+      EXPECT_GT(t->seconds, 0.0) << c.key();
+      EXPECT_EQ(t->workspace_bytes, 0.0) << c.key() << ": a device's memory is not the process's";
     }
   }
 }

@@ -89,6 +89,29 @@ TEST_F(PlannerCli, CalibrateEstimatePlan) {
   EXPECT_NE(r.out.find("0 fit"), std::string::npos) << r.out;
 }
 
+// A kernel call's workspace in the calibration (a GEMM library's packed operands,
+// resident only while the call runs) adds to the rank's memory once: the largest among
+// the step's calls (an unmeasured shape takes its kernel's nearest measured one).
+TEST_F(PlannerCli, EstimateAddsTheStepsLargestKernelWorkspace) {
+  const std::string head = R"({"format": "zerotrain-calibration/1", "links": {}, "process_base_bytes": 1e6,
+    "mpi_process_base_bytes": 1e6, "mpi_inter_process_base_bytes": 1e6,
+    "compute": [{"threads": 2, "concurrent_ranks": 1, "dtype": "fp32", "seconds": {"adamw 1000": 1e-4},
+                 "workspace_bytes": {)";
+  std::ofstream(dir_ + "/none.json") << head << "}}]}";
+  std::ofstream(dir_ + "/ws.json") << head << R"("linear_forward 64 64 257": 3e6, "linear_backward 64 64 64": 1e6}}]})";
+  auto estimate = [&](const char* cal) {
+    const CliRun r = run(std::string("estimate --config cfg.json --threads-per-rank 2 --json --calibration ") + cal);
+    EXPECT_EQ(r.code, 0) << r.err;
+    auto j = zt::parse_json_strict(r.out, cal);
+    EXPECT_TRUE(j.ok()) << r.out;
+    return j.ok() ? *j : zt::Json();
+  };
+  const zt::Json without = estimate("none.json"), with = estimate("ws.json");
+  EXPECT_EQ(without["workspace_bytes"].get<double>(), 0.0);
+  EXPECT_EQ(with["workspace_bytes"].get<double>(), 3e6);
+  EXPECT_DOUBLE_EQ(with["rank_bytes_max"].get<double>() - without["rank_bytes_max"].get<double>(), 3e6);
+}
+
 // calibrate --splits measures every split of this host (one mpirun each, ranks bound and
 // timing at once); plan without --procs-per-host searches the splits of a host's cores,
 // names the table each was priced from, and ends with the launch line of its first choice.

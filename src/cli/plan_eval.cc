@@ -64,9 +64,11 @@ Status add_memory(const ZtConfig& cfg, const RankGrid& grid, const ClusterSpec& 
     const ZeroGroupPlace z = zero_group_place(grid, rank, o.zero.stage);
     ZT_ASSIGN_OR_RETURN(MemoryEstimate m, estimate_rank_memory(o, z.size, z.rank, grid.pp(), s));
     const double host = static_cast<double>(e->on_device ? m.host_bytes : m.total());
-    const double workspace = step_workspace(o, t);
-    if (host + workspace > e->rank_bytes_max - e->base_bytes - e->data_bytes) e->workspace_bytes = workspace;
-    e->rank_bytes_max = std::max(e->rank_bytes_max, host + workspace + e->base_bytes + e->data_bytes);
+    const double workspace = step_workspace(o, t), rank_bytes = host + workspace + e->base_bytes + e->data_bytes;
+    if (rank_bytes > e->rank_bytes_max) {
+      e->rank_bytes_max = rank_bytes;
+      e->workspace_bytes = workspace;
+    }
     if (e->on_device) e->device_bytes_max = std::max(e->device_bytes_max, static_cast<double>(m.device_bytes()));
     e->stage_memory.push_back(m);
   }

@@ -3,8 +3,6 @@
 #include "engine/rank_sync.h"
 #include "core/host_name.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <map>
 

@@ -89,55 +89,54 @@ StatusOr<CollectiveFit> fit_from_json(const Json& j, const std::string& file, co
   return f;
 }
 
-}  // namespace
-
-bool ComputeTable::price(const OpCall& op, double* seconds_out, bool* exact, bool slowest_rank) const {
-  const std::map<std::string, double>& seconds =
-      slowest_rank && !slowest_seconds.empty() ? slowest_seconds : this->seconds;
-  const std::string key = op.key();
-  if (auto it = seconds.find(key); it != seconds.end()) {
-    *seconds_out = it->second;
-    *exact = true;
-    return true;
+// The entry of `values` (op key -> value) for op's shape, else the same kernel's nearest
+// shape by work (on equal distance the larger); null when that kernel has none. *work_out:
+// the entry's work.
+const std::pair<const std::string, double>* nearest_entry(const std::map<std::string, double>& values,
+                                                          const OpCall& op, double* work_out) {
+  if (auto it = values.find(op.key()); it != values.end()) {
+    *work_out = op.work();
+    return &*it;
   }
-  // The same kernel's nearest shape by work; on equal distance the larger (its rate is
-  // the one a larger call approaches).
   const std::string prefix = std::string(op_kind_name(op.kind)) + " ";
   const double w = op.work();
-  double best = std::numeric_limits<double>::infinity(), best_s = 0, best_w = 0;
-  for (auto it = seconds.lower_bound(prefix); it != seconds.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+  const std::pair<const std::string, double>* best_entry = nullptr;
+  double best = std::numeric_limits<double>::infinity(), best_w = 0;
+  for (auto it = values.lower_bound(prefix); it != values.end() && it->first.compare(0, prefix.size(), prefix) == 0;
        ++it) {
     OpCall m;
     if (!parse_op_key(it->first, &m)) continue;
     const double d = std::fabs(std::log(m.work() / w));
     if (d < best || (d == best && m.work() > best_w)) {
       best = d;
-      best_s = it->second;
       best_w = m.work();
+      best_entry = &*it;
     }
   }
-  if (best_w <= 0) return false;
-  *seconds_out = best_s * w / best_w;
-  *exact = false;
+  *work_out = best_w;
+  return best_w > 0 ? best_entry : nullptr;
+}
+
+}  // namespace
+
+bool ComputeTable::price(const OpCall& op, double* seconds_out, bool* exact, bool slowest_rank) const {
+  const std::map<std::string, double>& seconds =
+      slowest_rank && !slowest_seconds.empty() ? slowest_seconds : this->seconds;
+  // Another shape's time is scaled by the work ratio; on a tie the larger shape (its rate
+  // is the one a larger call approaches).
+  double work = 0;
+  const auto* e = nearest_entry(seconds, op, &work);
+  if (e == nullptr) return false;
+  *exact = e->first == op.key();
+  *seconds_out = *exact ? e->second : e->second * op.work() / work;
   return true;
 }
 
 double ComputeTable::workspace(const OpCall& op) const {
-  if (auto it = workspace_bytes.find(op.key()); it != workspace_bytes.end()) return it->second;
-  // Not measured at this shape: the same kernel's nearest measured shape by work, as it is.
-  const std::string prefix = std::string(op_kind_name(op.kind)) + " ";
-  double best = std::numeric_limits<double>::infinity(), bytes = 0.0;
-  for (auto it = workspace_bytes.lower_bound(prefix);
-       it != workspace_bytes.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
-    OpCall m;
-    if (!parse_op_key(it->first, &m)) continue;
-    const double d = std::fabs(std::log(m.work() / op.work()));
-    if (d < best) {
-      best = d;
-      bytes = it->second;
-    }
-  }
-  return bytes;
+  // Another shape's workspace as it is: a GEMM library's packing buffer does not grow with the work.
+  double work = 0;
+  const auto* e = nearest_entry(workspace_bytes, op, &work);
+  return e == nullptr ? 0.0 : e->second;
 }
 
 const ComputeTable* Calibration::table(int threads, int ranks_on_host, const std::string& dtype,

@@ -7,6 +7,7 @@
 # T=128. Prints per shape the median ms/step of each build and the median of the pairwise
 # ratios new/old; the last line is one JSON object. ZERO=1 adds bench/zero.sh's runs (GPT-2
 # small, 2 ranks x 1 thread, ZeRO stages 0-3) of both builds, alternating the same way.
+# PRECISION=bf16 (or fp16) runs the training steps in that precision (default fp32).
 #   BASE=04a6cc1 ROUNDS=4 STEPS=3 THREADS=2 ZERO=1 bench/compare_builds.sh
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -16,6 +17,7 @@ STEPS="${STEPS:-3}"
 THREADS="${THREADS:-2}"
 OLD_TREE="${OLD_TREE:-/tmp/zt-compare-$BASE}"
 ZERO="${ZERO:-0}"
+PRECISION="${PRECISION:-fp32}"
 TARGETS=(train_step_bench)
 [[ "$ZERO" == 1 ]] && TARGETS+=(zero_bench)
 zt_build "${TARGETS[@]}"
@@ -29,11 +31,11 @@ SHAPES=(
   "llama_gqa_b8t128 $LLAMA --kv-heads 4"
 )
 log=$(mktemp)
-echo "machine: $(zt_machine); base $BASE ($(git -C "$OLD_TREE" log -1 --format=%h)), new $(git -C "$ZT_ROOT" log -1 --format=%h)"
+echo "machine: $(zt_machine); $PRECISION; base $BASE ($(git -C "$OLD_TREE" log -1 --format=%h)), new $(git -C "$ZT_ROOT" log -1 --format=%h)"
 for entry in "${SHAPES[@]}"; do
   name=${entry%% *}
   args=${entry#* }
-  run="--steps $STEPS --warmup 1 --threads $THREADS"
+  run="--steps $STEPS --warmup 1 --threads $THREADS --precision $PRECISION"
   zt_alternate "$ROUNDS" "$log" \
     "echo $name old \$('$OLD_TREE/build-bench/train_step_bench' $args $run)" \
     "echo $name new \$('$ZT_BENCH_BUILD/train_step_bench' $args $run)"

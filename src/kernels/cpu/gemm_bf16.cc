@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -179,21 +180,92 @@ void run(const Key& k, const void* A, const void* B, const float* bias, void* C,
   }
 }
 
+// The weight gradient dY^T X of a layer with many output rows (the LM head: M = the
+// vocabulary) runs in blocks of kWeightGradRows rows of C where oneDNN's bf16 matmul is
+// its AVX-512 BF16 brgemm. On the whole shape that brgemm picks an M blocking that runs at
+// about half its rate for some M: 342-367 GFLOP/s at M = 50,257 (GPT-2's vocabulary),
+// 545 at 50,256, 597-633 at 50,240 and 50,304 (N 768, K 1,024, 2 threads, Zen 5). A block
+// is a strided view of dY^T (lda > rows), which oneDNN gives to its jit GEMM: 645-706
+// GFLOP/s at K 256, 1,024 and 8,192. On AMX the whole shape stays with the AMX brgemm.
+// Each element is still one fp32 sum over K (gemm_bf16.h's bound); blocks cover disjoint
+// rows, so the result does not depend on their order.
+constexpr int kWeightGradRows = 4096;
+
+bool brgemm_without_amx(const Key& k) {
+  const Gemm& g = gemm_for(k);
+  return !g.fallback && g.impl.find("amx") == std::string::npos;
+}
+
+bool in_row_blocks(const Key& k) {
+  const auto [ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, dst_bf16, with_bias] = k;
+  if (!ta || tb || dst_bf16 || with_bias || M <= kWeightGradRows) return false;
+  return brgemm_without_amx(k);
+}
+
+// The input gradient dY W of the LM head (K = the vocabulary, longer than kVocabularyK)
+// the same way, without AMX: blocks of kWeightGradRows along K (each a strided view of dY),
+// summed in an fp32 block of rows of C that is rounded to bf16 once, at the end. GPT-2's
+// 1,024 x 768 x 50,257 137.6 -> 109.1 ms, 32,000 long 82.6 -> 69.4 (2 threads, Zen 5); at
+// K 11,008 (a 7B model's MLP) the two ran level, so shorter sums keep the one call.
+constexpr int kVocabularyK = 16384;
+
+bool in_k_blocks(const Key& k) {
+  const auto [ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, dst_bf16, with_bias] = k;
+  if (ta || tb || !dst_bf16 || with_bias || beta != 0.0f || K <= kVocabularyK) return false;
+  return brgemm_without_amx(k);
+}
+
+// C (M, N) = round_bf16(A (M, K) B (K, N)), K in blocks into a per-thread fp32 block of C's
+// rows (kept: freeing it would fault its pages in again on every call).
+void out_in_k_blocks(int M, int N, int K, const bf16_t* A, int lda, const bf16_t* B, int ldb, bf16_t* C, int ldc) {
+  thread_local std::vector<float> acc;
+  acc.resize(static_cast<size_t>(std::min(M, kWeightGradRows)) * N);
+  for (int i0 = 0; i0 < M; i0 += kWeightGradRows) {
+    const int m = std::min(kWeightGradRows, M - i0);
+    const bf16_t* a = A + static_cast<size_t>(i0) * lda;
+    for (int k0 = 0; k0 < K; k0 += kWeightGradRows) {
+      gemm_bf16(Trans::kNo, Trans::kNo, m, N, std::min(kWeightGradRows, K - k0), 1.0f, a + k0, lda,
+                B + static_cast<size_t>(k0) * ldb, ldb, k0 == 0 ? 0.0f : 1.0f, acc.data(), N);
+    }
+    for (int i = 0; i < m; ++i) {
+      cast_f32_to_bf16(C + static_cast<size_t>(i0 + i) * ldc, acc.data() + static_cast<size_t>(i) * N, N);
+    }
+  }
+}
+
 }  // namespace
 
 void gemm_bf16_out(Trans trans_a, Trans trans_b, int M, int N, int K, const bf16_t* A, int lda, const bf16_t* B,
                    int ldb, const float* bias, bool accumulate, bf16_t* C, int ldc) {
-  run(Key{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, 1.0f, accumulate ? 1.0f : 0.0f,
-          true, bias != nullptr},
-      A, B, bias, C, [&] {
+  const Key whole{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, 1.0f,
+                  accumulate ? 1.0f : 0.0f, true, bias != nullptr};
+  if (in_k_blocks(whole)) {
+    out_in_k_blocks(M, N, K, A, lda, B, ldb, C, ldc);
+    return;
+  }
+  run(whole, A, B, bias, C, [&] {
         widened_sgemm_out(trans_a, trans_b, M, N, K, A, lda, B, ldb, bias, accumulate, C, ldc, kFallbackChunkFloats);
       });
 }
 
 void gemm_bf16(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, const bf16_t* A, int lda,
                const bf16_t* B, int ldb, float beta, float* C, int ldc) {
-  run(Key{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, alpha, beta, false, false}, A, B,
-      nullptr, C, [&] { widened_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, kFallbackChunkFloats); });
+  const Key whole{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, alpha, beta, false, false};
+  if (in_row_blocks(whole)) {
+    for (int i0 = 0; i0 < M; i0 += kWeightGradRows) {
+      const int m = std::min(kWeightGradRows, M - i0);
+      Key part = whole;
+      std::get<2>(part) = m;
+      run(part, A + i0, B, nullptr, C + static_cast<size_t>(i0) * ldc, [&] {
+        widened_sgemm(trans_a, trans_b, m, N, K, alpha, A + i0, lda, B, ldb, beta, C + static_cast<size_t>(i0) * ldc,
+                      ldc, kFallbackChunkFloats);
+      });
+    }
+    return;
+  }
+  run(whole, A, B, nullptr, C, [&] {
+    widened_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, kFallbackChunkFloats);
+  });
 }
 
 void gemm_bf16_fallback(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, const bf16_t* A, int lda,

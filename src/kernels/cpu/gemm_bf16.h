@@ -4,7 +4,8 @@
 // dot products where the CPU has them; where oneDNN has neither (oneDNN 2.6 on AVX2-only
 // CPUs) the operands are widened to fp32 and the fp32 GEMM path runs them, which
 // bf16_gemm_impl() names as "fp32 fallback"). Primitives are created once per shape and
-// cached.
+// cached. dY^T X with more than 4,096 rows of C runs in blocks of rows where the library is
+// AVX-512 BF16's (gemm_bf16.cc says why); every element is still one fp32 sum over K.
 //
 // Numerics: a product of two bf16 values (8-bit significands) is exact in fp32, so the
 // result differs from an fp32 GEMM on the same (bf16-rounded) inputs only by the order of

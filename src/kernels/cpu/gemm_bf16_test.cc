@@ -68,27 +68,39 @@ TEST(GemmBf16, MatchesFp32OnRoundedInputsWithinTheAccumulationBound) {
   check(true, false, 48, 40, 1000, 1.0f, 1.0f);  // dY^T X into an existing gradient
 }
 
-TEST(GemmBf16, FallbackInChunksMatchesWithinTheSameBound) {
-  for (bool ta : {false, true}) {
-    for (bool tb : {false, true}) check(ta, tb, 37, 29, 300, 1.0f, 0.0f, &fallback_in_chunks);
-  }
-  check(true, false, 48, 40, 1000, 1.0f, 1.0f, &fallback_in_chunks);  // K streamed: C accumulates per chunk
-  // The bf16 destination: rows in chunks, bias and the old C summed in fp32, one rounding.
-  const int M = 45, N = 31, K = 200;
+// dY^T X with more output rows than one block (the LM head's weight gradient): where the
+// library is not AMX's, it runs in row blocks of strided views of dY^T, the last one short.
+TEST(GemmBf16, TheWeightGradientOfManyRowsMatchesInRowBlocks) {
+  check(true, false, 2 * 4096 + 17, 24, 40, 1.0f, 1.0f);
+}
+
+using GemmOut = void (*)(Trans, Trans, int, int, int, const bf16_t*, int, const bf16_t*, int, const float*, bool,
+                        bf16_t*, int);
+
+void out_fallback_in_chunks(Trans ta, Trans tb, int M, int N, int K, const bf16_t* A, int lda, const bf16_t* B,
+                            int ldb, const float* bias, bool accumulate, bf16_t* C, int ldc) {
+  gemm_bf16_out_fallback(ta, tb, M, N, K, A, lda, B, ldb, bias, accumulate, C, ldc, 2000);
+}
+
+// The bf16 destination, A (M, K) B^T or B (K, N): bias and the old C summed in fp32 (when
+// `accumulate`), one rounding.
+void check_out(bool tb, int M, int N, int K, bool accumulate, GemmOut gemm) {
+  const int ldb = tb ? K : N;
   const testing::Bf16Values A = random_bf16(static_cast<size_t>(M) * K, 4), B = random_bf16(static_cast<size_t>(N) * K, 5);
   const testing::Bf16Values C0 = random_bf16(static_cast<size_t>(M) * N, 6);
-  const std::vector<float> bias = testing::random_vector(N, 7);
+  const std::vector<float> bias = accumulate ? testing::random_vector(N, 7) : std::vector<float>(N, 0.0f);
   std::vector<bf16_t> C = C0.h;
-  gemm_bf16_out_fallback(Trans::kNo, Trans::kYes, M, N, K, A.h.data(), K, B.h.data(), K, bias.data(), true, C.data(),
-                         N, 2000);
+  gemm(Trans::kNo, tb ? Trans::kYes : Trans::kNo, M, N, K, A.h.data(), K, B.h.data(), ldb,
+       accumulate ? bias.data() : nullptr, accumulate, C.data(), N);
   std::vector<float> got(C.size());
   cast_bf16_to_f32(got.data(), C.data(), static_cast<int64_t>(C.size()));
   const double u = std::ldexp(1.0, -24), gamma = (K + 2) * u / (1 - (K + 2) * u);
   for (int i = 0; i < M; ++i) {
     for (int j = 0; j < N; ++j) {
-      double want = C0.f[static_cast<size_t>(i) * N + j] + bias[static_cast<size_t>(j)], mag = std::fabs(want);
+      double want = accumulate ? C0.f[static_cast<size_t>(i) * N + j] + bias[static_cast<size_t>(j)] : 0.0;
+      double mag = std::fabs(want);
       for (int k = 0; k < K; ++k) {
-        const double p = static_cast<double>(A.f[static_cast<size_t>(i) * K + k]) * B.f[static_cast<size_t>(j) * K + k];
+        const double p = static_cast<double>(A.f[static_cast<size_t>(i) * K + k]) * at(B.f, tb, k, j, ldb);
         want += p;
         mag += std::fabs(p);
       }
@@ -97,6 +109,20 @@ TEST(GemmBf16, FallbackInChunksMatchesWithinTheSameBound) {
       ASSERT_LE(std::fabs(got[static_cast<size_t>(i) * N + j] - want), bound) << "(" << i << ", " << j << ")";
     }
   }
+}
+
+TEST(GemmBf16, FallbackInChunksMatchesWithinTheSameBound) {
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) check(ta, tb, 37, 29, 300, 1.0f, 0.0f, &fallback_in_chunks);
+  }
+  check(true, false, 48, 40, 1000, 1.0f, 1.0f, &fallback_in_chunks);  // K streamed: C accumulates per chunk
+  check_out(true, 45, 31, 200, true, &out_fallback_in_chunks);  // rows in chunks
+}
+
+// dY W with a vocabulary-long K (the LM head's input gradient): where the library is not
+// AMX's, K runs in blocks summed in fp32 and rounded once, the last block short.
+TEST(GemmBf16, TheInputGradientOfAVocabularyMatchesInKBlocks) {
+  check_out(false, 21, 24, 4 * 4096 + 4096 + 5, false, &gemm_bf16_out);
 }
 
 TEST(GemmBf16, NamesItsImplementation) {

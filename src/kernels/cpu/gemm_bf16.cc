@@ -1,86 +1,18 @@
-// gemm_bf16 through oneDNN's matmul primitive, one primitive per shape (cached).
+// gemm_bf16 through oneDNN's matmul primitive (onednn_matmul.h: one primitive per shape, cached).
 #include "kernels/cpu/gemm_bf16.h"
 
 #include <algorithm>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <tuple>
-#include <unordered_map>
 #include <vector>
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "core/check.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/onednn_matmul.h"
 
 namespace zt {
 
 namespace {
-
-using dt = dnnl::memory::data_type;
-// (ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, bf16 destination, bias)
-using Key = std::tuple<bool, bool, int, int, int, int, int, int, float, float, bool, bool>;
-
-struct Gemm {
-  dnnl::memory::desc a, b, c, bias, scratch;
-  dnnl::matmul prim;
-  bool fallback = false;  // oneDNN has no bf16 matmul here: widen to fp32 and sgemm
-  std::string impl;
-};
-
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// A row-major (rows, cols) matrix with row stride ld, or its transpose when `trans`.
-dnnl::memory::desc matrix(bool trans, int rows, int cols, int ld, dt type) {
-  const dnnl::memory::dims strides = trans ? dnnl::memory::dims{1, ld} : dnnl::memory::dims{ld, 1};
-  return dnnl::memory::desc({rows, cols}, type, strides);
-}
-
-std::unique_ptr<Gemm> make_gemm(const Key& k) {
-  const auto [ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, dst_bf16, with_bias] = k;
-  auto g = std::make_unique<Gemm>();
-  g->a = matrix(ta, M, K, lda, dt::bf16);
-  g->b = matrix(tb, K, N, ldb, dt::bf16);
-  g->c = dnnl::memory::desc({M, N}, dst_bf16 ? dt::bf16 : dt::f32, dnnl::memory::dims{ldc, 1});
-  if (with_bias) g->bias = dnnl::memory::desc({1, N}, dt::f32, dnnl::memory::dims{N, 1});
-  dnnl::primitive_attr attr;
-  // The caller's thread provides the scratchpad: the library's shared one is not safe when
-  // several threads (thread-ranks) run primitives at once.
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-  if (beta != 0.0f) {
-    dnnl::post_ops ops;
-    ops.append_sum(beta);
-    attr.set_post_ops(ops);
-  }
-  try {
-    const dnnl::matmul::desc d = with_bias ? dnnl::matmul::desc(g->a, g->b, g->bias, g->c)
-                                           : dnnl::matmul::desc(g->a, g->b, g->c);
-    const dnnl::matmul::primitive_desc pd(d, attr, cpu_engine());
-    g->impl = pd.impl_info_str();
-    g->scratch = pd.scratchpad_desc();
-    g->prim = dnnl::matmul(pd);
-  } catch (const dnnl::error&) {
-    g->fallback = true;  // oneDNN 2.6 has no bf16 matmul without AVX-512 BF16 or AMX
-    g->impl = "fp32 fallback (oneDNN has no bf16 matmul on this CPU)";
-  }
-  return g;
-}
-
-const Gemm& gemm_for(const Key& k) {
-  static std::mutex mu;
-  static std::map<Key, std::unique_ptr<Gemm>> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  std::unique_ptr<Gemm>& g = cache[k];
-  if (g == nullptr) g = make_gemm(k);
-  return *g;
-}
 
 int chunk_of(int64_t floats_per_row, int total, int64_t chunk_floats) {
   const int64_t rows = std::max<int64_t>(1, chunk_floats / std::max<int64_t>(1, floats_per_row));
@@ -123,21 +55,6 @@ void widened_sgemm(Trans ta, Trans tb, int M, int N, int K, float alpha, const b
   }
 }
 
-// Runs a cached primitive (REQUIRES: !g.fallback).
-void execute(const Gemm& g, const void* A, const void* B, const float* bias, void* C) {
-  dnnl::engine& eng = cpu_engine();
-  dnnl::stream stream(eng);
-  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, dnnl::memory(g.a, eng, const_cast<void*>(A))},
-                                                {DNNL_ARG_WEIGHTS, dnnl::memory(g.b, eng, const_cast<void*>(B))},
-                                                {DNNL_ARG_DST, dnnl::memory(g.c, eng, C)}};
-  if (bias != nullptr) args.insert({DNNL_ARG_BIAS, dnnl::memory(g.bias, eng, const_cast<float*>(bias))});
-  thread_local std::vector<unsigned char> scratch;
-  if (scratch.size() < g.scratch.get_size()) scratch.resize(g.scratch.get_size());
-  args.insert({DNNL_ARG_SCRATCHPAD, dnnl::memory(g.scratch, eng, scratch.data())});
-  g.prim.execute(stream, args);
-  stream.wait();
-}
-
 // The bf16-destination fallback: fp32 accumulator (the old C widened, the bias added
 // first), one rounding at the end.
 // Rows of C in chunks (op(A) not transposed: the forward and dinp GEMMs), the weight B
@@ -166,18 +83,20 @@ void widened_sgemm_out(Trans ta, Trans tb, int M, int N, int K, const bf16_t* A,
 
 // The cached primitive for `k`, or `fallback` where oneDNN has none.
 template <typename Fallback>
-void run(const Key& k, const void* A, const void* B, const float* bias, void* C, const Fallback& fallback) {
-  try {
-    const Gemm& g = gemm_for(k);
-    if (g.fallback) {
-      fallback();
-      return;
-    }
-    execute(g, A, B, bias, C);
-  } catch (const dnnl::error& e) {
-    ZT_CHECK(false, "oneDNN bf16 matmul %d x %d x %d failed: %s", std::get<2>(k), std::get<3>(k), std::get<4>(k),
-             e.what());
+void run(const MatmulKey& k, const void* A, const void* B, const float* bias, void* C, const Fallback& fallback) {
+  const OneDnnMatmul* m = onednn_matmul(k);
+  if (m == nullptr) {
+    fallback();
+    return;
   }
+  run_matmul(*m, A, B, bias, C);
+}
+
+// A bf16 matmul's key; C fp32 or bf16.
+MatmulKey bf16_key(Trans ta, Trans tb, int M, int N, int K, int lda, int ldb, int ldc, float alpha, float beta,
+                   bool bf16_out, bool bias) {
+  return MatmulKey{MatmulType::kBf16, bf16_out ? MatmulType::kBf16 : MatmulType::kF32, ta == Trans::kYes,
+                   tb == Trans::kYes, M, N, K, lda, ldb, ldc, alpha, beta, bias};
 }
 
 // The weight gradient dY^T X of a layer with many output rows (the LM head: M = the
@@ -191,14 +110,13 @@ void run(const Key& k, const void* A, const void* B, const float* bias, void* C,
 // rows, so the result does not depend on their order.
 constexpr int kWeightGradRows = 4096;
 
-bool brgemm_without_amx(const Key& k) {
-  const Gemm& g = gemm_for(k);
-  return !g.fallback && g.impl.find("amx") == std::string::npos;
+bool brgemm_without_amx(const MatmulKey& k) {
+  const OneDnnMatmul* m = onednn_matmul(k);
+  return m != nullptr && matmul_impl(*m).find("amx") == std::string::npos;
 }
 
-bool in_row_blocks(const Key& k) {
-  const auto [ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, dst_bf16, with_bias] = k;
-  if (!ta || tb || dst_bf16 || with_bias || M <= kWeightGradRows) return false;
+bool in_row_blocks(const MatmulKey& k) {
+  if (!k.ta || k.tb || k.destination == MatmulType::kBf16 || k.bias || k.M <= kWeightGradRows) return false;
   return brgemm_without_amx(k);
 }
 
@@ -209,9 +127,10 @@ bool in_row_blocks(const Key& k) {
 // K 11,008 (a 7B model's MLP) the two ran level, so shorter sums keep the one call.
 constexpr int kVocabularyK = 16384;
 
-bool in_k_blocks(const Key& k) {
-  const auto [ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, dst_bf16, with_bias] = k;
-  if (ta || tb || !dst_bf16 || with_bias || beta != 0.0f || K <= kVocabularyK) return false;
+bool in_k_blocks(const MatmulKey& k) {
+  if (k.ta || k.tb || k.destination != MatmulType::kBf16 || k.bias || k.beta != 0.0f || k.K <= kVocabularyK) {
+    return false;
+  }
   return brgemm_without_amx(k);
 }
 
@@ -237,8 +156,8 @@ void out_in_k_blocks(int M, int N, int K, const bf16_t* A, int lda, const bf16_t
 
 void gemm_bf16_out(Trans trans_a, Trans trans_b, int M, int N, int K, const bf16_t* A, int lda, const bf16_t* B,
                    int ldb, const float* bias, bool accumulate, bf16_t* C, int ldc) {
-  const Key whole{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, 1.0f,
-                  accumulate ? 1.0f : 0.0f, true, bias != nullptr};
+  const MatmulKey whole =
+      bf16_key(trans_a, trans_b, M, N, K, lda, ldb, ldc, 1.0f, accumulate ? 1.0f : 0.0f, true, bias != nullptr);
   if (in_k_blocks(whole)) {
     out_in_k_blocks(M, N, K, A, lda, B, ldb, C, ldc);
     return;
@@ -250,12 +169,12 @@ void gemm_bf16_out(Trans trans_a, Trans trans_b, int M, int N, int K, const bf16
 
 void gemm_bf16(Trans trans_a, Trans trans_b, int M, int N, int K, float alpha, const bf16_t* A, int lda,
                const bf16_t* B, int ldb, float beta, float* C, int ldc) {
-  const Key whole{trans_a == Trans::kYes, trans_b == Trans::kYes, M, N, K, lda, ldb, ldc, alpha, beta, false, false};
+  const MatmulKey whole = bf16_key(trans_a, trans_b, M, N, K, lda, ldb, ldc, alpha, beta, false, false);
   if (in_row_blocks(whole)) {
     for (int i0 = 0; i0 < M; i0 += kWeightGradRows) {
       const int m = std::min(kWeightGradRows, M - i0);
-      Key part = whole;
-      std::get<2>(part) = m;
+      MatmulKey part = whole;
+      part.M = m;
       run(part, A + i0, B, nullptr, C + static_cast<size_t>(i0) * ldc, [&] {
         widened_sgemm(trans_a, trans_b, m, N, K, alpha, A + i0, lda, B, ldb, beta, C + static_cast<size_t>(i0) * ldc,
                       ldc, kFallbackChunkFloats);
@@ -280,11 +199,8 @@ void gemm_bf16_out_fallback(Trans trans_a, Trans trans_b, int M, int N, int K, c
 }
 
 StatusOr<std::string> bf16_gemm_impl(int M, int N, int K) {
-  try {
-    return gemm_for(Key{false, true, M, N, K, K, K, N, 1.0f, 0.0f, false, false}).impl;
-  } catch (const dnnl::error& e) {
-    return Status::Internal(std::string("oneDNN failed to create a bf16 matmul: ") + e.what());
-  }
+  const OneDnnMatmul* m = onednn_matmul(bf16_key(Trans::kNo, Trans::kYes, M, N, K, K, K, N, 1.0f, 0.0f, false, false));
+  return m != nullptr ? matmul_impl(*m) : std::string("fp32 fallback (oneDNN has no bf16 matmul on this CPU)");
 }
 
 }  // namespace zt

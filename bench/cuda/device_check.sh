@@ -13,7 +13,8 @@
 # device tool's folder, when it is set.
 # usage: bash bench/cuda/device_check.sh   (BATCHES="16 64" and COMPILE=1 by default: the step at both
 # batch sizes, torch.compile too at B=16; CPU_SCALING=1 adds the host's core scaling with the
-# per-kernel profile at each thread count, about 180 s, and CPU_PRECISION=1 its bf16-over-fp32 step at 16 threads: issue 32;
+# per-kernel profile at each thread count, about 180 s, and CPU_PRECISION=1 its bf16-over-fp32 step
+# at 16 threads and the bf16 GEMMs by shape: issue 32;
 # OFFLOAD=1 adds issue 29's capacity and speed runs, bench/cuda/offload_check.sh, about 4 minutes)
 # A failed flash attention test leaves the later sections on the path that passed (ZT_CUDA_ATTENTION,
 # named in the summary).
@@ -117,6 +118,13 @@ if [ "${CPU_PRECISION:-0}" = 1 ]; then
   ZT_BENCH_PREBUILT=1 ZT_BENCH_BUILD="$PKG/bin" ZT_PYTHON="$(command -v python3)" THREADS=16 ROUNDS=1 \
     bash "$ROOT/bench/precision.sh" > "$LOGS/precision16.log" 2>&1
   tail -12 "$LOGS/precision16.log"
+  # gemm_bf16 leaves AMX's kernel the whole LM head: is its weight gradient as slow against the
+  # forward as the AVX-512 BF16 brgemm's (220 against 121 ms on Zen 5, bench/RESULTS.md)?
+  section "the bf16 step's oneDNN GEMMs by shape on this host, 2 threads (issue 32)"
+  ONEDNN_VERBOSE=1 OMP_NUM_THREADS=2 "$PKG/bin/train_step_bench" --layers 12 --heads 12 --embd 768 --vocab 50257 \
+    --batch 8 --seq 128 --precision bf16 --steps 1 --warmup 1 --threads 2 2>/dev/null |
+    awk -F, '/^onednn_verbose,exec/ {k = $5 " " $(NF - 1); t[k] += $NF; n[k]++}
+             END {for (k in t) printf "%9.2f ms a call, %3d calls  %s\n", t[k] / n[k], n[k], k}' | sort -rn | head -16
 fi
 section "summary"
 python3 - "$LOGS" "$tests_rc" "$fp32att_rc" "$memcheck_rc" "$resumed" "$whole" "$attention" <<'PY'

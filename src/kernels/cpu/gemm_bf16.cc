@@ -110,14 +110,15 @@ MatmulKey bf16_key(Trans ta, Trans tb, int M, int N, int K, int lda, int ldb, in
 // rows, so the result does not depend on their order.
 constexpr int kWeightGradRows = 4096;
 
-bool brgemm_without_amx(const MatmulKey& k) {
+// oneDNN runs k, and not on AMX tiles.
+bool onednn_without_amx(const MatmulKey& k) {
   const OneDnnMatmul* m = onednn_matmul(k);
   return m != nullptr && matmul_impl(*m).find("amx") == std::string::npos;
 }
 
 bool in_row_blocks(const MatmulKey& k) {
   if (!k.ta || k.tb || k.destination == MatmulType::kBf16 || k.bias || k.M <= kWeightGradRows) return false;
-  return brgemm_without_amx(k);
+  return onednn_without_amx(k);
 }
 
 // The input gradient dY W of the LM head (K = the vocabulary, longer than kVocabularyK)
@@ -131,7 +132,7 @@ bool in_k_blocks(const MatmulKey& k) {
   if (k.ta || k.tb || k.destination != MatmulType::kBf16 || k.bias || k.beta != 0.0f || k.K <= kVocabularyK) {
     return false;
   }
-  return brgemm_without_amx(k);
+  return onednn_without_amx(k);
 }
 
 // C (M, N) = round_bf16(A (M, K) B (K, N)), K in blocks into a per-thread fp32 block of C's

@@ -173,7 +173,8 @@ void report_gemm_speed(const GemmPathReport& p, const DoctorOptions& options, Re
   r->fact("gemm speed", text);
   if (s.bf16_gflops > 0.0) {
     r->fact("bf16 gemm", s.bf16_impl + ", X.W^T " + fixed(s.bf16_gflops, 1) + " GFLOP/s on " + n + "^3 = " +
-                             fixed(s.bf16_gflops / s.forward_gflops, 2) + "x fp32 (bf16 operands, fp32 accumulation)");
+                             fixed(s.bf16_gflops / s.forward_gflops, 2) + "x fp32 (bf16 operands, fp32 accumulation)" +
+                             (s.bf16_blocks.empty() ? "" : "; " + s.bf16_blocks));
   } else {
     r->fact("bf16 gemm", "none: " + s.bf16_impl);
   }

@@ -109,7 +109,9 @@ KernelOps make_cpu_f32_ops(const KernelTable& k) {
 std::string half_gemm_description(DType compute) {
   if (compute == DType::kF16) return "f16 widened to fp32, " + gemm_path().describe();
   StatusOr<std::string> impl = bf16_gemm_impl(256, 256, 256);
-  return "oneDNN bf16 (" + (impl.ok() ? impl.value() : impl.status().message()) + ")";
+  const std::string blocks = bf16_vocabulary_blocks();
+  return "oneDNN bf16 (" + (impl.ok() ? impl.value() : impl.status().message()) + ")" +
+         (blocks.empty() ? "" : "; " + blocks);
 }
 
 constexpr MoeOps kCpuMoeOps = {moe_dispatch,          moe_dispatch_backward, moe_combine,

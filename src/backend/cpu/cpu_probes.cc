@@ -82,6 +82,7 @@ GemmSpeed measure_gemm_speed(int n, double seconds) {
     return s;
   }
   s.bf16_impl = impl.value();
+  s.bf16_blocks = bf16_vocabulary_blocks();
   std::vector<bf16_t> ah(size), bh(size);
   cast_f32_to_bf16(ah.data(), a.data(), static_cast<int64_t>(size));
   cast_f32_to_bf16(bh.data(), b.data(), static_cast<int64_t>(size));

@@ -42,6 +42,7 @@ struct GemmSpeed {
   double backward_gflops = 0.0;
   double bf16_gflops = 0.0;
   std::string bf16_impl;  // e.g. "brg:avx512_core_bf16"; or why there is none
+  std::string bf16_blocks;  // how the LM head's bf16 GEMMs are split here ("" for one call)
 };
 GemmSpeed measure_gemm_speed(int n, double seconds);
 

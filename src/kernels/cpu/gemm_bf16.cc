@@ -199,6 +199,14 @@ void gemm_bf16_out_fallback(Trans trans_a, Trans trans_b, int M, int N, int K, c
   widened_sgemm_out(trans_a, trans_b, M, N, K, A, lda, B, ldb, bias, accumulate, C, ldc, chunk_floats);
 }
 
+std::string bf16_vocabulary_blocks() {
+  const int M = kWeightGradRows + 1, N = 768, K = 1024;  // a weight gradient just over one block
+  if (!in_row_blocks(bf16_key(Trans::kYes, Trans::kNo, M, N, K, M, N, N, 1.0f, 1.0f, false, false))) return "";
+  const std::string rows = std::to_string(kWeightGradRows);
+  return "dY^T.X over more than " + rows + " rows and dY.W over K above " + std::to_string(kVocabularyK) +
+         " in blocks of " + rows;
+}
+
 StatusOr<std::string> bf16_gemm_impl(int M, int N, int K) {
   const OneDnnMatmul* m = onednn_matmul(bf16_key(Trans::kNo, Trans::kYes, M, N, K, K, K, N, 1.0f, 0.0f, false, false));
   return m != nullptr ? matmul_impl(*m) : std::string("fp32 fallback (oneDNN has no bf16 matmul on this CPU)");

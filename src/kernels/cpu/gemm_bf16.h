@@ -48,6 +48,10 @@ void gemm_bf16_out_fallback(Trans trans_a, Trans trans_b, int M, int N, int K, c
                             const bf16_t* B, int ldb, const float* bias, bool accumulate, bf16_t* C, int ldc,
                             int64_t chunk_floats = kFallbackChunkFloats);
 
+// How gemm_bf16 runs the LM head's GEMMs here, for the banner and doctor: "" where they are
+// one call each (AMX's kernel, or the fp32 fallback), else a phrase naming the blocks.
+std::string bf16_vocabulary_blocks();
+
 // oneDNN's implementation name for a bf16 matmul of this shape, e.g. "brg:avx512_core_amx"
 // (AMX), "brg:avx512_core_bf16" (AVX-512 BF16), or "fp32 fallback (...)".
 StatusOr<std::string> bf16_gemm_impl(int M, int N, int K);

@@ -126,6 +126,7 @@ std::string GemmPath::describe() const {
                   (openblas_core_forced ? " (OPENBLAS_CORETYPE)" : "") + (openblas_sound() ? "" : " [older than the CPU]") +
                   ", " + blas_threading_name(blas) + (blas == BlasThreading::kOpenMp ? "" : " (held at 1 thread)") +
                   ", oneDNN " + onednn_version + " " + onednn_runtime;
+  if (forward == GemmLibrary::kOneDnn) s += " (X.W^T as its matmul primitive, gemm.cc)";
   if (policy != GemmPolicy::kAuto) s += policy == GemmPolicy::kOpenBlas ? " (ZT_GEMM=openblas)" : " (ZT_GEMM=onednn)";
   return s;
 }
